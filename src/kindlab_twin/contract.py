@@ -99,3 +99,57 @@ class Controller(Protocol):
 # "target_host": "127.0.0.1", "target_port": 41234, "what": "one/ingress-nginx-controller"}.
 # `kindlab-twin get connect-to --name N` prints them curl-style (HOST:PORT:127.0.0.1:PORT).
 CONNECT_TO_FILE = "connect_to.json"
+
+
+# --- Added by the controllers helper: pod logs -------------------------------------------
+# Emulated containers write log lines here; the API server serves them on
+# GET /api/v1/namespaces/{ns}/pods/{name}/log?container=C (lines joined with "\n", each
+# ending in "\n"; `container` may be omitted when the pod has one container). Lines are
+# kept per (namespace, pod, container) and dropped with the pod.
+class PodLogs(Protocol):
+    def append(self, namespace: str, pod: str, container: str, line: str) -> None:
+        """Append one log line (no trailing newline needed)."""
+
+    def read(self, namespace: str, pod: str, container: str | None = None) -> list[str]:
+        """All lines so far; container None = the pod's only/first container."""
+
+    def drop(self, namespace: str, pod: str) -> None:
+        """Forget a deleted pod's logs."""
+
+
+class MemoryPodLogs:
+    """The reference PodLogs: a thread-safe in-memory registry. The runtime creates ONE
+    and exposes it as ``runtime.pod_logs`` (controllers fall back to a private one when the
+    runtime has none, so they also run in tests without an API server)."""
+
+    def __init__(self, max_lines: int = 5000) -> None:
+        import threading
+
+        self._lock = threading.Lock()
+        self._lines: dict[tuple[str, str, str], list[str]] = {}
+        self._max = max_lines
+
+    def append(self, namespace: str, pod: str, container: str, line: str) -> None:
+        with self._lock:
+            buf = self._lines.setdefault((namespace, pod, container), [])
+            buf.append(line.rstrip("\n"))
+            del buf[: max(0, len(buf) - self._max)]
+
+    def read(self, namespace: str, pod: str, container: str | None = None) -> list[str]:
+        with self._lock:
+            if container is not None:
+                return list(self._lines.get((namespace, pod, container), []))
+            for (ns, name, _c), buf in self._lines.items():
+                if ns == namespace and name == pod:
+                    return list(buf)
+            return []
+
+    def drop(self, namespace: str, pod: str) -> None:
+        with self._lock:
+            for key in [k for k in self._lines if k[0] == namespace and k[1] == pod]:
+                del self._lines[key]
+
+
+# Optional Runtime attribute (not in the Protocol above, to keep its signature unchanged):
+#   runtime.pod_logs: PodLogs  -- shared by the API server (pods/log) and the controllers.
+# Controllers read it with getattr(runtime, "pod_logs", None).

@@ -1,0 +1,253 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The Kubernetes client layer every module goes through.
+
+One dynamic client, server-side apply with the collection's field manager, change
+detection by a dry-run apply (so check mode and idempotency fall out of the same
+code), and a waiter whose timeout error says what it was waiting for and what it
+last saw.
+"""
+from __future__ import annotations
+
+import copy
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._versions import FIELD_MANAGER
+
+K8S_IMPORT_ERROR: str | None
+try:
+    from kubernetes import config as k8s_config
+    from kubernetes.client import ApiClient
+    from kubernetes.dynamic import DynamicClient
+    from kubernetes.dynamic.exceptions import (
+        ApiException,
+        NotFoundError,
+        ResourceNotFoundError,
+    )
+except ImportError:
+    K8S_IMPORT_ERROR = traceback.format_exc()
+else:
+    K8S_IMPORT_ERROR = None
+
+Obj = dict[str, Any]
+
+# Apply order: what others depend on goes first (namespaces before their objects,
+# CRDs before their custom resources, RBAC before the workloads that use it).
+_KIND_ORDER = [
+    "Namespace",
+    "CustomResourceDefinition",
+    "ServiceAccount",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Role",
+    "RoleBinding",
+    "ConfigMap",
+    "Secret",
+    "IngressClass",
+    "Service",
+    "Deployment",
+    "DaemonSet",
+    "ValidatingWebhookConfiguration",
+    "Ingress",
+]
+
+# Metadata the server owns; ignored when deciding whether an apply changes anything.
+_VOLATILE_METADATA = ("resourceVersion", "managedFields", "generation", "uid", "creationTimestamp")
+
+
+class K8sError(Exception):
+    """A Kubernetes API call failed; the message is meant for the user."""
+
+
+class WaitTimeout(K8sError):
+    """A wait ran out of time."""
+
+
+@dataclass
+class ApplyResult:
+    changed: bool
+    before: Obj | None
+    after: Obj
+    diff: dict[str, Any] = field(default_factory=dict)
+
+
+def apply_order(obj: Obj) -> int:
+    """Sort key placing dependencies before dependents; unknown kinds go last."""
+    kind = obj.get("kind", "")
+    return _KIND_ORDER.index(kind) if kind in _KIND_ORDER else len(_KIND_ORDER)
+
+
+def ref_of(obj: Obj) -> str:
+    """A short human name for an object: Kind namespace/name."""
+    meta = obj.get("metadata", {})
+    ns = meta.get("namespace")
+    return "%s %s%s" % (obj.get("kind"), ns + "/" if ns else "", meta.get("name"))
+
+
+def comparable(obj: Obj | None) -> Obj | None:
+    """The part of an object an apply can change: no status, no server-owned metadata."""
+    if obj is None:
+        return None
+    out = copy.deepcopy(obj)
+    out.pop("status", None)
+    meta = out.get("metadata", {})
+    for key in _VOLATILE_METADATA:
+        meta.pop(key, None)
+    return out
+
+
+def _api_message(exc: Exception) -> str:
+    body = getattr(exc, "body", None)
+    if body:
+        try:
+            import json
+
+            return str(json.loads(body).get("message", body))
+        except (ValueError, AttributeError):
+            return str(body)
+    return str(exc)
+
+
+class Client:
+    """Thin wrapper over kubernetes.dynamic with the collection's conventions."""
+
+    def __init__(self, kubeconfig: str | None = None, context: str | None = None) -> None:
+        if K8S_IMPORT_ERROR is not None:
+            raise K8sError("the kubernetes Python package is required")
+        try:
+            api_client = k8s_config.new_client_from_config(config_file=kubeconfig, context=context)
+        except Exception as exc:  # the config loader raises several unrelated types
+            raise K8sError(
+                "cannot load kubeconfig %s (context %s): %s" % (kubeconfig or "(default)", context or "(current)", exc)
+            ) from exc
+        self._api_client: ApiClient = api_client
+        try:
+            self._dyn = DynamicClient(api_client)
+        except Exception as exc:
+            raise K8sError("cannot reach the Kubernetes API at %s: %s" % (api_client.configuration.host, exc)) from exc
+
+    def resource(self, api_version: str, kind: str) -> Any:
+        try:
+            return self._dyn.resources.get(api_version=api_version, kind=kind)
+        except ResourceNotFoundError:
+            # A CRD applied moments ago is not in the discovery cache yet.
+            self._dyn.resources.invalidate_cache()
+            try:
+                return self._dyn.resources.get(api_version=api_version, kind=kind)
+            except ResourceNotFoundError as exc:
+                raise K8sError("the cluster does not serve %s %s" % (api_version, kind)) from exc
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Obj | None:
+        res = self.resource(api_version, kind)
+        try:
+            return dict(res.get(name=name, namespace=namespace).to_dict())
+        except NotFoundError:
+            return None
+        except ApiException as exc:
+            raise K8sError("get %s %s failed: %s" % (kind, name, _api_message(exc))) from exc
+
+    def list(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> list[Obj]:
+        res = self.resource(api_version, kind)
+        try:
+            out = res.get(namespace=namespace, label_selector=label_selector, field_selector=field_selector)
+        except ApiException as exc:
+            raise K8sError("list %s failed: %s" % (kind, _api_message(exc))) from exc
+        return [dict(item) for item in out.to_dict().get("items", [])]
+
+    def apply(self, obj: Obj, check_mode: bool = False, force: bool = True) -> ApplyResult:
+        """Server-side apply; reports a change only when the stored object would differ."""
+        meta = obj.get("metadata", {})
+        res = self.resource(obj["apiVersion"], obj["kind"])
+        namespace = meta.get("namespace") if res.namespaced else None
+        before = self.get(obj["apiVersion"], obj["kind"], meta["name"], namespace)
+        try:
+            preview = self._ssa(res, obj, namespace, force, dry_run=True)
+            changed = comparable(before) != comparable(preview)
+            after = preview
+            if changed and not check_mode:
+                after = self._ssa(res, obj, namespace, force, dry_run=False)
+        except ApiException as exc:
+            raise K8sError("apply %s failed: %s" % (ref_of(obj), _api_message(exc))) from exc
+        diff = {"before": comparable(before) or {}, "after": comparable(after) or {}} if changed else {}
+        return ApplyResult(changed=changed, before=before, after=after, diff=diff)
+
+    def _ssa(self, res: Any, obj: Obj, namespace: str | None, force: bool, dry_run: bool) -> Obj:
+        kwargs: dict[str, Any] = {"field_manager": FIELD_MANAGER, "force_conflicts": force}
+        if dry_run:
+            kwargs["dry_run"] = "All"
+        return dict(self._dyn.server_side_apply(res, body=obj, namespace=namespace, **kwargs).to_dict())
+
+    def apply_all(self, objs: list[Obj], check_mode: bool = False) -> list[ApplyResult]:
+        """Apply in dependency order. In check mode, objects in a namespace that does not
+        exist yet are reported as created without asking the server (it would refuse)."""
+        results = []
+        planned_namespaces: set[str] = set()
+        for obj in sorted(objs, key=apply_order):
+            ns = obj.get("metadata", {}).get("namespace")
+            if check_mode and ns in planned_namespaces:
+                results.append(ApplyResult(changed=True, before=None, after=obj, diff={"before": {}, "after": obj}))
+                continue
+            result = self.apply(obj, check_mode=check_mode)
+            if check_mode and obj["kind"] == "Namespace" and result.before is None:
+                planned_namespaces.add(obj["metadata"]["name"])
+            results.append(result)
+        return results
+
+    def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None, check_mode: bool = False) -> bool:
+        """Delete if present; returns whether something was (or would be) deleted."""
+        if self.get(api_version, kind, name, namespace) is None:
+            return False
+        if check_mode:
+            return True
+        res = self.resource(api_version, kind)
+        try:
+            res.delete(name=name, namespace=namespace, propagation_policy="Background")
+        except NotFoundError:
+            return False
+        except ApiException as exc:
+            raise K8sError("delete %s %s failed: %s" % (kind, name, _api_message(exc))) from exc
+        return True
+
+
+def wait_until(
+    check: Callable[[], tuple[bool, str]],
+    timeout: float,
+    what: str,
+    interval: float = 1.0,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> str:
+    """Poll check() until it returns (True, detail); raise WaitTimeout naming `what` and
+    the last detail seen. Returns the final detail."""
+    deadline = clock() + timeout
+    while True:
+        done, detail = check()
+        if done:
+            return detail
+        if clock() >= deadline:
+            raise WaitTimeout("timed out after %ss waiting for %s; last seen: %s" % (timeout, what, detail))
+        sleep(interval)
+
+
+def deployment_ready(deployment: Obj | None) -> tuple[bool, str]:
+    """(ready, detail) for a Deployment: all desired replicas updated and available."""
+    if deployment is None:
+        return False, "deployment not found"
+    want = deployment.get("spec", {}).get("replicas", 1)
+    status = deployment.get("status", {}) or {}
+    gen_ok = status.get("observedGeneration", 0) >= deployment.get("metadata", {}).get("generation", 0)
+    ready = status.get("readyReplicas", 0) or 0
+    updated = status.get("updatedReplicas", 0) or 0
+    available = status.get("availableReplicas", 0) or 0
+    detail = "%s/%s ready, %s updated, %s available" % (ready, want, updated, available)
+    return gen_ok and ready >= want and updated >= want and available >= want, detail
