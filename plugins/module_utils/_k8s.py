@@ -251,3 +251,26 @@ def deployment_ready(deployment: Obj | None) -> tuple[bool, str]:
     available = status.get("availableReplicas", 0) or 0
     detail = "%s/%s ready, %s updated, %s available" % (ready, want, updated, available)
     return gen_ok and ready >= want and updated >= want and available >= want, detail
+
+
+def summarize(results: list[ApplyResult]) -> dict[str, Any]:
+    """What a module returns about applied objects: changed, one action per object, diffs."""
+    objects = [
+        {"object": ref_of(r.after), "action": ("created" if r.before is None else "updated") if r.changed else "unchanged"}
+        for r in results
+    ]
+    return {
+        "changed": any(r.changed for r in results),
+        "objects": objects,
+        "diff": [r.diff for r in results if r.diff],
+    }
+
+
+def delete_all(client: Client, objs: list[Obj], check_mode: bool) -> dict[str, Any]:
+    """Delete objects in reverse dependency order (dependents first); same shape as summarize()."""
+    objects = []
+    for obj in sorted(objs, key=apply_order, reverse=True):
+        meta = obj["metadata"]
+        deleted = client.delete(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"), check_mode)
+        objects.append({"object": ref_of(obj), "action": "deleted" if deleted else "absent"})
+    return {"changed": any(o["action"] == "deleted" for o in objects), "objects": objects, "diff": []}

@@ -101,55 +101,84 @@ class Controller(Protocol):
 CONNECT_TO_FILE = "connect_to.json"
 
 
-# --- Added by the controllers helper: pod logs -------------------------------------------
-# Emulated containers write log lines here; the API server serves them on
-# GET /api/v1/namespaces/{ns}/pods/{name}/log?container=C (lines joined with "\n", each
-# ending in "\n"; `container` may be omitted when the pod has one container). Lines are
-# kept per (namespace, pod, container) and dropped with the pod.
-class PodLogs(Protocol):
-    def append(self, namespace: str, pod: str, container: str, line: str) -> None:
-        """Append one log line (no trailing newline needed)."""
-
-    def read(self, namespace: str, pod: str, container: str | None = None) -> list[str]:
-        """All lines so far; container None = the pod's only/first container."""
-
-    def drop(self, namespace: str, pod: str) -> None:
-        """Forget a deleted pod's logs."""
+# --- Added by the controllers helper ----------------------------------------------------
+# Controllers log through the API side's PodLogs below (runtime.pod_logs):
+# append(namespace, pod, line, container=<container name>), clear(namespace, pod) when the
+# pod is gone. Without a runtime.pod_logs (bare tests) they create a private PodLogs.
 
 
-class MemoryPodLogs:
-    """The reference PodLogs: a thread-safe in-memory registry. The runtime creates ONE
-    and exposes it as ``runtime.pod_logs`` (controllers fall back to a private one when the
-    runtime has none, so they also run in tests without an API server)."""
+# --- additions by the API-server side (existing signatures above are unchanged) -----------
+
+import threading as _threading
+from collections import deque as _deque
+
+
+class PodLogs:
+    """Log lines of emulated pods, served on GET .../pods/NAME/log.
+
+    Controllers append lines (without trailing newline); the API reads them, and with
+    ``follow=true`` waits for more. Keeps the last `max_lines` per container. Thread-safe.
+    Also reachable as ``runtime.pod_logs`` (see RuntimeWithLogs)."""
 
     def __init__(self, max_lines: int = 5000) -> None:
-        import threading
-
-        self._lock = threading.Lock()
-        self._lines: dict[tuple[str, str, str], list[str]] = {}
+        self._cond = _threading.Condition()
+        self._lines: dict[tuple[str, str, str], _deque[str]] = {}
         self._max = max_lines
+        self._seq = 0
 
-    def append(self, namespace: str, pod: str, container: str, line: str) -> None:
-        with self._lock:
-            buf = self._lines.setdefault((namespace, pod, container), [])
-            buf.append(line.rstrip("\n"))
-            del buf[: max(0, len(buf) - self._max)]
+    def append(self, namespace: str, pod: str, line: str, container: str = "") -> None:
+        """Add one line for a pod's container ("" = the pod's only/first container)."""
+        with self._cond:
+            q = self._lines.setdefault((namespace, pod, container), _deque(maxlen=self._max))
+            q.append(line)
+            self._seq += 1
+            self._cond.notify_all()
 
-    def read(self, namespace: str, pod: str, container: str | None = None) -> list[str]:
-        with self._lock:
+    def containers(self, namespace: str, pod: str) -> list[str]:
+        with self._cond:
+            return [c for (ns, p, c) in self._lines if ns == namespace and p == pod]
+
+    def lines(self, namespace: str, pod: str, container: str | None = None) -> list[str]:
+        """Kept lines of one container ("" = lines appended without a container name);
+        with container None all lines of the pod."""
+        with self._cond:
             if container is not None:
-                return list(self._lines.get((namespace, pod, container), []))
-            for (ns, name, _c), buf in self._lines.items():
-                if ns == namespace and name == pod:
-                    return list(buf)
-            return []
+                return list(self._lines.get((namespace, pod, container), ()))
+            out: list[str] = []
+            for (ns, p, _c), q in self._lines.items():
+                if ns == namespace and p == pod:
+                    out.extend(q)
+            return out
 
-    def drop(self, namespace: str, pod: str) -> None:
-        with self._lock:
-            for key in [k for k in self._lines if k[0] == namespace and k[1] == pod]:
-                del self._lines[key]
+    def wait(self, seq: int, timeout: float) -> int:
+        """Block until any line is appended after sequence `seq` (or timeout); returns
+        the current sequence number. Use with `sequence()` to follow."""
+        with self._cond:
+            if self._seq == seq:
+                self._cond.wait(timeout)
+            return self._seq
+
+    def sequence(self) -> int:
+        with self._cond:
+            return self._seq
+
+    def clear(self, namespace: str, pod: str) -> None:
+        with self._cond:
+            for k in [k for k in self._lines if k[0] == namespace and k[1] == pod]:
+                del self._lines[k]
 
 
-# Optional Runtime attribute (not in the Protocol above, to keep its signature unchanged):
-#   runtime.pod_logs: PodLogs  -- shared by the API server (pods/log) and the controllers.
-# Controllers read it with getattr(runtime, "pod_logs", None).
+class RuntimeWithLogs(Runtime, Protocol):
+    """The runtime the twin actually passes to controllers: a Runtime plus `pod_logs`."""
+
+    pod_logs: PodLogs
+
+
+# Store behaviour notes (as on a real API server):
+# - create() drops .status for kinds that have a status subresource (Pods, Deployments,
+#   Services, Ingresses, CRDs with subresources.status, ...); write status afterwards with
+#   update(obj, manager, subresource="status") or apply(..., subresource="status").
+# - Objects with metadata.finalizers are not removed by delete(): they get
+#   metadata.deletionTimestamp and vanish once an update empties the finalizers.
+# - ObjectStore (kindlab_twin.store) also offers list_selector(ref, namespace, selector_str)
+#   for full label-selector strings ("app in (a,b),!canary").

@@ -1,0 +1,55 @@
+# The two commands a newcomer needs (README):
+#   make lab    set everything up and build + check the ingress lab (SCENARIO=puzzle for an incident)
+#   make test   set everything up and run every test (CI runs exactly this)
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(VENV)/bin
+SCENARIO ?=
+LAB_ARGS ?=
+SCENARIO_ARGS := $(if $(SCENARIO),-e @scenarios/$(SCENARIO).yml)
+
+.PHONY: help setup lab teardown test unit sanity lint syntax molecule
+
+help:
+	@echo "make lab [SCENARIO=puzzle] [LAB_ARGS='-e lab_backend=twin']  build and check the lab"
+	@echo "make teardown                                              delete the lab cluster"
+	@echo "make test                                                  run every test"
+
+# A project-local venv with the pinned requirements, the twin console command, and the
+# collection linked where ansible.cfg's collections_path points.
+$(BIN)/.installed: requirements.txt requirements-test.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements-test.txt -e .
+	touch $@
+
+.collections/ansible_collections/kindlab/ingress:
+	mkdir -p .collections/ansible_collections/kindlab
+	ln -sfn ../../.. $@
+
+setup: $(BIN)/.installed .collections/ansible_collections/kindlab/ingress
+
+lab: setup
+	$(BIN)/ansible-playbook playbooks/lab.yml $(SCENARIO_ARGS) $(LAB_ARGS)
+
+teardown: setup
+	$(BIN)/ansible-playbook playbooks/teardown.yml $(SCENARIO_ARGS) $(LAB_ARGS)
+
+unit: setup
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/unit tests/twin
+
+sanity: setup
+	VENV=$(VENV) hack/sanity.sh
+
+lint: setup
+	VENV=$(VENV) hack/lint.sh
+
+syntax: setup
+	VENV=$(VENV) hack/syntax-check.sh
+
+molecule: setup
+	VENV=$(VENV) hack/molecule.sh
+
+test: unit syntax lint sanity molecule

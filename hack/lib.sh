@@ -1,0 +1,40 @@
+# Shared by the hack/ scripts: sourced, never run. Sets ROOT (the repository root) and
+# VENV (the project venv: $VENV if set, relative paths taken from the repository root,
+# else .venv), puts the venv first on PATH, and defines helpers.
+# shellcheck shell=bash
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${VENV:-$ROOT/.venv}"
+case "$VENV" in /*) ;; *) VENV="$ROOT/$VENV" ;; esac
+export VIRTUAL_ENV="$VENV"
+export PATH="$VENV/bin:$PATH"
+# The collection is found through the development link (ansible.cfg says the same).
+export ANSIBLE_COLLECTIONS_PATH="$ROOT/.collections"
+# Output read in logs: no colour codes unless a person is watching.
+if [ ! -t 1 ]; then export NO_COLOR=1 ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0; fi
+
+# run CMD ARGS...: print the command, then run it.
+run() {
+    printf '+ %s\n' "$*" >&2
+    "$@"
+}
+
+die() {
+    printf '%s: error: %s\n' "$(basename "$0")" "$*" >&2
+    exit 1
+}
+
+require_venv_tool() {
+    [ -x "$VENV/bin/$1" ] || die "$VENV/bin/$1 is missing: create the project venv first (make setup), or set VENV"
+}
+
+# The collection must be reachable as ansible_collections.kindlab.ingress under
+# $ROOT/.collections; `make setup` creates this link, and so does this when it is absent.
+ensure_collection_link() {
+    local link="$ROOT/.collections/ansible_collections/kindlab/ingress"
+    if [ ! -e "$link" ]; then
+        mkdir -p "$(dirname "$link")"
+        ln -sfn ../../.. "$link"
+    fi
+}

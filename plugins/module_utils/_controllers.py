@@ -1,0 +1,387 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Ingress controller types and how the `ingress_controller` module installs them.
+
+The registry maps a type name to what the rest of the collection needs from it: values
+validation + meaning (`effective_config`), convenience options → values, a manifest
+renderer and the helm chart coordinates. Adding Traefik or Kong means one more entry.
+
+`run` is the module's logic without AnsibleModule: it takes a parsed request, a client
+factory and a run_command callable, so unit tests drive it with fakes.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from ansible_collections.kindlab.ingress.plugins.module_utils import _helm
+from ansible_collections.kindlab.ingress.plugins.module_utils import _ingress_nginx as nginx
+from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
+    K8sError,
+    apply_order,
+    deployment_ready,
+    ref_of,
+    wait_until,
+)
+
+Values = dict[str, Any]
+Obj = dict[str, Any]
+RunCommand = Callable[[list[str]], "tuple[int, str, str]"]
+
+# Cluster-scoped objects carry their release, so a second release cannot silently take
+# over another's IngressClass or ClusterRole (helm refuses the same way, by its own
+# ownership annotations).
+OWNER_ANNOTATION = "kindlab.ingress/release"
+
+
+class ControllerError(Exception):
+    """The request cannot be carried out; the message is for the user."""
+
+
+class Config(Protocol):
+    """What every controller type's effective_config returns."""
+
+    values: Values
+    notes: list[str]
+
+    @property
+    def deployment(self) -> tuple[str, str]: ...
+
+    def summary(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class ControllerType:
+    name: str
+    chart_name: str
+    chart_repo: str
+    chart_version: str
+    effective_config: Callable[[Values, str, str], Any]
+    render_manifests: Callable[[Any], list[Obj]]
+    # (values, scope, publish_service, ingress_class) → values
+    apply_options: Callable[[Values, "bool | None", "bool | None", "str | None"], Values]
+    value_errors: tuple[type[Exception], ...]
+
+
+REGISTRY: dict[str, ControllerType] = {
+    "ingress_nginx": ControllerType(
+        name="ingress_nginx",
+        chart_name=nginx.CHART_NAME,
+        chart_repo=nginx.CHART_REPO,
+        chart_version=nginx.CHART_VERSION,
+        effective_config=nginx.effective_config,
+        render_manifests=nginx.render_manifests,
+        apply_options=nginx.apply_options,
+        value_errors=(nginx.ValuesError,),
+    ),
+}
+
+
+def type_names() -> list[str]:
+    return sorted(REGISTRY)
+
+
+def controller_type(name: str) -> ControllerType:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ControllerError("type: expected one of %s, got %r" % (", ".join(type_names()), name)) from None
+
+
+# ---------------------------------------------------------------- request and plan
+
+
+@dataclass
+class Request:
+    type: str = "ingress_nginx"
+    namespace: str = ""
+    release: str = "ingress"
+    values: Values = field(default_factory=dict)
+    scope: bool | None = None
+    publish_service: bool | None = None
+    ingress_class: str | None = None
+    method: str = "helm"
+    state: str = "present"
+    helm_binary: str = "helm"
+    chart_version: str | None = None
+    chart_repo: str | None = None
+    create_namespace: bool = True
+    kubeconfig: str | None = None
+    context: str | None = None
+    wait: bool = True
+    wait_timeout: int = 300
+
+
+@dataclass
+class Plan:
+    ctype: ControllerType
+    values: Values  # what helm gets (user values + convenience options)
+    config: Any
+    objects: list[Obj]  # rendered objects (manifest method), empty for helm
+
+
+def plan(req: Request) -> Plan:
+    """Validate everything before anything changes."""
+    ctype = controller_type(req.type)
+    if req.method not in ("helm", "manifest"):
+        raise ControllerError("method: expected helm or manifest, got %r" % req.method)
+    if req.state not in ("present", "absent"):
+        raise ControllerError("state: expected present or absent, got %r" % req.state)
+    try:
+        values = ctype.apply_options(req.values, req.scope, req.publish_service, req.ingress_class)
+        config = ctype.effective_config(values, req.release, req.namespace)
+        objects = ctype.render_manifests(config) if req.method == "manifest" else []
+    except ctype.value_errors as exc:
+        raise ControllerError("values: %s" % exc) from exc
+    for obj in objects:
+        if not obj["metadata"].get("namespace"):
+            obj["metadata"].setdefault("annotations", {})[OWNER_ANNOTATION] = "%s/%s" % (req.namespace, req.release)
+    if req.method == "manifest" and req.create_namespace:
+        ns_obj: Obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": config.deployment[0]}}
+        objects = [ns_obj] + objects
+    return Plan(ctype, values, config, objects)
+
+
+# ---------------------------------------------------------------- lab definitions
+
+_DEFINITION_KEYS = {"type", "namespace", "release", "values", "scope", "publish_service", "ingress_class"}
+
+
+def parse_controller(raw: Any, where: str = "") -> dict[str, Any]:
+    """One controller of a lab definition → normalised dict with what the chart will do.
+    Errors are prefixed with `where` (e.g. "[1]") and name the field."""
+    if not isinstance(raw, dict):
+        raise ControllerError("%s: expected a mapping with %s, got %r" % (where or "controller", ", ".join(sorted(_DEFINITION_KEYS)), raw))
+    unknown = sorted(set(raw) - _DEFINITION_KEYS)
+    if unknown:
+        raise ControllerError("%s: unknown keys %s (expected some of %s)" % (where or "controller", unknown, ", ".join(sorted(_DEFINITION_KEYS))))
+    try:
+        ctype = controller_type(raw.get("type", "ingress_nginx"))
+    except ControllerError as exc:
+        raise ControllerError("%s.%s" % (where, exc)) from None
+    namespace, release = raw.get("namespace"), raw.get("release", "ingress")
+    if not isinstance(namespace, str) or not namespace:
+        raise ControllerError("%s.namespace: expected a namespace name, got %r" % (where, namespace))
+    if not isinstance(release, str) or not release:
+        raise ControllerError("%s.release: expected a release name, got %r" % (where, release))
+    for key in ("scope", "publish_service"):
+        if raw.get(key) is not None and not isinstance(raw[key], bool):
+            raise ControllerError("%s.%s: expected a boolean, got %r" % (where, key, raw[key]))
+    try:
+        values = ctype.apply_options(raw.get("values") or {}, raw.get("scope"), raw.get("publish_service"), raw.get("ingress_class"))
+        config = ctype.effective_config(values, release, namespace)
+    except ctype.value_errors as exc:
+        raise ControllerError("%s.values: %s" % (where, exc)) from None
+    summary = config.summary()
+    resource = summary["ingress_class"]["resource"]
+    return {
+        "type": ctype.name,
+        "namespace": namespace,
+        "release": release,
+        "values": values,
+        "ingress_class": resource["name"] if resource else None,
+        "args": summary["args"],
+        "rbac_scope": summary["rbac_scope"],
+        "watch_namespace": summary["watch_namespace"],
+        "publish": summary["publish"],
+        "notes": summary["notes"],
+    }
+
+
+def parse_controllers(raw: Any) -> list[dict[str, Any]]:
+    """A lab's controller list: each validated, then the clashes between releases that
+    helm would only report half-way through the lab (same release twice in a namespace,
+    one cluster-scoped IngressClass name created by two releases)."""
+    if not isinstance(raw, list):
+        raise ControllerError("expected a list of controllers, got %r" % (raw,))
+    parsed = [parse_controller(item, "[%d]" % i) for i, item in enumerate(raw)]
+    releases: dict[tuple[str, str], int] = {}
+    classes: dict[str, int] = {}
+    for i, ctl in enumerate(parsed):
+        key = (ctl["namespace"], ctl["release"])
+        if key in releases:
+            raise ControllerError("[%d].release: release %s/%s is already defined by [%d]" % (i, key[0], key[1], releases[key]))
+        releases[key] = i
+        name = ctl["ingress_class"]
+        if name is not None:
+            if name in classes:
+                first = parsed[classes[name]]
+                raise ControllerError(
+                    "[%d].values.controller.ingressClassResource.name: IngressClass %r is already created by [%d] (%s/%s); "
+                    "IngressClasses are cluster-wide, so give each release its own name (or ingressClassResource.enabled=false)"
+                    % (i, name, classes[name], first["namespace"], first["release"])
+                )
+            classes[name] = i
+    return parsed
+
+
+# ---------------------------------------------------------------- run
+
+
+def _result(p: Plan, changed: bool) -> dict[str, Any]:
+    out = dict(p.config.summary())
+    out["changed"] = changed
+    out["values"] = p.values
+    out["objects"] = [ref_of(o) for o in p.objects if o["kind"] != "Namespace"]
+    return out
+
+
+def _wait_ready(client: Any, p: Plan, timeout: int) -> str:
+    ns, name = p.config.deployment
+
+    def check() -> tuple[bool, str]:
+        return deployment_ready(client.get("apps/v1", "Deployment", name, ns))
+
+    detail: str = wait_until(check, timeout, "Deployment %s/%s to be ready" % (ns, name))
+    return detail
+
+
+def _check_owner(client: Any, obj: Obj) -> None:
+    meta = obj["metadata"]
+    want = meta.get("annotations", {}).get(OWNER_ANNOTATION)
+    if want is None:
+        return
+    current = client.get(obj["apiVersion"], obj["kind"], meta["name"])
+    if current is None:
+        return
+    have = ((current.get("metadata") or {}).get("annotations") or {}).get(OWNER_ANNOTATION)
+    if have != want:
+        raise ControllerError(
+            "%s %s already exists and belongs to %s, not to release %s; give this release its own name "
+            "(for an IngressClass: values.controller.ingressClassResource.name)"
+            % (obj["kind"], meta["name"], "release " + have if have else "something else (not applied by this collection)", want)
+        )
+
+
+def run_manifest(req: Request, p: Plan, client: Any, check_mode: bool) -> dict[str, Any]:
+    if req.state == "absent":
+        changed = False
+        deleted = []
+        for obj in sorted((o for o in p.objects if o["kind"] != "Namespace"), key=apply_order, reverse=True):
+            meta = obj["metadata"]
+            if meta.get("annotations", {}).get(OWNER_ANNOTATION):
+                current = client.get(obj["apiVersion"], obj["kind"], meta["name"])
+                owner = ((current or {}).get("metadata", {}).get("annotations") or {}).get(OWNER_ANNOTATION)
+                if current is not None and owner != meta["annotations"][OWNER_ANNOTATION]:
+                    continue  # someone else's object of the same name: leave it
+            if client.delete(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"), check_mode=check_mode):
+                changed = True
+                deleted.append(ref_of(obj))
+        result = _result(p, changed)
+        result["deleted"] = deleted
+        return result
+    for obj in p.objects:
+        _check_owner(client, obj)
+    results = client.apply_all(p.objects, check_mode=check_mode)
+    changed = any(r.changed for r in results)
+    result = _result(p, changed)
+    # One Ansible diff per changed object (a list of diffs is what the callback expects).
+    result["diff"] = [
+        {"before_header": ref_of(obj), "after_header": ref_of(obj), "before": res.diff.get("before", {}), "after": res.diff.get("after", {})}
+        for obj, res in zip(sorted(p.objects, key=apply_order), results)
+        if res.changed
+    ]
+    if req.wait and not check_mode:
+        result["ready"] = _wait_ready(client, p, req.wait_timeout)
+    return result
+
+
+def _run(run_command: RunCommand, argv: list[str]) -> str:
+    rc, out, err = run_command(argv)
+    if rc != 0:
+        raise ControllerError("`%s` failed (rc=%s): %s" % (shlex.join(argv), rc, (err or out).strip()))
+    return out
+
+
+def write_values_file(values: Values) -> str:
+    """A private temporary file with the values (JSON is YAML, so helm reads it)."""
+    fd, path = tempfile.mkstemp(prefix="kindlab-values-", suffix=".yaml")
+    with os.fdopen(fd, "w") as handle:
+        json.dump(values, handle, indent=2, sort_keys=True)
+    return path
+
+
+def run_helm(
+    req: Request,
+    p: Plan,
+    helm: str,
+    run_command: RunCommand,
+    check_mode: bool,
+    client_factory: Callable[[], Any] | None = None,
+) -> dict[str, Any]:
+    kube: dict[str, Any] = {"kubeconfig": req.kubeconfig, "context": req.context}
+    chart_version = req.chart_version or p.ctype.chart_version
+    chart_repo = req.chart_repo or p.ctype.chart_repo
+    commands: list[list[str]] = []
+
+    def call(argv: list[str]) -> str:
+        commands.append(argv)
+        return _run(run_command, argv)
+
+    deployed = _helm.find_release(
+        _helm.parse_list(call(_helm.list_argv(helm, req.release, req.namespace, **kube))), req.release, req.namespace
+    )
+    if req.state == "absent":
+        if deployed is not None and not check_mode:
+            call(_helm.uninstall_argv(helm, req.release, req.namespace, wait=req.wait, timeout=req.wait_timeout if req.wait else None, **kube))
+        result = _result(p, deployed is not None)
+        result["release"] = deployed.as_dict() if deployed else None
+        result["commands"] = commands
+        return result
+
+    deployed_values = _helm.parse_get_values(call(_helm.get_values_argv(helm, req.release, req.namespace, **kube))) if deployed else None
+    changed, reason = _helm.upgrade_needed(deployed, deployed_values, p.ctype.chart_name, chart_version, p.values)
+    if changed and not check_mode:
+        path = write_values_file(p.values)
+        try:
+            call(
+                _helm.upgrade_install_argv(
+                    helm, req.release, p.ctype.chart_name, chart_repo, chart_version, req.namespace, path,
+                    create_namespace=req.create_namespace, timeout=req.wait_timeout, **kube,
+                )
+            )
+        finally:
+            os.unlink(path)
+        deployed = _helm.parse_status(call(_helm.status_argv(helm, req.release, req.namespace, **kube)))
+    result = _result(p, changed)
+    result["reason"] = reason
+    result["release"] = deployed.as_dict() if deployed else None
+    result["commands"] = commands
+    if changed:
+        result["diff"] = _helm.values_diff(deployed_values, p.values)
+    if req.wait and not check_mode:
+        if client_factory is None:
+            raise ControllerError("wait: the kubernetes client is needed to wait for the Deployment")
+        result["ready"] = _wait_ready(client_factory(), p, req.wait_timeout)
+    return result
+
+
+def run(
+    req: Request,
+    check_mode: bool,
+    client_factory: Callable[[], Any] | None = None,
+    run_command: RunCommand | None = None,
+    helm: str | None = None,
+) -> dict[str, Any]:
+    """Plan (validate), then install/upgrade or remove. Raises ControllerError/K8sError."""
+    p = plan(req)
+    if req.method == "manifest":
+        if client_factory is None:
+            raise ControllerError("method=manifest needs the kubernetes client")
+        return run_manifest(req, p, client_factory(), check_mode)
+    if run_command is None or helm is None:
+        raise ControllerError("method=helm needs the helm binary")
+    try:
+        return run_helm(req, p, helm, run_command, check_mode, client_factory)
+    except _helm.HelmError as exc:
+        raise ControllerError(str(exc)) from exc
+
+
+__all__ = [
+    "ControllerError", "K8sError", "REGISTRY", "Request", "controller_type", "parse_controller", "parse_controllers",
+    "plan", "run", "type_names",
+]

@@ -1,0 +1,253 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The helm CLI: argv builders, parsers of its JSON output, and the no-change decision.
+
+Output formats (helm v3.21 and v4.2 print the same JSON for these commands):
+- `helm list -o json`: a JSON array (``[]`` when nothing matches) of objects with string
+  fields name, namespace, revision (a decimal string), updated (Go time.Time.String(),
+  e.g. "2026-11-21 22:58:01.123456789 +0000 UTC", or "-"), status (deployed, failed,
+  pending-install, pending-upgrade, pending-rollback, superseded, uninstalling,
+  uninstalled, unknown), chart ("<chart name>-<chart version>") and app_version.
+- `helm get values -o json`: the user-supplied values as a JSON object, or ``null`` when
+  the release has none.
+- `helm status -o json`: the release object: name, namespace, version (int revision),
+  info {first_deployed, last_deployed, description, status, notes},
+  chart {metadata {name, version, appVersion, ...}, ...}, config (user values), manifest.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+Values = dict[str, Any]
+
+
+class HelmError(Exception):
+    """helm failed or printed something we cannot read; the message is for the user."""
+
+
+@dataclass(frozen=True)
+class HelmRelease:
+    name: str
+    namespace: str
+    revision: int
+    status: str
+    chart_name: str
+    chart_version: str
+    app_version: str
+    updated: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "namespace": self.namespace,
+            "revision": self.revision,
+            "status": self.status,
+            "chart": "%s-%s" % (self.chart_name, self.chart_version),
+            "chart_name": self.chart_name,
+            "chart_version": self.chart_version,
+            "app_version": self.app_version,
+            "updated": self.updated,
+        }
+
+
+# ---------------------------------------------------------------- argv
+
+
+def _global_flags(kubeconfig: str | None, context: str | None) -> list[str]:
+    argv: list[str] = []
+    if kubeconfig:
+        argv += ["--kubeconfig", kubeconfig]
+    if context:
+        argv += ["--kube-context", context]
+    return argv
+
+
+def upgrade_install_argv(
+    helm: str,
+    release: str,
+    chart: str,
+    repo: str,
+    version: str,
+    namespace: str,
+    values_file: str,
+    create_namespace: bool = True,
+    wait: bool = False,
+    timeout: int | None = None,
+    kubeconfig: str | None = None,
+    context: str | None = None,
+) -> list[str]:
+    """`helm upgrade --install`. --reset-values makes the values file the whole truth:
+    without it helm reuses the previous release's values when the new set is empty."""
+    argv = [helm, "upgrade", "--install", release, chart, "--repo", repo, "--version", version, "--namespace", namespace]
+    if create_namespace:
+        argv.append("--create-namespace")
+    argv += ["--values", values_file, "--reset-values"]
+    if wait:
+        argv.append("--wait")
+    if timeout is not None:
+        argv += ["--timeout", "%ds" % timeout]
+    return argv + _global_flags(kubeconfig, context)
+
+
+def uninstall_argv(
+    helm: str,
+    release: str,
+    namespace: str,
+    wait: bool = False,
+    timeout: int | None = None,
+    kubeconfig: str | None = None,
+    context: str | None = None,
+) -> list[str]:
+    argv = [helm, "uninstall", release, "--namespace", namespace]
+    if wait:
+        argv.append("--wait")
+    if timeout is not None:
+        argv += ["--timeout", "%ds" % timeout]
+    return argv + _global_flags(kubeconfig, context)
+
+
+def list_argv(helm: str, release: str, namespace: str, kubeconfig: str | None = None, context: str | None = None) -> list[str]:
+    """`helm list` for exactly one release name (--filter is a regular expression). The
+    status filters are explicit because the defaults differ (v3: deployed and failed
+    only; v4: every status, and v4 dropped v3's --all)."""
+    argv = [helm, "list", "--namespace", namespace, "--filter", "^%s$" % re.escape(release)]
+    argv += ["--deployed", "--failed", "--pending", "-o", "json"]
+    return argv + _global_flags(kubeconfig, context)
+
+
+def get_values_argv(helm: str, release: str, namespace: str, kubeconfig: str | None = None, context: str | None = None) -> list[str]:
+    """User-supplied values only (no --all)."""
+    return [helm, "get", "values", release, "--namespace", namespace, "-o", "json"] + _global_flags(kubeconfig, context)
+
+
+def status_argv(helm: str, release: str, namespace: str, kubeconfig: str | None = None, context: str | None = None) -> list[str]:
+    return [helm, "status", release, "--namespace", namespace, "-o", "json"] + _global_flags(kubeconfig, context)
+
+
+# ---------------------------------------------------------------- parsers
+
+
+_CHART_RE = re.compile(r"^(?P<name>.+?)-(?P<version>v?\d+\.\d+\.\d+\S*)$")
+
+
+def split_chart(chart: str) -> tuple[str, str]:
+    """"ingress-nginx-4.15.1" → ("ingress-nginx", "4.15.1"): the version starts at the
+    first "-<digits>.<digits>.<digits>" (chart names may contain dashes and digits)."""
+    m = _CHART_RE.match(chart)
+    if not m:
+        raise HelmError("cannot read chart %r as <name>-<version>" % chart)
+    return m.group("name"), m.group("version")
+
+
+def _load_json(text: str, what: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise HelmError("%s printed output that is not JSON (%s): %.200s" % (what, exc, text)) from exc
+
+
+def parse_list(text: str) -> list[HelmRelease]:
+    data = _load_json(text or "[]", "helm list")
+    if data is None:
+        return []
+    if not isinstance(data, list):
+        raise HelmError("helm list: expected a JSON array, got %s" % type(data).__name__)
+    out = []
+    for item in data:
+        try:
+            chart_name, chart_version = split_chart(item["chart"])
+            out.append(
+                HelmRelease(
+                    name=item["name"],
+                    namespace=item["namespace"],
+                    revision=int(item["revision"]),
+                    status=item["status"],
+                    chart_name=chart_name,
+                    chart_version=chart_version,
+                    app_version=item.get("app_version", ""),
+                    updated=item.get("updated", ""),
+                )
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise HelmError("helm list: unexpected entry %r (%s)" % (item, exc)) from exc
+    return out
+
+
+def find_release(releases: list[HelmRelease], name: str, namespace: str) -> HelmRelease | None:
+    for rel in releases:
+        if rel.name == name and rel.namespace == namespace:
+            return rel
+    return None
+
+
+def parse_get_values(text: str) -> Values:
+    data = _load_json(text or "null", "helm get values")
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise HelmError("helm get values: expected a JSON object or null, got %s" % type(data).__name__)
+    return data
+
+
+def parse_status(text: str) -> HelmRelease:
+    data = _load_json(text, "helm status")
+    try:
+        meta = data["chart"]["metadata"]
+        info = data["info"]
+        return HelmRelease(
+            name=data["name"],
+            namespace=data["namespace"],
+            revision=int(data["version"]),
+            status=info["status"],
+            chart_name=meta["name"],
+            chart_version=meta["version"],
+            app_version=meta.get("appVersion", ""),
+            updated=str(info.get("last_deployed", "")),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise HelmError("helm status: unexpected JSON (%s missing or malformed)" % exc) from exc
+
+
+# ---------------------------------------------------------------- decision
+
+
+def canonical(value: Any) -> Any:
+    """A form in which equal values compare equal the way helm sees them: numbers by
+    value (helm keeps them as float64, so 1 == 1.0) but never equal to booleans."""
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, (int, float)):
+        return ("num", float(value))
+    if isinstance(value, dict):
+        return ("map", tuple(sorted((str(k), canonical(v)) for k, v in value.items())))
+    if isinstance(value, (list, tuple)):
+        return ("list", tuple(canonical(v) for v in value))
+    return ("str", value) if isinstance(value, str) else ("other", repr(value))
+
+
+def upgrade_needed(
+    deployed: HelmRelease | None,
+    deployed_values: Values | None,
+    chart_name: str,
+    chart_version: str,
+    desired_values: Values,
+) -> tuple[bool, str]:
+    """(change needed, why). No change when a deployed release has the same chart and
+    version and the same user-supplied values."""
+    if deployed is None:
+        return True, "release not installed"
+    if deployed.status != "deployed":
+        return True, "release status is %s" % deployed.status
+    if deployed.chart_name != chart_name or deployed.chart_version != chart_version:
+        return True, "chart %s-%s deployed, %s-%s wanted" % (deployed.chart_name, deployed.chart_version, chart_name, chart_version)
+    if canonical(deployed_values or {}) != canonical(desired_values or {}):
+        return True, "user-supplied values differ"
+    return False, "release %s revision %d is up to date" % (deployed.name, deployed.revision)
+
+
+def values_diff(deployed_values: Values | None, desired_values: Values) -> dict[str, Any]:
+    """An Ansible diff of the user-supplied values."""
+    return {"before": deployed_values or {}, "after": desired_values or {}}

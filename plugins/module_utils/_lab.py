@@ -1,0 +1,100 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The lab definition as a whole: validated once, before the first change.
+
+Each part is validated by the module_utils that owns it (pools, controllers, workloads);
+this module adds the checks that span parts (a workload in a namespace the lab does not
+create, two releases with the same name in a namespace, two controllers claiming the
+same IngressClass resource name) and prefixes every error with the lab variable it
+came from.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._controllers import (
+    ControllerError, parse_controllers,
+)
+from ansible_collections.kindlab.ingress.plugins.module_utils._pools import PoolError, parse_pools
+from ansible_collections.kindlab.ingress.plugins.module_utils._workloads import (
+    WorkloadError, parse_namespaces, parse_workloads, summary,
+)
+
+BACKENDS = ("auto", "kind", "twin")
+_CLUSTER_KEYS = {"name", "workers", "node_image", "kind_config"}
+# kind cluster names end up in container and context names: lower-case DNS labels.
+_CLUSTER_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+class LabError(ValueError):
+    """The lab definition is invalid; the message names the variable and field."""
+
+
+def _prefixed(variable: str, exc: Exception) -> str:
+    """Put the lab variable in front of a part's error ('[1].release: …' → 'lab_controllers[1].release: …')."""
+    msg = str(exc)
+    return variable + msg if msg.startswith("[") else "%s: %s" % (variable, msg)
+
+
+def _cluster(raw: Any) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise LabError("lab_cluster: expected a mapping with name, workers, node_image, kind_config, got %r" % (raw,))
+    unknown = sorted(set(raw) - _CLUSTER_KEYS)
+    if unknown:
+        raise LabError("lab_cluster: expected only the keys %s, got %s" % (", ".join(sorted(_CLUSTER_KEYS)), unknown))
+    name = raw.get("name")
+    if not isinstance(name, str) or not _CLUSTER_NAME.match(name) or len(name) > 50:
+        raise LabError("lab_cluster.name: expected a lower-case DNS label of at most 50 characters, got %r" % (name,))
+    workers = raw.get("workers", 0)
+    if not isinstance(workers, int) or isinstance(workers, bool) or not 0 <= workers <= 10:
+        raise LabError("lab_cluster.workers: expected an integer from 0 to 10, got %r" % (workers,))
+    if not isinstance(raw.get("kind_config", {}), dict):
+        raise LabError("lab_cluster.kind_config: expected a mapping (kind Cluster config), got %r" % (raw["kind_config"],))
+    node_image = raw.get("node_image")
+    if node_image is not None and (not isinstance(node_image, str) or " " in node_image):
+        raise LabError("lab_cluster.node_image: expected an image reference such as kindest/node:v1.35.0, got %r" % (node_image,))
+    return {"name": name, "workers": workers, "node_image": node_image or None, "kind_config": raw.get("kind_config", {})}
+
+
+def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controllers: Any, workloads: Any) -> dict[str, Any]:
+    """Validate the whole lab; returns a normalised summary (and the Ingresses it declares)."""
+    if backend not in BACKENDS:
+        raise LabError("lab_backend: expected one of %s, got %r" % (", ".join(BACKENDS), backend))
+    cluster_out = _cluster(cluster)
+    try:
+        parsed_pools = parse_pools(pools)
+    except PoolError as exc:
+        raise LabError(_prefixed("lab_metallb_pools", exc)) from None
+    try:
+        ns_list, _ = parse_namespaces(namespaces, {})
+    except WorkloadError as exc:
+        raise LabError("lab_namespaces: %s" % exc) from None
+    try:
+        parsed_controllers = parse_controllers(controllers)
+    except ControllerError as exc:
+        raise LabError(_prefixed("lab_controllers", exc)) from None
+    try:
+        parsed_workloads = parse_workloads(workloads, where="lab_workloads")
+    except WorkloadError as exc:
+        raise LabError(str(exc)) from None
+
+    for i, ctl in enumerate(parsed_controllers):
+        if ctl["namespace"] not in ns_list:
+            raise LabError("lab_controllers[%d].namespace: expected one of lab_namespaces %s, got %r"
+                           % (i, ns_list, ctl["namespace"]))
+    for i, wl in enumerate(parsed_workloads):
+        if wl.namespace not in ns_list:
+            raise LabError("lab_workloads[%d].namespace: expected one of lab_namespaces %s, got %r"
+                           % (i, ns_list, wl.namespace))
+
+    ingresses = ["%s/%s" % (wl.namespace, wl.ingress.name) for wl in parsed_workloads if wl.ingress is not None]
+    return {
+        "backend": backend,
+        "cluster": cluster_out,
+        "pools": [p.summary() for p in parsed_pools],
+        "namespaces": ns_list,
+        "controllers": parsed_controllers,
+        "workloads": [summary(wl) for wl in parsed_workloads],
+        "ingresses": ingresses,
+    }

@@ -1,0 +1,288 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Test workloads: a compact spec → Deployment + Service (+ Ingress).
+
+The spec is what a lab author writes; validation names the field and what was
+expected, for every workload, before anything is sent to the cluster.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._versions import TEST_APP_IMAGE
+
+Obj = dict[str, Any]
+
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+# Ingress hosts: a DNS name, optionally with one leading wildcard label (networking/v1 rules).
+_INGRESS_HOST = re.compile(r"^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+PATH_TYPES = ("Prefix", "Exact", "ImplementationSpecific")
+_APP_LABEL = "app.kubernetes.io/name"
+_PART_OF_LABEL = "app.kubernetes.io/part-of"
+PART_OF = "kindlab-ingress"
+
+
+class WorkloadError(ValueError):
+    """A workload spec is invalid; the message names the field."""
+
+
+@dataclass
+class IngressPath:
+    path: str
+    path_type: str
+
+
+@dataclass
+class IngressSpec:
+    name: str
+    ingress_class: str | None
+    host: str | None
+    paths: list[IngressPath]
+    annotations: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Workload:
+    name: str
+    namespace: str
+    image: str
+    replicas: int
+    port: int
+    labels: dict[str, str]
+    ingress: IngressSpec | None
+
+
+def _require(cond: bool, where: str, expected: str, got: Any) -> None:
+    if not cond:
+        raise WorkloadError("%s: expected %s, got %r" % (where, expected, got))
+
+
+def _dns_label(value: Any, where: str) -> str:
+    _require(isinstance(value, str) and len(value) <= 63 and bool(_DNS1123_LABEL.match(value)), where,
+             "a DNS-1123 label (lower-case letters, digits and '-', at most 63 characters)", value)
+    return str(value)
+
+
+def _str_map(value: Any, where: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    _require(isinstance(value, dict) and all(isinstance(k, str) for k in value), where,
+             "a mapping of string keys to string values", value)
+    out = {}
+    for key, val in value.items():
+        _require(isinstance(val, (str, int, float, bool)), "%s.%s" % (where, key), "a string", val)
+        out[key] = val if isinstance(val, str) else str(val).lower() if isinstance(val, bool) else str(val)
+    return out
+
+
+def _int_in(value: Any, where: str, low: int, high: int) -> int:
+    _require(isinstance(value, int) and not isinstance(value, bool) and low <= value <= high, where,
+             "an integer from %d to %d" % (low, high), value)
+    return int(value)
+
+
+def _parse_path(raw: Any, where: str) -> IngressPath:
+    if isinstance(raw, str):
+        raw = {"path": raw}
+    _require(isinstance(raw, dict), where, "a path string or a mapping with path and path_type", raw)
+    unknown = set(raw) - {"path", "path_type"}
+    _require(not unknown, where, "only the keys path and path_type", sorted(unknown))
+    path = raw.get("path", "/")
+    _require(isinstance(path, str) and path.startswith("/"), where + ".path", "an absolute path starting with '/'", path)
+    path_type = raw.get("path_type", "Prefix")
+    _require(path_type in PATH_TYPES, where + ".path_type", "one of " + ", ".join(PATH_TYPES), path_type)
+    return IngressPath(path=path, path_type=path_type)
+
+
+def _parse_ingress(raw: Any, default_name: str, where: str) -> IngressSpec | None:
+    if raw is None or raw is False:
+        return None
+    if raw is True:
+        raw = {}
+    _require(isinstance(raw, dict), where, "a mapping, true or false", raw)
+    known = {"name", "class", "host", "paths", "annotations"}
+    unknown = set(raw) - known
+    _require(not unknown, where, "only the keys " + ", ".join(sorted(known)), sorted(unknown))
+    name = _dns_label(raw.get("name", default_name), where + ".name")
+    ingress_class = raw.get("class")
+    if ingress_class is not None:
+        _require(isinstance(ingress_class, str) and bool(_DNS1123_SUBDOMAIN.match(ingress_class)), where + ".class",
+                 "an IngressClass name (DNS-1123 subdomain) or null", ingress_class)
+    host = raw.get("host") or None
+    if host is not None:
+        _require(isinstance(host, str) and bool(_INGRESS_HOST.match(host)), where + ".host",
+                 "a DNS name, optionally starting with '*.'; no IP addresses or ports", host)
+    raw_paths = raw.get("paths", [{"path": "/", "path_type": "Prefix"}])
+    _require(isinstance(raw_paths, list) and len(raw_paths) > 0, where + ".paths", "a non-empty list", raw_paths)
+    paths = [_parse_path(p, "%s.paths[%d]" % (where, i)) for i, p in enumerate(raw_paths)]
+    annotations = _str_map(raw.get("annotations"), where + ".annotations")
+    return IngressSpec(name=name, ingress_class=ingress_class, host=host, paths=paths, annotations=annotations)
+
+
+def parse_workload(raw: Any, where: str) -> Workload:
+    """Validate one workload spec; `where` prefixes error messages (e.g. workloads[0])."""
+    _require(isinstance(raw, dict), where, "a mapping", raw)
+    # Ansible's argument spec fills unset suboptions with None: treat them as unset.
+    raw = {key: val for key, val in raw.items() if val is not None}
+    known = {"name", "namespace", "image", "replicas", "port", "labels", "ingress"}
+    unknown = set(raw) - known
+    _require(not unknown, where, "only the keys " + ", ".join(sorted(known)), sorted(unknown))
+    name = _dns_label(raw.get("name"), where + ".name")
+    namespace = _dns_label(raw.get("namespace", "default"), where + ".namespace")
+    image = raw.get("image", TEST_APP_IMAGE)
+    _require(isinstance(image, str) and image.strip() != "" and " " not in image, where + ".image",
+             "a container image reference", image)
+    replicas = _int_in(raw.get("replicas", 1), where + ".replicas", 0, 100)
+    port = _int_in(raw.get("port", 80), where + ".port", 1, 65535)
+    labels = _str_map(raw.get("labels"), where + ".labels")
+    ingress = _parse_ingress(raw.get("ingress", True), name, where + ".ingress")
+    return Workload(name=name, namespace=namespace, image=image, replicas=replicas, port=port,
+                    labels=labels, ingress=ingress)
+
+
+def parse_workloads(raw: Any, where: str = "workloads") -> list[Workload]:
+    """Validate every workload, and that no two share a namespace/name."""
+    _require(isinstance(raw, list), where, "a list of workloads", raw)
+    parsed = [parse_workload(item, "%s[%d]" % (where, i)) for i, item in enumerate(raw)]
+    seen: dict[tuple[str, str], int] = {}
+    for i, wl in enumerate(parsed):
+        key = (wl.namespace, wl.name)
+        _require(key not in seen, "%s[%d].name" % (where, i),
+                 "a name unique within its namespace (also used by %s[%d])" % (where, seen.get(key, -1)), wl.name)
+        seen[key] = i
+    return parsed
+
+
+def _labels(wl: Workload) -> dict[str, str]:
+    return {_APP_LABEL: wl.name, _PART_OF_LABEL: PART_OF, **wl.labels}
+
+
+def render(wl: Workload) -> list[Obj]:
+    """Deployment, Service and (optionally) Ingress for one workload."""
+    selector = {_APP_LABEL: wl.name}
+    labels = _labels(wl)
+    meta = {"name": wl.name, "namespace": wl.namespace, "labels": labels}
+    objs: list[Obj] = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": meta,
+            "spec": {
+                "replicas": wl.replicas,
+                "selector": {"matchLabels": selector},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "containers": [{
+                            "name": "app",
+                            "image": wl.image,
+                            "ports": [{"name": "http", "containerPort": wl.port, "protocol": "TCP"}],
+                            "readinessProbe": {"httpGet": {"path": "/", "port": "http"}, "periodSeconds": 2},
+                        }],
+                    },
+                },
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": meta,
+            "spec": {
+                "type": "ClusterIP",
+                "selector": selector,
+                "ports": [{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}],
+            },
+        },
+    ]
+    if wl.ingress is not None:
+        objs.append(_render_ingress(wl, wl.ingress, labels))
+    return objs
+
+
+def _render_ingress(wl: Workload, ing: IngressSpec, labels: dict[str, str]) -> Obj:
+    backend = {"service": {"name": wl.name, "port": {"name": "http"}}}
+    rule: Obj = {"http": {"paths": [
+        {"path": p.path, "pathType": p.path_type, "backend": backend} for p in ing.paths
+    ]}}
+    if ing.host:
+        rule["host"] = ing.host
+    metadata: Obj = {"name": ing.name, "namespace": wl.namespace, "labels": labels}
+    if ing.annotations:
+        metadata["annotations"] = ing.annotations
+    spec: Obj = {"rules": [rule]}
+    if ing.ingress_class:
+        spec["ingressClassName"] = ing.ingress_class
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": metadata, "spec": spec}
+
+
+def summary(wl: Workload) -> Obj:
+    """What the module returns per workload."""
+    out: Obj = {"name": wl.name, "namespace": wl.namespace, "image": wl.image, "replicas": wl.replicas}
+    if wl.ingress is not None:
+        out["ingress"] = {
+            "name": wl.ingress.name,
+            "class": wl.ingress.ingress_class,
+            "host": wl.ingress.host,
+            "paths": [{"path": p.path, "path_type": p.path_type} for p in wl.ingress.paths],
+            "annotations": wl.ingress.annotations,
+        }
+    return out
+
+
+def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
+           wait: bool, wait_timeout: int) -> Obj:
+    """Apply (or delete) every workload's objects; wait for their Deployments when asked.
+
+    `client` is a _k8s.Client. Returns changed, per-object actions and diffs.
+    """
+    # Imported here so the pure parts above stay importable without the kubernetes package.
+    from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
+        delete_all, deployment_ready, ref_of, summarize, wait_until,
+    )
+
+    objs = [obj for wl in workloads for obj in render(wl)]
+    if state == "absent":
+        return delete_all(client, objs, check_mode)
+
+    namespaces = sorted({wl.namespace for wl in workloads})
+    missing = [ns for ns in namespaces if client.get("v1", "Namespace", ns) is None]
+    if missing and not check_mode:
+        raise ValueError("namespace(s) %s do not exist: create them first (the lab's namespaces list)" % ", ".join(missing))
+    result = summarize(client.apply_all([o for o in objs if o["metadata"]["namespace"] not in missing], check_mode))
+    # In check mode a namespace may be one an earlier task would have created: its objects
+    # would all be created, and the server cannot dry-run them, so report them as such.
+    for obj in objs:
+        if obj["metadata"]["namespace"] in missing:
+            result["objects"].append({"object": ref_of(obj), "action": "created"})
+            result["diff"].append({"before": {}, "after": obj})
+            result["changed"] = True
+    if wait and not check_mode:
+        for wl in workloads:
+            if wl.replicas == 0:
+                continue
+            wait_until(lambda wl=wl: deployment_ready(client.get("apps/v1", "Deployment", wl.name, wl.namespace)),
+                       timeout=wait_timeout, what="Deployment %s/%s to be ready" % (wl.namespace, wl.name))
+    return result
+
+
+def parse_namespaces(names: Any, labels: Any) -> tuple[list[str], dict[str, str]]:
+    """Validate namespace names (unique DNS-1123 labels) and their extra labels."""
+    _require(isinstance(names, list), "names", "a list of namespace names", names)
+    parsed = [_dns_label(name, "names[%d]" % i) for i, name in enumerate(names)]
+    dupes = sorted({n for n in parsed if parsed.count(n) > 1})
+    _require(not dupes, "names", "unique names", dupes)
+    return parsed, _str_map(labels, "labels")
+
+
+def ensure_namespaces(client: Any, names: list[str], labels: dict[str, str], state: str, check_mode: bool) -> Obj:
+    """Apply (or delete) one Namespace per name."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import delete_all, summarize
+
+    objs = [{"apiVersion": "v1", "kind": "Namespace",
+             "metadata": {"name": n, "labels": {_PART_OF_LABEL: PART_OF, **labels}}} for n in names]
+    if state == "absent":
+        return delete_all(client, objs, check_mode)
+    return summarize(client.apply_all(objs, check_mode=check_mode))

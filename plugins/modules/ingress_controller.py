@@ -1,0 +1,301 @@
+#!/usr/bin/python
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: ingress_controller
+short_description: Install, upgrade or remove an ingress controller, and explain what its settings do
+version_added: "0.1.0"
+description:
+  - Installs an ingress controller into a namespace, either with its Helm chart (C(method=helm)) or by
+    applying the objects that chart would create (C(method=manifest), server-side apply; for clusters
+    that cannot reach the chart repository, such as the kindlab twin).
+  - Both methods derive the controller's container args, RBAC, IngressClass and publish settings from the
+    same mapping of chart values, and return it, with plain-language notes on surprising settings
+    (for example a C(pathOverride) that is ignored, or namespace-scoped RBAC that cannot read IngressClasses).
+  - All values are validated before anything changes; a value of the wrong type fails naming its key path.
+  - Only C(type=ingress_nginx) (chart ingress-nginx 4.15.1, controller v1.15.1) is available now.
+options:
+  type:
+    description: The controller type.
+    type: str
+    choices: [ingress_nginx]
+    default: ingress_nginx
+  namespace:
+    description: Namespace of the release (and of the controller's namespaced objects).
+    type: str
+    required: true
+  release:
+    description:
+      - Helm release name. The chart names its objects C(<release>-ingress-nginx-...), or C(<release>-...) when
+        the release name already contains C(ingress-nginx).
+    type: str
+    default: ingress
+  values:
+    description:
+      - Chart values, exactly as for C(helm --values). Passed to helm untouched (with the convenience
+        options folded in); keys the collection does not model are reported in RV(not_modelled).
+    type: dict
+    default: {}
+  scope:
+    description:
+      - Convenience for C(controller.scope.enabled) and C(rbac.scope) together (namespace-scoped controller
+        and RBAC when true, cluster-wide when false).
+      - When C(values) sets the same key, both must agree; a disagreement is an error (neither silently wins).
+    type: bool
+  publish_service:
+    description:
+      - Convenience for C(controller.publishService.enabled). Same agreement rule as O(scope).
+    type: bool
+  ingress_class:
+    description:
+      - Convenience that names the class consistently, the way the chart uses it -
+        C(controller.ingressClassResource.name) (the IngressClass object), C(controller.ingressClass)
+        (C(--ingress-class), the C(kubernetes.io/ingress.class) annotation value) and
+        C(controller.ingressClassResource.controllerValue) (C(--controller-class)), which is
+        C(k8s.io/ingress-nginx) for C(nginx) and C(k8s.io/ingress-nginx-<name>) for any other name.
+      - Same agreement rule as O(scope).
+    type: str
+  method:
+    description:
+      - V(helm) runs C(helm upgrade --install) with the pinned chart. V(manifest) applies the rendered objects.
+      - V(manifest) refuses values it cannot render faithfully (admission webhooks, default backend, internal
+        Service, autoscaling, TCP/UDP services, DaemonSet).
+    type: str
+    choices: [helm, manifest]
+    default: helm
+  state:
+    description: V(absent) uninstalls the release (helm) or deletes the rendered objects (manifest); the namespace stays.
+    type: str
+    choices: [present, absent]
+    default: present
+  helm_binary:
+    description: The helm executable, a name looked up on C(PATH) or a path.
+    type: str
+    default: helm
+  chart_version:
+    description: Chart version; defaults to the collection's pin.
+    type: str
+  chart_repo:
+    description: Chart repository URL; defaults to the collection's pin.
+    type: str
+  create_namespace:
+    description: Create the namespace if it does not exist.
+    type: bool
+    default: true
+extends_documentation_fragment:
+  - kindlab.ingress.cluster
+  - kindlab.ingress.cluster.wait
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+    details: V(manifest) uses a server-side dry-run apply; V(helm) compares the chart version and the release's
+      user-supplied values (C(helm get values)) and never runs an upgrade.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: full
+    details: V(manifest) returns one diff per changed object; V(helm) the user-supplied values before and after.
+notes:
+  - Waiting means the controller Deployment has all replicas updated, ready and available.
+  - With V(manifest), cluster-scoped objects (IngressClass, ClusterRole, ClusterRoleBinding) are annotated
+    with their release; applying one that belongs to another release fails, as helm would.
+requirements:
+  - helm (v3 or v4) for O(method=helm)
+author: kindlab.ingress developers (@kindlab)
+"""
+
+EXAMPLES = r"""
+- name: The puzzle's controller two - cluster-wide, publishing node addresses
+  kindlab.ingress.ingress_controller:
+    namespace: two
+    values:
+      controller:
+        publishService: {enabled: false, pathOverride: two/svc}
+        scope: {enabled: false}
+        admissionWebhooks: {enabled: false}
+        ingressClassResource: {name: nginx-two, controllerValue: k8s.io/ingress-nginx-two}
+
+- name: A namespace-scoped controller rendered without helm (twin)
+  kindlab.ingress.ingress_controller:
+    namespace: one
+    method: manifest
+    scope: true
+    publish_service: true
+    values:
+      controller:
+        admissionWebhooks: {enabled: false}
+        ingressClassResource: {name: nginx-one, controllerValue: k8s.io/ingress-nginx-one}
+  register: one
+
+- name: Show what the controller will do
+  ansible.builtin.debug:
+    var: one.notes
+
+- name: Remove it
+  kindlab.ingress.ingress_controller:
+    namespace: one
+    method: manifest
+    state: absent
+"""
+
+RETURN = r"""
+args:
+  description: The controller container args, in the order the chart renders them (C($(POD_NAMESPACE)) unexpanded).
+  returned: always
+  type: list
+  elements: str
+  sample: ["/nginx-ingress-controller", "--election-id=ingress-ingress-nginx-leader", "--controller-class=k8s.io/ingress-nginx",
+           "--ingress-class=nginx", "--configmap=$(POD_NAMESPACE)/ingress-ingress-nginx-controller"]
+image:
+  description: The controller image reference.
+  returned: always
+  type: str
+rbac_scope:
+  description: V(cluster) (ClusterRole), V(namespace) (Role only) or V(none) (C(rbac.create=false)).
+  returned: always
+  type: str
+rbac:
+  description: What the RBAC grants that matters for ingress status (IngressClasses, Nodes, ingresses/status).
+  returned: always
+  type: dict
+watch_namespace:
+  description: The namespace the controller watches, or null for every namespace.
+  returned: always
+  type: str
+watch_namespace_selector:
+  description: The namespace label selector when unscoped with C(scope.namespaceSelector).
+  returned: always
+  type: str
+publish:
+  description:
+    - Where the controller's Ingress status address comes from - C(source) is V(status-address), V(service)
+      (with C(service) as namespace/name) or V(node-addresses) (with C(node_address_type)).
+  returned: always
+  type: dict
+  sample: {"source": "node-addresses", "service": null, "addresses": [], "node_address_type": "ExternalIP (InternalIP if the node has none)"}
+ingress_class:
+  description: The IngressClass object (or null), the annotation value, the controller class and whether C(spec.ingressClassName) is honoured.
+  returned: always
+  type: dict
+names:
+  description: Names the chart gives the controller's objects (fullname, deployment, service, service account, election id).
+  returned: always
+  type: dict
+notes:
+  description: Plain-language explanations of surprising settings.
+  returned: always
+  type: list
+  elements: str
+  sample: ["publishService.enabled=false: pathOverride 'two/svc' is ignored (no --publish-service flag)", "scope.enabled=false: watches every namespace"]
+not_modelled:
+  description: Dotted paths of the given values the collection does not model (passed to helm untouched).
+  returned: always
+  type: list
+  elements: str
+values:
+  description: The chart values used (given values with the convenience options folded in).
+  returned: always
+  type: dict
+objects:
+  description: The rendered objects as C(Kind namespace/name) (V(manifest) only; empty for V(helm)).
+  returned: always
+  type: list
+  elements: str
+release:
+  description: The helm release after the run (name, namespace, revision, status, chart, app_version), null if absent.
+  returned: method=helm
+  type: dict
+reason:
+  description: Why helm did or did not need to upgrade.
+  returned: method=helm and state=present
+  type: str
+commands:
+  description: The helm argv lists run.
+  returned: method=helm
+  type: list
+  elements: list
+deleted:
+  description: Objects deleted (V(manifest), state=absent).
+  returned: method=manifest and state=absent
+  type: list
+  elements: str
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, WAIT_ARGS, with_args
+from ansible_collections.kindlab.ingress.plugins.module_utils._controllers import (
+    ControllerError,
+    Request,
+    run,
+    type_names,
+)
+from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8S_IMPORT_ERROR, Client, K8sError
+
+ARGUMENT_SPEC = with_args(
+    CLUSTER_ARGS,
+    WAIT_ARGS,
+    type={"type": "str", "default": "ingress_nginx", "choices": type_names()},
+    namespace={"type": "str", "required": True},
+    release={"type": "str", "default": "ingress"},
+    values={"type": "dict", "default": {}},
+    scope={"type": "bool"},
+    publish_service={"type": "bool"},
+    ingress_class={"type": "str"},
+    method={"type": "str", "default": "helm", "choices": ["helm", "manifest"]},
+    state={"type": "str", "default": "present", "choices": ["present", "absent"]},
+    helm_binary={"type": "str", "default": "helm"},
+    chart_version={"type": "str"},
+    chart_repo={"type": "str"},
+    create_namespace={"type": "bool", "default": True},
+)
+
+
+def find_helm(module: AnsibleModule, binary: str) -> str | None:
+    if os.sep in binary:
+        return binary if os.path.isfile(binary) and os.access(binary, os.X_OK) else None
+    found: str | None = module.get_bin_path(binary)
+    return found
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    p = module.params
+    req = Request(**{k: p[k] for k in Request.__dataclass_fields__})
+    needs_k8s = req.method == "manifest" or (req.state == "present" and req.wait and not module.check_mode)
+    if needs_k8s and K8S_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
+    helm = None
+    if req.method == "helm":
+        helm = find_helm(module, req.helm_binary)
+        if helm is None:
+            module.fail_json(
+                msg="helm_binary: %r was not found (or is not executable); install helm v3/v4 or set helm_binary to its path"
+                % req.helm_binary
+            )
+
+    def run_command(argv: list[str]) -> tuple[int, str, str]:
+        rc, out, err = module.run_command(argv)
+        return rc, out, err
+
+    try:
+        result = run(
+            req,
+            module.check_mode,
+            client_factory=lambda: Client(req.kubeconfig, req.context),
+            run_command=run_command,
+            helm=helm,
+        )
+    except (ControllerError, K8sError) as exc:
+        module.fail_json(msg=str(exc))
+    if not module._diff:
+        result.pop("diff", None)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,265 @@
+#!/usr/bin/python
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: kind_cluster
+short_description: A kind cluster, or its emulated twin, for the ingress lab
+description:
+  - Creates or deletes a Kubernetes cluster with C(kind) (nodes are Docker containers) or with
+    C(kindlab-twin) (an emulated kind cluster on loopback for machines without Docker).
+  - An existing cluster with the same name is left alone (no change, nothing re-created); the
+    module only writes its context into O(kubeconfig) when that file lacks it.
+  - Returns what later steps need to check address pools against the cluster (the node
+    network, pod and service subnets), the nodes with their InternalIPs, and (twin) the
+    curl-style C(connect_to) mappings.
+  - In check mode nothing is created or deleted. The result says what would happen and lists
+    the nodes the cluster would get.
+version_added: 0.1.0
+author: kindlab.ingress developers (@kindlab)
+options:
+  name:
+    description:
+      - Cluster name. kind's rule applies (lowercase letters, digits, C(.) and C(-)).
+      - The kubeconfig context is C(kind-<name>) with both providers.
+    type: str
+    default: kindlab
+  state:
+    description: Whether the cluster should exist.
+    type: str
+    choices: [present, absent]
+    default: present
+  provider:
+    description:
+      - C(kind) runs the kind and docker binaries; C(twin) runs C(kindlab-twin).
+      - C(auto) picks C(kind) when kind is installed and a Docker engine answers, else C(twin);
+        the choice and the reason are returned in RV(provider) and RV(provider_reason).
+    type: str
+    choices: [auto, kind, twin]
+    default: auto
+  node_image:
+    description:
+      - Node image for every node (C(kind create cluster --image) and each node's C(image) in the
+        config). Defaults to the collection's pinned image, a digest kind's pinned release lists.
+    type: str
+  workers:
+    description:
+      - Number of worker nodes besides the control-plane node. Defaults to 2.
+      - Cannot be combined with O(kind_config) C(nodes).
+    type: int
+  kind_config:
+    description:
+      - A kind C(Cluster) config (C(kind.x-k8s.io/v1alpha4)) deep-merged over the generated one
+        (mappings merge, lists replace). C(networking.podSubnet) and C(networking.serviceSubnet)
+        from here are returned and used for address-pool overlap checks.
+      - A C(nodes) list replaces the generated nodes; nodes without C(image) get O(node_image).
+    type: dict
+  kubeconfig:
+    description:
+      - Kubeconfig file the cluster's context is written into.
+      - Defaults to the first C($KUBECONFIG) entry, else C(~/.kube/config), as kind does.
+    type: path
+  kind_binary:
+    description: The kind binary (a name looked up on PATH, or a path).
+    type: str
+    default: kind
+  docker_binary:
+    description: The docker binary (a name looked up on PATH, or a path).
+    type: str
+    default: docker
+  twin_binary:
+    description:
+      - The kindlab-twin command. By default it is looked for beside the Python running the
+        module (the venv ansible is installed in), then on PATH.
+    type: str
+  time_scale:
+    description:
+      - Twin only. Divides the emulated controllers' periods (e.g. 60 makes a 60 s status sync
+        take 1 s).
+    type: float
+extends_documentation_fragment:
+  - kindlab.ingress.cluster.wait
+notes:
+  - Supports check mode. Diff mode shows whether the cluster exists before and after.
+  - With O(wait), kind waits up to O(wait_timeout) for the control plane (C(--wait)), and the
+    module then waits for every node to report an InternalIP.
+requirements:
+  - kind and a Docker engine (provider C(kind)), or the kindlab-twin command (provider C(twin))
+  - kubernetes >= 31 (Python package), to read the nodes
+"""
+
+EXAMPLES = r"""
+- name: A three-node kind cluster (or the twin when Docker is not available)
+  kindlab.ingress.kind_cluster:
+    name: lab
+    workers: 2
+  register: cluster
+
+- name: The twin with controllers running 60 times faster
+  kindlab.ingress.kind_cluster:
+    name: lab
+    provider: twin
+    time_scale: 60
+    kubeconfig: "{{ playbook_dir }}/artifacts/kubeconfig"
+
+- name: Custom pod subnet and a port mapping on the control plane
+  kindlab.ingress.kind_cluster:
+    name: lab
+    provider: kind
+    kind_config:
+      networking:
+        podSubnet: 10.100.0.0/16
+      nodes:
+        - role: control-plane
+          extraPortMappings:
+            - containerPort: 30080
+              hostPort: 8080
+        - role: worker
+
+- name: Remove it
+  kindlab.ingress.kind_cluster:
+    name: lab
+    state: absent
+"""
+
+RETURN = r"""
+provider:
+  description: The provider used (C(kind) or C(twin)).
+  returned: always
+  type: str
+  sample: twin
+provider_reason:
+  description: Why that provider was used (with O(provider=auto), why kind was or was not usable).
+  returned: always
+  type: str
+  sample: "using the twin because the kind backend is unavailable: the Docker engine does not answer: ..."
+kubeconfig:
+  description: Path of the kubeconfig holding the cluster's context.
+  returned: always
+  type: str
+context:
+  description: Name of the cluster's kubeconfig context.
+  returned: always
+  type: str
+  sample: kind-lab
+nodes:
+  description: The nodes (in check mode, for a cluster still to create, the nodes it would get, without IPs).
+  returned: state=present
+  type: list
+  elements: dict
+  sample: [{"name": "lab-control-plane", "role": "control-plane", "internal_ip": "172.18.0.2"}]
+node_subnets:
+  description: CIDRs of the network the nodes are on (kind's docker network, IPv4 and IPv6 entries).
+  returned: state=present
+  type: list
+  elements: str
+  sample: ["172.18.0.0/16", "fc00:f853:ccd:e793::/64"]
+pod_subnets:
+  description: Pod CIDRs (the live cluster's when it already existed).
+  returned: state=present
+  type: list
+  elements: str
+  sample: ["10.244.0.0/16"]
+service_subnets:
+  description: Service CIDRs.
+  returned: state=present
+  type: list
+  elements: str
+  sample: ["10.96.0.0/16"]
+connect_to:
+  description: curl-style C(HOST:PORT:127.0.0.1:PORT) mappings (twin); empty for kind.
+  returned: state=present
+  type: list
+  elements: str
+  sample: ["100.64.0.1:80:127.0.0.1:41234"]
+config:
+  description: The kind config the cluster is (or would be) created with.
+  returned: state=present
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._args import WAIT_ARGS, with_args
+from ansible_collections.kindlab.ingress.plugins.module_utils._cluster import (
+    HAS_YAML,
+    ClusterError,
+    default_kubeconfig_path,
+    detect_backend,
+    ensure_cluster,
+    get_provider,
+    render_kind_config,
+)
+from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8S_IMPORT_ERROR, Client, K8sError
+from ansible_collections.kindlab.ingress.plugins.module_utils._kind import KindProvider
+from ansible_collections.kindlab.ingress.plugins.module_utils._twin import TwinProvider
+from ansible_collections.kindlab.ingress.plugins.module_utils._versions import KIND_NODE_IMAGE
+
+# Importing the providers registers them under their names.
+PROVIDERS = (KindProvider, TwinProvider)
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec=with_args(
+            WAIT_ARGS,
+            name={"type": "str", "default": "kindlab"},
+            state={"type": "str", "choices": ["present", "absent"], "default": "present"},
+            provider={"type": "str", "choices": ["auto", "kind", "twin"], "default": "auto"},
+            node_image={"type": "str"},
+            workers={"type": "int"},
+            kind_config={"type": "dict"},
+            kubeconfig={"type": "path"},
+            kind_binary={"type": "str", "default": "kind"},
+            docker_binary={"type": "str", "default": "docker"},
+            twin_binary={"type": "str"},
+            time_scale={"type": "float"},
+        ),
+        supports_check_mode=True,
+    )
+    if not HAS_YAML:
+        module.fail_json(msg=missing_required_lib("PyYAML"))
+    p = module.params
+    binaries = {"kind": p["kind_binary"], "docker": p["docker_binary"], "twin": p["twin_binary"]}
+
+    def run(argv: list[str], data: str | None = None) -> tuple[int, str, str]:
+        return module.run_command(argv, data=data)
+
+    def which(name: str) -> str | None:
+        return module.get_bin_path(name)
+
+    def client_factory(kubeconfig: str, context: str) -> Client:
+        if K8S_IMPORT_ERROR is not None:
+            module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
+        return Client(kubeconfig, context)
+
+    try:
+        image = p["node_image"] or KIND_NODE_IMAGE
+        config = render_kind_config(p["workers"], image, p["kind_config"])
+        if p["time_scale"] is not None and p["time_scale"] <= 0:
+            raise ClusterError("time_scale: expected a number greater than 0, got %s" % p["time_scale"])
+        name = p["provider"]
+        reason = "provider %s was asked for" % name
+        if name == "auto":
+            backend = detect_backend(run, which, binaries)
+            name, reason = backend.name, backend.reason
+        if p["time_scale"] is not None and name != "twin":
+            raise ClusterError("time_scale: only the twin provider takes it (the provider is %s)" % name)
+        options = {"time_scale": p["time_scale"]} if name == "twin" else {}
+        provider = get_provider(name, run, which, binaries, **options)
+        result = ensure_cluster(
+            provider, p["name"], p["state"], config, p["kubeconfig"] or default_kubeconfig_path(), image,
+            p["wait"], p["wait_timeout"], module.check_mode, client_factory,
+        )
+    except (ClusterError, K8sError) as exc:
+        module.fail_json(msg=str(exc))
+    for warning in result.pop("warnings", []):
+        module.warn(warning)
+    if p["state"] == "present":
+        result["config"] = config
+    module.exit_json(provider_reason=reason, **result)
+
+
+if __name__ == "__main__":
+    main()

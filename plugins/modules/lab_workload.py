@@ -1,0 +1,168 @@
+#!/usr/bin/python
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: lab_workload
+short_description: Test web apps for the ingress lab (Deployment, Service and Ingress each)
+description:
+  - Creates any number of test apps in one call, each from a compact spec, as a Deployment,
+    a ClusterIP Service and, unless disabled, an Ingress routing to it.
+  - Every spec is validated before anything is sent to the cluster; an error names the field
+    (for example C(workloads[1].ingress.paths[0].path_type)) and what was expected.
+  - Objects are applied server-side with the field manager C(kindlab.ingress); a second run
+    with the same specs reports no change.
+version_added: 0.1.0
+author: kindlab.ingress developers (@kindlab)
+options:
+  workloads:
+    description:
+      - The test apps. Names must be unique within a namespace.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      name:
+        description: Name of the Deployment, Service and (by default) Ingress.
+        type: str
+        required: true
+      namespace:
+        description: Namespace; it must exist (the lab role creates the lab's namespaces first).
+        type: str
+        default: default
+      image:
+        description: Container image. The default is the pinned nginx image, which answers with the nginx welcome page.
+        type: str
+      replicas:
+        description: Number of pods; C(0) gives a Service with no endpoints.
+        type: int
+        default: 1
+      port:
+        description: Port the container listens on; the Service exposes it as port 80 named C(http).
+        type: int
+        default: 80
+      labels:
+        description: Extra labels for every object and the pods.
+        type: dict
+      ingress:
+        description:
+          - The Ingress for this app. C(false) creates none; C(true) or omitted creates one for any host on C(/).
+          - Keys are C(name) (default the workload name), C(class) (C(spec.ingressClassName); omit to use the
+            C(kubernetes.io/ingress.class) annotation or no class), C(host) (DNS name, C(*.) wildcard allowed),
+            C(paths) (list of C(path) strings or mappings with C(path) and C(path_type) Prefix, Exact or
+            ImplementationSpecific; default C(/) Prefix) and C(annotations).
+        type: raw
+  state:
+    description: C(present) creates or updates the apps; C(absent) deletes their objects.
+    type: str
+    choices: [present, absent]
+    default: present
+extends_documentation_fragment:
+  - kindlab.ingress.cluster
+  - kindlab.ingress.cluster.wait
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+notes:
+  - Waiting means every Deployment with replicas above zero has all its pods ready.
+"""
+
+EXAMPLES = r"""
+- name: One nginx app with an Ingress claimed by the annotation, in each lab namespace
+  kindlab.ingress.lab_workload:
+    kubeconfig: "{{ lab_kubeconfig }}"
+    workloads:
+      - name: test
+        namespace: one
+        ingress:
+          annotations:
+            kubernetes.io/ingress.class: nginx
+      - name: test
+        namespace: two
+        ingress:
+          annotations:
+            kubernetes.io/ingress.class: nginx
+
+- name: Two teams publishing the same host and path
+  kindlab.ingress.lab_workload:
+    workloads:
+      - name: login
+        namespace: team-a
+        ingress:
+          class: nginx
+          host: app.example.test
+          paths: [{path: /login, path_type: Prefix}]
+      - name: login
+        namespace: team-b
+        ingress:
+          class: nginx
+          host: app.example.test
+          paths: [/login]
+"""
+
+RETURN = r"""
+workloads:
+  description: The validated specs with defaults filled in.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"name": "test", "namespace": "one", "image": "nginx:1.29.3", "replicas": 1,
+            "ingress": {"name": "test", "class": null, "host": null, "paths": [{"path": "/", "path_type": "Prefix"}],
+                        "annotations": {"kubernetes.io/ingress.class": "nginx"}}}]
+objects:
+  description: Each object and what was (or in check mode would be) done to it.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"object": "Deployment one/test", "action": "created"}]
+"""
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, WAIT_ARGS, with_args
+from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8S_IMPORT_ERROR, Client, K8sError
+from ansible_collections.kindlab.ingress.plugins.module_utils._workloads import (
+    WorkloadError, ensure, parse_workloads, summary,
+)
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec=with_args(
+            CLUSTER_ARGS,
+            WAIT_ARGS,
+            workloads={"type": "list", "elements": "dict", "required": True, "options": {
+                "name": {"type": "str", "required": True},
+                "namespace": {"type": "str", "default": "default"},
+                "image": {"type": "str"},
+                "replicas": {"type": "int", "default": 1},
+                "port": {"type": "int", "default": 80},
+                "labels": {"type": "dict"},
+                "ingress": {"type": "raw"},
+            }},
+            state={"type": "str", "choices": ["present", "absent"], "default": "present"},
+        ),
+        supports_check_mode=True,
+    )
+    try:
+        workloads = parse_workloads(module.params["workloads"])
+    except WorkloadError as exc:
+        module.fail_json(msg=str(exc))
+    if K8S_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
+    try:
+        client = Client(module.params["kubeconfig"], module.params["context"])
+        result = ensure(client, workloads, module.params["state"], module.check_mode,
+                        module.params["wait"], module.params["wait_timeout"])
+    except (K8sError, ValueError) as exc:
+        module.fail_json(msg=str(exc))
+    diff = result.pop("diff", [])
+    module.exit_json(workloads=[summary(wl) for wl in workloads],
+                     diff={"before": [d["before"] for d in diff], "after": [d["after"] for d in diff]}, **result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,292 @@
+"""Shared machinery for the emulated controllers: a level-triggered reconcile loop plus the
+small object helpers every controller needs (readiness, owners, selectors, timestamps)."""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import logging
+import threading
+import time
+from typing import Any, Callable
+
+from kindlab_twin.contract import Conflict, EventType, Invalid, NotFound, Obj, ResourceRef, Runtime, Store
+
+log = logging.getLogger("kindlab_twin.controllers")
+
+NODE: ResourceRef = ("v1", "Node")
+POD: ResourceRef = ("v1", "Pod")
+SERVICE: ResourceRef = ("v1", "Service")
+NAMESPACE: ResourceRef = ("v1", "Namespace")
+SERVICE_ACCOUNT: ResourceRef = ("v1", "ServiceAccount")
+DEPLOYMENT: ResourceRef = ("apps/v1", "Deployment")
+REPLICASET: ResourceRef = ("apps/v1", "ReplicaSet")
+DAEMONSET: ResourceRef = ("apps/v1", "DaemonSet")
+ENDPOINTSLICE: ResourceRef = ("discovery.k8s.io/v1", "EndpointSlice")
+INGRESS: ResourceRef = ("networking.k8s.io/v1", "Ingress")
+INGRESSCLASS: ResourceRef = ("networking.k8s.io/v1", "IngressClass")
+LEASE: ResourceRef = ("coordination.k8s.io/v1", "Lease")
+ROLEBINDING: ResourceRef = ("rbac.authorization.k8s.io/v1", "RoleBinding")
+CLUSTERROLEBINDING: ResourceRef = ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding")
+ROLE: ResourceRef = ("rbac.authorization.k8s.io/v1", "Role")
+CLUSTERROLE: ResourceRef = ("rbac.authorization.k8s.io/v1", "ClusterRole")
+IPADDRESSPOOL: ResourceRef = ("metallb.io/v1beta1", "IPAddressPool")
+L2ADVERTISEMENT: ResourceRef = ("metallb.io/v1beta1", "L2Advertisement")
+
+WriteErrors = (Conflict, NotFound, Invalid)
+
+
+def now_rfc3339() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def ref_of(obj: Obj) -> ResourceRef:
+    return (str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+
+
+def meta(obj: Obj) -> dict[str, Any]:
+    m = obj.setdefault("metadata", {})
+    assert isinstance(m, dict)
+    return m
+
+
+def key(obj: Obj) -> tuple[str, str]:
+    m = obj.get("metadata", {})
+    return (m.get("namespace") or "", m.get("name") or "")
+
+
+def labels_match(selector: dict[str, str] | None, labels: dict[str, str] | None) -> bool:
+    if not selector:
+        return False
+    labels = labels or {}
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+def label_selector_match(selector: dict[str, Any] | None, labels: dict[str, str] | None) -> bool:
+    """metav1.LabelSelector (matchLabels + matchExpressions). An empty selector matches all."""
+    labels = labels or {}
+    if not selector:
+        return True
+    for k, v in (selector.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        k, op, vals = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if op == "In" and labels.get(k) not in vals:
+            return False
+        if op == "NotIn" and labels.get(k) in vals:
+            return False
+        if op == "Exists" and k not in labels:
+            return False
+        if op == "DoesNotExist" and k in labels:
+            return False
+    return True
+
+
+def owner_ref(owner: Obj, controller: bool = True) -> dict[str, Any]:
+    m = owner["metadata"]
+    return {
+        "apiVersion": owner["apiVersion"],
+        "kind": owner["kind"],
+        "name": m["name"],
+        "uid": m.get("uid", ""),
+        "controller": controller,
+        "blockOwnerDeletion": True,
+    }
+
+
+def owned_by(obj: Obj, owner: Obj) -> bool:
+    uid = owner.get("metadata", {}).get("uid")
+    name = owner.get("metadata", {}).get("name")
+    for ref in obj.get("metadata", {}).get("ownerReferences") or []:
+        if ref.get("kind") == owner.get("kind") and (ref.get("uid") == uid if uid else ref.get("name") == name):
+            return True
+    return False
+
+
+def is_terminating(obj: Obj) -> bool:
+    return bool(obj.get("metadata", {}).get("deletionTimestamp"))
+
+
+def pod_ready(pod: Obj) -> bool:
+    for cond in pod.get("status", {}).get("conditions") or []:
+        if cond.get("type") == "Ready":
+            return bool(cond.get("status") == "True")
+    return False
+
+
+def pod_running(pod: Obj) -> bool:
+    return bool(pod.get("status", {}).get("phase") == "Running")
+
+
+def stable_hash(data: Any, length: int = 10) -> str:
+    """A deterministic stand-in for the pod-template-hash (kube uses fnv32a + safe encoding;
+    only stability and the alphabet matter to clients)."""
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    n = int(digest, 16)
+    out = []
+    for _ in range(length):
+        n, r = divmod(n, len(alphabet))
+        out.append(alphabet[r])
+    return "".join(out)
+
+
+def random_suffix(seed: str, length: int = 5) -> str:
+    return stable_hash([seed, time.time_ns()], length)
+
+
+def set_condition(conds: list[dict[str, Any]], ctype: str, status: str, reason: str = "",
+                  message: str = "", probe_time: bool = False) -> list[dict[str, Any]]:
+    """Upsert a condition, keeping lastTransitionTime when the status does not change."""
+    ts = now_rfc3339()
+    for c in conds:
+        if c.get("type") == ctype:
+            if c.get("status") != status:
+                c["lastTransitionTime"] = ts
+            c["status"] = status
+            if reason:
+                c["reason"] = reason
+            if message:
+                c["message"] = message
+            if probe_time:
+                c["lastUpdateTime"] = ts
+            return conds
+    new: dict[str, Any] = {"type": ctype, "status": status, "lastTransitionTime": ts}
+    if probe_time:
+        new["lastUpdateTime"] = ts
+    if reason:
+        new["reason"] = reason
+    if message:
+        new["message"] = message
+    conds.append(new)
+    return conds
+
+
+def strip_volatile_conditions(status: dict[str, Any]) -> Any:
+    """Status without timestamps, for 'did anything change' comparisons."""
+    def clean(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items() if k not in ("lastTransitionTime", "lastUpdateTime", "lastProbeTime", "startedAt", "finishedAt", "renewTime", "acquireTime")}
+        if isinstance(v, list):
+            return [clean(x) for x in v]
+        return v
+    return clean(status)
+
+
+class LoopController:
+    """Level-triggered: any store event of interest (or the period) wakes the loop, which
+    recomputes the desired state from the whole store and writes only the differences.
+    Subclasses set `name`, `manager`, `watches` and implement reconcile()."""
+
+    name = "controller"
+    manager = "controller"
+    watches: tuple[str, ...] = ()  # kinds that wake the loop; () = every event
+    period = 5.0  # seconds of cluster time between unconditional passes
+
+    def __init__(self) -> None:
+        self.runtime: Runtime | None = None
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+
+    @property
+    def store(self) -> Store:
+        assert self.runtime is not None
+        return self.runtime.store
+
+    @property
+    def time_scale(self) -> float:
+        scale = float(getattr(self.runtime, "time_scale", 1.0) or 1.0)
+        return scale if scale > 0 else 1.0
+
+    def scaled(self, seconds: float) -> float:
+        return seconds / self.time_scale
+
+    def start(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._stop.clear()
+        self.setup()
+        self._unsubscribe = runtime.store.subscribe(self._on_event)
+        self._thread = threading.Thread(target=self._run, name=f"twin-{self.name}", daemon=True)
+        self._thread.start()
+
+    def setup(self) -> None:
+        """Hook run once in start(), before the loop."""
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._unsubscribe:
+            self._unsubscribe()
+            self._unsubscribe = None
+        if self._thread and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+        self.teardown()
+
+    def teardown(self) -> None:
+        """Hook run once in stop(), after the loop ended."""
+
+    def _on_event(self, event: EventType, obj: Obj) -> None:
+        if not self.watches or obj.get("kind") in self.watches:
+            self._wake.set()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def next_wait(self) -> float:
+        return self.scaled(self.period)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.clear()
+            try:
+                self.reconcile()
+            except WriteErrors as exc:  # raced with another writer: the next pass converges
+                log.debug("%s: retry after %s", self.name, exc)
+                self._wake.wait(timeout=0.02)  # brief back-off, then converge
+            except Exception:  # keep the emulated controller alive, like a real one would crash-loop
+                log.exception("%s: reconcile failed", self.name)
+            self._wake.wait(timeout=max(0.005, self.next_wait()))
+            # debounce bursts of events (one write often triggers several)
+            time.sleep(0.002)
+
+    def reconcile(self) -> None:
+        raise NotImplementedError
+
+
+def safe_list(store: Store, ref: ResourceRef, namespace: str | None = None) -> list[Obj]:
+    """List a kind that may not be served yet (a CRD not installed): none exist then."""
+    try:
+        return store.list(ref, namespace)
+    except NotFound:
+        return []
+
+
+def safe_get(store: Store, ref: ResourceRef, namespace: str | None, name: str) -> Obj | None:
+    try:
+        return store.get(ref, namespace, name)
+    except NotFound:
+        return None
+
+
+def create_with_status(store: Store, obj: Obj, manager: str) -> Obj:
+    """Create, then write .status through the status subresource when the create dropped it
+    (a real API server ignores status on create for most kinds; kubelets/controllers then
+    PUT status, which is what managedFields should show)."""
+    created = store.create(obj, manager)
+    want = obj.get("status")
+    if want and created.get("status") != want:
+        created["status"] = want
+        created = store.update(created, manager, subresource="status")
+    return created
+
+
+def update_status(store: Store, obj: Obj, status: dict[str, Any], manager: str) -> Obj | None:
+    """PUT .status only when it differs (ignoring timestamps)."""
+    if strip_volatile_conditions(obj.get("status") or {}) == strip_volatile_conditions(status):
+        return None
+    obj = dict(obj)
+    obj["status"] = status
+    return store.update(obj, manager, subresource="status")

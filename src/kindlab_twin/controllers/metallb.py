@@ -1,0 +1,219 @@
+"""MetalLB v0.16.1 (native manifest: Deployment `controller` and DaemonSet `speaker` in
+namespace metallb-system, images quay.io/metallb/controller|speaker:v0.16.1).
+
+Allocation follows controller/service.go + internal/allocator/allocator.go:
+- only Services of type LoadBalancer without a spec.loadBalancerClass; any other type has
+  its assignment cleared (clearServiceState);
+- no pools configured → the assignment is cleared and the Service stays <pending>;
+- an existing assignment is kept while it is still allowed (IP inside a pool, same pool as a
+  `metallb.io/address-pool` annotation, same IP as a requested one);
+- requested IPs: annotation `metallb.io/loadBalancerIPs` (comma list) or spec.loadBalancerIP;
+- `metallb.io/address-pool` pins the pool (AllocateFromPool ignores autoAssign);
+- otherwise the first auto-assign pool with a free IP; inside a pool CIDRs are walked from
+  the first address, .0 included unless avoidBuggyIPs (hence 100.64.0.0 in seeds/01);
+- status.loadBalancer.ingress = [{ip}] (no ipMode: MetalLB does not set it) and the
+  annotation `metallb.io/ip-allocated-from-pool` = pool name.
+Upstream iterates pools from a Go map (random order); the twin uses pool name order.
+Field manager: client-go's default is the binary name from the user agent: `controller`.
+Announcement (the data plane): an L2Advertisement selecting the pool (ipAddressPools by
+name, ipAddressPoolSelectors by label, none of both = every pool).
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from kindlab_twin import ipam
+from kindlab_twin.contract import EventType, Obj, Store
+
+from .base import (DEPLOYMENT, IPADDRESSPOOL, L2ADVERTISEMENT, SERVICE, LoopController, label_selector_match,
+                   safe_list, update_status)
+
+NAMESPACE = "metallb-system"
+ANN_POOL = "metallb.io/address-pool"
+ANN_IPS = "metallb.io/loadBalancerIPs"
+ANN_FROM_POOL = "metallb.io/ip-allocated-from-pool"
+DEPRECATED = {ANN_POOL: "metallb.universe.tf/address-pool", ANN_IPS: "metallb.universe.tf/loadBalancerIPs"}
+
+
+def metallb_active(store: Store) -> bool:
+    dep = store.get(DEPLOYMENT, NAMESPACE, "controller")
+    return bool(dep and int((dep.get("status") or {}).get("readyReplicas", 0)) > 0)
+
+
+def annotation(svc: Obj, key: str) -> str:
+    ann = svc.get("metadata", {}).get("annotations") or {}
+    return str(ann.get(key) or ann.get(DEPRECATED.get(key, ""), "") or "")
+
+
+def requested_ips(svc: Obj) -> list[str]:
+    raw = annotation(svc, ANN_IPS)
+    if raw:
+        return [ip.strip() for ip in raw.split(",") if ip.strip()]
+    lb_ip = svc.get("spec", {}).get("loadBalancerIP")
+    return [str(lb_ip)] if lb_ip else []
+
+
+def pool_of(ip: str, pools: list[Obj]) -> Obj | None:
+    for pool in pools:
+        if ipam.pool_contains(pool.get("spec", {}).get("addresses") or [], ip):
+            return pool
+    return None
+
+
+def allowed(ip: str, svc: Obj, pools: list[Obj]) -> bool:
+    pool = pool_of(ip, pools)
+    if pool is None:
+        return False
+    want_pool = annotation(svc, ANN_POOL)
+    if want_pool and pool["metadata"]["name"] != want_pool:
+        return False
+    req = requested_ips(svc)
+    return not req or ip in req
+
+
+def allocate(svc: Obj, pools: list[Obj], used: set[str]) -> tuple[str | None, str | None, str]:
+    """(ip, pool name, error) for a Service that has no valid assignment yet."""
+    by_name = {p["metadata"]["name"]: p for p in pools}
+    want_pool = annotation(svc, ANN_POOL)
+    req = requested_ips(svc)
+    if req:
+        ip = req[0]
+        pool = pool_of(ip, pools)
+        if pool is None:
+            return None, None, f'Failed to allocate IP for "{svc_key(svc)}": ["{ip}"] is not allowed in config'
+        if want_pool and pool["metadata"]["name"] != want_pool:
+            return None, None, f'Failed to allocate IP for "{svc_key(svc)}": ["{ip}"] is not in pool "{want_pool}"'
+        if ip in used:
+            return None, None, f'Failed to allocate IP for "{svc_key(svc)}": ["{ip}"] is already in use'
+        return ip, pool["metadata"]["name"], ""
+    if want_pool:
+        pool = by_name.get(want_pool)
+        if pool is None:
+            return None, None, f'Failed to allocate IP for "{svc_key(svc)}": unknown pool "{want_pool}"'
+        candidates = [pool]
+    else:
+        candidates = [p for p in pools if (p.get("spec") or {}).get("autoAssign", True)
+                      and not (p.get("spec") or {}).get("serviceAllocation")]
+    for pool in candidates:
+        spec = pool.get("spec") or {}
+        free = ipam.first_free(spec.get("addresses") or [], used, bool(spec.get("avoidBuggyIPs")))
+        if free:
+            return free, pool["metadata"]["name"], ""
+    return None, None, f'Failed to allocate IP for "{svc_key(svc)}": no available IPs'
+
+
+def svc_key(svc: Obj) -> str:
+    return f"{svc['metadata'].get('namespace', '')}/{svc['metadata']['name']}"
+
+
+def current_ip(svc: Obj) -> str | None:
+    for ing in (svc.get("status") or {}).get("loadBalancer", {}).get("ingress") or []:
+        if ing.get("ip"):
+            return str(ing["ip"])
+    return None
+
+
+def handled(svc: Obj) -> bool:
+    spec = svc.get("spec") or {}
+    return spec.get("type") == "LoadBalancer" and not spec.get("loadBalancerClass")
+
+
+def plan(services: list[Obj], pools: list[Obj],
+         order: dict[str, int] | None = None) -> dict[str, tuple[str | None, str | None, str]]:
+    """Desired (ip, pool, error) per LoadBalancer service key; existing valid assignments first
+    so a restart keeps every address (the allocator is primed from current status). New
+    assignments go in the order the services were seen (`order`: uid → sequence), as the
+    informer delivers them, then by creationTimestamp and name."""
+    pools = sorted(pools, key=lambda p: p["metadata"]["name"])
+    out: dict[str, tuple[str | None, str | None, str]] = {}
+    used: set[str] = set()
+    seq = order or {}
+    lbs = sorted((s for s in services if handled(s)),
+                 key=lambda s: (seq.get(s["metadata"].get("uid", ""), 1 << 60),
+                                s["metadata"].get("creationTimestamp", ""), svc_key(s)))
+    if not pools:
+        return {svc_key(s): (None, None, "") for s in lbs}
+    for svc in lbs:
+        ip = current_ip(svc)
+        if ip and ip not in used and allowed(ip, svc, pools):
+            pool = pool_of(ip, pools)
+            out[svc_key(svc)] = (ip, pool["metadata"]["name"] if pool else None, "")
+            used.add(ip)
+    for svc in lbs:
+        if svc_key(svc) in out:
+            continue
+        ip, pool_name, err = allocate(svc, pools, used)
+        if ip:
+            used.add(ip)
+        out[svc_key(svc)] = (ip, pool_name, err)
+    return out
+
+
+def l2_selects(adv: Obj, pool: Obj) -> bool:
+    spec = adv.get("spec") or {}
+    names = spec.get("ipAddressPools") or []
+    selectors = spec.get("ipAddressPoolSelectors") or []
+    if not names and not selectors:
+        return True
+    if pool["metadata"]["name"] in names:
+        return True
+    return any(label_selector_match(sel, pool["metadata"].get("labels")) for sel in selectors)
+
+
+def announced_ips(store: Store) -> dict[str, str]:
+    """LoadBalancer IP → pool name, for IPs MetalLB currently announces over L2."""
+    if not metallb_active(store):
+        return {}
+    pools = safe_list(store, IPADDRESSPOOL, NAMESPACE)
+    advs = safe_list(store, L2ADVERTISEMENT, NAMESPACE)
+    out: dict[str, str] = {}
+    for svc in store.list(SERVICE):
+        ip = current_ip(svc)
+        if not ip or not handled(svc):
+            continue
+        pool = pool_of(ip, pools)
+        if pool is not None and any(l2_selects(a, pool) for a in advs):
+            out[ip] = pool["metadata"]["name"]
+    return out
+
+
+class MetalLBController(LoopController):
+    name = "metallb-controller"
+    manager = "controller"
+    watches = ("Service", "IPAddressPool", "Deployment")
+    period = 10.0
+
+    def setup(self) -> None:
+        self._seen: dict[str, int] = {}
+
+    def _on_event(self, event: EventType, obj: Obj) -> None:
+        if obj.get("kind") == "Service" and event == "ADDED":
+            self._seen.setdefault(obj["metadata"].get("uid", ""), len(self._seen))
+        super()._on_event(event, obj)
+
+    def reconcile(self) -> None:
+        if not metallb_active(self.store):
+            return
+        services = self.store.list(SERVICE)
+        desired = plan(services, safe_list(self.store, IPADDRESSPOOL, NAMESPACE), dict(self._seen))
+        for svc in services:
+            k = svc_key(svc)
+            if k in desired:
+                ip, pool, _err = desired[k]
+                self.write(svc, ip, pool)
+            elif current_ip(svc) is not None or annotation(svc, ANN_FROM_POOL):
+                self.write(svc, None, None)  # no longer a LoadBalancer: release
+
+    def write(self, svc: Obj, ip: str | None, pool: str | None) -> None:
+        ann = dict(svc["metadata"].get("annotations") or {})
+        if pool and ann.get(ANN_FROM_POOL) != pool:
+            ann[ANN_FROM_POOL] = pool
+        elif not pool and ANN_FROM_POOL in ann:
+            ann.pop(ANN_FROM_POOL)
+        if ann != (svc["metadata"].get("annotations") or {}):
+            svc["metadata"]["annotations"] = ann
+            svc = self.store.update(svc, self.manager)
+        status: dict[str, Any] = copy.deepcopy(svc.get("status") or {})
+        status["loadBalancer"] = {"ingress": [{"ip": ip}]} if ip else {}
+        update_status(self.store, svc, status, self.manager)

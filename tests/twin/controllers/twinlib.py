@@ -1,0 +1,220 @@
+"""Helpers for the controller/data-plane tests: an in-process twin (real ObjectStore, all
+emulated controllers, a large time_scale) and bounded polling."""
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from kindlab_twin.contract import CONNECT_TO_FILE, PodLogs
+from kindlab_twin.store import ObjectStore
+
+Obj = dict[str, Any]
+
+
+@dataclass
+class Runtime:
+    store: ObjectStore
+    state_dir: str
+    cluster_name: str = "kind"
+    time_scale: float = 60.0
+    kind_config: Obj = field(default_factory=dict)
+    pod_logs: PodLogs = field(default_factory=PodLogs)
+
+
+def wait_for(pred: Callable[[], Any], timeout: float = 5.0, interval: float = 0.02, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = pred()
+        except Exception as exc:  # the object may not exist yet
+            last = exc
+        if last and not isinstance(last, Exception):
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out waiting for {what or pred}: last={last!r}")
+
+
+def crd(group: str, kind: str, plural: str, version: str = "v1beta1", status: bool = True) -> Obj:
+    v: Obj = {"name": version, "served": True, "storage": True,
+              "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}
+    if status:
+        v["subresources"] = {"status": {}}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.{group}"},
+            "spec": {"group": group, "names": {"kind": kind, "plural": plural, "singular": kind.lower(),
+                                               "listKind": f"{kind}List"},
+                     "scope": "Namespaced", "versions": [v]}}
+
+
+def install_metallb_crds(store: ObjectStore) -> None:
+    store.create(crd("metallb.io", "IPAddressPool", "ipaddresspools"), "test")
+    store.create(crd("metallb.io", "L2Advertisement", "l2advertisements"), "test")
+
+
+def namespace(store: ObjectStore, name: str) -> None:
+    if store.get(("v1", "Namespace"), None, name) is None:
+        store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}, "test")
+
+
+def deployment(name: str, ns: str, image: str, labels: dict[str, str] | None = None, replicas: int = 1,
+               args: list[str] | None = None, ports: list[Obj] | None = None, sa: str | None = None,
+               env: list[Obj] | None = None) -> Obj:
+    labels = labels or {"app": name}
+    c: Obj = {"name": name.split("-")[-1] if "controller" in name else name, "image": image}
+    if args:
+        c["args"] = args
+    if ports:
+        c["ports"] = ports
+    if env:
+        c["env"] = env
+    spec: Obj = {"containers": [c]}
+    if sa:
+        spec["serviceAccountName"] = sa
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": ns, "labels": labels},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels}, "spec": spec}}}
+
+
+def service(name: str, ns: str, selector: dict[str, str], ports: list[Obj], stype: str = "ClusterIP") -> Obj:
+    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": ns},
+            "spec": {"type": stype, "selector": selector, "ports": ports}}
+
+
+def ingress(name: str, ns: str, backend: str, port: int = 80, host: str | None = None, path: str = "/",
+            path_type: str = "Prefix", annotations: dict[str, str] | None = None, class_name: str | None = None) -> Obj:
+    rule: Obj = {"http": {"paths": [{"path": path, "pathType": path_type,
+                                     "backend": {"service": {"name": backend, "port": {"number": port}}}}]}}
+    if host:
+        rule["host"] = host
+    spec: Obj = {"rules": [rule]}
+    if class_name:
+        spec["ingressClassName"] = class_name
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"name": name, "namespace": ns, "annotations": annotations or {}}, "spec": spec}
+
+
+def ready_deployment(store: ObjectStore, ns: str, name: str, timeout: float = 5.0) -> Obj:
+    def ok() -> Obj | None:
+        d = store.get(("apps/v1", "Deployment"), ns, name)
+        st = (d or {}).get("status") or {}
+        want = (d or {}).get("spec", {}).get("replicas", 1)
+        return d if d and st.get("readyReplicas", 0) == want and st.get("updatedReplicas", 0) == want else None
+    return wait_for(ok, timeout, what=f"deployment {ns}/{name} ready")
+
+
+def connect_to(state_dir: str) -> list[Obj]:
+    try:
+        with open(os.path.join(state_dir, CONNECT_TO_FILE)) as fh:
+            return json.load(fh)  # type: ignore[no-any-return]
+    except FileNotFoundError:
+        return []
+
+
+def target_for(state_dir: str, host: str, port: int) -> int | None:
+    for e in connect_to(state_dir):
+        if e["host"] == host and e["port"] == port:
+            return int(e["target_port"])
+    return None
+
+
+def http_get(port: int, path: str = "/", host: str = "example.com", timeout: float = 2.0) -> tuple[int, str]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("GET", path, headers={"Host": host})
+        resp = conn.getresponse()
+        return resp.status, resp.read().decode()
+    finally:
+        conn.close()
+
+
+NGINX_IMAGE = "registry.k8s.io/ingress-nginx/controller:v1.15.1@sha256:" + "0" * 64
+ECHO_IMAGE = "registry.k8s.io/e2e-test-images/agnhost:2.53"
+
+
+def nginx_release(store: ObjectStore, ns: str, *, scope: bool, publish_service: bool,
+                  service_type: str = "LoadBalancer", extra_args: list[str] | None = None,
+                  release: str = "ingress") -> None:
+    """What helm chart 4.15.1 renders (the parts the twin reads): SA, RBAC (Role when
+    scope.enabled, else ClusterRole), controller Deployment with _params.tpl args, Service."""
+    full = f"{release}-ingress-nginx"
+    labels = {"app.kubernetes.io/name": "ingress-nginx", "app.kubernetes.io/instance": release,
+              "app.kubernetes.io/component": "controller"}
+    store.create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": full, "namespace": ns}}, "test")
+    rules = [{"apiGroups": ["networking.k8s.io"], "resources": ["ingresses", "ingressclasses"], "verbs": ["get", "list", "watch"]}]
+    if scope:
+        store.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                      "metadata": {"name": full, "namespace": ns}, "rules": rules}, "test")
+        store.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                      "metadata": {"name": full, "namespace": ns},
+                      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": full},
+                      "subjects": [{"kind": "ServiceAccount", "name": full, "namespace": ns}]}, "test")
+    else:
+        store.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                      "metadata": {"name": f"{ns}-{full}"}, "rules": rules}, "test")
+        store.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                      "metadata": {"name": f"{ns}-{full}"},
+                      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": f"{ns}-{full}"},
+                      "subjects": [{"kind": "ServiceAccount", "name": full, "namespace": ns}]}, "test")
+    args = ["/nginx-ingress-controller"]
+    if publish_service:
+        args.append(f"--publish-service=$(POD_NAMESPACE)/{full}-controller")
+    args += [f"--election-id={full}-leader", "--controller-class=k8s.io/ingress-nginx",
+             "--ingress-class=nginx", f"--configmap=$(POD_NAMESPACE)/{full}-controller"]
+    if scope:
+        args.append("--watch-namespace=$(POD_NAMESPACE)")
+    args += extra_args or []
+    env = [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+           {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}]
+    dep = deployment(f"{full}-controller", ns, NGINX_IMAGE, labels=labels, args=args, sa=full, env=env,
+                     ports=[{"name": "http", "containerPort": 80}, {"name": "https", "containerPort": 443}])
+    dep["spec"]["template"]["spec"]["containers"][0]["name"] = "controller"
+    store.create(dep, "test")
+    store.create(service(f"{full}-controller", ns, labels,
+                         [{"name": "http", "port": 80, "targetPort": "http"},
+                          {"name": "https", "port": 443, "targetPort": "https"}], service_type), "test")
+
+
+def metallb(store: ObjectStore, addresses: list[str], l2: bool = True) -> None:
+    namespace(store, "metallb-system")
+    install_metallb_crds(store)
+    store.create(deployment("controller", "metallb-system", "quay.io/metallb/controller:v0.16.1",
+                            labels={"app": "metallb", "component": "controller"}), "test")
+    store.create({"apiVersion": "metallb.io/v1beta1", "kind": "IPAddressPool",
+                  "metadata": {"name": "default", "namespace": "metallb-system"},
+                  "spec": {"addresses": addresses}}, "test")
+    if l2:
+        store.create({"apiVersion": "metallb.io/v1beta1", "kind": "L2Advertisement",
+                      "metadata": {"name": "default", "namespace": "metallb-system"}, "spec": {}}, "test")
+
+
+def lb_ip(store: ObjectStore, ns: str, name: str) -> str | None:
+    svc = store.get(("v1", "Service"), ns, name) or {}
+    ing = ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+    return ing[0].get("ip") if ing else None
+
+
+def ingress_addr(store: ObjectStore, ns: str, name: str) -> list[str]:
+    ing = store.get(("networking.k8s.io/v1", "Ingress"), ns, name) or {}
+    return [e.get("ip") or e.get("hostname") for e in ((ing.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []]
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def twin(tmp_path: Any) -> Any:
+    """An in-process twin: real ObjectStore + all emulated controllers, time_scale 60."""
+    from kindlab_twin.controllers import all_controllers
+
+    rt = Runtime(store=ObjectStore(), state_dir=str(tmp_path), cluster_name="kind", time_scale=60.0)
+    ctrls = all_controllers()
+    for c in ctrls:
+        c.start(rt)
+    yield rt
+    for c in reversed(ctrls):
+        c.stop()

@@ -1,0 +1,204 @@
+"""MetalLB and ingress-nginx emulation against the real ObjectStore (time_scale 60:
+a 60 s status sync takes 1 s)."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent / "controllers"))
+
+from twinlib import (Runtime, deployment, ingress, ingress_addr, install_metallb_crds, lb_ip, metallb,  # noqa: E402,F401
+                     namespace, nginx_release, ready_deployment, service, twin, wait_for)
+
+DEP = ("apps/v1", "Deployment")
+POD = ("v1", "Pod")
+SVC = ("v1", "Service")
+ING = ("networking.k8s.io/v1", "Ingress")
+LEASE = ("coordination.k8s.io/v1", "Lease")
+CTRL = {"app.kubernetes.io/component": "controller"}
+
+
+def controller_pods(rt: Runtime, ns: str) -> list[dict]:
+    return rt.store.list(POD, ns, CTRL)
+
+
+def logs(rt: Runtime, ns: str) -> list[str]:
+    pods = controller_pods(rt, ns)
+    return rt.pod_logs.lines(ns, pods[0]["metadata"]["name"]) if pods else []
+
+
+# --- MetalLB ---------------------------------------------------------------------------------
+
+def test_metallb_pending_until_controller_and_pool(twin: Runtime) -> None:
+    s = twin.store
+    install_metallb_crds(s)
+    namespace(s, "metallb-system")
+    s.create(service("lb", "default", {"app": "x"}, [{"port": 80}], "LoadBalancer"), "test")
+    s.create({"apiVersion": "metallb.io/v1beta1", "kind": "IPAddressPool",
+              "metadata": {"name": "p", "namespace": "metallb-system"}, "spec": {"addresses": ["100.64.0.0/16"]}}, "test")
+    time.sleep(0.3)
+    assert lb_ip(s, "default", "lb") is None  # no MetalLB controller Deployment yet
+    s.create(deployment("controller", "metallb-system", "quay.io/metallb/controller:v0.16.1",
+                        labels={"app": "metallb", "component": "controller"}), "test")
+    assert wait_for(lambda: lb_ip(s, "default", "lb"), what="LB IP") == "100.64.0.0"
+    svc = s.get(SVC, "default", "lb")
+    assert svc["metadata"]["annotations"]["metallb.io/ip-allocated-from-pool"] == "p"
+    assert "ipMode" not in svc["status"]["loadBalancer"]["ingress"][0]
+    status_mf = [m for m in svc["metadata"]["managedFields"] if m.get("subresource") == "status"]
+    assert status_mf and status_mf[0]["manager"] == "controller"
+    # a second service gets the next address; type change releases, the address is reused
+    s.create(service("lb2", "default", {"app": "y"}, [{"port": 80}], "LoadBalancer"), "test")
+    assert wait_for(lambda: lb_ip(s, "default", "lb2"), what="LB2 IP") == "100.64.0.1"
+    svc = s.get(SVC, "default", "lb")
+    svc["spec"]["type"] = "ClusterIP"
+    for p in svc["spec"]["ports"]:
+        p.pop("nodePort", None)
+    s.update(svc, "test")
+    wait_for(lambda: lb_ip(s, "default", "lb") is None, what="release")
+    s.create(service("lb3", "default", {"app": "z"}, [{"port": 80}], "LoadBalancer"), "test")
+    assert wait_for(lambda: lb_ip(s, "default", "lb3"), what="LB3 IP") == "100.64.0.0"
+
+
+def test_metallb_no_pools_stays_pending(twin: Runtime) -> None:
+    s = twin.store
+    install_metallb_crds(s)
+    namespace(s, "metallb-system")
+    s.create(deployment("controller", "metallb-system", "quay.io/metallb/controller:v0.16.1"), "test")
+    ready_deployment(s, "metallb-system", "controller")
+    s.create(service("lb", "default", {"app": "x"}, [{"port": 80}], "LoadBalancer"), "test")
+    time.sleep(0.3)
+    assert (s.get(SVC, "default", "lb").get("status") or {}).get("loadBalancer", {}) == {}
+
+
+# --- ingress-nginx ------------------------------------------------------------------------------
+
+def _app(rt: Runtime, ns: str, ann: dict[str, str] | None = None, class_name: str | None = None, name: str = "test") -> None:
+    rt.store.create(deployment(name, ns, "nginx:1.27"), "test")
+    rt.store.create(service(name, ns, {"app": name}, [{"port": 80}]), "test")
+    rt.store.create(ingress(name, ns, name, annotations=ann, class_name=class_name), "test")
+
+
+def test_missing_publish_service_crash_loops_then_recovers(twin: Runtime) -> None:
+    s = twin.store
+    namespace(s, "two")
+    nginx_release(s, "two", scope=False, publish_service=False,
+                  extra_args=["--publish-service=two/svc"])  # e.g. a pathOverride to a missing Service
+
+    def crashing() -> dict | None:
+        pods = controller_pods(twin, "two")
+        cs = (pods[0].get("status", {}).get("containerStatuses") or [{}])[0] if pods else {}
+        return cs if cs.get("restartCount", 0) >= 1 and "waiting" in cs.get("state", {}) else None
+    cs = wait_for(crashing, what="CrashLoopBackOff")
+    assert cs["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    assert cs["lastState"]["terminated"]["exitCode"] == 255 and cs["ready"] is False
+    assert any('main.go:89] no service with name svc found in namespace two: services "svc" not found' in line
+               and line.startswith("F") for line in logs(twin, "two"))
+    d = s.get(DEP, "two", "ingress-ingress-nginx-controller")
+    assert d["status"].get("readyReplicas", 0) == 0
+    s.create(service("svc", "two", {"x": "y"}, [{"port": 80}]), "test")
+    ready_deployment(s, "two", "ingress-ingress-nginx-controller", timeout=8)
+
+
+def test_publish_service_later_missing_keeps_status(twin: Runtime) -> None:
+    s = twin.store
+    metallb(s, ["100.64.0.0/16"])
+    namespace(s, "one")
+    nginx_release(s, "one", scope=True, publish_service=True)
+    _app(twin, "one", ann={"kubernetes.io/ingress.class": "nginx"})
+    assert wait_for(lambda: ingress_addr(s, "one", "test"), what="status") == ["100.64.0.0"]
+    ing = s.get(ING, "one", "test")
+    mf = [m for m in ing["metadata"]["managedFields"] if m.get("subresource") == "status"]
+    assert mf[0]["manager"] == "nginx-ingress-controller" and mf[0]["operation"] == "Update"
+    assert any('status.go:311] "updating Ingress status" namespace="one" ingress="test" currentValue=null '
+               'newValue=[{"ip":"100.64.0.0"}]' in line for line in logs(twin, "one"))
+    rv = ing["metadata"]["resourceVersion"]
+    time.sleep(1.3)  # one more sync period: same addresses → no write
+    assert s.get(ING, "one", "test")["metadata"]["resourceVersion"] == rv
+    s.delete(SVC, "one", "ingress-ingress-nginx-controller")
+    wait_for(lambda: any('"requeuing" err="services \\"ingress-ingress-nginx-controller\\" not found"' in line
+                         for line in logs(twin, "one")), what="error logged")
+    assert ingress_addr(s, "one", "test") == ["100.64.0.0"]  # unchanged, no node-IP fallback
+
+
+def test_node_ip_publish_with_ingress_class_name_and_lease(twin: Runtime) -> None:
+    s = twin.store
+    namespace(s, "edge")
+    s.create({"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass", "metadata": {"name": "nginx"},
+              "spec": {"controller": "k8s.io/ingress-nginx"}}, "test")
+    nginx_release(s, "edge", scope=False, publish_service=False)
+    _app(twin, "edge", class_name="nginx")
+    _app(twin, "edge", class_name="other", name="foreign")
+    assert wait_for(lambda: ingress_addr(s, "edge", "test"), what="node IP status") == ["172.18.0.2"]
+    lease = s.get(LEASE, "edge", "ingress-ingress-nginx-leader")
+    assert lease["spec"]["holderIdentity"] == controller_pods(twin, "edge")[0]["metadata"]["name"]
+    time.sleep(0.5)
+    assert ingress_addr(s, "edge", "foreign") == []
+
+
+def test_ignore_ingress_class_when_rbac_is_namespaced(twin: Runtime) -> None:
+    s = twin.store
+    namespace(s, "one")
+    s.create({"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass", "metadata": {"name": "nginx"},
+              "spec": {"controller": "k8s.io/ingress-nginx"}}, "test")
+    nginx_release(s, "one", scope=True, publish_service=False)
+    _app(twin, "one", class_name="nginx")
+    wait_for(lambda: any("No permissions to list and get Ingress Classes" in line and "IngressClass feature will be disabled" in line
+                         for line in logs(twin, "one")), what="warning")
+    time.sleep(1.2)
+    assert ingress_addr(s, "one", "test") == []  # ignored on add: ingressClassName is not looked at
+    ing = s.get(ING, "one", "test")
+    ing["metadata"].setdefault("labels", {})["touched"] = "yes"
+    s.update(ing, "test")  # any update: the update handler skips the class check
+    assert wait_for(lambda: ingress_addr(s, "one", "test"), what="taken up on update") == ["172.18.0.2"]
+
+
+def test_single_leader_and_update_status_on_shutdown(twin: Runtime) -> None:
+    s = twin.store
+    namespace(s, "x")
+    nginx_release(s, "x", scope=False, publish_service=False)
+    d = s.get(DEP, "x", "ingress-ingress-nginx-controller")
+    d["spec"]["replicas"] = 2
+    s.update(d, "test")
+    _app(twin, "x", ann={"kubernetes.io/ingress.class": "nginx"})
+    ready_deployment(s, "x", "ingress-ingress-nginx-controller")
+    assert wait_for(lambda: ingress_addr(s, "x", "test"), what="status") == ["172.18.0.2"]
+    time.sleep(1.2)
+    writers = [line for p in controller_pods(twin, "x") for line in twin.pod_logs.lines("x", p["metadata"]["name"])
+               if "updating Ingress status" in line]
+    assert len(writers) == 1  # only the leader syncs
+    d = s.get(DEP, "x", "ingress-ingress-nginx-controller")
+    d["spec"]["replicas"] = 0
+    s.update(d, "test")
+    wait_for(lambda: ingress_addr(s, "x", "test") == [], what="status cleared on shutdown")
+
+
+def test_puzzle_flapping_emerges(twin: Runtime) -> None:
+    """seeds/01: one/three scoped with --publish-service, two unscoped without; all Ingresses
+    annotated kubernetes.io/ingress.class: nginx → one/three alternate between their MetalLB IP
+    and the node IP, two stays on the node IP."""
+    s = twin.store
+    metallb(s, ["100.64.0.0/16"])
+    for ns in ("one", "two", "three"):
+        namespace(s, ns)
+        nginx_release(s, ns, scope=ns != "two", publish_service=ns != "two")
+        _app(twin, ns, ann={"kubernetes.io/ingress.class": "nginx"})
+    seen: dict[str, list[tuple[str, ...]]] = {ns: [] for ns in ("one", "two", "three")}
+    deadline = time.monotonic() + 4.5
+    while time.monotonic() < deadline:
+        for ns in seen:
+            a = tuple(ingress_addr(s, ns, "test"))
+            if a and (not seen[ns] or seen[ns][-1] != a):
+                seen[ns].append(a)
+        time.sleep(0.01)
+    one_ip, three_ip = lb_ip(s, "one", "ingress-ingress-nginx-controller"), lb_ip(s, "three", "ingress-ingress-nginx-controller")
+    assert (one_ip, three_ip) == ("100.64.0.0", "100.64.0.2")
+    assert seen["two"] == [("172.18.0.2",)]
+    for ns, ip in (("one", one_ip), ("three", three_ip)):
+        assert set(seen[ns]) == {(ip,), ("172.18.0.2",)}, seen[ns]
+        assert len(seen[ns]) >= 5, seen[ns]  # keeps alternating, once per sync period
+    two_lines = [line for line in logs(twin, "two") if "updating Ingress status" in line]
+    assert any('namespace="one"' in line and 'newValue=[{"ip":"172.18.0.2"}]' in line for line in two_lines)
+    assert any('namespace="three"' in line and 'newValue=[{"ip":"172.18.0.2"}]' in line for line in two_lines)
+    leases = {ns: s.get(LEASE, ns, "ingress-ingress-nginx-leader")["spec"]["holderIdentity"] for ns in ("one", "two", "three")}
+    assert all(leases.values())  # one leader per namespace

@@ -1,0 +1,146 @@
+"""The data plane: routing rules (pure) and real HTTP over loopback listeners."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent / "controllers"))
+
+from twinlib import (ECHO_IMAGE, Runtime, connect_to, deployment, http_get, ingress, metallb, namespace,  # noqa: E402,F401
+                     nginx_release, ready_deployment, service, target_for, twin, wait_for)
+
+from kindlab_twin.dataplane import host_matches, prefix_match, select_route  # noqa: E402
+
+DEP = ("apps/v1", "Deployment")
+
+
+def _ing(name: str, ts: str, host: str | None, paths: list[tuple[str, str, str]]) -> dict[str, Any]:
+    rule: dict[str, Any] = {"http": {"paths": [{"path": p, "pathType": t, "backend": {"service": {"name": b, "port": {"number": 80}}}}
+                                               for p, t, b in paths]}}
+    if host:
+        rule["host"] = host
+    return {"metadata": {"name": name, "namespace": "ns", "creationTimestamp": ts}, "spec": {"rules": [rule]}}
+
+
+def _backend(route: Any) -> str | None:
+    return route.backend["service"]["name"] if route else None
+
+
+def test_host_and_path_matching_rules() -> None:
+    assert host_matches("*.example.com", "a.example.com")
+    assert not host_matches("*.example.com", "a.b.example.com") and not host_matches("*.example.com", "example.com")
+    assert prefix_match("/foo", "/foo/bar") and prefix_match("/foo/", "/foo") and not prefix_match("/foo", "/foobar")
+    ings = [
+        _ing("new", "2026-01-02T00:00:00Z", "app.example.com", [("/", "Prefix", "new-root")]),
+        _ing("old", "2026-01-01T00:00:00Z", "app.example.com", [("/", "Prefix", "old-root"), ("/api", "Prefix", "api"),
+                                                                 ("/api/v1", "Exact", "exact")]),
+        _ing("wild", "2026-01-01T00:00:00Z", "*.example.com", [("/", "Prefix", "wild")]),
+        _ing("any", "2026-01-01T00:00:00Z", None, [("/static", "ImplementationSpecific", "static")]),
+    ]
+    assert _backend(select_route(ings, "app.example.com", "/")) == "old-root"  # oldest wins for same host+path
+    assert _backend(select_route(ings, "app.example.com:80", "/api/x")) == "api"
+    assert _backend(select_route(ings, "app.example.com", "/api/v1")) == "exact"
+    assert _backend(select_route(ings, "app.example.com", "/apix")) == "old-root"  # element-wise prefix
+    assert _backend(select_route(ings, "b.example.com", "/z")) == "wild"
+    assert _backend(select_route(ings, "other.test", "/staticfiles")) == "static"  # plain string prefix
+    assert select_route(ings, "other.test", "/") is None  # → default backend 404
+    only_host = [_ing("h", "2026-01-01T00:00:00Z", "h.test", [("/a", "Prefix", "a")])]
+    assert select_route(only_host, "h.test", "/b") is None  # a matched host server never falls back
+
+
+def test_http_through_metallb_ip_and_ingress_nginx(twin: Runtime) -> None:
+    s = twin.store
+    metallb(s, ["100.64.0.0/16"])
+    namespace(s, "one")
+    nginx_release(s, "one", scope=True, publish_service=True)
+    s.create(deployment("web", "one", "nginx:1.27"), "test")
+    s.create(service("web", "one", {"app": "web"}, [{"port": 80}]), "test")
+    s.create(deployment("echo", "one", ECHO_IMAGE, replicas=2, ports=[{"name": "http", "containerPort": 8080}]), "test")
+    s.create(service("echo", "one", {"app": "echo"}, [{"port": 80, "targetPort": "http"}]), "test")
+    ann = {"kubernetes.io/ingress.class": "nginx"}
+    s.create(ingress("web", "one", "web", host="web.test", annotations=ann), "test")
+    s.create(ingress("echo", "one", "echo", host="echo.test", annotations=ann), "test")
+    ready_deployment(s, "one", "echo")
+    ready_deployment(s, "one", "ingress-ingress-nginx-controller")
+    port = wait_for(lambda: target_for(twin.state_dir, "100.64.0.0", 80), what="LB listener")
+    entry = [e for e in connect_to(twin.state_dir) if e["host"] == "100.64.0.0" and e["port"] == 80][0]
+    assert entry["target_host"] == "127.0.0.1" and entry["what"] == "one/ingress-ingress-nginx-controller"
+    code, body = wait_for(lambda: (r := http_get(port, "/", "web.test")) and r[0] == 200 and r, what="web 200")
+    assert "<title>Welcome to nginx!</title>" in body
+    pods = set()
+    for _ in range(4):
+        code, body = http_get(port, "/hello", "echo.test")
+        assert code == 200 and "namespace: one" in body and "path: /hello" in body
+        pods.add(body.splitlines()[0])
+    assert len(pods) == 2  # round-robin over both ready endpoints
+    code, body = http_get(port, "/", "nobody.test")
+    assert code == 404 and "404 Not Found" in body and "nginx" in body
+    d = s.get(DEP, "one", "echo")
+    d["spec"]["replicas"] = 0
+    s.update(d, "test")
+    code, body = wait_for(lambda: (r := http_get(port, "/", "echo.test")) and r[0] == 503 and r, what="503")
+    assert "503 Service Temporarily Unavailable" in body
+
+
+def test_unannounced_pool_and_host_ports(twin: Runtime) -> None:
+    s = twin.store
+    metallb(s, ["100.64.0.0/16"], l2=False)
+    s.create(deployment("web", "default", "nginx:1.27"), "test")
+    s.create(service("web", "default", {"app": "web"}, [{"port": 80}], "LoadBalancer"), "test")
+    s.create(deployment("hp", "default", ECHO_IMAGE, ports=[{"containerPort": 8080, "hostPort": 8080}]), "test")
+    ready_deployment(s, "default", "web")
+    svc = wait_for(lambda: (x := s.get(("v1", "Service"), "default", "web"))
+                   and (x.get("status") or {}).get("loadBalancer", {}).get("ingress") and x, what="LB IP")
+    node_port = svc["spec"]["ports"][0]["nodePort"]
+    np = wait_for(lambda: target_for(twin.state_dir, "172.18.0.2", node_port), what="nodePort listener")
+    assert http_get(np)[0] == 200
+    hp = wait_for(lambda: target_for(twin.state_dir, "172.18.0.2", 8080), what="hostPort listener")
+    code, body = http_get(hp, "/x")
+    assert code == 200 and body.startswith("pod: hp-")
+    time.sleep(0.2)
+    assert target_for(twin.state_dir, "100.64.0.0", 80) is None  # assigned but not announced (no L2Advertisement)
+    assert target_for(twin.state_dir, "172.18.0.2", 31999) is None  # nothing there: no mapping
+    s.create({"apiVersion": "metallb.io/v1beta1", "kind": "L2Advertisement",
+              "metadata": {"name": "l2", "namespace": "metallb-system"}, "spec": {"ipAddressPools": ["default"]}}, "test")
+    lb = wait_for(lambda: target_for(twin.state_dir, "100.64.0.0", 80), what="announced")
+    assert "Welcome to nginx!" in http_get(lb)[1]
+
+
+def test_kind_extra_port_mappings_to_an_ingress_host_port(tmp_path: Path) -> None:
+    """kind's ingress set-up: node label from kubeadmConfigPatches, extraPortMappings 80→80,
+    a controller pod with hostPort 80 selected by nodeSelector ingress-ready=true."""
+    from kindlab_twin.controllers import all_controllers
+    from kindlab_twin.store import ObjectStore
+
+    patch = "kind: InitConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n    node-labels: \"ingress-ready=true\"\n"
+    cfg = {"nodes": [{"role": "control-plane", "kubeadmConfigPatches": [patch],
+                      "extraPortMappings": [{"containerPort": 80, "hostPort": 8080, "protocol": "TCP"}]}]}
+    rt = Runtime(store=ObjectStore(), state_dir=str(tmp_path), cluster_name="kind", time_scale=60, kind_config=cfg)
+    ctrls = all_controllers()
+    for c in ctrls:
+        c.start(rt)
+    try:
+        s = rt.store
+        namespace(s, "ingress-nginx")
+        nginx_release(s, "ingress-nginx", scope=False, publish_service=False, service_type="NodePort",
+                      extra_args=["--watch-ingress-without-class=true", "--publish-status-address=localhost"])
+        d = s.get(DEP, "ingress-nginx", "ingress-ingress-nginx-controller")
+        c0 = d["spec"]["template"]["spec"]["containers"][0]
+        c0["ports"][0]["hostPort"] = 80
+        d["spec"]["template"]["spec"]["nodeSelector"] = {"ingress-ready": "true"}
+        s.update(d, "test")
+        s.create(deployment("web", "default", "nginx:1.27"), "test")
+        s.create(service("web", "default", {"app": "web"}, [{"port": 80}]), "test")
+        s.create(ingress("web", "default", "web"), "test")
+        ready_deployment(s, "ingress-nginx", "ingress-ingress-nginx-controller")
+        port = wait_for(lambda: target_for(rt.state_dir, "127.0.0.1", 8080), what="extraPortMappings entry")
+        assert target_for(rt.state_dir, "172.18.0.2", 80) is not None
+        code, body = wait_for(lambda: (r := http_get(port, "/", "anything")) and r[0] == 200 and r, what="200")
+        assert "Welcome to nginx!" in body
+        from twinlib import ingress_addr
+        assert wait_for(lambda: ingress_addr(s, "default", "web"), what="status") == ["localhost"]
+    finally:
+        for c in reversed(ctrls):
+            c.stop()

@@ -1,0 +1,134 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ansible_collections.kindlab.ingress.plugins.module_utils import _helm as helm
+
+# Written from helm's source (pkg/cmd/list.go releaseElement, get_values.go, status.go
+# with release/v1 Release+Info and chart/v2 Metadata): revision is a string in `list`
+# and an int ("version") in `status`; `updated` is Go's time.Time.String().
+LIST_JSON = (
+    '[{"name":"ingress","namespace":"two","revision":"3","updated":"2026-11-21 22:58:01.123456789 +0000 UTC",'
+    '"status":"deployed","chart":"ingress-nginx-4.15.1","app_version":"1.15.1"}]\n'
+)
+LIST_EMPTY = "[]\n"
+GET_VALUES_JSON = '{"controller":{"admissionWebhooks":{"enabled":false},"publishService":{"enabled":false,"pathOverride":"two/svc"},"scope":{"enabled":false}}}\n'
+GET_VALUES_NONE = "null\n"
+STATUS_JSON = json.dumps(
+    {
+        "name": "ingress",
+        "info": {
+            "first_deployed": "2026-11-21T22:50:00.000000000Z",
+            "last_deployed": "2026-11-21T22:58:01.123456789Z",
+            "deleted": "",
+            "description": "Upgrade complete",
+            "status": "deployed",
+            "notes": "The ingress-nginx controller has been installed.",
+        },
+        "chart": {
+            "metadata": {"name": "ingress-nginx", "version": "4.15.1", "appVersion": "1.15.1", "apiVersion": "v2"},
+            "lock": None,
+            "templates": [],
+            "values": {},
+            "schema": None,
+            "files": [],
+        },
+        "config": {"controller": {"scope": {"enabled": False}}},
+        "manifest": "---\n",
+        "version": 3,
+        "namespace": "two",
+    }
+)
+SEED_TWO = json.loads(GET_VALUES_JSON)
+
+
+def test_upgrade_install_argv():
+    argv = helm.upgrade_install_argv(
+        "/usr/bin/helm", "ingress", "ingress-nginx", "https://kubernetes.github.io/ingress-nginx", "4.15.1", "two",
+        "/tmp/v.yaml", wait=True, timeout=300, kubeconfig="/k", context="kind-lab",
+    )
+    assert argv == [
+        "/usr/bin/helm", "upgrade", "--install", "ingress", "ingress-nginx",
+        "--repo", "https://kubernetes.github.io/ingress-nginx", "--version", "4.15.1",
+        "--namespace", "two", "--create-namespace", "--values", "/tmp/v.yaml", "--reset-values",
+        "--wait", "--timeout", "300s", "--kubeconfig", "/k", "--kube-context", "kind-lab",
+    ]
+    bare = helm.upgrade_install_argv("helm", "r", "c", "https://x", "1.0.0", "ns", "/v", create_namespace=False)
+    assert "--create-namespace" not in bare and "--wait" not in bare and "--timeout" not in bare
+
+
+def test_query_argv():
+    assert helm.list_argv("helm", "ingress.x", "two") == [
+        "helm", "list", "--namespace", "two", "--filter", r"^ingress\.x$", "--deployed", "--failed", "--pending", "-o", "json",
+    ]
+    assert helm.get_values_argv("helm", "ingress", "two", context="c") == [
+        "helm", "get", "values", "ingress", "--namespace", "two", "-o", "json", "--kube-context", "c",
+    ]
+    assert helm.status_argv("helm", "ingress", "two") == ["helm", "status", "ingress", "--namespace", "two", "-o", "json"]
+    assert helm.uninstall_argv("helm", "ingress", "two", wait=True, timeout=60) == [
+        "helm", "uninstall", "ingress", "--namespace", "two", "--wait", "--timeout", "60s",
+    ]
+
+
+def test_parse_list():
+    (rel,) = helm.parse_list(LIST_JSON)
+    assert rel == helm.HelmRelease("ingress", "two", 3, "deployed", "ingress-nginx", "4.15.1", "1.15.1", "2026-11-21 22:58:01.123456789 +0000 UTC")
+    assert rel.as_dict()["chart"] == "ingress-nginx-4.15.1"
+    assert helm.parse_list(LIST_EMPTY) == []
+    assert helm.parse_list("") == []
+    assert helm.find_release([rel], "ingress", "one") is None
+    assert helm.find_release([rel], "ingress", "two") is rel
+
+
+@pytest.mark.parametrize(
+    "chart,name,version",
+    [("ingress-nginx-4.15.1", "ingress-nginx", "4.15.1"), ("my-app-2-1.0.0-rc.1", "my-app-2", "1.0.0-rc.1"), ("x-v0.1.0", "x", "v0.1.0")],
+)
+def test_split_chart(chart, name, version):
+    assert helm.split_chart(chart) == (name, version)
+
+
+def test_parse_errors_are_readable():
+    with pytest.raises(helm.HelmError, match="not JSON"):
+        helm.parse_list("NAME NAMESPACE")
+    with pytest.raises(helm.HelmError, match="unexpected entry"):
+        helm.parse_list('[{"name":"x"}]')
+    with pytest.raises(helm.HelmError, match="expected a JSON object"):
+        helm.parse_get_values("[1]")
+    with pytest.raises(helm.HelmError, match="helm status"):
+        helm.parse_status('{"name":"x"}')
+
+
+def test_parse_get_values_and_status():
+    assert helm.parse_get_values(GET_VALUES_JSON) == SEED_TWO
+    assert helm.parse_get_values(GET_VALUES_NONE) == {}
+    st = helm.parse_status(STATUS_JSON)
+    assert (st.name, st.namespace, st.revision, st.status, st.chart_name, st.chart_version, st.app_version) == (
+        "ingress", "two", 3, "deployed", "ingress-nginx", "4.15.1", "1.15.1",
+    )
+
+
+DEPLOYED = helm.parse_list(LIST_JSON)[0]
+
+
+@pytest.mark.parametrize(
+    "deployed,values,version,desired,changed,reason",
+    [
+        (None, None, "4.15.1", SEED_TWO, True, "not installed"),
+        (DEPLOYED, SEED_TWO, "4.15.1", SEED_TWO, False, "up to date"),
+        (DEPLOYED, SEED_TWO, "4.15.0", SEED_TWO, True, "chart ingress-nginx-4.15.1 deployed, ingress-nginx-4.15.0 wanted"),
+        (DEPLOYED, SEED_TWO, "4.15.1", {"controller": {"scope": {"enabled": True}}}, True, "values differ"),
+        (DEPLOYED, {}, "4.15.1", {}, False, "up to date"),
+        (DEPLOYED, {"controller": {"replicaCount": 2.0}}, "4.15.1", {"controller": {"replicaCount": 2}}, False, "up to date"),
+        (DEPLOYED, {"x": 1}, "4.15.1", {"x": True}, True, "values differ"),
+        (helm.HelmRelease("ingress", "two", 2, "failed", "ingress-nginx", "4.15.1", "1.15.1"), SEED_TWO, "4.15.1", SEED_TWO, True, "status is failed"),
+    ],
+)
+def test_upgrade_needed(deployed, values, version, desired, changed, reason):
+    got, why = helm.upgrade_needed(deployed, values, "ingress-nginx", version, desired)
+    assert got is changed
+    assert reason in why

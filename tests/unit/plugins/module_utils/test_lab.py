@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._lab import LabError, validate
+
+ROOT = Path(__file__).resolve().parents[4]
+DEFAULT_LAB = yaml.safe_load((ROOT / "inventories/local/group_vars/all/lab.yml").read_text())
+
+
+def lab(**overrides: Any) -> dict[str, Any]:
+    out = copy.deepcopy(DEFAULT_LAB)
+    out.update(overrides)
+    return out
+
+
+def run(v: dict[str, Any]) -> dict[str, Any]:
+    return validate(v["lab_backend"], v["lab_cluster"], v["lab_metallb_pools"], v["lab_namespaces"],
+                    v["lab_controllers"], v["lab_workloads"])
+
+
+def test_the_default_lab_and_every_scenario_validate() -> None:
+    assert run(lab())["ingresses"] == ["one/test", "two/test", "three/test"]
+    for scenario in sorted((ROOT / "scenarios").glob("*.yml")):
+        assert run(lab(**yaml.safe_load(scenario.read_text())))["ingresses"], scenario.name
+
+
+def test_puzzle_controller_two_watches_everything_and_publishes_node_addresses() -> None:
+    puzzle = run(lab(**yaml.safe_load((ROOT / "scenarios/puzzle.yml").read_text())))
+    two = next(c for c in puzzle["controllers"] if c["namespace"] == "two")
+    assert not any(a.startswith(("--publish-service", "--watch-namespace")) for a in two["args"])
+    assert any("pathOverride 'two/svc' is ignored" in n for n in two["notes"])
+
+
+def controllers_with(index: int, **changes: Any) -> list[dict[str, Any]]:
+    ctls = copy.deepcopy(DEFAULT_LAB["lab_controllers"])
+    ctls[index].update(changes)
+    return ctls
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"lab_backend": "docker"}, "lab_backend: expected one of auto, kind, twin, got 'docker'"),
+        ({"lab_cluster": {"name": "Ingress_Lab"}}, "lab_cluster.name: expected a lower-case DNS label"),
+        ({"lab_cluster": {"name": "lab", "workers": "2"}}, "lab_cluster.workers: expected an integer from 0 to 10"),
+        ({"lab_cluster": {"name": "lab", "nodes": 3}}, "lab_cluster: expected only the keys"),
+        ({"lab_cluster": {"name": "lab", "kind_config": "x"}}, "lab_cluster.kind_config: expected a mapping"),
+        ({"lab_metallb_pools": [{"name": "p", "addresses": ["100.64.0.0/33"]}]}, "lab_metallb_pools"),
+        ({"lab_metallb_pools": []}, "lab_metallb_pools"),
+        ({"lab_namespaces": ["one", "one"]}, "lab_namespaces: names: expected unique names"),
+        ({"lab_namespaces": ["One"]}, "lab_namespaces: names[0]: expected a DNS-1123 label"),
+        ({"lab_controllers": controllers_with(1, namespace="four")},
+         "lab_controllers[1].namespace: expected one of lab_namespaces"),
+        ({"lab_controllers": controllers_with(0, type="haproxy")}, "lab_controllers[0].type"),
+        ({"lab_controllers": controllers_with(2, values={"controller": {"scope": {"enabled": "yes"}}})},
+         "controller.scope.enabled: expected a boolean, got 'yes'"),
+        ({"lab_workloads": [{"name": "test", "namespace": "four"}]},
+         "lab_workloads[0].namespace: expected one of lab_namespaces"),
+        ({"lab_workloads": [{"name": "test", "namespace": "one", "ingress": {"paths": [{"path": "/", "path_type": "Regex"}]}}]},
+         "lab_workloads[0].ingress.paths[0].path_type: expected one of Prefix, Exact, ImplementationSpecific"),
+    ],
+)
+def test_bad_fields_are_named(overrides: dict[str, Any], message: str) -> None:
+    with pytest.raises(LabError) as err:
+        run(lab(**overrides))
+    assert message in str(err.value)
+
+
+def test_two_releases_creating_the_same_ingressclass_are_refused() -> None:
+    ctls = copy.deepcopy(DEFAULT_LAB["lab_controllers"])
+    ctls[1]["values"]["controller"]["ingressClassResource"]["name"] = "nginx-one"
+    with pytest.raises(LabError, match=r"lab_controllers\[1\]\.values\.controller\.ingressClassResource\.name: IngressClass 'nginx-one'"):
+        run(lab(lab_controllers=ctls))

@@ -1,0 +1,187 @@
+from __future__ import annotations
+
+import json
+import stat
+from typing import Any
+
+import pytest
+import yaml
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.kindlab.ingress.plugins.modules import kind_cluster
+
+DOCKER_UP = json.dumps({"ServerVersion": "29.0.2", "OperatingSystem": "Ubuntu 24.04.3 LTS", "ServerErrors": None})
+DOCKER_DOWN = json.dumps({"ServerVersion": "", "ServerErrors": [
+    "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"]})
+NETWORK = json.dumps([{"Name": "kind", "Id": "5e3b1c9f0a7d4e2b8c6f1a3d", "IPAM": {"Driver": "default", "Config": [
+    {"Subnet": "fc00:f853:ccd:e793::/64", "Gateway": "fc00:f853:ccd:e793::1"},
+    {"Subnet": "172.18.0.0/16", "Gateway": "172.18.0.1"}]}}])
+
+
+class Exit(Exception):
+    def __init__(self, kwargs: dict[str, Any], failed: bool) -> None:
+        super().__init__(kwargs.get("msg"))
+        self.result = kwargs
+        self.failed = failed
+
+
+class FakeEngine:
+    """Answers kind/docker/kindlab-twin argv like the real tools; records every call."""
+
+    def __init__(self, clusters=(), docker_up=True):
+        self.clusters = list(clusters)
+        self.docker_up = docker_up
+        self.calls: list[list[str]] = []
+        self.configs: list[dict] = []
+
+    def __call__(self, module, argv, **kw):
+        self.calls.append(list(argv))
+        verb = argv[1:3]
+        if verb == ["info", "--format"]:
+            return (0, DOCKER_UP, "") if self.docker_up else (0, DOCKER_DOWN, DOCKER_DOWN)
+        if verb == ["network", "inspect"]:
+            return (0, NETWORK, "") if self.clusters else (1, "[]", "Error: No such network: kind")
+        if verb == ["get", "clusters"]:
+            if not self.clusters:
+                return 0, "", "No kind clusters found.\n"
+            return 0, "".join(c + "\n" for c in self.clusters), ""
+        if verb == ["create", "cluster"]:
+            with open(argv[argv.index("--config") + 1]) as fh:
+                self.configs.append(yaml.safe_load(fh))
+            self.clusters.append(argv[argv.index("--name") + 1])
+            kubeconfig = argv[argv.index("--kubeconfig") + 1]
+            with open(kubeconfig, "w") as fh:
+                yaml.safe_dump({"contexts": [{"name": "kind-" + self.clusters[-1]}]}, fh)
+            return 0, "", ""
+        if verb == ["delete", "cluster"]:
+            self.clusters.remove(argv[argv.index("--name") + 1])
+            return 0, "", ""
+        if verb == ["get", "connect-to"]:
+            return 0, "100.64.0.1:80:127.0.0.1:41234\n", ""
+        raise AssertionError("unexpected argv %r" % argv)
+
+    def changing_calls(self):
+        return [c for c in self.calls if c[1] in ("create", "delete", "export")]
+
+
+def node(name, ip, cp=False):
+    return {"metadata": {"name": name, "labels": {"node-role.kubernetes.io/control-plane": ""} if cp else {}},
+            "status": {"addresses": [{"type": "InternalIP", "address": ip}]}}
+
+
+class FakeClient:
+    instances: list[tuple] = []
+
+    def __init__(self, kubeconfig=None, context=None):
+        FakeClient.instances.append((kubeconfig, context))
+
+    def list(self, api_version, kind, **kw):
+        return [node("lab-control-plane", "172.18.0.3", True), node("lab-worker", "172.18.0.2"), node("lab-worker2", "172.18.0.4")]
+
+    def get(self, *a, **k):
+        return None
+
+
+def exit_json(self, **kwargs):
+    raise Exit(kwargs, False)
+
+
+def fail_json(self, **kwargs):
+    raise Exit(kwargs, True)
+
+
+@pytest.fixture
+def engine(monkeypatch, tmp_path):
+    eng = FakeEngine()
+
+    def run_command(self, argv, **kwargs):
+        return eng(self, argv, **kwargs)
+
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **k: "/usr/bin/" + name)
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+    monkeypatch.setattr(kind_cluster, "Client", FakeClient)
+    FakeClient.instances = []
+    return eng
+
+
+def run(args: dict[str, Any]) -> Exit:
+    with patch_module_args(args):
+        with pytest.raises(Exit) as exc:
+            kind_cluster.main()
+    return exc.value
+
+
+def test_create_then_idempotent(engine, tmp_path) -> None:
+    args = {"name": "lab", "provider": "kind", "kubeconfig": str(tmp_path / "kubeconfig"), "wait_timeout": 120}
+    first = run(args)
+    assert not first.failed, first.result
+    r = first.result
+    assert r["changed"] is True and r["provider"] == "kind" and r["context"] == "kind-lab"
+    create = engine.changing_calls()[0]
+    assert create[:5] == ["/usr/bin/kind", "create", "cluster", "--name", "lab"]
+    assert create[-4:] == ["--image", kind_cluster.KIND_NODE_IMAGE, "--wait", "120s"]
+    assert [n["role"] for n in engine.configs[0]["nodes"]] == ["control-plane", "worker", "worker"]
+    assert r["node_subnets"] == ["fc00:f853:ccd:e793::/64", "172.18.0.0/16"]
+    assert r["nodes"][0] == {"name": "lab-control-plane", "role": "control-plane", "internal_ip": "172.18.0.3", "internal_ips": ["172.18.0.3"]}
+    assert r["connect_to"] == [] and r["pod_subnets"] == ["10.244.0.0/16"]
+    assert FakeClient.instances == [(str(tmp_path / "kubeconfig"), "kind-lab")]
+
+    second = run(args)
+    assert second.result["changed"] is False
+    assert len(engine.changing_calls()) == 1  # no second create
+
+
+def test_check_mode_creates_nothing(engine, tmp_path) -> None:
+    r = run({"name": "lab", "provider": "kind", "kubeconfig": str(tmp_path / "k"), "_ansible_check_mode": True}).result
+    assert r["changed"] is True and engine.changing_calls() == [] and engine.clusters == []
+    assert [n["name"] for n in r["nodes"]] == ["lab-control-plane", "lab-worker", "lab-worker2"]
+    assert FakeClient.instances == []
+
+
+def test_absent(engine, tmp_path) -> None:
+    engine.clusters = ["lab"]
+    r = run({"name": "lab", "state": "absent", "provider": "kind", "kubeconfig": str(tmp_path / "k"), "_ansible_check_mode": True}).result
+    assert r["changed"] is True and engine.clusters == ["lab"]
+    r = run({"name": "lab", "state": "absent", "provider": "kind", "kubeconfig": str(tmp_path / "k")}).result
+    assert r["changed"] is True and engine.clusters == []
+    assert engine.changing_calls()[-1] == ["/usr/bin/kind", "delete", "cluster", "--name", "lab", "--kubeconfig", str(tmp_path / "k")]
+    assert run({"name": "lab", "state": "absent", "provider": "kind", "kubeconfig": str(tmp_path / "k")}).result["changed"] is False
+
+
+def test_auto_falls_back_to_the_twin_and_says_why(engine, tmp_path) -> None:
+    engine.docker_up = False
+    twin = tmp_path / "kindlab-twin"
+    twin.write_text("#!/bin/sh\n")
+    twin.chmod(twin.stat().st_mode | stat.S_IXUSR)
+    r = run({"name": "lab", "kubeconfig": str(tmp_path / "k"), "twin_binary": str(twin), "time_scale": 60}).result
+    assert r["provider"] == "twin"
+    assert "Cannot connect to the Docker daemon" in r["provider_reason"]
+    create = engine.changing_calls()[0]
+    assert create[0] == str(twin) and create[-2:] == ["--time-scale", "60"]
+    assert r["node_subnets"] == ["172.18.0.0/16"] and r["connect_to"] == ["100.64.0.1:80:127.0.0.1:41234"]
+
+
+def test_engine_down_with_provider_kind_fails_clearly(engine, tmp_path) -> None:
+    engine.docker_up = False
+    r = run({"name": "lab", "provider": "kind", "kubeconfig": str(tmp_path / "k")})
+    assert r.failed and "the Docker engine does not answer: Cannot connect to the Docker daemon" in r.result["msg"]
+    assert engine.changing_calls() == []
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ({"name": "Lab"}, "name: 'Lab' is not a valid kind cluster name"),
+        ({"workers": -2}, "workers: expected an integer from 0 to 20"),
+        ({"kind_config": {"networking": {"podSubnet": "10.244.0.0/33"}}}, "kind_config.networking.podSubnet"),
+        ({"time_scale": 10}, "time_scale: only the twin provider takes it"),
+        ({"time_scale": 0, "provider": "twin"}, "time_scale: expected a number greater than 0"),
+    ],
+)
+def test_invalid_input_fails_before_any_command(engine, tmp_path, args, message) -> None:
+    r = run({"provider": "kind", "kubeconfig": str(tmp_path / "k"), **args})
+    assert r.failed and message in r.result["msg"]
+    assert engine.changing_calls() == []

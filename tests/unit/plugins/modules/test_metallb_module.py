@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.kindlab.ingress.plugins.modules import metallb
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_metallb import FakeClient
+
+KIND_RESULT = {"node_subnets": ["fc00:f853:ccd:e793::/64", "172.18.0.0/16"], "pod_subnets": ["10.244.0.0/16"],
+               "service_subnets": ["10.96.0.0/16"], "kubeconfig": "/tmp/kubeconfig", "context": "kind-lab"}
+
+UPSTREAM = b"""---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: metallb-system
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: controller
+  namespace: metallb-system
+spec:
+  selector:
+    matchLabels: {app: metallb, component: controller}
+  template:
+    metadata:
+      labels: {app: metallb, component: controller}
+    spec:
+      containers:
+      - name: controller
+        image: quay.io/metallb/controller:v0.16.1
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: ipaddresspools.metallb.io
+"""
+
+
+class Exit(Exception):
+    def __init__(self, kwargs: dict[str, Any], failed: bool) -> None:
+        super().__init__(kwargs.get("msg"))
+        self.result = kwargs
+        self.failed = failed
+
+
+def exit_json(self, **kwargs):
+    raise Exit(kwargs, False)
+
+
+def fail_json(self, **kwargs):
+    raise Exit(kwargs, True)
+
+
+@pytest.fixture
+def cluster(monkeypatch):
+    client = FakeClient(webhook_failures=1)
+    made: list[tuple] = []
+    downloads: list[str] = []
+
+    def make_client(kubeconfig=None, context=None):
+        made.append((kubeconfig, context))
+        return client
+
+    def open_url(url, timeout=30):
+        downloads.append(url)
+        return io.BytesIO(UPSTREAM)
+
+    monkeypatch.setattr(metallb, "Client", make_client)
+    monkeypatch.setattr(metallb, "open_url", open_url)
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+    monkeypatch.setattr(metallb, "ensure_metallb", _fast(metallb.ensure_metallb))
+    client.made, client.downloads = made, downloads
+    return client
+
+
+def _fast(fn):
+    """No real sleeping in the webhook retry."""
+    def wrapper(*args, **kwargs):
+        now = [0.0]
+
+        def sleep(s):
+            now[0] += s
+        return fn(*args, sleep=sleep, clock=lambda: now[0], **kwargs)
+    return wrapper
+
+
+def run(args: dict[str, Any]) -> Exit:
+    with patch_module_args(args):
+        with pytest.raises(Exit) as exc:
+            metallb.main()
+    return exc.value
+
+
+POOLS = [{"name": "lab", "addresses": ["100.64.0.0/16"]}]
+
+
+def test_rendered_install_then_idempotent(cluster) -> None:
+    args = {"source": "rendered", "cluster": KIND_RESULT, "pools": POOLS, "host_access": True}
+    first = run(args)
+    assert not first.failed, first.result
+    r = first.result
+    assert r["changed"] is True and r["source"] == "rendered"
+    assert r["host_access"][0]["cidr"] == "100.64.255.254/16"
+    assert r["pools"][0]["addresses"] == ["100.64.0.1-100.64.255.253"] and r["pools"][0]["size"] == 65533
+    assert r["declared_pools"][0]["addresses"] == ["100.64.0.0/16"]
+    assert cluster.made == [("/tmp/kubeconfig", "kind-lab")] and cluster.downloads == []
+    assert run(args).result["changed"] is False
+
+
+def test_upstream_downloads_the_pinned_manifest(cluster) -> None:
+    r = run({"cluster": KIND_RESULT, "pools": POOLS}).result
+    assert cluster.downloads == [metallb.METALLB_MANIFEST_URL]
+    assert "Deployment metallb-system/controller" in [o["ref"] for o in r["objects"]]
+
+
+def test_check_mode_writes_nothing(cluster) -> None:
+    r = run({"source": "rendered", "cluster": KIND_RESULT, "pools": POOLS, "_ansible_check_mode": True}).result
+    assert r["changed"] is True and cluster.store == {}
+
+
+@pytest.mark.parametrize(
+    "pools, message",
+    [
+        ([{"name": "lab", "addresses": ["10.96.0.0/24"]}], "overlaps the service CIDR 10.96.0.0/16"),
+        ([{"name": "lab", "addresses": ["100.64.0.9-100.64.0.1"]}], "the range starts after it ends"),
+        ([{"name": "a", "addresses": ["100.64.0.0/16"]}, {"name": "b", "addresses": ["100.64.1.0/24"]}], "pools 'a' and 'b' overlap"),
+    ],
+)
+def test_bad_pools_fail_before_the_cluster_is_touched(cluster, pools, message) -> None:
+    r = run({"source": "rendered", "cluster": KIND_RESULT, "pools": pools})
+    assert r.failed and message in r.result["msg"]
+    assert cluster.made == [] and cluster.downloads == []
