@@ -178,7 +178,10 @@ class Client:
                 after = self._ssa(res, obj, namespace, force, dry_run=False)
         except ApiException as exc:
             raise K8sError("apply %s failed: %s" % (ref_of(obj), _api_message(exc))) from exc
-        diff = {"before": comparable(before) or {}, "after": comparable(after) or {}} if changed else {}
+        # One Ansible diff per changed object, headed with its name (the callback takes a list of these).
+        name = ref_of(obj)
+        diff = {"before_header": name, "after_header": name,
+                "before": comparable(before) or {}, "after": comparable(after) or {}} if changed else {}
         return ApplyResult(changed=changed, before=before, after=after, diff=diff)
 
     def _ssa(self, res: Any, obj: Obj, namespace: str | None, force: bool, dry_run: bool) -> Obj:

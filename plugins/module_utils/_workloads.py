@@ -257,7 +257,7 @@ def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
     for obj in objs:
         if obj["metadata"]["namespace"] in missing:
             result["objects"].append({"object": ref_of(obj), "action": "created"})
-            result["diff"].append({"before": {}, "after": obj})
+            result["diff"].append({"before_header": ref_of(obj), "after_header": ref_of(obj), "before": {}, "after": obj})
             result["changed"] = True
     if wait and not check_mode:
         for wl in workloads:

@@ -77,6 +77,8 @@ options:
     description:
       - Twin only. Divides the emulated controllers' periods (e.g. 60 makes a 60 s status sync
         take 1 s).
+      - With O(provider=kind) any value but 1 is an error; when O(provider=auto) picks kind it is
+        ignored with a warning.
     type: float
 extends_documentation_fragment:
   - kindlab.ingress.cluster.wait
@@ -245,7 +247,11 @@ def main() -> None:
             backend = detect_backend(run, which, binaries)
             name, reason = backend.name, backend.reason
         if p["time_scale"] is not None and name != "twin":
-            raise ClusterError("time_scale: only the twin provider takes it (the provider is %s)" % name)
+            # With auto the provider is not known in advance, and 1 changes nothing: ignore.
+            if p["provider"] == "kind" and p["time_scale"] != 1:
+                raise ClusterError("time_scale: only the twin provider takes it (the provider is kind)")
+            if p["time_scale"] != 1:
+                module.warn("time_scale %s ignored: the kind provider runs real controllers" % p["time_scale"])
         options = {"time_scale": p["time_scale"]} if name == "twin" else {}
         provider = get_provider(name, run, which, binaries, **options)
         result = ensure_cluster(

@@ -82,8 +82,7 @@ def main() -> None:
         result = ensure_namespaces(client, names, labels, module.params["state"], module.check_mode)
     except K8sError as exc:
         module.fail_json(msg=str(exc))
-    diff = result.pop("diff", [])
-    module.exit_json(diff={"before": [d["before"] for d in diff], "after": [d["after"] for d in diff]}, **result)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

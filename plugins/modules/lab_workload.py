@@ -159,9 +159,8 @@ def main() -> None:
                         module.params["wait"], module.params["wait_timeout"])
     except (K8sError, ValueError) as exc:
         module.fail_json(msg=str(exc))
-    diff = result.pop("diff", [])
     module.exit_json(workloads=[summary(wl) for wl in workloads],
-                     diff={"before": [d["before"] for d in diff], "after": [d["after"] for d in diff]}, **result)
+                     **result)
 
 
 if __name__ == "__main__":

@@ -68,14 +68,17 @@ options:
     description: CIDRs of the node network (overrides the one from O(cluster)).
     type: list
     elements: str
+    aliases: [node_networks]
   pod_subnets:
-    description: Pod CIDRs (overrides the ones from O(cluster)).
+    description: Pod CIDRs (overrides the ones from O(cluster)). A comma-separated string works too.
     type: list
     elements: str
+    aliases: [pod_subnet]
   service_subnets:
-    description: Service CIDRs (overrides the ones from O(cluster)).
+    description: Service CIDRs (overrides the ones from O(cluster)). A comma-separated string works too.
     type: list
     elements: str
+    aliases: [service_subnet]
   allow_overlap_with_cluster_networks:
     description:
       - Accept pools that overlap the node network, pod CIDR or service CIDR (reported as
@@ -183,9 +186,9 @@ def main() -> None:
             }},
             l2_advertisement={"type": "str", "default": "kindlab"},
             cluster={"type": "dict"},
-            node_subnets={"type": "list", "elements": "str"},
-            pod_subnets={"type": "list", "elements": "str"},
-            service_subnets={"type": "list", "elements": "str"},
+            node_subnets={"type": "list", "elements": "str", "aliases": ["node_networks"]},
+            pod_subnets={"type": "list", "elements": "str", "aliases": ["pod_subnet"]},
+            service_subnets={"type": "list", "elements": "str", "aliases": ["service_subnet"]},
             allow_overlap_with_cluster_networks={"type": "bool", "default": False},
             host_access={"type": "bool", "default": False},
         ),

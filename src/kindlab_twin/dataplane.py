@@ -287,7 +287,7 @@ def desired_targets(store: Store, kind_config: Obj | None = None, cluster: str =
 class DataPlane(LoopController):
     name = "dataplane"
     manager = "kindlab-twin-dataplane"
-    watches = ("Service", "EndpointSlice", "Pod", "Node", "IPAddressPool", "L2Advertisement", "Deployment")
+    watches = ("Service", "EndpointSlice", "Pod", "Node", "IPAddressPool", "L2Advertisement", "Deployment", "DaemonSet")
     period = 5.0
 
     def setup(self) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/16")
 KUBERNETES_SERVICE_IP = "10.96.0.1"
@@ -103,3 +104,29 @@ def next_pod_ip(cidr: str, used: set[str]) -> str:
         if str(addr) not in used:
             return str(addr)
     raise RuntimeError(f"pod CIDR {cidr} exhausted")
+
+
+def allocate_service_addresses(svc: dict[str, Any], others: Iterable[dict[str, Any]]) -> bool:
+    """Fill spec.clusterIP(s) and missing nodePorts the way kube-apiserver's allocators do on
+    create (ExternalName and headless "None" get no ClusterIP; NodePort/LoadBalancer get a
+    nodePort per port unless allocateLoadBalancerNodePorts is false). `others` are the existing
+    Services. Returns True if it changed `svc`. The API server may call this inside create so
+    clients see the addresses in the create response; the controllers call it otherwise."""
+    used_ips = {str(s.get("spec", {}).get("clusterIP")) for s in others} - {"None", "", "None"}
+    used_ports = {int(p["nodePort"]) for s in others for p in s.get("spec", {}).get("ports") or [] if p.get("nodePort")}
+    spec = svc.setdefault("spec", {})
+    stype = spec.setdefault("type", "ClusterIP")
+    changed = False
+    if stype != "ExternalName" and not spec.get("clusterIP"):
+        ip = next_cluster_ip(used_ips)
+        spec["clusterIP"], spec["clusterIPs"] = ip, [ip]
+        spec.setdefault("ipFamilies", ["IPv4"])
+        spec.setdefault("ipFamilyPolicy", "SingleStack")
+        changed = True
+    if stype in ("NodePort", "LoadBalancer") and not (stype == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is False):
+        for p in spec.get("ports") or []:
+            if not p.get("nodePort"):
+                p["nodePort"] = next_node_port(used_ports)
+                used_ports.add(p["nodePort"])
+                changed = True
+    return changed

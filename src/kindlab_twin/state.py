@@ -88,8 +88,15 @@ def cluster_pid(name: str) -> int | None:
 
 
 def is_running(name: str) -> bool:
+    """The cluster's process is alive (and is ours: pids get reused)."""
     pid = cluster_pid(name)
-    return pid is not None and pid_alive(pid)
+    if pid is None or not pid_alive(pid):
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True  # no /proc: trust the pid
+    return b"kindlab_twin" in cmdline
 
 
 def list_clusters() -> list[tuple[str, bool]]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import threading
 import time
 from collections import deque
@@ -307,6 +308,8 @@ def test_malformed_requests_get_4xx(raw: Any, api: Any) -> None:
         ("GET", "/api/v1/namespaces/default/configmaps/a/b/c/d", None, "application/json", 404),
         ("POST", "/api/v1/namespaces/default/configmaps/x", b"{}", "application/json", 405),
         ("OPTIONS", "/api/v1/namespaces", None, "application/json", 405),
+        ("FROB", "/api/v1/namespaces", None, "application/json", 405),
+        ("POST", "/api/v1/namespaces/default/configmaps", b"apiVersion: v1\nkind: [", "application/yaml", 400),
         ("GET", "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=abc", None, "application/json", 200),
         ("POST", "/api/v1/namespaces/default/configmaps",
          json.dumps({"apiVersion": "apps/v1", "kind": "ConfigMap", "metadata": {"name": "x"}}), "application/json", 400),
@@ -321,6 +324,16 @@ def test_malformed_requests_get_4xx(raw: Any, api: Any) -> None:
         assert out["kind"] == "Status" and out["code"] == want
     with socket.create_connection(("127.0.0.1", api.server.port), timeout=5) as s:
         s.sendall(b"garbage\r\n\r\n")  # not even TLS
+    ctx = ssl.create_default_context(cafile=api.ca_file)
+    with ctx.wrap_socket(socket.create_connection(("127.0.0.1", api.server.port), timeout=5),
+                         server_hostname="127.0.0.1") as s:
+        s.sendall(b"POST /api/v1/namespaces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + api.token.encode()
+                  + b"\r\nContent-Length: -5\r\n\r\n")
+        assert s.recv(100).startswith(b"HTTP/1.1 400")
+    with ctx.wrap_socket(socket.create_connection(("127.0.0.1", api.server.port), timeout=5),
+                         server_hostname="127.0.0.1") as s:
+        s.sendall(b"NOT A REQUEST LINE AT ALL\r\n\r\n")
+        assert s.recv(100).startswith(b"HTTP/1.1 400")
     code, _, _ = raw(api, "GET", "/version")
     assert code == 200
 

@@ -208,7 +208,7 @@ def test_crd_explain_and_scale(kubectl: Kubectl) -> None:
     assert out[0].split()[:4] == ["NAME", "AUTO", "ASSIGN", "ADDRESSES"] and "100.64.0.0/16" in out[1]
     assert "pool" in kubectl("get", "ipaddresspools.metallb.io", "-o", "name").stdout
     assert "host\t" in kubectl("explain", "ingress.spec.rules").stdout
-    kubectl("create", "deployment", "web", "--image", "nginx:1.27")
+    kubectl("apply", "-f", "-", input=MANIFEST.split("---\n")[1].replace("namespace: one", "namespace: default"))
     kubectl("scale", "deployment", "web", "--replicas", "3")
     assert kubectl("get", "deploy", "web", "-o", "jsonpath={.spec.replicas}").stdout == "3"
 
@@ -216,3 +216,15 @@ def test_crd_explain_and_scale(kubectl: Kubectl) -> None:
 @pytest.mark.parametrize("verb", ["get", "describe"])
 def test_get_and_describe_nodes_namespaces(kubectl: Kubectl, verb: str) -> None:
     assert "default" in kubectl(verb, "namespaces").stdout
+
+
+def test_typed_create_commands(kubectl: Kubectl) -> None:
+    """kubectl sends these as protobuf; the twin decodes the few kinds they create."""
+    kubectl("create", "namespace", "two")
+    kubectl("create", "configmap", "cfg", "-n", "two", "--from-literal", "k=v")
+    kubectl("create", "secret", "generic", "sec", "-n", "two", "--from-literal", "a=b")
+    kubectl("create", "serviceaccount", "robot", "-n", "two")
+    assert kubectl("get", "cm", "cfg", "-n", "two", "-o", "jsonpath={.data.k}").stdout == "v"
+    assert kubectl("get", "secret", "sec", "-n", "two", "-o", "jsonpath={.data.a}").stdout == "Yg=="
+    res = kubectl("create", "deployment", "web", "--image", "nginx", check=False)
+    assert res.returncode != 0 and "use kubectl apply" in res.stderr

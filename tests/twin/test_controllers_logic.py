@@ -261,3 +261,24 @@ def test_klog_status_line_format() -> None:
     assert line.endswith('       7 status.go:311] "updating Ingress status" namespace="one" ingress="test" '
                          'currentValue=[{"ip":"172.18.0.2"}] newValue=[{"ip":"100.64.0.0"}]')
     assert 'currentValue=null' in nl.klog_infos("s:1", "m", currentValue=nl.lb_status_value(None))
+
+
+def test_watch_namespace_selector() -> None:
+    cfg = nl.config_from_args(["--watch-namespace-selector=team in (a,b),!legacy"])
+    labels = {"one": {"team": "a"}, "two": {"team": "c"}, "three": {"team": "b", "legacy": "true"}}
+    tr = nl.IngressTracker(cfg, False)
+    tr.observe([_ing("i", ns=ns, ann="nginx") for ns in ("one", "two", "three")], set(), labels)
+    assert [i["metadata"]["namespace"] for i in tr.list_ingresses()] == ["one"]
+    assert nl.selector_matches("env=prod,tier!=db,app", {"env": "prod", "app": "x"})
+    assert not nl.selector_matches("env==prod", {"env": "dev"})
+
+
+def test_service_address_allocation() -> None:
+    others = [{"spec": {"clusterIP": "10.96.0.11", "ports": [{"port": 80, "nodePort": 30000}]}}]
+    lb = {"spec": {"type": "LoadBalancer", "ports": [{"port": 80}, {"port": 443}]}}
+    assert ipam.allocate_service_addresses(lb, others)
+    assert lb["spec"]["clusterIP"] == "10.96.0.12" and [p["nodePort"] for p in lb["spec"]["ports"]] == [30001, 30002]
+    headless = {"spec": {"clusterIP": "None", "ports": [{"port": 80}]}}
+    assert not ipam.allocate_service_addresses(headless, others)
+    ext = {"spec": {"type": "ExternalName", "externalName": "x.example"}}
+    assert not ipam.allocate_service_addresses(ext, others)

@@ -144,3 +144,13 @@ def test_kind_extra_port_mappings_to_an_ingress_host_port(tmp_path: Path) -> Non
     finally:
         for c in reversed(ctrls):
             c.stop()
+
+
+def test_no_speaker_no_announcement(twin: Runtime) -> None:
+    s = twin.store
+    metallb(s, ["100.64.0.0/16"])
+    s.create(deployment("web", "default", "nginx:1.27"), "test")
+    s.create(service("web", "default", {"app": "web"}, [{"port": 80}], "LoadBalancer"), "test")
+    wait_for(lambda: target_for(twin.state_dir, "100.64.0.0", 80), what="announced")
+    s.delete(("apps/v1", "DaemonSet"), "metallb-system", "speaker")  # speakers gone: nobody answers ARP
+    wait_for(lambda: target_for(twin.state_dir, "100.64.0.0", 80) is None, what="withdrawn")

@@ -26,7 +26,7 @@ from ..contract import Conflict, Invalid, NotFound, Obj, PodLogs
 from ..schema import K8S_VERSION, Registry, ResourceType, VERBS, unknown_fields
 from ..store import (AlreadyExists, Forbidden, Gone, Invalid2, ObjectStore, UnknownKind, parse_field_selector,
                      parse_label_selector, qualified)
-from . import openapi, tables
+from . import openapi, protobuf, tables
 
 log = logging.getLogger(__name__)
 _MAX_BODY = 16 * 1024 * 1024
@@ -112,6 +112,28 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
         log.debug("%s " + format, self.address_string(), *args)
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Protocol-level errors (bad request line, unknown method) as Status objects;
+        an unknown HTTP method is the client's fault (405), not the server's (501)."""
+        if code == 501:
+            code = 405
+        reason = {400: "BadRequest", 405: "MethodNotAllowed", 408: "Timeout", 413: "RequestEntityTooLarge",
+                  414: "RequestURITooLong", 431: "RequestHeaderFieldsTooLarge"}.get(code, "BadRequest")
+        self.close_connection = True
+        if getattr(self, "request_version", "HTTP/0.9") == "HTTP/0.9":
+            self.request_version = "HTTP/1.1"  # an unparsable request line still gets a status line
+        try:
+            body = json.dumps(status_obj(code, reason, message or reason)).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            if self.command != "HEAD" and code >= 200:
+                self.wfile.write(body)
+        except OSError:
+            pass
+
     def setup(self) -> None:
         self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if isinstance(self.request, ssl.SSLSocket):
@@ -174,8 +196,21 @@ class _Handler(BaseHTTPRequestHandler):
             return False
         return hmac.compare_digest(auth[7:].strip().encode(), self.api.token.encode())
 
+    def _content_length(self) -> int:
+        try:
+            n = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            n = -1
+        if n < 0:
+            self.close_connection = True
+            raise ApiError(400, "BadRequest", "invalid Content-Length")
+        return n
+
     def _drain(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            length = self._content_length()
+        except ApiError:
+            return
         if 0 < length <= _MAX_BODY:
             self.rfile.read(length)
         elif length > _MAX_BODY:
@@ -195,13 +230,19 @@ class _Handler(BaseHTTPRequestHandler):
                 if len(data) > _MAX_BODY:
                     self.close_connection = True
                     raise ApiError(413, "RequestEntityTooLarge", "request body too large")
-        length = int(self.headers.get("Content-Length") or 0)
+        length = self._content_length()
         if length > _MAX_BODY:
             self.close_connection = True
             raise ApiError(413, "RequestEntityTooLarge", "request body too large")
         return self.rfile.read(length) if length else b""
 
     def _json_body(self, yaml_ok: bool = False) -> Any:
+        ctype = self.headers.get("Content-Type", "")
+        if ctype.startswith("application/vnd.kubernetes.protobuf"):
+            try:
+                return protobuf.decode(self._read_body())
+            except (protobuf.ProtobufUnsupported, UnicodeDecodeError, IndexError) as e:
+                raise ApiError(415, "UnsupportedMediaType", str(e)) from None
         raw = self._read_body()
         if not raw.strip():
             raise ApiError(400, "BadRequest", "the request body is empty")
@@ -713,7 +754,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _delete_options(self) -> Obj:
         opts: Obj = {}
-        if int(self.headers.get("Content-Length") or 0) > 0:
+        if self._content_length() > 0 or self.headers.get("Transfer-Encoding", "").lower() == "chunked":
             body = self._json_body()
             if isinstance(body, dict):
                 opts = body

@@ -160,10 +160,14 @@ class IngressNginxController(LoopController):
             self.hub.instances = {i.key: i for i in self.instances.values()}
         ingresses = self.store.list(INGRESS)
         classes = self.store.list(INGRESSCLASS)
+        ns_labels = {n["metadata"]["name"]: dict(n["metadata"].get("labels") or {}) for n in self.store.list(NAMESPACE)}
         for inst in list(self.instances.values()):
             our = set() if inst.tracker.ignore_ingress_class else nl.our_class_names(classes, inst.cfg)
+            before = set(inst.tracker.accepted)
             with self.hub.lock:
-                inst.tracker.observe(ingresses, our)
+                inst.tracker.observe(ingresses, our, ns_labels)
+            for ns, name in sorted(set(inst.tracker.accepted) - before):
+                self.log_sync_event(inst, inst.tracker.accepted[(ns, name)])
             self.elect(inst)
             if inst.leader and inst.cfg.update_status and time.monotonic() >= inst.next_sync:
                 inst.next_sync = time.monotonic() + self.scaled(nl.effective_interval(inst.cfg))
@@ -263,6 +267,15 @@ class IngressNginxController(LoopController):
                 self.became_leader(inst)
         elif inst.leader:
             inst.leader = False  # lost the lease: OnStoppedLeading stops the status sync
+
+    def log_sync_event(self, inst: Instance, ing: Obj) -> None:
+        """The recorder's line when an Ingress enters the controller's store (store.go
+        recorder.Eventf(ing, Normal, "Sync", "Scheduled for sync"))."""
+        m = ing["metadata"]
+        ref = (f'v1.ObjectReference{{Kind:"Ingress", Namespace:"{m.get("namespace", "")}", Name:"{m["name"]}", '
+               f'UID:"{m.get("uid", "")}", APIVersion:"networking.k8s.io/v1", ResourceVersion:"{m.get("resourceVersion", "")}", '
+               'FieldPath:""}')
+        self.log(inst, nl.klog_line("I", "event.go:377", f"Event({ref}): type: 'Normal' reason: 'Sync' Scheduled for sync"))
 
     def became_leader(self, inst: Instance) -> None:
         inst.leader = True

@@ -16,7 +16,11 @@ Allocation follows controller/service.go + internal/allocator/allocator.go:
 Upstream iterates pools from a Go map (random order); the twin uses pool name order.
 Field manager: client-go's default is the binary name from the user agent: `controller`.
 Announcement (the data plane): an L2Advertisement selecting the pool (ipAddressPools by
-name, ipAddressPoolSelectors by label, none of both = every pool).
+name, ipAddressPoolSelectors by label, none of both = every pool) and a Ready `speaker` pod
+(labels app=metallb, component=speaker) on a node the advertisement's nodeSelectors accept
+and that is not labelled node.kubernetes.io/exclude-from-external-load-balancers
+(speaker/layer2_controller.go skips such nodes; kind keeps that label on control planes of
+multi-node clusters).
 """
 from __future__ import annotations
 
@@ -26,8 +30,8 @@ from typing import Any
 from kindlab_twin import ipam
 from kindlab_twin.contract import EventType, Obj, Store
 
-from .base import (DEPLOYMENT, IPADDRESSPOOL, L2ADVERTISEMENT, SERVICE, LoopController, label_selector_match,
-                   safe_list, update_status)
+from .base import (DEPLOYMENT, IPADDRESSPOOL, L2ADVERTISEMENT, NODE, POD, SERVICE, LoopController,
+                   label_selector_match, pod_ready, safe_list, update_status)
 
 NAMESPACE = "metallb-system"
 ANN_POOL = "metallb.io/address-pool"
@@ -161,12 +165,35 @@ def l2_selects(adv: Obj, pool: Obj) -> bool:
     return any(label_selector_match(sel, pool["metadata"].get("labels")) for sel in selectors)
 
 
+EXCLUDE_LB = "node.kubernetes.io/exclude-from-external-load-balancers"
+
+
+def speaker_nodes(store: Store) -> list[Obj]:
+    """Nodes with a Ready speaker pod that may announce."""
+    out = []
+    for pod in store.list(POD, NAMESPACE, {"app": "metallb", "component": "speaker"}):
+        if not pod_ready(pod):
+            continue
+        node = store.get(NODE, None, pod.get("spec", {}).get("nodeName", ""))
+        if node and EXCLUDE_LB not in (node["metadata"].get("labels") or {}):
+            out.append(node)
+    return out
+
+
+def adv_usable(adv: Obj, nodes: list[Obj]) -> bool:
+    selectors = (adv.get("spec") or {}).get("nodeSelectors") or []
+    if not selectors:
+        return bool(nodes)
+    return any(label_selector_match(sel, n["metadata"].get("labels")) for sel in selectors for n in nodes)
+
+
 def announced_ips(store: Store) -> dict[str, str]:
     """LoadBalancer IP → pool name, for IPs MetalLB currently announces over L2."""
     if not metallb_active(store):
         return {}
     pools = safe_list(store, IPADDRESSPOOL, NAMESPACE)
-    advs = safe_list(store, L2ADVERTISEMENT, NAMESPACE)
+    nodes = speaker_nodes(store)
+    advs = [a for a in safe_list(store, L2ADVERTISEMENT, NAMESPACE) if adv_usable(a, nodes)]
     out: dict[str, str] = {}
     for svc in store.list(SERVICE):
         ip = current_ip(svc)

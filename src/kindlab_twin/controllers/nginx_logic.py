@@ -224,8 +224,50 @@ def ingress_class_of(ing: Obj, cfg: NginxConfig, our_classes: set[str], ignore_i
     return None
 
 
-def watched(namespace: str, cfg: NginxConfig) -> bool:
-    return not cfg.watch_namespace or namespace == cfg.watch_namespace
+def selector_matches(selector: str, labels: dict[str, str]) -> bool:
+    """A label selector string (k=v, k==v, k!=v, k, !k, k in (a,b), k notin (a,b))."""
+    parts, depth, cur = [], 0, ""
+    for ch in selector:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    for part in (p.strip() for p in parts if p.strip()):
+        m = re.match(r"^([^\s!=]+)\s+(in|notin)\s*\((.*)\)$", part)
+        if m:
+            vals = {v.strip() for v in m.group(3).split(",")}
+            if (labels.get(m.group(1)) in vals) != (m.group(2) == "in"):
+                return False
+            continue
+        if part.startswith("!"):
+            if part[1:].strip() in labels:
+                return False
+            continue
+        if "=" not in part:
+            if part not in labels:
+                return False
+            continue
+        k, op, v = re.match(r"^([^!=]+?)\s*(==|!=|=)\s*(.*)$", part).groups()  # type: ignore[union-attr]
+        if op in ("=", "==") and labels.get(k) != v:
+            return False
+        if op == "!=" and labels.get(k) == v:
+            return False
+    return True
+
+
+def watched(namespace: str, cfg: NginxConfig, namespace_labels: dict[str, dict[str, str]] | None = None) -> bool:
+    """--watch-namespace (informers scoped to it), or --watch-namespace-selector checked at
+    event time against the namespace's labels (store.go watchedNamespace)."""
+    if cfg.watch_namespace:
+        return namespace == cfg.watch_namespace
+    if cfg.watch_namespace_selector:
+        labels = (namespace_labels or {}).get(namespace)
+        return labels is not None and selector_matches(cfg.watch_namespace_selector, labels)
+    return True
 
 
 @dataclass
@@ -239,11 +281,12 @@ class IngressTracker:
     accepted: dict[tuple[str, str], Obj] = field(default_factory=dict)
     events: list[str] = field(default_factory=list)
 
-    def observe(self, ingresses: list[Obj], our_classes: set[str]) -> None:
+    def observe(self, ingresses: list[Obj], our_classes: set[str],
+                namespace_labels: dict[str, dict[str, str]] | None = None) -> None:
         current = {}
         for ing in ingresses:
             ns = ing["metadata"].get("namespace", "")
-            if watched(ns, self.cfg):
+            if watched(ns, self.cfg, namespace_labels):
                 current[(ns, ing["metadata"]["name"])] = ing
         for k, ing in current.items():
             old = self.seen.get(k)

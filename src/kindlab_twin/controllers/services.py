@@ -78,27 +78,15 @@ class ServiceAllocator(LoopController):
 
     def reconcile(self) -> None:
         services = self.store.list(SERVICE)
-        used_ips = {s.get("spec", {}).get("clusterIP") for s in services} - {None, "", "None"}
-        used_ports = {int(p["nodePort"]) for s in services for p in s.get("spec", {}).get("ports") or [] if p.get("nodePort")}
         for svc in services:
-            spec = svc.setdefault("spec", {})
-            changed = False
-            stype = spec.setdefault("type", "ClusterIP")
-            if stype != "ExternalName" and not spec.get("clusterIP"):
-                ip = ipam.next_cluster_ip({str(x) for x in used_ips})
-                used_ips.add(ip)
-                spec["clusterIP"], spec["clusterIPs"] = ip, [ip]
-                spec.setdefault("ipFamilies", ["IPv4"])
-                spec.setdefault("ipFamilyPolicy", "SingleStack")
-                changed = True
-            if stype in ("NodePort", "LoadBalancer") and spec.get("allocateLoadBalancerNodePorts", True):
-                for p in spec.get("ports") or []:
-                    if not p.get("nodePort"):
-                        p["nodePort"] = ipam.next_node_port(used_ports)
-                        used_ports.add(p["nodePort"])
-                        changed = True
-            if changed:
-                self.store.update(svc, self.manager)
+            others = [o for o in services if o is not svc]
+            if ipam.allocate_service_addresses(svc, others):
+                svc = self.store.update(svc, self.manager)
+                services = [svc if key_of(o) == key_of(svc) else o for o in services]
+
+
+def key_of(obj: Obj) -> tuple[str, str]:
+    return (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
 
 
 class EndpointSliceController(LoopController):

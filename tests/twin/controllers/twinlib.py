@@ -184,6 +184,13 @@ def metallb(store: ObjectStore, addresses: list[str], l2: bool = True) -> None:
     install_metallb_crds(store)
     store.create(deployment("controller", "metallb-system", "quay.io/metallb/controller:v0.16.1",
                             labels={"app": "metallb", "component": "controller"}), "test")
+    speaker = deployment("speaker", "metallb-system", "quay.io/metallb/speaker:v0.16.1",
+                         labels={"app": "metallb", "component": "speaker"})
+    speaker["kind"] = "DaemonSet"
+    speaker["spec"].pop("replicas")
+    speaker["spec"]["template"]["spec"]["tolerations"] = [
+        {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}]
+    store.create(speaker, "test")
     store.create({"apiVersion": "metallb.io/v1beta1", "kind": "IPAddressPool",
                   "metadata": {"name": "default", "namespace": "metallb-system"},
                   "spec": {"addresses": addresses}}, "test")

@@ -177,7 +177,7 @@ def test_engine_down_with_provider_kind_fails_clearly(engine, tmp_path) -> None:
         ({"name": "Lab"}, "name: 'Lab' is not a valid kind cluster name"),
         ({"workers": -2}, "workers: expected an integer from 0 to 20"),
         ({"kind_config": {"networking": {"podSubnet": "10.244.0.0/33"}}}, "kind_config.networking.podSubnet"),
-        ({"time_scale": 10}, "time_scale: only the twin provider takes it"),
+        ({"time_scale": 10}, "time_scale: only the twin provider takes it (the provider is kind)"),
         ({"time_scale": 0, "provider": "twin"}, "time_scale: expected a number greater than 0"),
     ],
 )
@@ -185,3 +185,9 @@ def test_invalid_input_fails_before_any_command(engine, tmp_path, args, message)
     r = run({"provider": "kind", "kubeconfig": str(tmp_path / "k"), **args})
     assert r.failed and message in r.result["msg"]
     assert engine.changing_calls() == []
+
+
+def test_auto_picking_kind_ignores_time_scale(engine, tmp_path) -> None:
+    r = run({"name": "lab", "kubeconfig": str(tmp_path / "k"), "time_scale": 1})
+    assert not r.failed and r.result["provider"] == "kind"
+    assert "--time-scale" not in engine.changing_calls()[0]

@@ -137,3 +137,9 @@ def test_bad_pools_fail_before_the_cluster_is_touched(cluster, pools, message) -
     r = run({"source": "rendered", "cluster": KIND_RESULT, "pools": pools})
     assert r.failed and message in r.result["msg"]
     assert cluster.made == [] and cluster.downloads == []
+
+
+def test_network_option_aliases(cluster) -> None:
+    r = run({"source": "rendered", "pools": [{"name": "lab", "addresses": ["172.18.255.200-172.18.255.250"]}],
+             "node_networks": ["172.18.0.0/16"], "pod_subnet": "10.244.0.0/16", "service_subnet": "10.96.0.0/16"})
+    assert r.failed and "overlaps the node network 172.18.0.0/16" in r.result["msg"]
