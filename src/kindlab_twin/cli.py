@@ -230,7 +230,7 @@ def _spawn(name: str, d: Path, cfg_text: str, args: argparse.Namespace) -> subpr
         state.write_private(d / "kind-config.yaml", cfg_text)
     cmd = [sys.executable, "-m", "kindlab_twin.runtime", "--name", name, "--state-dir", str(d),
            "--time-scale", str(args.time_scale)]
-    with open(d / state.LOG_FILE, "ab") as logf:
+    with open(os.open(d / state.LOG_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as logf:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
                                 start_new_session=True, close_fds=True, cwd="/")
     state.write_private(d / state.PID_FILE, f"{proc.pid}\n")
@@ -294,8 +294,8 @@ def get_connect_to(args: argparse.Namespace) -> int:
         entries = []
     except ValueError as e:
         raise CliError(f"{d / CONNECT_TO_FILE} is not valid JSON: {e}") from None
-    for e in entries:
-        print(f"{e['host']}:{e['port']}:{e.get('target_host', '127.0.0.1')}:{e['target_port']}")
+    for entry in entries:
+        print(f"{entry['host']}:{entry['port']}:{entry.get('target_host', '127.0.0.1')}:{entry['target_port']}")
     return 0
 
 

@@ -407,7 +407,15 @@ class DataPlane(LoopController):
             return None
         route = select_route(ings, host, urlsplit(path).path or "/")
         if route is None:
-            return (404, "text/html", nginx_error_page(404, "Not Found"), "nginx")
+            default = cfg.raw.get("default-backend-service", "")
+            if "/" not in default:
+                return (404, "text/html", nginx_error_page(404, "Not Found"), "nginx")
+            # --default-backend-service: unmatched requests go to that Service's endpoints
+            dns, dname = default.split("/", 1)
+            svc = self.store.get(SERVICE, dns, dname)
+            first = ((svc or {}).get("spec", {}).get("ports") or [{}])[0]
+            route = Route({"metadata": {"namespace": dns, "name": ""}}, "/", "Prefix",
+                          {"service": {"name": dname, "port": {"number": first.get("port", 80)}}})
         svc_ref = route.backend.get("service") or {}
         ns = route.ingress["metadata"].get("namespace", "")
         svc = self.store.get(SERVICE, ns, svc_ref.get("name", ""))

@@ -19,7 +19,7 @@ import yaml
 
 from . import state
 from .apiserver import ApiServer
-from .contract import Controller, Obj, PodLogs
+from .contract import Controller, Obj, PodLogs, Store
 from .store import ObjectStore
 
 log = logging.getLogger("kindlab_twin.runtime")
@@ -30,7 +30,7 @@ MANAGER = "kube-apiserver"
 class TwinRuntime:
     """What controllers get (contract.Runtime plus pod_logs)."""
 
-    store: ObjectStore
+    store: Store
     cluster_name: str
     time_scale: float
     state_dir: str
@@ -41,7 +41,7 @@ class TwinRuntime:
 def load_controllers() -> list[Controller]:
     """The emulated controllers, if that package is installed; none otherwise."""
     try:
-        from .controllers import all_controllers  # type: ignore[attr-defined]
+        from .controllers import all_controllers
     except ImportError as e:
         if e.name and not e.name.startswith("kindlab_twin.controllers") and e.name != "kindlab_twin":
             raise

@@ -105,7 +105,8 @@ class ResourceType:
 def definitions() -> dict[str, Any]:
     base = resources.files("kubernetes_validate") / _DEFS_DIR / "_definitions.json"
     data: dict[str, Any] = json.loads(base.read_text())
-    return data["$defs"]
+    defs: dict[str, Any] = data["$defs"]
+    return defs
 
 
 def _resolve(schema: dict[str, Any]) -> dict[str, Any]:

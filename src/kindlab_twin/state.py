@@ -172,13 +172,16 @@ def kubeconfig_doc(name: str, port: int, token: str, ca_pem: str) -> dict[str, A
 
 
 def default_kubeconfig_path(explicit: str | None = None) -> Path:
-    """Where kind writes: --kubeconfig, else the first $KUBECONFIG entry, else ~/.kube/config."""
+    """Where kind (like kubectl config) writes: --kubeconfig, else the first existing file
+    in $KUBECONFIG (the last entry if none exists), else ~/.kube/config."""
     if explicit:
         return Path(explicit).expanduser()
-    env = os.environ.get("KUBECONFIG", "")
-    for p in env.split(os.pathsep):
-        if p:
-            return Path(p).expanduser()
+    entries = [Path(p).expanduser() for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
+    for p in entries:
+        if p.exists():
+            return p
+    if entries:
+        return entries[-1]
     return Path.home() / ".kube" / "config"
 
 

@@ -6,6 +6,7 @@ bounded event history (for watches from a resourceVersion) and a listener call.
 """
 from __future__ import annotations
 
+import builtins
 import copy
 import functools
 import itertools
@@ -18,7 +19,7 @@ import threading
 import uuid
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Callable, Iterable, Literal, TypeVar, cast
 
 from . import patching
 from .contract import Conflict, EventType, Invalid, Listener, NotFound, Obj, ResourceRef
@@ -63,6 +64,7 @@ class Event:
     key: tuple[str, str]
     namespace: str
     obj: Obj
+    prev: Obj | None = None  # the object before this change (watch selectors need it)
 
 
 def now() -> str:
@@ -204,7 +206,10 @@ def apply_defaults(obj: Obj) -> None:
 
 # --- the store ------------------------------------------------------------------------
 
-def _notifies(fn: Callable[..., Any]) -> Callable[..., Any]:
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _notifies(fn: _F) -> _F:
     """Run queued listener calls once the outermost write has released the lock."""
 
     @functools.wraps(fn)
@@ -214,7 +219,7 @@ def _notifies(fn: Callable[..., Any]) -> Callable[..., Any]:
         finally:
             self._flush()
 
-    return wrapper
+    return cast(_F, wrapper)
 
 
 class ObjectStore:
@@ -231,7 +236,7 @@ class ObjectStore:
         self._data: dict[tuple[str, str], dict[tuple[str, str], Obj]] = {}
         self._rv = 0
         self._history: deque[Event] = deque(maxlen=history)
-        self._listeners: list[Listener] = []
+        self._listeners: builtins.list[Listener] = []
         self._pending = threading.local()
         for ns in DEFAULT_NAMESPACES:
             self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}, "kube-apiserver")
@@ -254,13 +259,13 @@ class ObjectStore:
         return self.get_rt(rt, namespace, name)
 
     def list(self, ref: ResourceRef, namespace: str | None = None,
-             label_selector: dict[str, str] | None = None) -> list[Obj]:
+             label_selector: dict[str, str] | None = None) -> builtins.list[Obj]:
         rt = self.resolve(ref)
         want = label_selector or {}
         sel = lambda labels: all(labels.get(k) == v for k, v in want.items())  # noqa: E731
         return self.list_rt(rt, namespace, sel)[0]
 
-    def list_selector(self, ref: ResourceRef, namespace: str | None = None, selector: str | None = None) -> list[Obj]:
+    def list_selector(self, ref: ResourceRef, namespace: str | None = None, selector: str | None = None) -> builtins.list[Obj]:
         return self.list_rt(self.resolve(ref), namespace, parse_label_selector(selector))[0]
 
     def create(self, obj: Obj, manager: str) -> Obj:
@@ -309,7 +314,7 @@ class ObjectStore:
             return self._out(rt, obj) if obj is not None else None
 
     def list_rt(self, rt: ResourceType, namespace: str | None, selector: Selector | None = None,
-                field_pred: Callable[[Obj], bool] | None = None) -> tuple[list[Obj], str]:
+                field_pred: Callable[[Obj], bool] | None = None) -> tuple[builtins.list[Obj], str]:
         """Matching objects sorted by namespace/name, and the list resourceVersion."""
         with self._lock:
             bucket = self._data.get(rt.key, {})
@@ -436,7 +441,7 @@ class ObjectStore:
                  subresource: str | None = None, force: bool = False, dry_run: bool = False) -> Obj:
         """Server-side apply of `cfg` as `manager` (creates when absent)."""
         cfg = copy.deepcopy(cfg)
-        meta_in = cfg.get("metadata") if isinstance(cfg.get("metadata"), dict) else {}
+        meta_in: dict[str, Any] = cfg["metadata"] if isinstance(cfg.get("metadata"), dict) else {}
         cfg["metadata"] = {k: v for k, v in meta_in.items() if k in _META_KEEP}
         if rt.namespaced:
             cfg["metadata"]["namespace"] = namespace or cfg["metadata"].get("namespace") or "default"
@@ -657,7 +662,7 @@ class ObjectStore:
 
     def _managed_fields(self, rt: ResourceType, old: Obj, new: Obj, manager: str, operation: str,
                         subresource: str | None, status_scope: bool | None,
-                        apply_fields: set[patching.Path] | None) -> list[dict[str, Any]]:
+                        apply_fields: set[patching.Path] | None) -> builtins.list[dict[str, Any]]:
         """Ownership after a write: the writer takes what it changed (Update) or what it
         applied (Apply); others keep the rest of what still exists."""
         node = rt.schema()
@@ -695,13 +700,14 @@ class ObjectStore:
         stored["apiVersion"] = rt.api_version
         bucket = self._data.setdefault(rt.key, {})
         k = (meta.get("namespace", "") if rt.namespaced else "", meta["name"])
+        prev = bucket.get(k)
         if remove:
             bucket.pop(k, None)
         else:
             bucket[k] = stored
         if rt.kind == "CustomResourceDefinition" and not remove:
             self._crd_written(stored)
-        self._history.append(Event(self._rv, etype, rt.key, k[0], stored))
+        self._history.append(Event(self._rv, etype, rt.key, k[0], stored, prev))
         self._cond.notify_all()
         self._queue_notify(etype, stored)
         return self._out(rt, stored)
@@ -729,7 +735,7 @@ class ObjectStore:
                     logging.getLogger(__name__).exception("store listener failed")
 
     # -- watch support
-    def events_after(self, rv: int, timeout: float) -> list[Event]:
+    def events_after(self, rv: int, timeout: float) -> builtins.list[Event]:
         """Events newer than `rv`, waiting up to `timeout` for one. Gone if the history no
         longer reaches back to rv."""
         with self._cond:
@@ -775,9 +781,12 @@ def _spec_of(obj: Obj) -> Any:
     return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
 
 
+def _without_bookkeeping(o: Obj) -> Obj:
+    return {**o, "metadata": {k: v for k, v in o["metadata"].items() if k not in ("managedFields", "resourceVersion")}}
+
+
 def _same(a: Obj, b: Obj) -> bool:
-    strip = lambda o: {**o, "metadata": {k: v for k, v in o["metadata"].items() if k not in ("managedFields", "resourceVersion")}}  # noqa: E731
-    if strip(a) != strip(b):
+    if _without_bookkeeping(a) != _without_bookkeeping(b):
         return False
     fa = [{k: v for k, v in e.items() if k != "time"} for e in a["metadata"].get("managedFields") or []]
     fb = [{k: v for k, v in e.items() if k != "time"} for e in b["metadata"].get("managedFields") or []]

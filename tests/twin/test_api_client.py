@@ -354,3 +354,18 @@ def test_scale_subresource(api: Any, k8s: client.ApiClient) -> None:
     scale = apps.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": 3}})
     assert scale.spec.replicas == 3 and scale.status.selector == "app=web"
     assert apps.read_namespaced_deployment("web", "default").spec.replicas == 3
+
+
+def test_watch_selector_transitions(raw: Any, api: Any) -> None:
+    rv = api.store.resource_version
+    obj = api.store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "t", "namespace": "default"}}, "t")
+    obj["metadata"]["labels"] = {"watched": "yes"}
+    obj = api.store.update(obj, "t")
+    obj["data"] = {"a": "1"}
+    obj = api.store.update(obj, "t")
+    obj["metadata"]["labels"] = {}
+    api.store.update(obj, "t")
+    code, body, _ = raw(api, "GET", f"/api/v1/namespaces/default/configmaps?watch=1&labelSelector=watched%3Dyes"
+                                    f"&resourceVersion={rv}&timeoutSeconds=1")
+    events = [json.loads(line)["type"] for line in body.splitlines()] if isinstance(body, str) else [body["type"]]
+    assert events == ["ADDED", "MODIFIED", "DELETED"]

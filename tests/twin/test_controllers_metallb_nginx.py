@@ -141,7 +141,7 @@ def test_ignore_ingress_class_when_rbac_is_namespaced(twin: Runtime) -> None:
     namespace(s, "one")
     s.create({"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass", "metadata": {"name": "nginx"},
               "spec": {"controller": "k8s.io/ingress-nginx"}}, "test")
-    nginx_release(s, "one", scope=True, publish_service=False)
+    nginx_release(s, "one", scope=True, publish_service=True, service_type="ClusterIP")
     _app(twin, "one", class_name="nginx")
     wait_for(lambda: any("No permissions to list and get Ingress Classes" in line and "IngressClass feature will be disabled" in line
                          for line in logs(twin, "one")), what="warning")
@@ -150,7 +150,20 @@ def test_ignore_ingress_class_when_rbac_is_namespaced(twin: Runtime) -> None:
     ing = s.get(ING, "one", "test")
     ing["metadata"].setdefault("labels", {})["touched"] = "yes"
     s.update(ing, "test")  # any update: the update handler skips the class check
-    assert wait_for(lambda: ingress_addr(s, "one", "test"), what="taken up on update") == ["172.18.0.2"]
+    cluster_ip = s.get(SVC, "one", "ingress-ingress-nginx-controller")["spec"]["clusterIP"]
+    assert wait_for(lambda: ingress_addr(s, "one", "test"), what="taken up on update") == [cluster_ip]
+
+
+def test_scoped_rbac_cannot_read_nodes(twin: Runtime) -> None:
+    """Node-IP mode with a namespace Role: Nodes are cluster-scoped, GetNodeIPs fails, so the
+    controller has no address to publish (and says so in its log)."""
+    s = twin.store
+    namespace(s, "one")
+    nginx_release(s, "one", scope=True, publish_service=False)
+    _app(twin, "one", ann={"kubernetes.io/ingress.class": "nginx"})
+    wait_for(lambda: any('"Error getting node"' in line and 'cannot get resource \\"nodes\\"' in line
+                         for line in logs(twin, "one")), what="node error")
+    assert ingress_addr(s, "one", "test") == []
 
 
 def test_single_leader_and_update_status_on_shutdown(twin: Runtime) -> None:

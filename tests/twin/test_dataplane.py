@@ -154,3 +154,18 @@ def test_no_speaker_no_announcement(twin: Runtime) -> None:
     wait_for(lambda: target_for(twin.state_dir, "100.64.0.0", 80), what="announced")
     s.delete(("apps/v1", "DaemonSet"), "metallb-system", "speaker")  # speakers gone: nobody answers ARP
     wait_for(lambda: target_for(twin.state_dir, "100.64.0.0", 80) is None, what="withdrawn")
+
+
+def test_default_backend_service_flag(twin: Runtime) -> None:
+    s = twin.store
+    namespace(s, "edge")
+    s.create(deployment("fallback", "edge", ECHO_IMAGE, ports=[{"containerPort": 8080}]), "test")
+    s.create(service("fallback", "edge", {"app": "fallback"}, [{"port": 80, "targetPort": 8080}]), "test")
+    nginx_release(s, "edge", scope=False, publish_service=False, service_type="NodePort",
+                  extra_args=["--default-backend-service=$(POD_NAMESPACE)/fallback"])
+    ready_deployment(s, "edge", "fallback")
+    ready_deployment(s, "edge", "ingress-ingress-nginx-controller")
+    svc = s.get(("v1", "Service"), "edge", "ingress-ingress-nginx-controller")
+    port = wait_for(lambda: target_for(twin.state_dir, "172.18.0.2", svc["spec"]["ports"][0]["nodePort"]), what="nodePort")
+    code, body = wait_for(lambda: (r := http_get(port, "/nothing", "x.test")) and r[0] == 200 and r, what="fallback")
+    assert body.startswith("pod: fallback-") and "path: /nothing" in body

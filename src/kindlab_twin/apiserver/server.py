@@ -533,10 +533,11 @@ class _Handler(BaseHTTPRequestHandler):
                     break
                 for ev in events:
                     cursor = ev.rv
-                    if ev.key != req.rt.key or not matches(ev.obj):
+                    if ev.key != req.rt.key:
                         continue
-                    obj = dict(ev.obj, apiVersion=req.rt.api_version)
-                    emit(ev.type, obj)
+                    etype = _filtered_type(ev.type, matches(ev.obj), ev.prev is not None and matches(ev.prev))
+                    if etype:
+                        emit(etype, dict(ev.obj, apiVersion=req.rt.api_version))
                 if bookmarks and time.monotonic() - last_bookmark > 10:
                     last_bookmark = time.monotonic()
                     emit("BOOKMARK", {"kind": req.rt.kind, "apiVersion": req.rt.api_version,
@@ -592,7 +593,7 @@ class _Handler(BaseHTTPRequestHandler):
         seq = logs.sequence()
         while not self.api.stopping.is_set():
             seq = logs.wait(seq, 1.0)
-            if self.api.store.get_rt(req.rt, ns, name) is None:
+            if self.api.store.get_rt(req.rt, ns, name) is None or _peer_closed(self.connection):
                 break
             now_lines = read()
             if len(now_lines) > sent:
@@ -801,6 +802,16 @@ def _scale_of(obj: Obj) -> Obj:
             "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 0)},
             "status": {"replicas": (obj.get("status") or {}).get("replicas", 0),
                        "selector": ",".join(f"{k}={v}" for k, v in sorted(sel.items()))}}
+
+
+def _filtered_type(etype: str, now_matches: bool, before_matched: bool) -> str | None:
+    """A selector watch sees an object enter (ADDED) or leave (DELETED) its selection."""
+    if etype == "MODIFIED":
+        if now_matches and not before_matched:
+            return "ADDED"
+        if before_matched and not now_matches:
+            return "DELETED"
+    return etype if now_matches else None
 
 
 def _peer_closed(conn: socket.socket) -> bool:

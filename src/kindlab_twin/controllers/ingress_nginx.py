@@ -183,6 +183,7 @@ class IngressNginxController(LoopController):
         ns, name = pod["metadata"].get("namespace", "default"), pod["metadata"]["name"]
         sa = pod.get("spec", {}).get("serviceAccountName") or "default"
         ignore = not nl.can_list_cluster_scoped(self.store, ns, sa, "networking.k8s.io", "ingressclasses")
+        can_get_nodes = nl.can_list_cluster_scoped(self.store, ns, sa, "", "nodes", "get")
         inst = Instance(ns, name, pod["metadata"].get("uid", name), c["name"],
                         dict(pod["metadata"].get("labels") or {}), sa, cfg,
                         nl.IngressTracker(cfg, ignore))
@@ -191,9 +192,20 @@ class IngressNginxController(LoopController):
                                         f"{nl.forbidden_message(ns, sa, 'networking.k8s.io', 'ingressclasses')}, "
                                         "IngressClass feature will be disabled"))
         self.log(inst, nl.klog_infos("nginx.go:273", "Starting NGINX Ingress controller"))
+        inst.extra["can_get_nodes"] = can_get_nodes
         if cfg.disable_leader_election:
             inst.leader = True
         return inst
+
+    def addresses(self, inst: Instance) -> list[dict[str, str]]:
+        failed: list[str] = []
+        addrs = nl.running_addresses(inst.cfg, self.store, inst.namespace, inst.labels,
+                                     bool(inst.extra.get("can_get_nodes", True)), failed)
+        for node in failed:
+            msg = (f'nodes "{node}" is forbidden: User "system:serviceaccount:{inst.namespace}:{inst.service_account}" '
+                   f'cannot get resource "nodes" in API group "" at the cluster scope')
+            self.log(inst, nl.klog_infos("main.go:49", "Error getting node", severity="E", err=msg, name=node))
+        return addrs
 
     def shutdown(self, inst: Instance) -> None:
         """status.go Shutdown, run by the stopping process (leader or not)."""
@@ -203,7 +215,7 @@ class IngressNginxController(LoopController):
                 self.log(inst, nl.klog_line("W", "status.go:119", "skipping update of status of Ingress rules"))
             return
         try:
-            addrs = nl.running_addresses(inst.cfg, self.store, inst.namespace, inst.labels)
+            addrs = self.addresses(inst)
         except nl.PublishServiceError as exc:
             self.log(inst, nl.klog_infos("status.go:125", "error obtaining running IP address", severity="E", err=str(exc)))
             return
@@ -291,7 +303,7 @@ class IngressNginxController(LoopController):
     # --- status ------------------------------------------------------------------------------
     def sync_status(self, inst: Instance) -> None:
         try:
-            addrs = nl.running_addresses(inst.cfg, self.store, inst.namespace, inst.labels)
+            addrs = self.addresses(inst)
         except nl.PublishServiceError as exc:
             # task queue: sync returned an error → logged and requeued; status untouched
             self.log(inst, nl.klog_infos("queue.go:136", "requeuing", severity="E", err=str(exc), key="sync status"))

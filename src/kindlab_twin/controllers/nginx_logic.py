@@ -402,9 +402,12 @@ def selector_labels(pod_labels: dict[str, str]) -> dict[str, str]:
     return dict(pod_labels)
 
 
-def running_addresses(cfg: NginxConfig, store: Store, pod_ns: str, pod_labels: dict[str, str]) -> list[dict[str, str]]:
+def running_addresses(cfg: NginxConfig, store: Store, pod_ns: str, pod_labels: dict[str, str],
+                      can_get_nodes: bool = True, errors: list[str] | None = None) -> list[dict[str, str]]:
     """status.go runningAddresses: --publish-status-address > --publish-service > node IPs of
-    the Running+Ready pods that carry all of this pod's labels."""
+    the Running+Ready pods that carry all of this pod's labels. Without RBAC to get Nodes
+    (a namespace-scoped Role cannot grant them) k8s.GetNodeIPs logs "Error getting node" and
+    yields nothing for that pod, so node-IP mode then publishes an empty list."""
     if cfg.publish_status_address:
         return [name_or_ip(a) for a in re.split(r",\s*", cfg.publish_status_address)]
     if cfg.publish_service:
@@ -414,7 +417,12 @@ def running_addresses(cfg: NginxConfig, store: Store, pod_ns: str, pod_labels: d
     for pod in store.list(POD, pod_ns, pod_labels):
         if not pod_running(pod) or not pod_ready(pod):
             continue
-        node = store.get(NODE, None, pod.get("spec", {}).get("nodeName", ""))
+        node_name = pod.get("spec", {}).get("nodeName", "")
+        if not can_get_nodes:
+            if errors is not None:
+                errors.append(node_name)
+            continue
+        node = store.get(NODE, None, node_name)
         for a in node_ips(node, cfg.use_node_internal_ip):
             if not any(x.get("ip") == a or x.get("hostname") == a for x in addrs):
                 addrs.append(name_or_ip(a))
@@ -446,7 +454,8 @@ def _rule_allows(rule: dict[str, Any], group: str, resource: str, verb: str) -> 
             and ("*" in verbs or verb in verbs) and not rule.get("resourceNames"))
 
 
-def can_list_cluster_scoped(store: Store, namespace: str, service_account: str, group: str, resource: str) -> bool:
+def can_list_cluster_scoped(store: Store, namespace: str, service_account: str, group: str, resource: str,
+                            verb: str = "list") -> bool:
     """Cluster-wide list needs a ClusterRoleBinding to a ClusterRole (a RoleBinding, even to a
     ClusterRole, only grants inside its namespace and cannot cover cluster-scoped kinds)."""
     for crb in store.list(CLUSTERROLEBINDING):
@@ -462,7 +471,7 @@ def can_list_cluster_scoped(store: Store, namespace: str, service_account: str, 
         if role_ref.get("name") == "cluster-admin":
             return True
         role = store.get(CLUSTERROLE, None, role_ref.get("name", ""))
-        if role and any(_rule_allows(r, group, resource, "list") for r in role.get("rules") or []):
+        if role and any(_rule_allows(r, group, resource, verb) for r in role.get("rules") or []):
             return True
     return False
 

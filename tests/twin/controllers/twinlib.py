@@ -146,6 +146,7 @@ def nginx_release(store: ObjectStore, ns: str, *, scope: bool, publish_service: 
               "app.kubernetes.io/component": "controller"}
     store.create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": full, "namespace": ns}}, "test")
     rules = [{"apiGroups": ["networking.k8s.io"], "resources": ["ingresses", "ingressclasses"], "verbs": ["get", "list", "watch"]}]
+    cluster_rules = rules + [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get"]}]  # clusterrole.yaml
     if scope:
         store.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
                       "metadata": {"name": full, "namespace": ns}, "rules": rules}, "test")
@@ -155,7 +156,7 @@ def nginx_release(store: ObjectStore, ns: str, *, scope: bool, publish_service: 
                       "subjects": [{"kind": "ServiceAccount", "name": full, "namespace": ns}]}, "test")
     else:
         store.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-                      "metadata": {"name": f"{ns}-{full}"}, "rules": rules}, "test")
+                      "metadata": {"name": f"{ns}-{full}"}, "rules": cluster_rules}, "test")
         store.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
                       "metadata": {"name": f"{ns}-{full}"},
                       "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": f"{ns}-{full}"},
