@@ -10,7 +10,7 @@ SCENARIO ?=
 LAB_ARGS ?=
 SCENARIO_ARGS := $(if $(SCENARIO),-e @scenarios/$(SCENARIO).yml)
 
-.PHONY: help setup lab teardown test unit sanity lint syntax molecule
+.PHONY: help setup lab teardown test unit sanity lint syntax molecule mypy
 
 help:
 	@echo "make lab [SCENARIO=puzzle] [LAB_ARGS='-e lab_backend=twin']  build and check the lab"
@@ -49,7 +49,10 @@ lint: setup
 syntax: setup
 	VENV=$(VENV) hack/syntax-check.sh
 
+mypy: setup
+	VENV=$(VENV) hack/mypy.sh
+
 molecule: setup
 	VENV=$(VENV) hack/molecule.sh
 
-test: unit syntax lint sanity molecule
+test: unit mypy syntax lint sanity molecule

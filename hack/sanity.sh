@@ -41,8 +41,11 @@ if [ -d "$dest/tests/output" ]; then mv "$dest/tests/output" "$keep"; fi
 rm -rf "$dest"
 mkdir -p "$dest"
 cd "$ROOT"
+# Local state is never collection content, even where .gitignore misses it.
+excluded='^(\.venv|\.collections|\.tools|\.git|build|artifacts|tests/output)/'
 git ls-files -co --exclude-standard -z \
     | while IFS= read -r -d '' f; do
+        [[ "$f" =~ $excluded ]] && continue
         # tracked files deleted in the work tree are skipped, as ansible-test does
         if [ -e "$f" ] || [ -L "$f" ]; then printf '%s\0' "$f"; fi
       done \

@@ -9,6 +9,7 @@ last saw.
 """
 from __future__ import annotations
 
+import builtins
 import copy
 import time
 import traceback
@@ -22,11 +23,8 @@ try:
     from kubernetes import config as k8s_config
     from kubernetes.client import ApiClient
     from kubernetes.dynamic import DynamicClient
-    from kubernetes.dynamic.exceptions import (
-        ApiException,
-        NotFoundError,
-        ResourceNotFoundError,
-    )
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
 except ImportError:
     K8S_IMPORT_ERROR = traceback.format_exc()
 else:
@@ -190,7 +188,7 @@ class Client:
             kwargs["dry_run"] = "All"
         return dict(self._dyn.server_side_apply(res, body=obj, namespace=namespace, **kwargs).to_dict())
 
-    def apply_all(self, objs: list[Obj], check_mode: bool = False) -> list[ApplyResult]:
+    def apply_all(self, objs: builtins.list[Obj], check_mode: bool = False) -> builtins.list[ApplyResult]:
         """Apply in dependency order. In check mode, objects in a namespace that does not
         exist yet are reported as created without asking the server (it would refuse)."""
         results = []

@@ -240,7 +240,7 @@ def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
     """
     # Imported here so the pure parts above stay importable without the kubernetes package.
     from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
-        delete_all, deployment_ready, ref_of, summarize, wait_until,
+        delete_all, ref_of, summarize,
     )
 
     objs = [obj for wl in workloads for obj in render(wl)]
@@ -261,11 +261,18 @@ def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
             result["changed"] = True
     if wait and not check_mode:
         for wl in workloads:
-            if wl.replicas == 0:
-                continue
-            wait_until(lambda wl=wl: deployment_ready(client.get("apps/v1", "Deployment", wl.name, wl.namespace)),
-                       timeout=wait_timeout, what="Deployment %s/%s to be ready" % (wl.namespace, wl.name))
+            if wl.replicas > 0:
+                _wait_ready(client, wl, wait_timeout)
     return result
+
+
+def _wait_ready(client: Any, wl: Workload, timeout: int) -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import deployment_ready, wait_until
+
+    def check() -> tuple[bool, str]:
+        return deployment_ready(client.get("apps/v1", "Deployment", wl.name, wl.namespace))
+
+    wait_until(check, timeout=timeout, what="Deployment %s/%s to be ready" % (wl.namespace, wl.name))
 
 
 def parse_namespaces(names: Any, labels: Any) -> tuple[list[str], dict[str, str]]:

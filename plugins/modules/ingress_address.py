@@ -25,12 +25,15 @@ options:
     type: int
     default: 180
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - kindlab.ingress.cluster
 attributes:
   check_mode:
     support: full
   diff_mode:
     support: none
+  platform:
+    platforms: posix
 """
 
 EXAMPLES = r"""

@@ -85,18 +85,19 @@ options:
     type: bool
     default: true
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - kindlab.ingress.cluster
   - kindlab.ingress.cluster.wait
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: V(manifest) uses a server-side dry-run apply; V(helm) compares the chart version and the release's
       user-supplied values (C(helm get values)) and never runs an upgrade.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
     details: V(manifest) returns one diff per changed object; V(helm) the user-supplied values before and after.
+  platform:
+    platforms: posix
 notes:
   - Waiting means the controller Deployment has all replicas updated, ready and available.
   - With V(manifest), cluster-scoped objects (IngressClass, ClusterRole, ClusterRoleBinding) are annotated

@@ -81,6 +81,7 @@ options:
         ignored with a warning.
     type: float
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - kindlab.ingress.cluster.wait
 notes:
   - Supports check mode. Diff mode shows whether the cluster exists before and after.
@@ -89,6 +90,13 @@ notes:
 requirements:
   - kind and a Docker engine (provider C(kind)), or the kindlab-twin command (provider C(twin))
   - kubernetes >= 31 (Python package), to read the nodes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  platform:
+    platforms: posix
 """
 
 EXAMPLES = r"""

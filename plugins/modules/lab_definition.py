@@ -9,8 +9,8 @@ short_description: Validate a whole ingress lab definition before anything is ch
 description:
   - Checks every part of a lab (backend, cluster, MetalLB pools, namespaces, ingress controllers
     and their chart values, workloads) and the links between them, without contacting any cluster.
-  - The first error names the lab variable and the field, and says what was expected, for example
-    C(lab_workloads[2].ingress.paths[0].path_type: expected one of Prefix, Exact, ImplementationSpecific, got 'Regex').
+  - "The first error names the lab variable and the field, and says what was expected, for example
+    C(lab_workloads[2].ingress.paths[0].path_type: expected one of Prefix, Exact, ImplementationSpecific, got 'Regex')."
   - C(playbooks/lab.yml) runs it first, so a bad definition stops the lab before a cluster exists.
 version_added: 0.1.0
 author: kindlab.ingress developers (@kindlab)
@@ -43,11 +43,15 @@ options:
     type: list
     elements: raw
     required: true
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
     support: full
   diff_mode:
     support: none
+  platform:
+    platforms: posix
 """
 
 EXAMPLES = r"""

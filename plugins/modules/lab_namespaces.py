@@ -28,12 +28,15 @@ options:
     choices: [present, absent]
     default: present
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - kindlab.ingress.cluster
 attributes:
   check_mode:
     support: full
   diff_mode:
     support: full
+  platform:
+    platforms: posix
 """
 
 EXAMPLES = r"""

@@ -59,6 +59,7 @@ options:
     choices: [present, absent]
     default: present
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - kindlab.ingress.cluster
   - kindlab.ingress.cluster.wait
 attributes:
@@ -66,6 +67,8 @@ attributes:
     support: full
   diff_mode:
     support: full
+  platform:
+    platforms: posix
 notes:
   - Waiting means every Deployment with replicas above zero has all its pods ready.
 """

@@ -96,10 +96,18 @@ options:
     type: bool
     default: false
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - kindlab.ingress.cluster
   - kindlab.ingress.cluster.wait
 notes:
   - Stale pools from earlier runs are not deleted.
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  platform:
+    platforms: posix
 """
 
 EXAMPLES = r"""
@@ -216,8 +224,7 @@ def main() -> None:
         module.fail_json(msg=str(exc))
     for warning in result.pop("warnings", []):
         module.warn(warning)
-    diffs = result.pop("diff", [])
-    result["diff"] = {"before": [d.get("before") for d in diffs], "after": [d.get("after") for d in diffs]}
+    # result["diff"] is one diff per changed object, the list form Ansible's callback takes.
     result["declared_pools"] = [pool.summary() for pool in the_plan.declared]
     module.exit_json(**result)
 

@@ -309,7 +309,7 @@ def delete_cluster(args: argparse.Namespace) -> int:
 
 
 def delete_clusters(args: argparse.Namespace) -> int:
-    names = [n for n, _ in state.list_clusters()] if args.all else args.names
+    names = [n for n, _info in state.list_clusters()] if args.all else args.names
     for n in names:
         with state.locked(n):
             _teardown(n, args.kubeconfig)

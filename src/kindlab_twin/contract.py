@@ -180,5 +180,12 @@ class RuntimeWithLogs(Runtime, Protocol):
 #   update(obj, manager, subresource="status") or apply(..., subresource="status").
 # - Objects with metadata.finalizers are not removed by delete(): they get
 #   metadata.deletionTimestamp and vanish once an update empties the finalizers.
+# - A write that changes nothing (same object) is a no-op: no new resourceVersion, no event.
+# - delete() cascades to dependents (ownerReferences) at once, in the same call.
+# - In the running twin a deleted Namespace is first Terminating (status.phase, about 1 s),
+#   then its contents and itself go; creating in it meanwhile raises
+#   kindlab_twin.store.Forbidden (a plain Exception, not one of the three above).
+# - Unknown apiVersion/kind raises kindlab_twin.store.UnknownKind (a NotFound).
 # - ObjectStore (kindlab_twin.store) also offers list_selector(ref, namespace, selector_str)
-#   for full label-selector strings ("app in (a,b),!canary").
+#   for full label-selector strings ("app in (a,b),!canary"), and register_listener (=
+#   subscribe) which the runtime uses.

@@ -25,7 +25,6 @@ ingress-nginx routing (server/location selection as the generated nginx.conf beh
 """
 from __future__ import annotations
 
-import html
 import itertools
 import json
 import os
@@ -33,7 +32,6 @@ import socket
 import struct
 import tempfile
 import threading
-import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -103,7 +101,7 @@ def select_route(ingresses: list[Obj], host: str, path: str) -> Route | None:
     server = exact or wild or [r for r in rules if not r[0]]
     candidates: list[Route] = []
     seen: set[tuple[str, str]] = set()
-    for _, ing, rule in server:
+    for _host, ing, rule in server:
         for p in (rule.get("http") or {}).get("paths") or []:
             ptype = p.get("pathType", "ImplementationSpecific")
             ppath = p.get("path") or "/"
@@ -449,6 +447,3 @@ def load_connect_to(state_dir: str) -> list[dict[str, Any]]:
             return json.load(fh)  # type: ignore[no-any-return]
     except FileNotFoundError:
         return []
-
-
-_ = (html, time)

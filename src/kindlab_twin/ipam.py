@@ -112,7 +112,7 @@ def allocate_service_addresses(svc: dict[str, Any], others: Iterable[dict[str, A
     nodePort per port unless allocateLoadBalancerNodePorts is false). `others` are the existing
     Services. Returns True if it changed `svc`. The API server may call this inside create so
     clients see the addresses in the create response; the controllers call it otherwise."""
-    used_ips = {str(s.get("spec", {}).get("clusterIP")) for s in others} - {"None", "", "None"}
+    used_ips = {str(s.get("spec", {}).get("clusterIP")) for s in others} - {"None", ""}
     used_ports = {int(p["nodePort"]) for s in others for p in s.get("spec", {}).get("ports") or [] if p.get("nodePort")}
     spec = svc.setdefault("spec", {})
     stype = spec.setdefault("type", "ClusterIP")

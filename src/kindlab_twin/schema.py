@@ -207,7 +207,7 @@ class Registry:
         self._by_gvr[(rt.group, rt.version, rt.plural)] = rt
 
     def by_ref(self, api_version: str, kind: str) -> ResourceType | None:
-        group, _, version = api_version.rpartition("/")
+        group, _sep, version = api_version.rpartition("/")
         with self._lock:
             return self._by_gvk.get((group, version, kind))
 

@@ -49,7 +49,7 @@ class Forbidden(Exception):
     """The write is not allowed in the current state (e.g. namespace terminating)."""
 
 
-class Invalid2(Invalid):
+class InvalidObject(Invalid):
     """Invalid with the list of field causes (message stays the summary)."""
 
     def __init__(self, message: str, causes: list[str]) -> None:
@@ -262,7 +262,10 @@ class ObjectStore:
              label_selector: dict[str, str] | None = None) -> builtins.list[Obj]:
         rt = self.resolve(ref)
         want = label_selector or {}
-        sel = lambda labels: all(labels.get(k) == v for k, v in want.items())  # noqa: E731
+
+        def sel(labels: dict[str, str]) -> bool:
+            return all(labels.get(k) == v for k, v in want.items())
+
         return self.list_rt(rt, namespace, sel)[0]
 
     def list_selector(self, ref: ResourceRef, namespace: str | None = None, selector: str | None = None) -> builtins.list[Obj]:
@@ -449,7 +452,7 @@ class ObjectStore:
             cfg["metadata"].pop("namespace", None)
         cfg["metadata"]["name"] = name or cfg["metadata"].get("name", "")
         if not cfg["metadata"]["name"]:
-            raise Invalid2("metadata.name: Required value: name is required", ["metadata.name: Required value"])
+            raise InvalidObject("metadata.name: Required value: name is required", ["metadata.name: Required value"])
         status_scope = (subresource == "status") if rt.has_status else None
         if rt.has_status and subresource != "status":
             cfg.pop("status", None)
@@ -593,7 +596,7 @@ class ObjectStore:
         return any(o["metadata"].get("uid") == uid for b in self._data.values() for o in b.values())
 
     def _rt_for_key(self, key: tuple[str, str], obj: Obj) -> ResourceType | None:
-        group, _, version = obj.get("apiVersion", "").rpartition("/")
+        group, _sep, version = obj.get("apiVersion", "").rpartition("/")
         return self.registry.by_resource(group, version, key[1])
 
     # -- CRDs
@@ -636,12 +639,12 @@ class ObjectStore:
         meta = obj.get("metadata") or {}
         name = meta.get("name")
         if not name:
-            raise Invalid2(f"{rt.kind} \"\" is invalid: metadata.name: Required value: name or generateName is required",
-                           ["metadata.name: Required value: name or generateName is required"])
+            raise InvalidObject(f"{rt.kind} \"\" is invalid: metadata.name: Required value: name or generateName is required",
+                                ["metadata.name: Required value: name or generateName is required"])
         err = _name_error(rt.kind, str(name))
         if err:
-            raise Invalid2(f'{rt.kind} "{name}" is invalid: metadata.name: Invalid value: "{name}": {err}',
-                           [f'metadata.name: Invalid value: "{name}": {err}'])
+            raise InvalidObject(f'{rt.kind} "{name}" is invalid: metadata.name: Invalid value: "{name}": {err}',
+                                [f'metadata.name: Invalid value: "{name}": {err}'])
         if rt.namespaced:
             ns = meta.get("namespace", "")
             nsobj = self._data.get(("", "namespaces"), {}).get(("", ns))
@@ -650,7 +653,7 @@ class ObjectStore:
         errs = type_errors(rt.schema(), {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}, "")
         if errs:
             errs = [e.lstrip(".") .replace(" .", " ") for e in errs]
-            raise Invalid2(f'{rt.kind} "{name}" is invalid: ' + ", ".join(errs), errs)
+            raise InvalidObject(f'{rt.kind} "{name}" is invalid: ' + ", ".join(errs), errs)
 
     def _mf_entry(self, manager: str, operation: str, rt: ResourceType, fields: set[patching.Path],
                   subresource: str | None) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import json
 import os
 import ssl
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -16,6 +17,10 @@ import yaml
 from kindlab_twin import state
 from kindlab_twin.apiserver import ApiServer
 from kindlab_twin.store import ObjectStore
+
+sys.path.insert(0, str(Path(__file__).parent / "controllers"))
+
+from twinlib import Runtime  # noqa: E402
 
 TOKEN = "test-token-0123456789"
 
@@ -61,7 +66,7 @@ def api(twin_certs: Path, tmp_path: Path) -> Iterator[Api]:
 @pytest.fixture
 def k8s(api: Api) -> Iterator[Any]:
     """A kubernetes.client.ApiClient for the fixture server."""
-    from kubernetes import client, config
+    from kubernetes import config
 
     c = config.new_client_from_config(config_file=api.kubeconfig)
     try:
@@ -87,9 +92,23 @@ def kubectl(api: Api, tmp_path: Path) -> Callable[..., subprocess.CompletedProce
     return run
 
 
+@pytest.fixture
+def twin(tmp_path: Any) -> Any:
+    """An in-process twin: real ObjectStore + all emulated controllers, time_scale 60 (the
+    helpers that drive it are in controllers/twinlib.py)."""
+    from kindlab_twin.controllers import all_controllers
+
+    rt = Runtime(store=ObjectStore(), state_dir=str(tmp_path), cluster_name="kind", time_scale=60.0)
+    ctrls = all_controllers()
+    for c in ctrls:
+        c.start(rt)
+    yield rt
+    for c in reversed(ctrls):
+        c.stop()
+
 
 def _raw(api: Any, method: str, path: str, body: Any = None, ctype: str = "application/json",
-        token: str | None = "default", headers: dict[str, str] | None = None) -> tuple[int, Any, dict[str, str]]:
+         token: str | None = "default", headers: dict[str, str] | None = None) -> tuple[int, Any, dict[str, str]]:
     ctx = ssl.create_default_context(cafile=api.ca_file)
     conn = http.client.HTTPSConnection("127.0.0.1", api.server.port, context=ctx, timeout=10)
     h = {"Content-Type": ctype, **(headers or {})}

@@ -35,7 +35,7 @@ def deployment(name: str = "web", replicas: int = 1) -> dict[str, Any]:
 
 def test_unauthenticated_requests_get_401(raw: Any, api: Any) -> None:
     for token in (None, "wrong"):
-        code, body, _ = raw(api, "GET", "/api/v1/namespaces", token=token)
+        code, body, _hdrs = raw(api, "GET", "/api/v1/namespaces", token=token)
         assert code == 401
         assert body == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                         "message": "Unauthorized", "reason": "Unauthorized", "code": 401}
@@ -51,11 +51,11 @@ def test_binds_only_loopback(api: Any) -> None:
 
 def test_version_and_discovery(raw: Any, api: Any, k8s: client.ApiClient) -> None:
     assert client.VersionApi(k8s).get_code().git_version.startswith("v1.35")
-    code, apis, _ = raw(api, "GET", "/apis")
+    code, apis, _hdrs = raw(api, "GET", "/apis")
     assert code == 200 and apis["kind"] == "APIGroupList"
     apps = next(g for g in apis["groups"] if g["name"] == "apps")
     assert apps["preferredVersion"] == {"groupVersion": "apps/v1", "version": "v1"}
-    _, core, _ = raw(api, "GET", "/api/v1")
+    _code, core, _hdrs = raw(api, "GET", "/api/v1")
     names = {r["name"]: r for r in core["resources"]}
     assert {"pods", "pods/log", "pods/status", "services", "namespaces"} <= set(names)
     assert names["pods"]["shortNames"] == ["po"] and "all" in names["pods"]["categories"]
@@ -96,7 +96,7 @@ def test_crud_and_error_statuses(raw: Any, api: Any, k8s: client.ApiClient) -> N
     assert e.value.status == 422 and json.loads(e.value.body)["reason"] == "Invalid"
     bad = deployment()
     bad["spec"]["replicas"] = "three"
-    code, out, _ = raw(api, "POST", "/apis/apps/v1/namespaces/one/deployments", bad)  # the client would refuse it
+    code, out, _hdrs = raw(api, "POST", "/apis/apps/v1/namespaces/one/deployments", bad)  # the client would refuse it
     assert code == 422 and out["reason"] == "Invalid" and "spec.replicas" in out["message"]
 
 
@@ -125,7 +125,7 @@ def test_list_label_and_field_selectors(raw: Any, api: Any, k8s: client.ApiClien
                          "kubelet", subresource="status")
     assert [p.metadata.name for p in core.list_namespaced_pod("default", field_selector="status.phase=Running").items] == ["p-running"]
     assert [p.metadata.name for p in core.list_namespaced_pod("default", field_selector="spec.nodeName=n1").items] == ["p-running"]
-    code, body, _ = raw(api, "GET", "/api/v1/namespaces/default/configmaps?labelSelector=app+in+(x")
+    code, body, _hdrs = raw(api, "GET", "/api/v1/namespaces/default/configmaps?labelSelector=app+in+(x")
     assert code == 400 and body["reason"] == "BadRequest"
 
 
@@ -162,7 +162,7 @@ def test_watch_timeout_and_gone(raw: Any, api: Any) -> None:
     api.store._history = deque(api.store._history, maxlen=3)
     for i in range(6):
         api.store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"g{i}", "namespace": "default"}}, "t")
-    code, body, _ = raw(api, "GET", "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=1&timeoutSeconds=2")
+    code, body, _hdrs = raw(api, "GET", "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=1&timeoutSeconds=2")
     assert code == 200 and body["type"] == "ERROR"
     assert body["object"]["code"] == 410 and body["object"]["reason"] == "Expired"
 
@@ -173,22 +173,22 @@ def test_patch_types(raw: Any, api: Any, k8s: client.ApiClient) -> None:
     d["spec"]["template"]["spec"]["containers"].append({"name": "side", "image": "busybox:1"})
     apps.create_namespaced_deployment("default", d)
     base = "/apis/apps/v1/namespaces/default/deployments/web"
-    code, out, _ = raw(api, "PATCH", base, {"spec": {"template": {"spec": {"containers": [{"name": "side", "image": "busybox:2"}]}}}},
+    code, out, _hdrs = raw(api, "PATCH", base, {"spec": {"template": {"spec": {"containers": [{"name": "side", "image": "busybox:2"}]}}}},
                        "application/strategic-merge-patch+json")
     assert code == 200 and [c["image"] for c in out["spec"]["template"]["spec"]["containers"]] == ["nginx:1.27", "busybox:2"]
-    code, out, _ = raw(api, "PATCH", base, {"metadata": {"labels": {"app": None, "x": "1"}}}, "application/merge-patch+json")
+    code, out, _hdrs = raw(api, "PATCH", base, {"metadata": {"labels": {"app": None, "x": "1"}}}, "application/merge-patch+json")
     assert code == 200 and out["metadata"]["labels"] == {"x": "1"}
-    code, out, _ = raw(api, "PATCH", base, [{"op": "replace", "path": "/spec/replicas", "value": 4}],
+    code, out, _hdrs = raw(api, "PATCH", base, [{"op": "replace", "path": "/spec/replicas", "value": 4}],
                        "application/json-patch+json")
     assert code == 200 and out["spec"]["replicas"] == 4 and out["metadata"]["generation"] == 3
-    code, out, _ = raw(api, "PATCH", base, [{"op": "test", "path": "/spec/replicas", "value": 9}], "application/json-patch+json")
+    code, out, _hdrs = raw(api, "PATCH", base, [{"op": "test", "path": "/spec/replicas", "value": 9}], "application/json-patch+json")
     assert code == 422
-    code, out, _ = raw(api, "PATCH", base, {"spec": {}}, "text/plain")
+    code, out, _hdrs = raw(api, "PATCH", base, {"spec": {}}, "text/plain")
     assert code == 415
-    code, out, _ = raw(api, "PATCH", base, {"metadata": {"resourceVersion": "1"}, "spec": {"replicas": 2}},
+    code, out, _hdrs = raw(api, "PATCH", base, {"metadata": {"resourceVersion": "1"}, "spec": {"replicas": 2}},
                        "application/merge-patch+json")
     assert code == 409
-    code, out, _ = raw(api, "PATCH", base + "x", {"spec": {}}, "application/merge-patch+json")
+    code, out, _hdrs = raw(api, "PATCH", base + "x", {"spec": {}}, "application/merge-patch+json")
     assert code == 404
 
 
@@ -206,10 +206,10 @@ def test_server_side_apply_dynamic_client(raw: Any, api: Any, k8s: client.ApiCli
     assert 'conflict with "lab"' in body["message"] and body["details"]["causes"][0]["field"] == ".spec.replicas"
     out = res.server_side_apply(body=deployment(replicas=5), namespace="default", field_manager="other", force_conflicts=True)
     assert out.spec.replicas == 5
-    code, body, _ = raw(api, "PATCH", "/apis/apps/v1/namespaces/default/deployments/web", deployment(),
+    code, body, _hdrs = raw(api, "PATCH", "/apis/apps/v1/namespaces/default/deployments/web", deployment(),
                         "application/apply-patch+yaml")
     assert code == 400 and "fieldManager" in body["message"]
-    code, body, _ = raw(api, "PATCH", "/api/v1/namespaces/default/configmaps/y?fieldManager=m",
+    code, body, _hdrs = raw(api, "PATCH", "/api/v1/namespaces/default/configmaps/y?fieldManager=m",
                         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\ndata:\n  k: v\n", "application/apply-patch+yaml")
     assert code == 200 and body["data"] == {"k": "v"}
 
@@ -223,7 +223,7 @@ def test_dry_run_stores_nothing(raw: Any, api: Any, k8s: client.ApiClient) -> No
     core.delete_namespaced_config_map("real", "default", dry_run="All")
     core.patch_namespaced_config_map("real", "default", {"data": {"z": "1"}}, dry_run="All")
     assert not core.read_namespaced_config_map("real", "default").data
-    code, body, _ = raw(api, "PATCH", "/api/v1/namespaces/default/configmaps/real?dryRun=All&fieldManager=m",
+    code, body, _hdrs = raw(api, "PATCH", "/api/v1/namespaces/default/configmaps/real?dryRun=All&fieldManager=m",
                         cm("real", z="2"), "application/apply-patch+yaml")
     assert code == 200 and not core.read_namespaced_config_map("real", "default").data
 
@@ -241,7 +241,7 @@ def test_status_subresource(api: Any, k8s: client.ApiClient) -> None:
 def test_field_validation_strict(raw: Any, api: Any) -> None:
     body = cm("s")
     body["spec"] = {"oops": 1}
-    code, out, _ = raw(api, "POST", "/api/v1/namespaces/default/configmaps?fieldValidation=Strict", body)
+    code, out, _hdrs = raw(api, "POST", "/api/v1/namespaces/default/configmaps?fieldValidation=Strict", body)
     assert code == 400 and 'unknown field "spec"' in out["message"]
     code, out, headers = raw(api, "POST", "/api/v1/namespaces/default/configmaps?fieldValidation=Warn", body)
     assert code == 201 and "unknown field" in headers.get("Warning", "")
@@ -261,15 +261,15 @@ def test_table_output(raw: Any, api: Any) -> None:
     obj = api.store.create(ing, "t")
     obj["status"] = {"loadBalancer": {"ingress": [{"ip": "100.64.0.1"}]}}
     api.store.update(obj, "ctrl", subresource="status")
-    code, t, _ = raw(api, "GET", "/apis/networking.k8s.io/v1/ingresses", headers={"Accept": TABLE})
+    code, t, _hdrs = raw(api, "GET", "/apis/networking.k8s.io/v1/ingresses", headers={"Accept": TABLE})
     assert code == 200 and t["kind"] == "Table"
     cols = [c["name"] for c in t["columnDefinitions"]]
     assert cols == ["Name", "Class", "Hosts", "Address", "Ports", "Age"]
     assert t["rows"][0]["cells"][:5] == ["web", "nginx", "a.example.com", "100.64.0.1", "80"]
     assert t["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
-    code, t, _ = raw(api, "GET", "/api/v1/namespaces/default/configmaps?includeObject=Object", headers={"Accept": TABLE})
+    code, t, _hdrs = raw(api, "GET", "/api/v1/namespaces/default/configmaps?includeObject=Object", headers={"Accept": TABLE})
     assert [c["name"] for c in t["columnDefinitions"]] == ["Name", "Data", "Age"]
-    code, t, _ = raw(api, "GET", "/apis/coordination.k8s.io/v1/leases", headers={"Accept": TABLE})
+    code, t, _hdrs = raw(api, "GET", "/apis/coordination.k8s.io/v1/leases", headers={"Accept": TABLE})
     assert code == 200 and t["rows"] == []
 
 
@@ -306,6 +306,7 @@ def test_malformed_requests_get_4xx(raw: Any, api: Any) -> None:
         ("GET", "/api/v1/nosuchthings", None, "application/json", 404),
         ("GET", "/apis/nosuch.group/v1", None, "application/json", 404),
         ("GET", "/api/v1/namespaces/default/configmaps/a/b/c/d", None, "application/json", 404),
+        ("GET", "/api/v1/configmaps/kube-root", None, "application/json", 404),
         ("POST", "/api/v1/namespaces/default/configmaps/x", b"{}", "application/json", 405),
         ("OPTIONS", "/api/v1/namespaces", None, "application/json", 405),
         ("FROB", "/api/v1/namespaces", None, "application/json", 405),
@@ -316,7 +317,7 @@ def test_malformed_requests_get_4xx(raw: Any, api: Any) -> None:
         ("PUT", "/api/v1/namespaces/default/configmaps/missing", json.dumps(cm("missing")), "application/json", 404),
     ]
     for method, path, body, ctype, want in cases:
-        code, out, _ = raw(api, method, path, body, ctype)
+        code, out, _hdrs = raw(api, method, path, body, ctype)
         if want == 200:  # a bad watch parameter ends in an ERROR event or a 400, never a crash
             assert code in (200, 400), (method, path, code, out)
             continue
@@ -334,14 +335,14 @@ def test_malformed_requests_get_4xx(raw: Any, api: Any) -> None:
                          server_hostname="127.0.0.1") as s:
         s.sendall(b"NOT A REQUEST LINE AT ALL\r\n\r\n")
         assert s.recv(100).startswith(b"HTTP/1.1 400")
-    code, _, _ = raw(api, "GET", "/version")
+    code, _body, _hdrs = raw(api, "GET", "/version")
     assert code == 200
 
 
 def test_openapi_v3_documents(raw: Any, api: Any) -> None:
-    code, root, _ = raw(api, "GET", "/openapi/v3")
+    code, root, _hdrs = raw(api, "GET", "/openapi/v3")
     assert code == 200 and "apis/apps/v1" in root["paths"] and "api/v1" in root["paths"]
-    code, doc, _ = raw(api, "GET", root["paths"]["apis/networking.k8s.io/v1"]["serverRelativeURL"])
+    code, doc, _hdrs = raw(api, "GET", root["paths"]["apis/networking.k8s.io/v1"]["serverRelativeURL"])
     assert code == 200 and "io.k8s.api.networking.v1.Ingress" in doc["components"]["schemas"]
     patch = doc["paths"]["/apis/networking.k8s.io/v1/namespaces/{namespace}/ingresses/{name}"]["patch"]
     assert any(p["name"] == "fieldValidation" for p in patch["parameters"])
@@ -365,7 +366,69 @@ def test_watch_selector_transitions(raw: Any, api: Any) -> None:
     obj = api.store.update(obj, "t")
     obj["metadata"]["labels"] = {}
     api.store.update(obj, "t")
-    code, body, _ = raw(api, "GET", f"/api/v1/namespaces/default/configmaps?watch=1&labelSelector=watched%3Dyes"
+    code, body, _hdrs = raw(api, "GET", f"/api/v1/namespaces/default/configmaps?watch=1&labelSelector=watched%3Dyes"
                                     f"&resourceVersion={rv}&timeoutSeconds=1")
     events = [json.loads(line)["type"] for line in body.splitlines()] if isinstance(body, str) else [body["type"]]
     assert events == ["ADDED", "MODIFIED", "DELETED"]
+
+
+# `kubectl create namespace nsx` as kubectl 1.32 sends it (captured): runtime.Unknown in protobuf
+NAMESPACE_PB = bytes.fromhex(
+    "6b3873000a0f0a02763112094e616d657370616365121b0a130a036e737812001a0022002a00"
+    "32003800420012001a020a001a002200"
+)
+
+
+def test_protobuf_bodies(raw: Any, api: Any) -> None:
+    code, out, _hdrs = raw(api, "POST", "/api/v1/namespaces", NAMESPACE_PB, "application/vnd.kubernetes.protobuf")
+    assert code == 201 and out["metadata"]["name"] == "nsx"
+    # DeleteOptions{propagationPolicy: "Orphan"} wrapped the same way
+    opts = b"\x22\x06Orphan"
+    body = b"k8s\x00" + b"\x0a\x13\x0a\x02v1\x12\x0dDeleteOptions" + b"\x12" + bytes([len(opts)]) + opts
+    code, out, _hdrs = raw(api, "DELETE", "/api/v1/namespaces/nsx", body, "application/vnd.kubernetes.protobuf")
+    assert code == 200
+    code, out, _hdrs = raw(api, "POST", "/apis/apps/v1/namespaces/default/deployments", b"k8s\x00\x0a\x00",
+                       "application/vnd.kubernetes.protobuf")
+    assert code == 415
+
+
+def test_watch_list_initial_events_end_bookmark(raw: Any, api: Any) -> None:
+    api.store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "default"}}, "t")
+    code, body, _hdrs = raw(api, "GET", "/api/v1/configmaps?watch=1&sendInitialEvents=true&allowWatchBookmarks=true"
+                                    "&resourceVersionMatch=NotOlderThan&timeoutSeconds=1")
+    events = [json.loads(line) for line in body.splitlines()]
+    assert [e["type"] for e in events] == ["ADDED", "BOOKMARK"]
+    assert events[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+
+
+def test_dynamic_client_verbs_and_watch(api: Any, k8s: client.ApiClient) -> None:
+    dyn = DynamicClient(k8s)
+    ing = dyn.resources.get(api_version="networking.k8s.io/v1", kind="Ingress")
+    body = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"name": "web", "namespace": "default", "labels": {"lab": "x"}},
+            "spec": {"rules": [{"host": "a.example.com"}]}}
+    ing.create(body=body, namespace="default")
+    assert [i.metadata.name for i in ing.get(namespace="default", label_selector="lab=x").items] == ["web"]
+    out = ing.patch(name="web", namespace="default", body={"metadata": {"annotations": {"a": "b"}}},
+                    content_type="application/merge-patch+json")
+    assert out.metadata.annotations.a == "b"
+    rv = out.metadata.resourceVersion
+
+    def flap() -> None:
+        time.sleep(0.2)
+        for ip in ("100.64.0.1", "172.18.0.2"):
+            cur = api.store.get(("networking.k8s.io/v1", "Ingress"), "default", "web")
+            cur["status"] = {"loadBalancer": {"ingress": [{"ip": ip}]}}
+            api.store.update(cur, f"writer-{ip}", subresource="status")
+
+    threading.Thread(target=flap).start()
+    seen = []
+    for ev in dyn.watch(ing, namespace="default", resource_version=rv, timeout=3):
+        obj = ev["object"]
+        status = [m for m in obj.metadata.managedFields if m.get("subresource") == "status"]
+        seen.append((obj.status.loadBalancer.ingress[0].ip, status[-1]["manager"]))
+        if len(seen) == 2:
+            break
+    assert seen == [("100.64.0.1", "writer-100.64.0.1"), ("172.18.0.2", "writer-172.18.0.2")]
+    ing.delete(name="web", namespace="default")
+    assert ing.get(namespace="default").items == []

@@ -186,6 +186,9 @@ def test_logs(api: Any, kubectl: Kubectl) -> None:
     assert kubectl("logs", "p").stdout == "".join(f"log line {i}\n" for i in range(4))
     assert kubectl("logs", "p", "--tail", "1").stdout == "log line 3\n"
     assert kubectl("logs", "pod/p", "-c", "p").stdout.startswith("log line 0")
+    threading.Timer(0.5, lambda: api.pod_logs.append("default", "p", "followed")).start()
+    res = kubectl("logs", "-f", "p", "--tail", "1", "--request-timeout=2s", check=False, timeout=20)
+    assert res.stdout == "log line 3\nfollowed\n", res.stderr
 
 
 def test_errors_as_kubectl_shows_them(kubectl: Kubectl) -> None:
@@ -204,8 +207,12 @@ def test_crd_explain_and_scale(kubectl: Kubectl) -> None:
     kubectl("apply", "-f", "-", input=CRD)
     kubectl("apply", "-f", "-", input="apiVersion: metallb.io/v1beta1\nkind: IPAddressPool\nmetadata:\n  name: pool\n"
                                       "  namespace: default\nspec:\n  addresses: [100.64.0.0/16]\n  autoAssign: true\n")
+    pool2 = ("apiVersion: metallb.io/v1beta1\nkind: IPAddressPool\nmetadata:\n  name: pool\n"
+             "  namespace: default\nspec:\n  addresses: [100.64.0.0/16, 100.65.0.0/16]\n  autoAssign: true\n")
+    assert "configured" in kubectl("apply", "-f", "-", input=pool2).stdout
+    assert "serverside-applied" in kubectl("apply", "--server-side", "--force-conflicts", "-f", "-", input=pool2).stdout
     out = kubectl("get", "ipaddresspools").stdout.splitlines()
-    assert out[0].split()[:4] == ["NAME", "AUTO", "ASSIGN", "ADDRESSES"] and "100.64.0.0/16" in out[1]
+    assert out[0].split()[:4] == ["NAME", "AUTO", "ASSIGN", "ADDRESSES"] and "100.65.0.0/16" in out[1]
     assert "pool" in kubectl("get", "ipaddresspools.metallb.io", "-o", "name").stdout
     assert "host\t" in kubectl("explain", "ingress.spec.rules").stdout
     kubectl("apply", "-f", "-", input=MANIFEST.split("---\n")[1].replace("namespace: one", "namespace: default"))

@@ -221,7 +221,10 @@ def test_publish_order_and_node_ips() -> None:
         store.update(pod, "t", subresource="status")
     store.create({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "x"},
                   "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.99", "ports": [{"port": 80}]}}, "t")
-    ra = lambda args: nl.running_addresses(nl.config_from_args(args), store, "x", {"app": "c"})  # noqa: E731
+
+    def ra(args: list[str]) -> list[dict[str, str]]:
+        return nl.running_addresses(nl.config_from_args(args), store, "x", {"app": "c"})
+
     assert ra(["--publish-status-address=1.2.3.4, lb.example"]) == [{"ip": "1.2.3.4"}, {"hostname": "lb.example"}]
     assert ra(["--publish-service=x/svc"]) == [{"ip": "10.96.0.99"}]
     # node addresses: ExternalIP when the node has one, InternalIP otherwise (kind nodes)

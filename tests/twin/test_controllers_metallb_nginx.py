@@ -8,8 +8,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent / "controllers"))
 
-from twinlib import (Runtime, deployment, ingress, ingress_addr, install_metallb_crds, lb_ip, metallb,  # noqa: E402,F401
-                     namespace, nginx_release, ready_deployment, service, twin, wait_for)
+from twinlib import (update_retry, Runtime, deployment, ingress, ingress_addr, install_metallb_crds, lb_ip, metallb,  # noqa: E402,F401
+                     namespace, nginx_release, ready_deployment, service, wait_for)
 
 DEP = ("apps/v1", "Deployment")
 POD = ("v1", "Pod")
@@ -54,7 +54,7 @@ def test_metallb_pending_until_controller_and_pool(twin: Runtime) -> None:
     svc["spec"]["type"] = "ClusterIP"
     for p in svc["spec"]["ports"]:
         p.pop("nodePort", None)
-    s.update(svc, "test")
+    update_retry(s, svc)
     wait_for(lambda: lb_ip(s, "default", "lb") is None, what="release")
     s.create(service("lb3", "default", {"app": "z"}, [{"port": 80}], "LoadBalancer"), "test")
     assert wait_for(lambda: lb_ip(s, "default", "lb3"), what="LB3 IP") == "100.64.0.0"
@@ -130,6 +130,8 @@ def test_node_ip_publish_with_ingress_class_name_and_lease(twin: Runtime) -> Non
     _app(twin, "edge", class_name="nginx")
     _app(twin, "edge", class_name="other", name="foreign")
     assert wait_for(lambda: ingress_addr(s, "edge", "test"), what="node IP status") == ["172.18.0.2"]
+    events = [e for e in s.list(("v1", "Event"), "edge") if e["involvedObject"]["name"] == "test"]
+    assert events and events[0]["reason"] == "Sync" and events[0]["source"]["component"] == "nginx-ingress-controller"
     lease = s.get(LEASE, "edge", "ingress-ingress-nginx-leader")
     assert lease["spec"]["holderIdentity"] == controller_pods(twin, "edge")[0]["metadata"]["name"]
     time.sleep(0.5)
@@ -149,7 +151,7 @@ def test_ignore_ingress_class_when_rbac_is_namespaced(twin: Runtime) -> None:
     assert ingress_addr(s, "one", "test") == []  # ignored on add: ingressClassName is not looked at
     ing = s.get(ING, "one", "test")
     ing["metadata"].setdefault("labels", {})["touched"] = "yes"
-    s.update(ing, "test")  # any update: the update handler skips the class check
+    update_retry(s, ing)  # any update: the update handler skips the class check
     cluster_ip = s.get(SVC, "one", "ingress-ingress-nginx-controller")["spec"]["clusterIP"]
     assert wait_for(lambda: ingress_addr(s, "one", "test"), what="taken up on update") == [cluster_ip]
 
@@ -172,7 +174,7 @@ def test_single_leader_and_update_status_on_shutdown(twin: Runtime) -> None:
     nginx_release(s, "x", scope=False, publish_service=False)
     d = s.get(DEP, "x", "ingress-ingress-nginx-controller")
     d["spec"]["replicas"] = 2
-    s.update(d, "test")
+    update_retry(s, d)
     _app(twin, "x", ann={"kubernetes.io/ingress.class": "nginx"})
     ready_deployment(s, "x", "ingress-ingress-nginx-controller")
     assert wait_for(lambda: ingress_addr(s, "x", "test"), what="status") == ["172.18.0.2"]
@@ -182,7 +184,7 @@ def test_single_leader_and_update_status_on_shutdown(twin: Runtime) -> None:
     assert len(writers) == 1  # only the leader syncs
     d = s.get(DEP, "x", "ingress-ingress-nginx-controller")
     d["spec"]["replicas"] = 0
-    s.update(d, "test")
+    update_retry(s, d)
     wait_for(lambda: ingress_addr(s, "x", "test") == [], what="status cleared on shutdown")
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent / "controllers"))
 
-from twinlib import (Runtime, deployment, ready_deployment, service, twin, wait_for)  # noqa: E402,F401
+from twinlib import (update_retry, Runtime, deployment, ready_deployment, service, wait_for)  # noqa: E402,F401
 
 from kindlab_twin.controllers import all_controllers  # noqa: E402
 from kindlab_twin.store import ObjectStore  # noqa: E402
@@ -43,17 +43,17 @@ def test_deployment_rollout_scale_and_status(twin: Runtime) -> None:
     assert pods[0]["metadata"]["ownerReferences"][0]["kind"] == "ReplicaSet"
     # scale up and down
     d["spec"]["replicas"] = 3
-    s.update(d, "test")
+    update_retry(s, d)
     wait_for(lambda: len(s.list(POD, "default", {"app": "web"})) == 3, what="3 pods")
     d = ready_deployment(s, "default", "web")
     d["spec"]["replicas"] = 1
-    s.update(d, "test")
+    update_retry(s, d)
     wait_for(lambda: len(s.list(POD, "default", {"app": "web"})) == 1, what="1 pod")
     # template change → new ReplicaSet, old one scaled to 0, rollout completes
     d = s.get(DEP, "default", "web")
     old_hash = s.list(POD, "default", {"app": "web"})[0]["metadata"]["labels"]["pod-template-hash"]
     d["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.28"
-    s.update(d, "test")
+    update_retry(s, d)
 
     def rolled() -> bool:
         pods = s.list(POD, "default", {"app": "web"})
@@ -117,7 +117,7 @@ def test_services_cluster_ip_node_port_and_endpointslices(twin: Runtime) -> None
     assert sl["metadata"]["labels"]["endpointslice.kubernetes.io/managed-by"] == "endpointslice-controller.k8s.io"
     d = s.get(DEP, "default", "api")
     d["spec"]["replicas"] = 0
-    s.update(d, "test")
+    update_retry(s, d)
     wait_for(lambda: slice_ready(0), what="no endpoints after scale to 0")
 
 
@@ -141,9 +141,54 @@ def test_daemonset_one_pod_per_node(tmp_path: Path) -> None:
         assert {p["spec"]["nodeName"] for p in rt.store.list(POD, "default", {"app": "speaker"})} == {"lab-worker", "lab-worker2"}
         ds = rt.store.get(("apps/v1", "DaemonSet"), "default", "speaker")
         ds["spec"]["template"]["spec"]["tolerations"] = [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}]
-        rt.store.update(ds, "test")
+        update_retry(rt.store, ds)
         wait_for(lambda: len([p for p in rt.store.list(POD, "default", {"app": "speaker"})
                               if (p.get("status") or {}).get("phase") == "Running"]) == 3, what="3 speakers")
     finally:
         for c in reversed(ctrls):
             c.stop()
+
+
+def test_rolling_update_keeps_availability_and_stalls_on_crash(twin: Runtime) -> None:
+    s = twin.store
+    dep = deployment("web", "default", "nginx:1.27", replicas=4)
+    dep["spec"]["progressDeadlineSeconds"] = 60  # 1 s at time_scale 60
+    s.create(dep, "test")
+    ready_deployment(s, "default", "web")
+    d = s.get(DEP, "default", "web")
+    c = d["spec"]["template"]["spec"]["containers"][0]
+    c["image"] = "registry.k8s.io/ingress-nginx/controller:v1.15.1"
+    c["args"] = ["/nginx-ingress-controller", "--no-such-flag"]  # pflag: unknown flag → exit 2
+    update_retry(s, d)
+
+    def stalled() -> dict | None:
+        d = s.get(DEP, "default", "web")
+        prog = [c for c in (d.get("status") or {}).get("conditions") or [] if c["type"] == "Progressing"]
+        return d if prog and prog[0]["reason"] == "ProgressDeadlineExceeded" else None
+    d = wait_for(stalled, what="ProgressDeadlineExceeded")
+    assert d["status"]["availableReplicas"] >= 3  # maxUnavailable 25% of 4 = 1
+    assert d["status"]["updatedReplicas"] <= 2  # maxSurge 25% of 4 = 1 (+1 for the unavailable one)
+    crashing = [p for p in s.list(POD, "default", {"app": "web"}) if p["spec"]["containers"][0]["image"].startswith("registry.k8s.io")]
+    assert crashing and all(p["status"]["containerStatuses"][0]["state"].get("waiting", {}).get("reason") == "CrashLoopBackOff"
+                            for p in crashing if p.get("status", {}).get("containerStatuses"))
+    assert twin.pod_logs.lines("default", crashing[0]["metadata"]["name"])[-1] == "unknown flag: --no-such-flag"
+
+
+def test_rolling_update_completes_stepwise(twin: Runtime) -> None:
+    s = twin.store
+    s.create(deployment("web", "default", "nginx:1.27", replicas=4), "test")
+    ready_deployment(s, "default", "web")
+    lowest: list[int] = []
+    s.subscribe(lambda _t, o: lowest.append(int((o.get("status") or {}).get("availableReplicas", 0)))
+                if o.get("kind") == "Deployment" and o["metadata"]["name"] == "web" else None)
+    d = s.get(DEP, "default", "web")
+    d["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.28"
+    update_retry(s, d)
+
+    def complete() -> bool:
+        pods = s.list(POD, "default", {"app": "web"})
+        return len(pods) == 4 and all(p["spec"]["containers"][0]["image"] == "nginx:1.28" for p in pods)
+    wait_for(complete, what="all pods replaced")
+    d = ready_deployment(s, "default", "web")
+    assert min(lowest) >= 3
+    assert {c["type"]: c["reason"] for c in d["status"]["conditions"]}["Progressing"] == "NewReplicaSetAvailable"

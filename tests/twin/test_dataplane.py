@@ -8,8 +8,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent / "controllers"))
 
-from twinlib import (ECHO_IMAGE, Runtime, connect_to, deployment, http_get, ingress, metallb, namespace,  # noqa: E402,F401
-                     nginx_release, ready_deployment, service, target_for, twin, wait_for)
+from twinlib import (update_retry, ECHO_IMAGE, Runtime, connect_to, deployment, http_get, ingress, metallb, namespace,  # noqa: E402,F401
+                     nginx_release, ready_deployment, service, target_for, wait_for)
 
 from kindlab_twin.dataplane import host_matches, prefix_match, select_route  # noqa: E402
 
@@ -35,7 +35,7 @@ def test_host_and_path_matching_rules() -> None:
     ings = [
         _ing("new", "2026-01-02T00:00:00Z", "app.example.com", [("/", "Prefix", "new-root")]),
         _ing("old", "2026-01-01T00:00:00Z", "app.example.com", [("/", "Prefix", "old-root"), ("/api", "Prefix", "api"),
-                                                                 ("/api/v1", "Exact", "exact")]),
+                                                                ("/api/v1", "Exact", "exact")]),
         _ing("wild", "2026-01-01T00:00:00Z", "*.example.com", [("/", "Prefix", "wild")]),
         _ing("any", "2026-01-01T00:00:00Z", None, [("/static", "ImplementationSpecific", "static")]),
     ]
@@ -70,7 +70,7 @@ def test_http_through_metallb_ip_and_ingress_nginx(twin: Runtime) -> None:
     code, body = wait_for(lambda: (r := http_get(port, "/", "web.test")) and r[0] == 200 and r, what="web 200")
     assert "<title>Welcome to nginx!</title>" in body
     pods = set()
-    for _ in range(4):
+    for _request in range(4):
         code, body = http_get(port, "/hello", "echo.test")
         assert code == 200 and "namespace: one" in body and "path: /hello" in body
         pods.add(body.splitlines()[0])
@@ -79,7 +79,7 @@ def test_http_through_metallb_ip_and_ingress_nginx(twin: Runtime) -> None:
     assert code == 404 and "404 Not Found" in body and "nginx" in body
     d = s.get(DEP, "one", "echo")
     d["spec"]["replicas"] = 0
-    s.update(d, "test")
+    update_retry(s, d)
     code, body = wait_for(lambda: (r := http_get(port, "/", "echo.test")) and r[0] == 503 and r, what="503")
     assert "503 Service Temporarily Unavailable" in body
 
@@ -130,7 +130,7 @@ def test_kind_extra_port_mappings_to_an_ingress_host_port(tmp_path: Path) -> Non
         c0 = d["spec"]["template"]["spec"]["containers"][0]
         c0["ports"][0]["hostPort"] = 80
         d["spec"]["template"]["spec"]["nodeSelector"] = {"ingress-ready": "true"}
-        s.update(d, "test")
+        update_retry(s, d)
         s.create(deployment("web", "default", "nginx:1.27"), "test")
         s.create(service("web", "default", {"app": "web"}, [{"port": 80}]), "test")
         s.create(ingress("web", "default", "web"), "test")

@@ -150,3 +150,26 @@ def decode(body: bytes) -> dict[str, Any]:
                            "metadata": _object_meta(g[1][0]) if g.get(1) else {}}
     handler(g, obj)
     return obj
+
+
+def decode_delete_options(body: bytes) -> dict[str, Any]:
+    """meta/v1 DeleteOptions (client-go sends them with DELETE requests)."""
+    if not body:
+        return {}
+    if not body.startswith(MAGIC):
+        raise ProtobufUnsupported("protobuf body without the k8s magic prefix")
+    unknown = _grouped(fields(body[len(MAGIC):]))
+    g = _grouped(fields(unknown.get(2, [b""])[0]))
+    opts: dict[str, Any] = {}
+    if g.get(1):
+        opts["gracePeriodSeconds"] = g[1][0]
+    if g.get(2):
+        pre = dict(fields(g[2][0]))
+        opts["preconditions"] = {k: _s(pre[n]) for n, k in ((1, "uid"), (2, "resourceVersion")) if pre.get(n)}
+    if g.get(3):
+        opts["orphanDependents"] = bool(g[3][0])
+    if g.get(4) and g[4][0]:
+        opts["propagationPolicy"] = _s(g[4][0])
+    if g.get(5):
+        opts["dryRun"] = [_s(x) for x in g[5]]
+    return opts

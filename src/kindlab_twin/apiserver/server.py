@@ -14,7 +14,6 @@ import socket
 import ssl
 import threading
 import time
-from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 from urllib.parse import parse_qs, urlsplit
@@ -23,8 +22,8 @@ import yaml
 
 from .. import patching
 from ..contract import Conflict, Invalid, NotFound, Obj, PodLogs
-from ..schema import K8S_VERSION, Registry, ResourceType, VERBS, unknown_fields
-from ..store import (AlreadyExists, Forbidden, Gone, Invalid2, ObjectStore, UnknownKind, parse_field_selector,
+from ..schema import K8S_VERSION, VERBS, ResourceType, unknown_fields
+from ..store import (AlreadyExists, Forbidden, Gone, InvalidObject, ObjectStore, UnknownKind, parse_field_selector,
                      parse_label_selector, qualified)
 from . import openapi, protobuf, tables
 
@@ -76,7 +75,7 @@ class ApiServer:
         return f"{self.scheme}://127.0.0.1:{self.port}"
 
     def start(self) -> "ApiServer":
-        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.2},
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         name="apiserver", daemon=True)
         self._thread.start()
         return self
@@ -181,7 +180,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._route(method, url.path)
         except ApiError as e:
             self._send_json(e.code, status_obj(e.code, e.reason, e.message, e.details))
-        except (BrokenPipeError, ConnectionResetError):
+        except OSError:  # the client went away (broken pipe, reset, TLS EOF)
             self.close_connection = True
         except Exception as e:  # never let a request kill the server
             log.exception("internal error on %s %s", method, self.path)
@@ -379,6 +378,8 @@ class _Handler(BaseHTTPRequestHandler):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         name = rest[1] if len(rest) > 1 else None
         sub = rest[2] if len(rest) > 2 else None
+        if rt.namespaced and namespace is None and name is not None:  # no such route without a namespace
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
         if sub and not (sub == "status" and rt.has_status) and not (sub == "log" and rt.kind == "Pod" and not rt.group) \
                 and not (sub == "finalize" and rt.kind == "Namespace") and not (sub == "scale" and rt.has_scale):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
@@ -510,12 +511,17 @@ class _Handler(BaseHTTPRequestHandler):
                 return False
             return labels(meta.get("labels") or {}) and fields(obj)
 
+        initial = self.query.get("sendInitialEvents") in ("true", "1", "True")
         try:
-            if rv_param in ("", "0"):
+            if rv_param in ("", "0") or initial:
                 items, rv = store.list_rt(req.rt, req.namespace, labels, fields)
                 cursor = int(rv)
                 for o in items:
                     emit("ADDED", o)
+                if initial:
+                    # watch-list (client-go's streaming list) waits for this marker
+                    emit("BOOKMARK", {"kind": req.rt.kind, "apiVersion": req.rt.api_version, "metadata": {
+                        "resourceVersion": rv, "annotations": {"k8s.io/initial-events-end": "true"}}})
             else:
                 try:
                     cursor = int(rv_param)
@@ -619,8 +625,8 @@ class _Handler(BaseHTTPRequestHandler):
                 new = patching.merge_patch(cur, body)
             replicas = (new.get("spec") or {}).get("replicas") if isinstance(new, dict) else None
             if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-                raise Invalid2("Scale is invalid: spec.replicas: must be a non-negative integer",
-                               ["spec.replicas: Invalid value"])
+                raise InvalidObject("Scale is invalid: spec.replicas: must be a non-negative integer",
+                                    ["spec.replicas: Invalid value"])
             obj.setdefault("spec", {})["replicas"] = replicas
             obj = store.update_rt(req.rt, req.namespace, req.name or "", obj, self._manager(), None, self._dry_run())
         elif method not in ("GET", "HEAD"):
@@ -717,11 +723,11 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send_obj(200, req.rt, out, headers)
         if ctype not in ("application/json-patch+json", "application/merge-patch+json",
                          "application/strategic-merge-patch+json"):
-            raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - accepted media types include: "
+            raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: "
                                                         "application/json-patch+json, application/merge-patch+json, "
                                                         "application/apply-patch+yaml, application/strategic-merge-patch+json")
         body = self._json_body()
-        for _ in range(5):  # retry if another writer got in between read and write
+        for _attempt in range(5):  # retry if another writer got in between read and write
             cur = store.get_rt(req.rt, req.namespace, req.name or "")
             if cur is None:
                 raise NotFound(f'{qualified(req.rt)} "{req.name}" not found')
@@ -755,6 +761,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _delete_options(self) -> Obj:
         opts: Obj = {}
+        if self.headers.get("Content-Type", "").startswith("application/vnd.kubernetes.protobuf"):
+            try:
+                opts = protobuf.decode_delete_options(self._read_body())
+            except (protobuf.ProtobufUnsupported, UnicodeDecodeError, IndexError) as e:
+                raise ApiError(415, "UnsupportedMediaType", str(e)) from None
+            for k in ("propagationPolicy", "dryRun"):
+                if k in self.query:
+                    opts[k] = self.query[k]
+            return opts
         if self._content_length() > 0 or self.headers.get("Transfer-Encoding", "").lower() == "chunked":
             body = self._json_body()
             if isinstance(body, dict):
@@ -779,7 +794,7 @@ class _Handler(BaseHTTPRequestHandler):
         opts = self._delete_options()
         dry = opts.get("dryRun") in ("All", ["All"])
         labels, fields = self._selectors(req)
-        items, _ = self.api.store.list_rt(req.rt, req.namespace, labels, fields)
+        items, _list_rv = self.api.store.list_rt(req.rt, req.namespace, labels, fields)
         deleted = []
         for o in items:
             try:
@@ -817,7 +832,7 @@ def _filtered_type(etype: str, now_matches: bool, before_matched: bool) -> str |
 def _peer_closed(conn: socket.socket) -> bool:
     """A watch client sends nothing; readability means it hung up."""
     try:
-        readable, _, _ = select.select([conn], [], [], 0)
+        readable = select.select([conn], [], [], 0)[0]
     except (OSError, ValueError):
         return True
     return bool(readable)
@@ -835,7 +850,7 @@ def _float(v: str | None, default: float) -> float:
 
 
 def _version() -> Obj:
-    major, minor, _ = K8S_VERSION.lstrip("v").split(".")
+    major, minor, _patch = K8S_VERSION.lstrip("v").split(".")
     return {"major": major, "minor": minor, "gitVersion": K8S_VERSION + "-kindlab-twin",
             "gitCommit": "0000000000000000000000000000000000000000", "gitTreeState": "clean",
             "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.24", "compiler": "gc",
@@ -862,4 +877,4 @@ def _cached_json(rest: list[str], doc: Obj) -> bytes:
     return hit
 
 
-__all__ = ["ApiServer", "ApiError", "status_obj", "Registry", "HTTPStatus", "Forbidden", "Invalid2"]
+__all__ = ["ApiServer", "ApiError", "status_obj"]

@@ -6,6 +6,7 @@ kinds get NAME/AGE, CRD kinds their additionalPrinterColumns.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 from typing import Any, Callable
 
 from ..contract import Obj
@@ -200,7 +201,13 @@ COLUMNS: dict[tuple[str, str], list[Col]] = {
 
 def _jsonpath_cell(path: str) -> Callable[[Obj], Any]:
     parts = [p for p in path.strip().lstrip("{").rstrip("}").lstrip(".").split(".") if p]
-    return lambda o: _g(o, *parts)
+
+    def cell(o: Obj) -> Any:
+        v = _g(o, *parts)
+        # lists and maps print as compact JSON, as the real server's printer does
+        return json.dumps(v, separators=(",", ":")) if isinstance(v, (list, dict)) else v
+
+    return cell
 
 
 def columns_for(rt: ResourceType) -> list[Col]:
@@ -246,7 +253,7 @@ def table(rt: ResourceType, objs: list[Obj], resource_version: str, include: str
         "kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": resource_version},
         "columnDefinitions": [
             {"name": n, "type": t, "format": "name" if n == "Name" else "", "description": n, "priority": p}
-            for n, t, p, _ in cols
+            for n, t, p, _cell in cols
         ] if with_columns else [],
         "rows": rows,
     }

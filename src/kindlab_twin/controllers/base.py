@@ -26,6 +26,7 @@ ENDPOINTSLICE: ResourceRef = ("discovery.k8s.io/v1", "EndpointSlice")
 INGRESS: ResourceRef = ("networking.k8s.io/v1", "Ingress")
 INGRESSCLASS: ResourceRef = ("networking.k8s.io/v1", "IngressClass")
 LEASE: ResourceRef = ("coordination.k8s.io/v1", "Lease")
+EVENT: ResourceRef = ("v1", "Event")
 ROLEBINDING: ResourceRef = ("rbac.authorization.k8s.io/v1", "RoleBinding")
 CLUSTERROLEBINDING: ResourceRef = ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding")
 ROLE: ResourceRef = ("rbac.authorization.k8s.io/v1", "Role")
@@ -126,7 +127,7 @@ def stable_hash(data: Any, length: int = 10) -> str:
     alphabet = "bcdfghjklmnpqrstvwxz2456789"
     n = int(digest, 16)
     out = []
-    for _ in range(length):
+    for _pos in range(length):
         n, r = divmod(n, len(alphabet))
         out.append(alphabet[r])
     return "".join(out)
@@ -167,7 +168,8 @@ def strip_volatile_conditions(status: dict[str, Any]) -> Any:
     """Status without timestamps, for 'did anything change' comparisons."""
     def clean(v: Any) -> Any:
         if isinstance(v, dict):
-            return {k: clean(x) for k, x in v.items() if k not in ("lastTransitionTime", "lastUpdateTime", "lastProbeTime", "startedAt", "finishedAt", "renewTime", "acquireTime")}
+            return {k: clean(x) for k, x in v.items()
+                    if k not in ("lastTransitionTime", "lastUpdateTime", "lastProbeTime", "startedAt", "finishedAt", "renewTime", "acquireTime")}
         if isinstance(v, list):
             return [clean(x) for x in v]
         return v
@@ -183,6 +185,7 @@ class LoopController:
     manager = "controller"
     watches: tuple[str, ...] = ()  # kinds that wake the loop; () = every event
     period = 5.0  # seconds of cluster time between unconditional passes
+    min_idle = 0.5  # real seconds: the unconditional pass is a safety net, events drive the work
 
     def __init__(self) -> None:
         self.runtime: Runtime | None = None
@@ -235,8 +238,11 @@ class LoopController:
     def wake(self) -> None:
         self._wake.set()
 
+    def idle_wait(self) -> float:
+        return max(self.min_idle, self.scaled(self.period))
+
     def next_wait(self) -> float:
-        return self.scaled(self.period)
+        return self.idle_wait()
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -246,8 +252,11 @@ class LoopController:
             except WriteErrors as exc:  # raced with another writer: the next pass converges
                 log.debug("%s: retry after %s", self.name, exc)
                 self._wake.wait(timeout=0.02)  # brief back-off, then converge
-            except Exception:  # keep the emulated controller alive, like a real one would crash-loop
-                log.exception("%s: reconcile failed", self.name)
+            except Exception as exc:  # keep the emulated controller alive
+                if type(exc).__name__ == "Forbidden":  # e.g. creating in a Terminating namespace
+                    log.debug("%s: %s", self.name, exc)
+                else:
+                    log.exception("%s: reconcile failed", self.name)
             self._wake.wait(timeout=max(0.005, self.next_wait()))
             # debounce bursts of events (one write often triggers several)
             time.sleep(0.002)

@@ -20,7 +20,7 @@ from kindlab_twin.contract import Conflict, NotFound, Obj, PodLogs, Store
 
 from . import images
 from . import nginx_logic as nl
-from .base import (INGRESS, INGRESSCLASS, LEASE, NAMESPACE, POD, SERVICE, LoopController, is_terminating,
+from .base import (EVENT, INGRESS, INGRESSCLASS, LEASE, NAMESPACE, POD, SERVICE, LoopController, is_terminating,
                    pod_ready, pod_running)
 from .kubelet import pod_logs_of
 
@@ -124,13 +124,14 @@ def hub_for(store: Store) -> Hub:
 class IngressNginxController(LoopController):
     name = "ingress-nginx"
     manager = nl.FIELD_MANAGER
-    watches = ("Pod", "Ingress", "IngressClass", "Service", "Lease", "Node", "ClusterRoleBinding")
+    watches = ("Pod", "Ingress", "IngressClass", "Service", "Node", "ClusterRoleBinding", "Namespace")  # Leases: timer-driven
     period = 5.0
 
     def setup(self) -> None:
         self.logs: PodLogs = pod_logs_of(self.runtime)
         self.hub = hub_for(self.store)
         self.instances: dict[str, Instance] = {}
+        self._events: dict[tuple[str, str, str, str], str] = {}
 
     def teardown(self) -> None:
         with self.hub.lock:
@@ -163,11 +164,10 @@ class IngressNginxController(LoopController):
         ns_labels = {n["metadata"]["name"]: dict(n["metadata"].get("labels") or {}) for n in self.store.list(NAMESPACE)}
         for inst in list(self.instances.values()):
             our = set() if inst.tracker.ignore_ingress_class else nl.our_class_names(classes, inst.cfg)
-            before = set(inst.tracker.accepted)
             with self.hub.lock:
-                inst.tracker.observe(ingresses, our, ns_labels)
-            for ns, name in sorted(set(inst.tracker.accepted) - before):
-                self.log_sync_event(inst, inst.tracker.accepted[(ns, name)])
+                synced = inst.tracker.observe(ingresses, our, ns_labels)
+            for k in synced:
+                self.log_sync_event(inst, inst.tracker.accepted[k])
             self.elect(inst)
             if inst.leader and inst.cfg.update_status and time.monotonic() >= inst.next_sync:
                 inst.next_sync = time.monotonic() + self.scaled(nl.effective_interval(inst.cfg))
@@ -193,6 +193,7 @@ class IngressNginxController(LoopController):
                                         "IngressClass feature will be disabled"))
         self.log(inst, nl.klog_infos("nginx.go:273", "Starting NGINX Ingress controller"))
         inst.extra["can_get_nodes"] = can_get_nodes
+        inst.extra["node"] = pod.get("spec", {}).get("nodeName", "")
         if cfg.disable_leader_election:
             inst.leader = True
         return inst
@@ -288,6 +289,38 @@ class IngressNginxController(LoopController):
                f'UID:"{m.get("uid", "")}", APIVersion:"networking.k8s.io/v1", ResourceVersion:"{m.get("resourceVersion", "")}", '
                'FieldPath:""}')
         self.log(inst, nl.klog_line("I", "event.go:377", f"Event({ref}): type: 'Normal' reason: 'Sync' Scheduled for sync"))
+        self.record_event(inst, ing, "Sync", "Scheduled for sync")
+
+    def record_event(self, inst: Instance, obj: Obj, reason: str, message: str) -> None:
+        """A core/v1 Event as client-go's legacy recorder writes it (source component
+        nginx-ingress-controller, host = the pod's node); repeats bump count/lastTimestamp."""
+        m = obj["metadata"]
+        ns = m.get("namespace", "default")
+        key = (inst.uid, m.get("uid", ""), reason, message)
+        now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        name = self._events.get(key)
+        try:
+            ev = self.store.get(EVENT, ns, name) if name else None
+            if ev is not None:
+                ev["count"] = int(ev.get("count", 1)) + 1
+                ev["lastTimestamp"] = now
+                self.store.update(ev, self.manager)
+                return
+            name = f"{m['name']}.{time.time_ns():x}"
+            self.store.create({
+                "apiVersion": "v1", "kind": "Event",
+                "metadata": {"name": name, "namespace": ns},
+                "involvedObject": {"kind": obj.get("kind", "Ingress"), "apiVersion": obj.get("apiVersion", "networking.k8s.io/v1"),
+                                   "name": m["name"], "namespace": ns, "uid": m.get("uid", ""),
+                                   "resourceVersion": m.get("resourceVersion", "")},
+                "reason": reason, "message": message, "type": "Normal", "count": 1,
+                "firstTimestamp": now, "lastTimestamp": now,
+                "source": {"component": nl.FIELD_MANAGER, "host": inst.extra.get("node", "")},
+                "reportingComponent": "", "reportingInstance": "",
+            }, self.manager)
+            self._events[key] = name
+        except Exception:  # events are best effort, as in client-go
+            pass
 
     def became_leader(self, inst: Instance) -> None:
         inst.leader = True
@@ -343,6 +376,5 @@ class IngressNginxController(LoopController):
         deadlines = [i.next_renew for i in self.instances.values() if not i.cfg.disable_leader_election]
         deadlines += [i.next_sync for i in self.instances.values() if i.leader]
         if not deadlines:
-            return self.scaled(self.period)
-        return max(0.005, min(self.scaled(self.period), min(deadlines) - time.monotonic()))
-
+            return self.idle_wait()
+        return max(0.005, min(self.idle_wait(), min(deadlines) - time.monotonic()))

@@ -58,7 +58,9 @@ def running_status(pod: Obj, node: Obj, pod_ip: str, failures: dict[str, images.
             back = min(BACKOFF_MAX, BACKOFF_START * (2 ** max(0, restarts.get(name, 0) - 1)))
             cs.update(ready=False, started=False,
                       state={"waiting": {"reason": "CrashLoopBackOff",
-                                         "message": f"back-off {int(back)}s restarting failed container={name} pod={pod['metadata']['name']}_{pod['metadata'].get('namespace', '')}({pod['metadata'].get('uid', '')})"}},
+                                         "message": f"back-off {int(back)}s restarting failed container={name} "
+                                                    f"pod={pod['metadata']['name']}_{pod['metadata'].get('namespace', '')}"
+                                                    f"({pod['metadata'].get('uid', '')})"}},
                       lastState={"terminated": {"exitCode": fail.exit_code, "reason": "Error",
                                                 "startedAt": ts, "finishedAt": ts,
                                                 "containerID": cs["containerID"]}})
@@ -152,6 +154,6 @@ class Kubelet(LoopController):
 
     def next_wait(self) -> float:
         if not self._next_try:
-            return self.scaled(self.period)
+            return self.idle_wait()
         soonest = min(self._next_try.values()) - time.monotonic()
-        return max(0.005, min(self.scaled(self.period), soonest))
+        return max(0.005, min(self.idle_wait(), soonest))

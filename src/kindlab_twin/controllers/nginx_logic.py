@@ -282,7 +282,10 @@ class IngressTracker:
     events: list[str] = field(default_factory=list)
 
     def observe(self, ingresses: list[Obj], our_classes: set[str],
-                namespace_labels: dict[str, dict[str, str]] | None = None) -> None:
+                namespace_labels: dict[str, dict[str, str]] | None = None) -> list[tuple[str, str]]:
+        """Replay the informer events; returns the keys synced into the store this round
+        (each gets a 'Sync' event upstream)."""
+        synced: list[tuple[str, str]] = []
         current = {}
         for ing in ingresses:
             ns = ing["metadata"].get("namespace", "")
@@ -294,10 +297,15 @@ class IngressTracker:
                 self.on_add(k, ing, our_classes)
             elif old.get("metadata", {}).get("resourceVersion") != ing.get("metadata", {}).get("resourceVersion"):
                 self.on_update(k, old, ing, our_classes)
+            else:
+                continue
+            if self.accepted.get(k) is ing:
+                synced.append(k)
         for k in list(self.seen):
             if k not in current:
                 self.accepted.pop(k, None)
         self.seen = current
+        return synced
 
     def on_add(self, k: tuple[str, str], ing: Obj, our: set[str]) -> None:
         cls = ingress_class_of(ing, self.cfg, our, self.ignore_ingress_class)

@@ -49,7 +49,7 @@ def patch_node_labels(node_cfg: dict[str, Any]) -> dict[str, str]:
         found += re.findall(r'name:\s*"?node-labels"?\s*\n\s*value:\s*"?([^"\n]+)"?', text)
         for item in found:
             for pair in item.split(","):
-                k, _, v = pair.strip().partition("=")
+                k, _sep, v = pair.strip().partition("=")
                 if k:
                     out[k] = v
     return out

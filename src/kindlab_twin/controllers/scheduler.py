@@ -75,7 +75,8 @@ def choose_node(pod: Obj, nodes: list[Obj], pods: list[Obj]) -> tuple[str | None
     if fitting:
         return min(fitting)[1], ""
     detail = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
-    return None, f"0/{len(nodes)} nodes are available: {detail}. preemption: 0/{len(nodes)} nodes are available: {len(nodes)} Preemption is not helpful for scheduling."
+    return None, (f"0/{len(nodes)} nodes are available: {detail}. "
+                  f"preemption: 0/{len(nodes)} nodes are available: {len(nodes)} Preemption is not helpful for scheduling.")
 
 
 class Scheduler(LoopController):

@@ -63,7 +63,7 @@ def desired_slice_endpoints(svc: Obj, pods: list[Obj]) -> list[tuple[list[dict[s
         }
         k = repr(sorted((p["name"], p["port"]) for p in ports))
         groups.setdefault(k, (ports, []))[1].append(ep)
-    for _, eps in groups.values():
+    for _ports, eps in groups.values():
         eps.sort(key=lambda e: e["targetRef"]["name"])
     return list(groups.values())
 

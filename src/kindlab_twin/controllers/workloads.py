@@ -10,12 +10,13 @@ replicas/updatedReplicas/readyReplicas/availableReplicas, conditions Available/P
 from __future__ import annotations
 
 import copy
+import time
 from typing import Any
 
 from kindlab_twin.contract import Conflict, NotFound, Obj
 
 from .base import (DEPLOYMENT, POD, REPLICASET, LoopController, create_with_status, is_terminating,
-                   label_selector_match, now_rfc3339, owned_by, owner_ref, pod_ready, random_suffix,
+                   owned_by, owner_ref, pod_ready, random_suffix,
                    set_condition, stable_hash, update_status)
 
 REVISION = "deployment.kubernetes.io/revision"
@@ -40,7 +41,8 @@ def pod_from_template(template: dict[str, Any], owner: Obj, name: str) -> Obj:
     spec.setdefault("priority", 0)
     spec.setdefault("securityContext", {})
     for c in spec.get("containers") or []:
-        c.setdefault("imagePullPolicy", "Always" if str(c.get("image", "")).endswith(":latest") or ":" not in str(c.get("image", "")).rsplit("/", 1)[-1] else "IfNotPresent")
+        image = str(c.get("image", ""))
+        c.setdefault("imagePullPolicy", "Always" if image.endswith(":latest") or ":" not in image.rsplit("/", 1)[-1] else "IfNotPresent")
         c.setdefault("terminationMessagePath", "/dev/termination-log")
         c.setdefault("terminationMessagePolicy", "File")
         c.setdefault("resources", {})
@@ -89,13 +91,13 @@ class ReplicaSetController(LoopController):
         live = [p for p in owned if not is_terminating(p)]
         if len(live) < want:
             template = spec.get("template") or {}
-            for _ in range(want - len(live)):
+            for _missing in range(want - len(live)):
                 name = f"{rs['metadata']['name']}-{random_suffix(rs['metadata']['name'])}"
                 create_with_status(self.store, pod_from_template(template, rs, name), self.manager)
         elif len(live) > want:
             # delete not-ready pods first, then the newest (controller.go ActivePods ordering)
             victims = sorted(live, key=lambda p: (pod_ready(p), p["metadata"].get("creationTimestamp", "")), reverse=False)
-            victims = sorted(victims, key=lambda p: pod_ready(p))
+            victims = sorted(victims, key=pod_ready)
             for p in victims[: len(live) - want]:
                 try:
                     self.store.delete(POD, p["metadata"]["namespace"], p["metadata"]["name"])
@@ -124,10 +126,17 @@ class DeploymentController(LoopController):
 
     def reconcile(self) -> None:
         all_rs = self.store.list(REPLICASET)
-        for dep in self.store.list(DEPLOYMENT):
+        deps = self.store.list(DEPLOYMENT)
+        live = {d["metadata"].get("uid", d["metadata"]["name"]) for d in deps}
+        for uid in [u for u in self._progress if u not in live]:
+            del self._progress[uid]
+        for dep in deps:
             if is_terminating(dep):
                 continue
             self.sync_one(dep, [rs for rs in all_rs if owned_by(rs, dep)])
+
+    def setup(self) -> None:
+        self._progress: dict[str, tuple[Any, float]] = {}  # uid -> (status signature, when it last moved)
 
     def sync_one(self, dep: Obj, owned: list[Obj]) -> None:
         spec = dep.get("spec") or {}
@@ -135,22 +144,28 @@ class DeploymentController(LoopController):
         template = copy.deepcopy(spec.get("template") or {})
         h = template_hash(template)
         new_rs = next((rs for rs in owned if (rs["metadata"].get("labels") or {}).get("pod-template-hash") == h), None)
+        old = [rs for rs in owned if rs is not new_rs]
         revisions = [int((rs["metadata"].get("annotations") or {}).get(REVISION, "0") or 0) for rs in owned]
+        recreate = (spec.get("strategy") or {}).get("type") == "Recreate"
         if new_rs is None:
-            new_rs = self.create_rs(dep, template, h, max(revisions, default=0) + 1, want)
-        elif int((new_rs.get("spec") or {}).get("replicas", 0)) != want:
-            new_rs["spec"]["replicas"] = want
-            new_rs = self.store.update(new_rs, self.manager)
-        old = [rs for rs in owned if rs["metadata"]["name"] != new_rs["metadata"]["name"]]
-        new_available = int((new_rs.get("status") or {}).get("availableReplicas", 0))
-        if new_available >= want or want == 0:
-            for rs in old:  # the new ReplicaSet carries the load: retire the old ones
-                if int(rs["spec"].get("replicas", 0)) != 0:
-                    rs["spec"]["replicas"] = 0
-                    try:
-                        self.store.update(rs, self.manager)
-                    except (Conflict, NotFound):
-                        pass
+            first = 0 if (old and recreate) else (want if not old else 0)
+            new_rs = self.create_rs(dep, template, h, max(revisions, default=0) + 1, first)
+        if any(int((rs.get("status") or {}).get("observedGeneration", 0)) < int(rs["metadata"].get("generation", 1))
+               for rs in [new_rs] + old):
+            # the ReplicaSet controller has not caught up with the last scale: decide on fresh counts only
+            self.write_status(dep, new_rs, old, want)
+            return
+        targets = plan_rollout(spec, want, new_rs, old, recreate)
+        for rs in [new_rs] + old:
+            name = rs["metadata"]["name"]
+            if name in targets and int((rs.get("spec") or {}).get("replicas", 0)) != targets[name]:
+                rs["spec"]["replicas"] = targets[name]
+                try:
+                    updated = self.store.update(rs, self.manager)
+                except (Conflict, NotFound):
+                    continue
+                if rs is new_rs:
+                    new_rs = updated
         self.write_status(dep, new_rs, old, want)
 
     def create_rs(self, dep: Obj, template: dict[str, Any], h: str, revision: int, replicas: int) -> Obj:
@@ -179,8 +194,30 @@ class DeploymentController(LoopController):
             assert got is not None
             return got
 
+    def stalled(self, dep: Obj, signature: Any, done: bool) -> bool:
+        """progressDeadlineSeconds (default 600, divided by time_scale) without any change
+        in the rollout's replica counts → Progressing False ProgressDeadlineExceeded."""
+        uid = dep["metadata"].get("uid", dep["metadata"]["name"])
+        now = time.monotonic()
+        prev = self._progress.get(uid)
+        if done:
+            self._progress.pop(uid, None)
+            return False
+        if prev is None or prev[0] != signature:
+            self._progress[uid] = (signature, now)
+            return False
+        deadline = float((dep.get("spec") or {}).get("progressDeadlineSeconds", 600))
+        return now - prev[1] > self.scaled(deadline)
+
+    def next_wait(self) -> float:
+        waits = [self.idle_wait()]
+        for _sig, since in self._progress.values():
+            waits.append(max(0.05, since + self.scaled(600) - time.monotonic()))
+        return min(waits)
+
     def write_status(self, dep: Obj, new_rs: Obj, old: list[Obj], want: int) -> None:
         rss = [new_rs] + old
+
         def st(rs: Obj, f: str) -> int:
             return int((rs.get("status") or {}).get(f, 0))
 
@@ -209,7 +246,11 @@ class DeploymentController(LoopController):
                           "Deployment does not have minimum availability.", probe_time=True)
         rs_name = new_rs["metadata"]["name"]
         done = updated == want and replicas == want and st(new_rs, "availableReplicas") >= want
-        if done:
+        stalled = self.stalled(dep, (rs_name, replicas, updated, ready, available), done)
+        if stalled:
+            set_condition(conds, "Progressing", "False", "ProgressDeadlineExceeded",
+                          f'ReplicaSet "{rs_name}" has timed out progressing.', probe_time=True)
+        elif done:
             set_condition(conds, "Progressing", "True", "NewReplicaSetAvailable",
                           f'ReplicaSet "{rs_name}" has successfully progressed.', probe_time=True)
         else:
@@ -219,6 +260,51 @@ class DeploymentController(LoopController):
         conds.sort(key=lambda c: {"Available": 0, "Progressing": 1}.get(c.get("type", ""), 2))
         status["conditions"] = conds
         update_status(self.store, dep, status, self.manager)
+
+
+def resolve_int_or_percent(value: Any, total: int, round_up: bool) -> int:
+    if isinstance(value, str) and value.endswith("%"):
+        exact = total * int(value[:-1]) / 100
+        return int(-(-exact // 1)) if round_up else int(exact // 1)
+    return int(value)
+
+
+def plan_rollout(spec: dict[str, Any], want: int, new_rs: Obj, old: list[Obj], recreate: bool) -> dict[str, int]:
+    """Target spec.replicas per ReplicaSet for this pass (deployment/rolling.go, recreate.go):
+    RollingUpdate keeps total ≤ want + maxSurge (rounded up) and available ≥ want -
+    maxUnavailable (rounded down; both 0 → 1 unavailable allowed); Recreate scales the old
+    ReplicaSets to 0 and waits for their pods to go before scaling the new one up."""
+    def n(rs: Obj, field: str, where: str = "status") -> int:
+        return int((rs.get(where) or {}).get(field, 0))
+
+    out: dict[str, int] = {}
+    live_old = [rs for rs in old if n(rs, "replicas", "spec") or n(rs, "replicas")]
+    if not live_old:
+        return {new_rs["metadata"]["name"]: want}
+    if recreate:
+        for rs in live_old:
+            out[rs["metadata"]["name"]] = 0
+        if not any(n(rs, "replicas") for rs in live_old):
+            out[new_rs["metadata"]["name"]] = want
+        return out
+    ru = (spec.get("strategy") or {}).get("rollingUpdate") or {}
+    surge = resolve_int_or_percent(ru.get("maxSurge", "25%"), want, True)
+    unavailable = resolve_int_or_percent(ru.get("maxUnavailable", "25%"), want, False)
+    if surge == 0 and unavailable == 0:
+        unavailable = 1
+    total = n(new_rs, "replicas", "spec") + sum(n(rs, "replicas", "spec") for rs in live_old)
+    new_target = min(want, n(new_rs, "replicas", "spec") + max(0, want + surge - total))
+    out[new_rs["metadata"]["name"]] = new_target
+    available = sum(min(n(rs, "replicas", "spec"), n(rs, "availableReplicas")) for rs in [new_rs] + live_old)
+    removable = max(0, available - (want - unavailable))
+    # old pods that are not available can always go (cleanupUnhealthyReplicas)
+    for rs in sorted(live_old, key=lambda r: r["metadata"].get("creationTimestamp", "")):
+        cur = n(rs, "replicas", "spec")
+        unhealthy = max(0, cur - n(rs, "availableReplicas"))
+        cut = min(cur, unhealthy + removable)
+        removable -= max(0, cut - unhealthy)
+        out[rs["metadata"]["name"]] = cur - cut
+    return out
 
 
 class DaemonSetController(LoopController):

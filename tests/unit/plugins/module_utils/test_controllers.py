@@ -11,7 +11,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils import _controller
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import ApplyResult, apply_order
 
 SEED_ONE = {"controller": {"scope": {"enabled": True}, "admissionWebhooks": {"enabled": False}}, "rbac": {"scope": {"enabled": True}}}
-SEED_TWO = {"controller": {"publishService": {"enabled": False, "pathOverride": "two/svc"}, "scope": {"enabled": False}, "admissionWebhooks": {"enabled": False}}}
+SEED_TWO = {"controller": {"publishService": {"enabled": False, "pathOverride": "two/svc"}, "scope": {"enabled": False},
+                           "admissionWebhooks": {"enabled": False}}}
 
 
 class FakeClient:
@@ -147,7 +148,10 @@ def test_manifest_check_mode_then_apply_then_idempotent():
 def test_manifest_wait_times_out_with_detail(monkeypatch):
     client = FakeClient()
     client.ready = False
-    monkeypatch.setattr(ctl, "wait_until", lambda check, timeout, what, **kw: (_ for _ in ()).throw(ctl.K8sError("timed out waiting for %s; last seen: %s" % (what, check()[1]))))
+    def wait_until(check, timeout, what, **kw):
+        raise ctl.K8sError("timed out waiting for %s; last seen: %s" % (what, check()[1]))
+
+    monkeypatch.setattr(ctl, "wait_until", wait_until)
     with pytest.raises(ctl.K8sError, match="Deployment two/ingress-ingress-nginx-controller to be ready; last seen: 0/1 ready"):
         ctl.run(req(method="manifest", wait=True), check_mode=False, client_factory=lambda: client)
 
@@ -246,7 +250,8 @@ def lab_values(ns, puzzle=False):
 
 
 def test_parse_controllers_healthy_lab():
-    parsed = ctl.parse_controllers([{"namespace": ns, "type": "ingress_nginx", "release": "ingress", "values": lab_values(ns)} for ns in ("one", "two", "three")])
+    parsed = ctl.parse_controllers([{"namespace": ns, "type": "ingress_nginx", "release": "ingress", "values": lab_values(ns)}
+                                    for ns in ("one", "two", "three")])
     for ns, c in zip(("one", "two", "three"), parsed):
         assert (c["namespace"], c["rbac_scope"], c["watch_namespace"], c["ingress_class"]) == (ns, "namespace", ns, "nginx-" + ns)
         assert c["publish"] == {"source": "service", "service": ns + "/ingress-ingress-nginx-controller", "addresses": [], "node_address_type": None}
@@ -263,7 +268,8 @@ def test_parse_controllers_puzzle_keeps_the_seed_behaviour():
 
 def test_parse_controllers_clashes():
     same_class = [{"namespace": "one", "values": SEED_ONE}, {"namespace": "two", "values": SEED_TWO}]
-    with pytest.raises(ctl.ControllerError, match=r"\[1\].values.controller.ingressClassResource.name: IngressClass 'nginx' is already created by \[0\] \(one/ingress\)"):
+    with pytest.raises(ctl.ControllerError,
+                       match=r"\[1\].values.controller.ingressClassResource.name: IngressClass 'nginx' is already created by \[0\] \(one/ingress\)"):
         ctl.parse_controllers(same_class)
     with pytest.raises(ctl.ControllerError, match=r"\[1\].release: release one/ingress is already defined by \[0\]"):
         ctl.parse_controllers([{"namespace": "one", "values": lab_values("one")}, {"namespace": "one", "values": lab_values("two")}])

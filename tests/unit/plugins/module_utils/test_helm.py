@@ -16,7 +16,8 @@ LIST_JSON = (
     '"status":"deployed","chart":"ingress-nginx-4.15.1","app_version":"1.15.1"}]\n'
 )
 LIST_EMPTY = "[]\n"
-GET_VALUES_JSON = '{"controller":{"admissionWebhooks":{"enabled":false},"publishService":{"enabled":false,"pathOverride":"two/svc"},"scope":{"enabled":false}}}\n'
+GET_VALUES_JSON = ('{"controller":{"admissionWebhooks":{"enabled":false},"publishService":{"enabled":false,"pathOverride":"two/svc"},'
+                   '"scope":{"enabled":false}}}\n')
 GET_VALUES_NONE = "null\n"
 STATUS_JSON = json.dumps(
     {

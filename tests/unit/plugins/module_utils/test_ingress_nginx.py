@@ -113,7 +113,7 @@ TABLE = [
     ),
     pytest.param(
         merged(NO_HOOKS, {"controller": {"extraArgs": {"v": 2, "publish-status-address": "1.2.3.4, 5.6.7.8", "enable-ssl-passthrough": "",
-                                                        "a-flag": False, "b-null": None, "huge": 1000000}}}), "one",
+                                                       "a-flag": False, "b-null": None, "huge": 1000000}}}), "one",
         [BIN, PUB, EID, CC, "--ingress-class=nginx", CM, "--a-flag=false", "--b-null=", "--enable-ssl-passthrough",
          "--huge=1e+06", "--publish-status-address=1.2.3.4, 5.6.7.8", "--v=2"],
         "cluster", None, "status-address", None, id="extra-args-sorted-and-rendered",
@@ -304,7 +304,8 @@ def test_update_status_string_false_drops_role_grant():
     assert not any("ingresses/status" in r["resources"] for r in role["rules"])
 
 
-@pytest.mark.parametrize("number,text", [(1, "1"), (2.5, "2.5"), (123456, "123456"), (1000000, "1e+06"), (1234567, "1.234567e+06"), (0.00001, "1e-05"), (0, "0"), (-3, "-3")])
+@pytest.mark.parametrize("number,text", [(1, "1"), (2.5, "2.5"), (123456, "123456"), (1000000, "1e+06"), (1234567, "1.234567e+06"),
+                                         (0.00001, "1e-05"), (0, "0"), (-3, "-3")])
 def test_go_number(number, text):
     assert ng.go_number(number) == text
 
@@ -322,13 +323,15 @@ RENDER_CASES = [
     pytest.param(SEED_ONE, id="seed-one"),
     pytest.param(SEED_TWO, id="seed-two"),
     pytest.param(SEED_THREE, id="seed-three"),
-    pytest.param(merged(NO_HOOKS, {"controller": {"service": {"type": "NodePort"}, "updateStrategy": {"type": "Recreate"},
-                                                   "config": {"use-forwarded-headers": True, "n": 3}, "allowSnippetAnnotations": True,
-                                                   "ingressClassResource": {"default": True}, "metrics": {"enabled": True},
-                                                   "podAnnotations": {"a": 1}, "service": {"annotations": {"x": "y"}}}}), id="variety"),
+    pytest.param(merged(NO_HOOKS, {"controller": {"service": {"type": "NodePort", "annotations": {"x": "y"}},
+                                                  "updateStrategy": {"type": "Recreate"},
+                                                  "config": {"use-forwarded-headers": True, "n": 3}, "allowSnippetAnnotations": True,
+                                                  "ingressClassResource": {"default": True}, "metrics": {"enabled": True},
+                                                  "podAnnotations": {"a": 1}}}), id="variety"),
     pytest.param(merged(NO_HOOKS, {"controller": {"scope": {"enabled": True, "namespace": "apps"}, "replicaCount": 2, "hostNetwork": True},
                                    "serviceAccount": {"annotations": {"k": "v"}}}), id="scoped-cluster-rbac"),
-    pytest.param(merged(NO_HOOKS, {"rbac": {"create": False}, "controller": {"service": {"enabled": False}, "containerSecurityContext": {"runAsUser": 1}}}), id="minimal"),
+    pytest.param(merged(NO_HOOKS, {"rbac": {"create": False},
+                                   "controller": {"service": {"enabled": False}, "containerSecurityContext": {"runAsUser": 1}}}), id="minimal"),
 ]
 
 
@@ -378,7 +381,8 @@ def test_namespace_rbac_renders_role_only_with_lease():
     assert "ClusterRole" not in kinds and "ClusterRoleBinding" not in kinds
     role = next(o for o in objs if o["kind"] == "Role")
     lease = [r for r in role["rules"] if r.get("resourceNames")]
-    assert lease == [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": ["ingress-ingress-nginx-leader"], "verbs": ["get", "update"]}]
+    assert lease == [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": ["ingress-ingress-nginx-leader"],
+                      "verbs": ["get", "update"]}]
 
 
 def test_scoped_cluster_role_grants_target_namespace_get():
