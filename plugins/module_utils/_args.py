@@ -23,3 +23,10 @@ def with_args(*specs: dict[str, Any], **own: Any) -> dict[str, Any]:
         merged.update(spec)
     merged.update(own)
     return merged
+
+# Which Ingresses a verification module looks at (doc fragment `selection`).
+SELECTION_ARGS: dict[str, Any] = {
+    "namespaces": {"type": "list", "elements": "str", "default": []},
+    "names": {"type": "list", "elements": "str", "default": []},
+    "label_selector": {"type": "str"},
+}

@@ -1,0 +1,118 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Selecting Ingresses: the namespaces/names/label_selector options every verification
+module shares, validated before any request, and one list call that applies them."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+Obj = dict[str, Any]
+
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+# A label key: optional DNS subdomain prefix, then a name of alphanumerics, '-', '_', '.'.
+_LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+_LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+_SET_REQUIREMENT = re.compile(r"^\s*(!?)([^\s!=()]+)\s+(in|notin)\s+\(([^()]*)\)\s*$")
+_EQUALITY_REQUIREMENT = re.compile(r"^\s*([^\s!=]+)\s*(==|=|!=)\s*([^\s!=]*)\s*$")
+_EXISTS_REQUIREMENT = re.compile(r"^\s*(!?)([^\s!=()]+)\s*$")
+
+
+class SelectionError(ValueError):
+    """A selection option is invalid; the message names the option."""
+
+
+@dataclass
+class Selection:
+    namespaces: list[str] = field(default_factory=list)  # empty = all namespaces
+    names: list[str] = field(default_factory=list)  # empty = every name
+    label_selector: str | None = None
+
+    def matches(self, ingress: Obj) -> bool:
+        meta = ingress.get("metadata", {})
+        if self.namespaces and meta.get("namespace") not in self.namespaces:
+            return False
+        return not self.names or meta.get("name") in self.names or key_of(ingress) in self.names
+
+
+def key_of(obj: Obj) -> str:
+    """namespace/name of an object."""
+    meta = obj.get("metadata", {})
+    return "%s/%s" % (meta.get("namespace"), meta.get("name"))
+
+
+def _check_label_key(key: str, where: str) -> None:
+    prefix, _sep, name = key.rpartition("/")
+    if (prefix and not _DNS1123_SUBDOMAIN.match(prefix)) or not _LABEL_NAME.match(name):
+        raise SelectionError("%s: %r is not a valid label key" % (where, key))
+
+
+def _check_label_value(value: str, where: str) -> None:
+    if not _LABEL_VALUE.match(value):
+        raise SelectionError("%s: %r is not a valid label value" % (where, value))
+
+
+def _split_requirements(selector: str) -> list[str]:
+    """Split on commas outside parentheses (`a in (x,y),b` is two requirements)."""
+    parts, depth, current = [], 0, ""
+    for char in selector:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    parts.append(current)
+    return parts
+
+
+def validate_label_selector(selector: str | None, where: str = "label_selector") -> str | None:
+    """Check a label selector's syntax (=, ==, !=, in, notin, exists, !exists) as the API server would."""
+    if selector is None or selector.strip() == "":
+        return None
+    for part in _split_requirements(selector):
+        set_match = _SET_REQUIREMENT.match(part)
+        eq_match = _EQUALITY_REQUIREMENT.match(part)
+        exists_match = _EXISTS_REQUIREMENT.match(part)
+        if set_match:
+            if set_match.group(1):
+                raise SelectionError("%s: %r: '!' applies only to an existence test" % (where, part.strip()))
+            _check_label_key(set_match.group(2), where)
+            for value in set_match.group(4).split(","):
+                _check_label_value(value.strip(), where)
+        elif eq_match:
+            _check_label_key(eq_match.group(1), where)
+            _check_label_value(eq_match.group(3), where)
+        elif exists_match:
+            _check_label_key(exists_match.group(2), where)
+        else:
+            raise SelectionError("%s: %r is not a label selector requirement (key=value, key!=value, "
+                                 "key in (a,b), key notin (a,b), key or !key)" % (where, part.strip()))
+    return selector.strip()
+
+
+def parse_selection(namespaces: Any, names: Any, label_selector: Any) -> Selection:
+    """Validate the shared selection options."""
+    ns_list = namespaces or []
+    if not isinstance(ns_list, list) or not all(isinstance(n, str) and _DNS1123_LABEL.match(n) for n in ns_list):
+        raise SelectionError("namespaces: expected a list of namespace names, got %r" % (namespaces,))
+    name_list = names or []
+    if not isinstance(name_list, list) or not all(isinstance(n, str) and n for n in name_list):
+        raise SelectionError("names: expected a list of Ingress names (or namespace/name), got %r" % (names,))
+    for name in name_list:
+        bare = name.split("/", 1)[-1]
+        if name.count("/") > 1 or not _DNS1123_SUBDOMAIN.match(bare):
+            raise SelectionError("names: %r is not an Ingress name or namespace/name" % name)
+    if label_selector is not None and not isinstance(label_selector, str):
+        raise SelectionError("label_selector: expected a string such as 'app=web,tier in (a,b)', got %r" % (label_selector,))
+    return Selection(ns_list, name_list, validate_label_selector(label_selector))
+
+
+def list_ingresses(client: Any, selection: Selection) -> list[Obj]:
+    """The selected Ingresses, sorted by namespace/name (one list call per namespace, or one for all)."""
+    found: list[Obj] = []
+    for ns in selection.namespaces or [None]:
+        found.extend(client.list("networking.k8s.io/v1", "Ingress", namespace=ns, label_selector=selection.label_selector))
+    return sorted((i for i in found if selection.matches(i)), key=key_of)
