@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Benchmarks of the twin backend (kindlab-twin). Prints numbers; asserts nothing.
 
     .venv/bin/python benchmarks/twin_bench.py [--skip-lab] [--samples N] [--watch-samples M]
@@ -37,12 +36,23 @@ API_NAME = "bench-api"
 NAMESPACE = "bench"
 LIST_SIZE = 50
 WARMUP = 20
-# Timeouts of each step (s): the whole script stays under 3 minutes even when a step hangs.
-TIMEOUT_LAB_UP, TIMEOUT_LAB_AGAIN, TIMEOUT_TEARDOWN = 90.0, 60.0, 30.0
+# Time limits (s). Every step is also cut to what is left of TOTAL_BUDGET_S, keeping RESERVE_S
+# for the steps after it and CLEANUP_S for the final cleanup: the whole run stays under 3 min
+# even when a step hangs (a cut step prints fewer samples or rc -9).
+TOTAL_BUDGET_S, CLEANUP_S = 165.0, 10.0
+TIMEOUT_LAB_UP, TIMEOUT_LAB_AGAIN, TIMEOUT_TEARDOWN = 75.0, 50.0, 25.0
+LAB_RESERVE_S = 30.0   # left for the API and watch steps after the lab
 TIMEOUT_CREATE = 30.0
-API_BUDGET_S = 25.0    # per operation kind; stops sampling early if the twin is very slow
+API_BUDGET_S = 20.0    # per operation kind; stops sampling early if the twin is very slow
 WATCH_EVENT_TIMEOUT = 5.0
-WATCH_BUDGET_S = 20.0
+REQ_TIMEOUT = 10.0     # any single API request
+WATCH_BUDGET_S = 15.0
+_DEADLINE = [time.monotonic() + TOTAL_BUDGET_S]  # reset by main()
+
+
+def left(reserve: float = 0.0) -> float:
+    """Seconds left before the overall deadline, minus cleanup and `reserve` (at least 1)."""
+    return max(1.0, _DEADLINE[0] - time.monotonic() - CLEANUP_S - reserve)
 
 
 # --- helpers -------------------------------------------------------------------------------
@@ -132,14 +142,15 @@ def bench_lab(env: dict[str, str], tmp: Path) -> list[tuple[str, float, int]]:
     results: list[tuple[str, float, int]] = []
     try:
         results.append(("lab up (first run)", *run_timed([playbook, "playbooks/lab.yml", *extra], env,
-                                                         TIMEOUT_LAB_UP, log)))
+                                                         min(TIMEOUT_LAB_UP, left(LAB_RESERVE_S + 10)), log)))
         if results[-1][2] == 0:
             results.append(("lab up (idempotent rerun)", *run_timed([playbook, "playbooks/lab.yml", *extra],
-                                                                    env, TIMEOUT_LAB_AGAIN, log)))
+                                                                    env, min(TIMEOUT_LAB_AGAIN, left(LAB_RESERVE_S + 10)),
+                                                                    log)))
     finally:
         results.append(("teardown", *run_timed([playbook, "playbooks/teardown.yml", *extra], env,
-                                               TIMEOUT_TEARDOWN, log)))
-    if any(rc != 0 for _, _, rc in results):
+                                               min(TIMEOUT_TEARDOWN, left()), log)))
+    if any(r[2] != 0 for r in results):
         tail = "\n".join(log.read_text(errors="replace").splitlines()[-30:])
         print(f"  (a playbook failed or timed out; last lines of {log.name}:)\n{tail}", file=sys.stderr)
     return results
@@ -151,18 +162,18 @@ def start_api_cluster(env: dict[str, str], tmp: Path) -> Path:
     kubeconfig = tmp / "api-kubeconfig"
     res = subprocess.run([str(VENV_BIN / "kindlab-twin"), "create", "cluster", "--name", API_NAME,
                           "--kubeconfig", str(kubeconfig)], env=env, stdin=subprocess.DEVNULL,
-                         capture_output=True, text=True, timeout=TIMEOUT_CREATE, check=False)
+                         capture_output=True, text=True, timeout=min(TIMEOUT_CREATE, left()), check=False)
     if res.returncode != 0:
         raise RuntimeError(f"kindlab-twin create cluster failed ({res.returncode}): {res.stderr.strip()}")
     return kubeconfig
 
 
 def sample(fn: Callable[[], Any], n: int, budget: float) -> list[float]:
-    for _ in range(WARMUP):
+    for _warm in range(WARMUP):
         fn()
     out: list[float] = []
     deadline = time.perf_counter() + budget
-    for _ in range(n):
+    for _sample in range(n):
         t0 = time.perf_counter()
         fn()
         out.append(time.perf_counter() - t0)
@@ -183,15 +194,19 @@ def bench_api(core: Any, n: int) -> dict[str, list[float]]:
     # The generated client picks application/json-patch+json for a dict body unless told.
     smp = "application/strategic-merge-patch+json"
     ops: dict[str, Callable[[], Any]] = {
-        "get": lambda: core.read_namespaced_config_map("cm-000", NAMESPACE),
-        f"list ({LIST_SIZE} CMs)": lambda: core.list_namespaced_config_map(NAMESPACE),
+        "get": lambda: core.read_namespaced_config_map("cm-000", NAMESPACE, _request_timeout=REQ_TIMEOUT),
+        f"list ({LIST_SIZE} CMs)": lambda: core.list_namespaced_config_map(NAMESPACE, _request_timeout=REQ_TIMEOUT),
         "patch (strategic)": lambda: core.patch_namespaced_config_map(
-            "cm-001", NAMESPACE, {"data": {"n": str(next(counter))}}, _content_type=smp),
+            "cm-001", NAMESPACE, {"data": {"n": str(next(counter))}}, _content_type=smp,
+            _request_timeout=REQ_TIMEOUT),
     }
     listed = core.list_namespaced_config_map(NAMESPACE)
     if len(listed.items) != LIST_SIZE:  # sanity
         print(f"  warning: list returned {len(listed.items)} ConfigMaps, expected {LIST_SIZE}", file=sys.stderr)
-    res = {name: sample(fn, n, API_BUDGET_S) for name, fn in ops.items()}
+    res = {}
+    for i, (name, fn) in enumerate(ops.items()):
+        # share what is left fairly with the operations after this one and the watch step
+        res[name] = sample(fn, n, min(API_BUDGET_S, left(5) / (len(ops) - i + 1)))
     # Sanity: the patches merged (kept the other keys) and the last one is what the server has.
     data = core.read_namespaced_config_map("cm-001", NAMESPACE).data or {}
     if data.get("index") != "1" or data.get("n") != str(next(counter) - 1):
@@ -219,8 +234,8 @@ def bench_watch(core: Any, n: int) -> dict[str, list[float]]:
         try:
             ready.set()
             for ev in w.stream(core.list_namespaced_config_map, NAMESPACE, resource_version=rv,
-                               field_selector=f"metadata.name={name}", timeout_seconds=int(WATCH_BUDGET_S) + 10,
-                               _request_timeout=WATCH_BUDGET_S + 15):
+                               field_selector=f"metadata.name={name}", timeout_seconds=int(budget) + 10,
+                               _request_timeout=budget + 15):
                 t = time.perf_counter()
                 ann = (ev["raw_object"].get("metadata") or {}).get("annotations") or {}
                 if ev["type"] == "MODIFIED" and "bench/seq" in ann:
@@ -234,6 +249,7 @@ def bench_watch(core: Any, n: int) -> dict[str, list[float]]:
             with cond:
                 cond.notify_all()
 
+    budget = min(WATCH_BUDGET_S, left())
     th = threading.Thread(target=consume, name="watch", daemon=True)
     th.start()
     ready.wait(5)
@@ -242,12 +258,13 @@ def bench_watch(core: Any, n: int) -> dict[str, list[float]]:
     after_return: list[float] = []
     from_start: list[float] = []
     lost = 0
-    deadline = time.perf_counter() + WATCH_BUDGET_S
+    deadline = time.perf_counter() + budget
     try:
         for i in range(n):
             t0 = time.perf_counter()
             core.patch_namespaced_config_map(name, NAMESPACE, {"metadata": {"annotations": {
-                "bench/seq": str(i), "bench/ts": f"{time.time():.6f}"}}}, _content_type=mp)
+                "bench/seq": str(i), "bench/ts": f"{time.time():.6f}"}}}, _content_type=mp,
+                _request_timeout=REQ_TIMEOUT)
             t1 = time.perf_counter()
             with cond:
                 if not cond.wait_for(lambda: i in arrivals or bool(errors) or not th.is_alive(),
@@ -276,7 +293,7 @@ def bench_watch(core: Any, n: int) -> dict[str, list[float]]:
 # --- main -----------------------------------------------------------------------------------
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     ap.add_argument("--skip-lab", action="store_true", help="skip the ansible-playbook lab timings")
     ap.add_argument("--samples", type=int, default=300, help="samples per API operation (default 300)")
     ap.add_argument("--watch-samples", type=int, default=100, help="patches awaited on the watch (default 100)")
@@ -294,17 +311,24 @@ def main() -> int:
     def on_term(*_: Any) -> None:
         raise KeyboardInterrupt
 
+    def on_alarm(*_: Any) -> None:
+        raise TimeoutError(f"overall time limit ({TOTAL_BUDGET_S - CLEANUP_S:.0f}s) reached")
+
     signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGALRM, on_alarm)  # the hard stop, should a step ignore its own limit
+    signal.alarm(int(TOTAL_BUDGET_S - CLEANUP_S) + 1)
     tmp = Path(tempfile.mkdtemp(prefix="kindlab-bench-"))
     env = bench_env(tmp / "twin-home")
     started = time.perf_counter()
+    _DEADLINE[0] = time.monotonic() + TOTAL_BUDGET_S
+    load_before = os.getloadavg()[0]
     lab: list[tuple[str, float, int]] = []
     api: dict[str, list[float]] = {}
     watch_res: dict[str, list[float]] = {}
     failed = False
     try:
         if not args.skip_lab:
-            print(f"[1/3] lab up x2 + teardown with ansible-playbook (twin, time scale 60) ...", flush=True)
+            print("[1/3] lab up x2 + teardown with ansible-playbook (twin, time scale 60) ...", flush=True)
             lab = bench_lab(env, tmp)
         print(f"[2/3] API latency, {args.samples} samples per operation ...", flush=True)
         kubeconfig = start_api_cluster(env, tmp)
@@ -325,24 +349,30 @@ def main() -> int:
         print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
         failed = True
     finally:
+        signal.alarm(0)
         leftover = cleanup_twins(env)
-        if leftover and leftover != [API_NAME]:
-            print(f"note: deleted twin cluster(s) left behind: {leftover}", file=sys.stderr)
+        stray = [n for n in leftover if n != API_NAME]  # the API cluster is deleted here on purpose
+        if stray:
+            print(f"note: deleted twin cluster(s) left behind: {stray}", file=sys.stderr)
         shutil.rmtree(tmp, ignore_errors=True)
     total = time.perf_counter() - started
 
     print()
-    print(f"kindlab-twin benchmark  ({os.cpu_count()} CPUs, Python {sys.version.split()[0]}, "
-          f"total {total:.1f}s)")
+    # Other work on the machine skews every number here: the load average says how much there was.
+    print(f"kindlab-twin benchmark  ({os.cpu_count()} CPUs, Python {sys.version.split()[0]}, total {total:.1f}s, "
+          f"1-min load avg {load_before:.2f} before / {os.getloadavg()[0]:.2f} after)")
     if lab:
         print()
         print(f"{'lab (ansible-playbook, twin)':34} {'wall s':>8}  {'rc':>3}  goal")
         for name, secs, rc in lab:
             goal = ""
             if name.startswith("lab up"):
-                goal = f"< {LAB_GOAL_S:.0f} s  {'met' if rc == 0 and secs < LAB_GOAL_S else 'NOT met'}"
+                verdict = "met" if secs < LAB_GOAL_S else "NOT met"
+                if rc:
+                    verdict = "cut at its time limit" if rc == -9 else "playbook FAILED"
+                goal = f"< {LAB_GOAL_S:.0f} s  {verdict}"
             print(f"  {name:32} {secs:8.1f}  {rc:>3}  {goal}")
-    for title, res in ((f"API latency (kubernetes client, ms)", api),
+    for title, res in (("API latency (kubernetes client, ms)", api),
                        ("watch delivery delay (ms)", watch_res)):
         if not res:
             continue
@@ -353,7 +383,7 @@ def main() -> int:
                 print(f"  {name:32} {len(v):4d} {ms(pct(v, 50))} {ms(pct(v, 99))} {ms(max(v))}")
             else:
                 print(f"  {name:32}    0  (no samples)")
-    return 1 if failed or any(rc != 0 for _, _, rc in lab) else 0
+    return 1 if failed or any(r[2] != 0 for r in lab) else 0
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import copy
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import FIELD_MANAGER
 
@@ -161,6 +161,55 @@ class Client:
         except ApiException as exc:
             raise K8sError("list %s failed: %s" % (kind, _api_message(exc))) from exc
         return [dict(item) for item in out.to_dict().get("items", [])]
+
+    def watch(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        timeout: int | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> Iterator[tuple[str, Obj]]:
+        """One watch stream from resource_version: yields (event type, object) until the
+        server ends it after `timeout` seconds (or the caller stops iterating)."""
+        res = self.resource(api_version, kind)
+        try:
+            for event in self._dyn.watch(res, namespace=namespace, resource_version=resource_version, timeout=timeout,
+                                         label_selector=label_selector, field_selector=field_selector):
+                raw = event.get("raw_object") or {}
+                yield str(event.get("type")), dict(raw)
+        except ApiException as exc:
+            raise K8sError("watch %s failed: %s" % (kind, _api_message(exc))) from exc
+
+    def list_with_version(
+        self, api_version: str, kind: str, namespace: str | None = None,
+        label_selector: str | None = None, field_selector: str | None = None,
+    ) -> tuple[builtins.list[Obj], str]:
+        """list() plus the list's resourceVersion, where a watch continues without a gap."""
+        res = self.resource(api_version, kind)
+        try:
+            out = res.get(namespace=namespace, label_selector=label_selector, field_selector=field_selector).to_dict()
+        except ApiException as exc:
+            raise K8sError("list %s failed: %s" % (kind, _api_message(exc))) from exc
+        return [dict(i) for i in out.get("items", [])], str((out.get("metadata") or {}).get("resourceVersion") or "")
+
+    def pod_log(self, namespace: str, name: str, container: str | None = None, since_seconds: int | None = None) -> str:
+        """A pod's log (the current container); empty when the pod or its log is gone."""
+        from kubernetes.client import CoreV1Api
+
+        kwargs: dict[str, Any] = {"timestamps": False}
+        if container:
+            kwargs["container"] = container
+        if since_seconds:
+            kwargs["since_seconds"] = since_seconds
+        try:
+            return str(CoreV1Api(self._api_client).read_namespaced_pod_log(name, namespace, **kwargs))
+        except ApiException as exc:
+            if exc.status in (400, 404):
+                return ""
+            raise K8sError("log of pod %s/%s failed: %s" % (namespace, name, _api_message(exc))) from exc
 
     def apply(self, obj: Obj, check_mode: bool = False, force: bool = True) -> ApplyResult:
         """Server-side apply; reports a change only when the stored object would differ."""

@@ -174,19 +174,19 @@ def test_patch_types(raw: Any, api: Any, k8s: client.ApiClient) -> None:
     apps.create_namespaced_deployment("default", d)
     base = "/apis/apps/v1/namespaces/default/deployments/web"
     code, out, _hdrs = raw(api, "PATCH", base, {"spec": {"template": {"spec": {"containers": [{"name": "side", "image": "busybox:2"}]}}}},
-                       "application/strategic-merge-patch+json")
+                           "application/strategic-merge-patch+json")
     assert code == 200 and [c["image"] for c in out["spec"]["template"]["spec"]["containers"]] == ["nginx:1.27", "busybox:2"]
     code, out, _hdrs = raw(api, "PATCH", base, {"metadata": {"labels": {"app": None, "x": "1"}}}, "application/merge-patch+json")
     assert code == 200 and out["metadata"]["labels"] == {"x": "1"}
     code, out, _hdrs = raw(api, "PATCH", base, [{"op": "replace", "path": "/spec/replicas", "value": 4}],
-                       "application/json-patch+json")
+                           "application/json-patch+json")
     assert code == 200 and out["spec"]["replicas"] == 4 and out["metadata"]["generation"] == 3
     code, out, _hdrs = raw(api, "PATCH", base, [{"op": "test", "path": "/spec/replicas", "value": 9}], "application/json-patch+json")
     assert code == 422
     code, out, _hdrs = raw(api, "PATCH", base, {"spec": {}}, "text/plain")
     assert code == 415
     code, out, _hdrs = raw(api, "PATCH", base, {"metadata": {"resourceVersion": "1"}, "spec": {"replicas": 2}},
-                       "application/merge-patch+json")
+                           "application/merge-patch+json")
     assert code == 409
     code, out, _hdrs = raw(api, "PATCH", base + "x", {"spec": {}}, "application/merge-patch+json")
     assert code == 404
@@ -207,10 +207,10 @@ def test_server_side_apply_dynamic_client(raw: Any, api: Any, k8s: client.ApiCli
     out = res.server_side_apply(body=deployment(replicas=5), namespace="default", field_manager="other", force_conflicts=True)
     assert out.spec.replicas == 5
     code, body, _hdrs = raw(api, "PATCH", "/apis/apps/v1/namespaces/default/deployments/web", deployment(),
-                        "application/apply-patch+yaml")
+                            "application/apply-patch+yaml")
     assert code == 400 and "fieldManager" in body["message"]
     code, body, _hdrs = raw(api, "PATCH", "/api/v1/namespaces/default/configmaps/y?fieldManager=m",
-                        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\ndata:\n  k: v\n", "application/apply-patch+yaml")
+                            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\ndata:\n  k: v\n", "application/apply-patch+yaml")
     assert code == 200 and body["data"] == {"k": "v"}
 
 
@@ -224,7 +224,7 @@ def test_dry_run_stores_nothing(raw: Any, api: Any, k8s: client.ApiClient) -> No
     core.patch_namespaced_config_map("real", "default", {"data": {"z": "1"}}, dry_run="All")
     assert not core.read_namespaced_config_map("real", "default").data
     code, body, _hdrs = raw(api, "PATCH", "/api/v1/namespaces/default/configmaps/real?dryRun=All&fieldManager=m",
-                        cm("real", z="2"), "application/apply-patch+yaml")
+                            cm("real", z="2"), "application/apply-patch+yaml")
     assert code == 200 and not core.read_namespaced_config_map("real", "default").data
 
 
@@ -367,7 +367,7 @@ def test_watch_selector_transitions(raw: Any, api: Any) -> None:
     obj["metadata"]["labels"] = {}
     api.store.update(obj, "t")
     code, body, _hdrs = raw(api, "GET", f"/api/v1/namespaces/default/configmaps?watch=1&labelSelector=watched%3Dyes"
-                                    f"&resourceVersion={rv}&timeoutSeconds=1")
+                                        f"&resourceVersion={rv}&timeoutSeconds=1")
     events = [json.loads(line)["type"] for line in body.splitlines()] if isinstance(body, str) else [body["type"]]
     assert events == ["ADDED", "MODIFIED", "DELETED"]
 
@@ -388,14 +388,14 @@ def test_protobuf_bodies(raw: Any, api: Any) -> None:
     code, out, _hdrs = raw(api, "DELETE", "/api/v1/namespaces/nsx", body, "application/vnd.kubernetes.protobuf")
     assert code == 200
     code, out, _hdrs = raw(api, "POST", "/apis/apps/v1/namespaces/default/deployments", b"k8s\x00\x0a\x00",
-                       "application/vnd.kubernetes.protobuf")
+                           "application/vnd.kubernetes.protobuf")
     assert code == 415
 
 
 def test_watch_list_initial_events_end_bookmark(raw: Any, api: Any) -> None:
     api.store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "default"}}, "t")
     code, body, _hdrs = raw(api, "GET", "/api/v1/configmaps?watch=1&sendInitialEvents=true&allowWatchBookmarks=true"
-                                    "&resourceVersionMatch=NotOlderThan&timeoutSeconds=1")
+                                        "&resourceVersionMatch=NotOlderThan&timeoutSeconds=1")
     events = [json.loads(line) for line in body.splitlines()]
     assert [e["type"] for e in events] == ["ADDED", "BOOKMARK"]
     assert events[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}

@@ -148,6 +148,7 @@ def test_manifest_check_mode_then_apply_then_idempotent():
 def test_manifest_wait_times_out_with_detail(monkeypatch):
     client = FakeClient()
     client.ready = False
+
     def wait_until(check, timeout, what, **kw):
         raise ctl.K8sError("timed out waiting for %s; last seen: %s" % (what, check()[1]))
 

@@ -87,3 +87,24 @@ def test_ingress_false_renders_no_ingress_and_no_class_renders_no_class_field() 
     assert [o["kind"] for o in wl.render(a)] == ["Deployment", "Service"]
     ingress = wl.render(b)[2]
     assert "ingressClassName" not in ingress["spec"] and "host" not in ingress["spec"]["rules"][0]
+
+
+def test_every_rendered_object_validates_against_the_pinned_schema() -> None:
+    from ansible_collections.kindlab.ingress.tests.unit.schema import validate_all
+
+    specs = [
+        {"name": "test", "namespace": "one", "ingress": {"annotations": {"kubernetes.io/ingress.class": "nginx"}}},
+        {"name": "login", "namespace": "team-a", "replicas": 0, "port": 8080, "labels": {"team": "a"},
+         "ingress": {"class": "nginx", "host": "*.example.test", "paths": ["/login", {"path": "/x", "path_type": "Exact"}]}},
+        {"name": "bare", "ingress": False},
+    ]
+    validate_all([obj for w in wl.parse_workloads(specs) for obj in wl.render(w)])
+
+
+def test_rendered_namespaces_validate_against_the_pinned_schema() -> None:
+    from ansible_collections.kindlab.ingress.tests.unit.schema import validate_all
+    from ansible_collections.kindlab.ingress.tests.unit.fakes import FakeClient
+
+    client = FakeClient([])
+    wl.ensure_namespaces(client, ["one", "two"], {"team": "a"}, "present", False)
+    validate_all([obj for (kind, _ns, _name), obj in client.objects.items()])

@@ -1,0 +1,168 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Do the selected Ingresses' backends have somewhere to send traffic?
+
+For every service backend (rules[].http.paths[].backend.service and spec.defaultBackend):
+the Service exists, the port exists (by number or name), and its EndpointSlices hold
+ready endpoints for that port. Existence is not enough: a Deployment scaled to 0 leaves
+the Service and an empty slice, and ingress-nginx then answers 503.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._select import key_of
+
+Obj = dict[str, Any]
+
+SERVICE_NAME_LABEL = "kubernetes.io/service-name"
+
+
+@dataclass(frozen=True)
+class BackendRef:
+    service: str | None  # None for a resource backend
+    port: int | str | None  # number or name
+    where: str  # which rule/path uses it
+    resource: str | None = None
+
+    @property
+    def label(self) -> str:
+        if self.service is None:
+            return "resource %s" % self.resource
+        return "%s:%s" % (self.service, self.port if self.port is not None else "?")
+
+
+def _ref(backend: Obj | None, where: str) -> BackendRef | None:
+    if not backend:
+        return None
+    service = backend.get("service")
+    if service:
+        port = service.get("port") or {}
+        number = port.get("number")
+        return BackendRef(service.get("name"), number if number is not None else port.get("name"), where)
+    resource = backend.get("resource") or {}
+    return BackendRef(None, None, where, "%s %s" % (resource.get("kind"), resource.get("name")))
+
+
+def backends_of(ingress: Obj) -> list[BackendRef]:
+    """Each distinct backend of an Ingress, in spec order (the first place that uses it)."""
+    spec = ingress.get("spec") or {}
+    refs: list[BackendRef | None] = [_ref(spec.get("defaultBackend"), "defaultBackend")]
+    for rule in spec.get("rules") or []:
+        for path in (rule.get("http") or {}).get("paths") or []:
+            refs.append(_ref(path.get("backend"), "%s%s" % (rule.get("host") or "*", path.get("path") or "/")))
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for ref in refs:
+        if ref is not None and (ref.service, ref.port, ref.resource) not in seen:
+            seen.add((ref.service, ref.port, ref.resource))
+            out.append(ref)
+    return out
+
+
+def service_port(service: Obj, port: int | str | None) -> Obj | None:
+    """The Service port a backend names: by number (spec.ports[].port) or by name."""
+    for candidate in (service.get("spec") or {}).get("ports") or []:
+        if (isinstance(port, int) and candidate.get("port") == port) or (isinstance(port, str) and candidate.get("name") == port):
+            return dict(candidate)
+    return None
+
+
+def _ports_text(service: Obj) -> str:
+    ports = (service.get("spec") or {}).get("ports") or []
+    return ", ".join("%s/%s" % (p.get("name") or "(unnamed)", p.get("port")) for p in ports) or "none"
+
+
+def slice_endpoints(slices: list[Obj], port_name: str | None) -> tuple[list[str], int]:
+    """(ready addresses, total endpoints) for the Service port named port_name. An endpoint
+    counts as ready unless conditions.ready is false (nil means ready, per the API docs);
+    a slice counts only if it carries that port (unnamed ports have name "" or none)."""
+    ready: list[str] = []
+    total = 0
+    seen: set[str] = set()
+    for item in slices:
+        names = [(p.get("name") or "") for p in item.get("ports") or []]
+        if (port_name or "") not in names:
+            continue
+        for endpoint in item.get("endpoints") or []:
+            addresses = endpoint.get("addresses") or []
+            key = ",".join(addresses)
+            if not addresses or key in seen:
+                continue
+            seen.add(key)
+            total += 1
+            if (endpoint.get("conditions") or {}).get("ready") is not False:
+                ready.append(addresses[0])
+    return sorted(ready), total
+
+
+def check_backend(ingress_key: str, ref: BackendRef, service: Obj | None, slices: list[Obj]) -> Obj:
+    """One backend's report; `problem` is None when it can take traffic (or is not checked)."""
+    namespace = ingress_key.split("/", 1)[0]
+    out: Obj = {"service": ref.service, "port": ref.port, "used_by": ref.where, "exists": service is not None,
+                "port_found": False, "ready_endpoints": 0, "endpoints": [], "problem": None, "checked": True}
+    if ref.service is None:
+        out.update(checked=False, exists=None, port_found=None,
+                   note="%s backend: not checked (only Service backends are)" % ref.resource)
+        return out
+    if service is None:
+        out["problem"] = "Service %s/%s not found" % (namespace, ref.service)
+        return out
+    port = service_port(service, ref.port)
+    if port is None:
+        out["problem"] = "Service %s/%s has no port %s (ports: %s)" % (namespace, ref.service, ref.port, _ports_text(service))
+        return out
+    out["port_found"] = True
+    if (service.get("spec") or {}).get("type") == "ExternalName":
+        out.update(checked=False, note="ExternalName Service: no endpoints by design, not checked")
+        return out
+    ready, total = slice_endpoints(slices, port.get("name"))
+    out.update(ready_endpoints=len(ready), endpoints=ready)
+    if not ready:
+        out["problem"] = "has 0 ready endpoints (Service exists, %d of %d pods ready)" % (len(ready), total)
+    return out
+
+
+def failure_text(ingress_key: str, backend: Obj) -> str:
+    """'two/test: backend test:http has 0 ready endpoints (…)' / '…: backend x:80: Service … not found'."""
+    label = "%s:%s" % (backend["service"], backend["port"])
+    problem = backend["problem"]
+    sep = " " if problem.startswith("has ") else ": "
+    return "%s: backend %s%s%s" % (ingress_key, label, sep, problem)
+
+
+def check_ingresses(
+    ingresses: list[Obj],
+    get_service: Callable[[str, str], Obj | None],
+    list_slices: Callable[[str, str], list[Obj]],
+) -> Obj:
+    """The module's result: per Ingress its backends and passed, overall passed and failures."""
+    report: Obj = {}
+    failures: list[str] = []
+    cache: dict[tuple[str, str], tuple[Obj | None, list[Obj]]] = {}
+    for ingress in ingresses:
+        key = key_of(ingress)
+        namespace = key.split("/", 1)[0]
+        backends = []
+        for ref in backends_of(ingress):
+            if ref.service is not None and (namespace, ref.service) not in cache:
+                service = get_service(namespace, ref.service)
+                cache[(namespace, ref.service)] = (service, list_slices(namespace, ref.service) if service else [])
+            service, slices = cache.get((namespace, ref.service or ""), (None, []))
+            backend = check_backend(key, ref, service, slices)
+            backends.append(backend)
+            if backend["problem"]:
+                failures.append(failure_text(key, backend))
+        report[key] = {"backends": backends, "passed": not any(b["problem"] for b in backends)}
+    return {"ingresses": report, "failures": failures, "passed": not failures}
+
+
+def check_cluster(client: Any, ingresses: list[Obj]) -> Obj:
+    """check_ingresses() reading Services and EndpointSlices through the Client."""
+    return check_ingresses(
+        ingresses,
+        lambda ns, name: client.get("v1", "Service", name, ns),
+        lambda ns, name: client.list("discovery.k8s.io/v1", "EndpointSlice", namespace=ns,
+                                     label_selector="%s=%s" % (SERVICE_NAME_LABEL, name)),
+    )

@@ -1,0 +1,286 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Host/path overlaps between Ingresses, with the Ingress spec's matching rules.
+
+- Exact matches the path string only; Prefix matches by path element (`/foo` covers
+  `/foo/bar`, not `/foobar`) and ignores a trailing slash (`/foo/` == `/foo`).
+  ImplementationSpecific is treated as Prefix, which is what ingress-nginx does without
+  its use-regex annotation.
+- A wildcard host `*.example.com` matches exactly one label (`a.example.com`, not
+  `example.com` nor `a.b.example.com`); an empty host matches any host.
+
+An overlap is a *conflict* when routing is ambiguous: an identical host and path (same
+path type) in two Ingresses, or any overlap between Ingresses that different controllers
+serve (the answer then depends on which controller's address the client reaches).
+Other overlaps are resolved by the spec's precedence (precise host before wildcard before
+any host, longer path first, Exact before Prefix) and are listed as `overlaps` only.
+
+Which controller serves an Ingress is a simple claim model: spec.ingressClassName →
+IngressClass.spec.controller, else the kubernetes.io/ingress.class annotation. Scope
+(--watch-namespace) and --ingress-class flags are not read here (ingress_diagnose does
+that), so "same controller" is "unknown" whenever the class alone cannot tell.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection, key_of, list_ingresses
+
+Obj = dict[str, Any]
+
+CLASS_ANNOTATION = "kubernetes.io/ingress.class"
+DEFAULT_CLASS_ANNOTATION = "ingressclass.kubernetes.io/is-default-class"
+# spec.controller values (and annotation values) → controller type.
+_TYPES = (("ingress-nginx", "ingress-nginx"), ("nginx", "ingress-nginx"), ("traefik", "traefik"), ("kong", "kong"))
+
+
+# ----------------------------------------------------------------- matching rules
+
+def path_elements(path: str) -> list[str]:
+    return [part for part in path.split("/") if part]
+
+
+def effective_type(path_type: str | None) -> str:
+    """Exact stays Exact; Prefix and ImplementationSpecific (ingress-nginx: prefix) are Prefix."""
+    return "Exact" if path_type == "Exact" else "Prefix"
+
+
+def normal_path(path: str, path_type: str | None) -> str:
+    """The path as the matcher sees it: Prefix ignores trailing and repeated slashes."""
+    if effective_type(path_type) == "Exact":
+        return path
+    return "/" + "/".join(path_elements(path))
+
+
+def _covers(prefix: str, path: str) -> bool:
+    """Does Prefix `prefix` match request path `path` (element-wise)?"""
+    want = path_elements(prefix)
+    return path_elements(path)[:len(want)] == want
+
+
+def path_overlap(path_a: str, type_a: str | None, path_b: str, type_b: str | None) -> str | None:
+    """A request path both rules match, or None."""
+    ta, tb = effective_type(type_a), effective_type(type_b)
+    if ta == "Exact" and tb == "Exact":
+        return path_a if path_a == path_b else None
+    if ta == "Exact":
+        return path_a if _covers(path_b, path_a) else None
+    if tb == "Exact":
+        return path_b if _covers(path_a, path_b) else None
+    na, nb = normal_path(path_a, ta), normal_path(path_b, tb)
+    if _covers(na, nb):
+        return nb
+    if _covers(nb, na):
+        return na
+    return None
+
+
+def _example(host: str) -> str:
+    return "x" + host[1:] if host.startswith("*.") else host
+
+
+def _wild_matches(wildcard: str, host: str) -> bool:
+    first, dot, rest = host.partition(".")
+    return bool(first) and bool(dot) and rest == wildcard[2:]
+
+
+def host_overlap(host_a: str | None, host_b: str | None) -> str | None:
+    """A Host both rules match ("" = any host, when both are empty), or None."""
+    a, b = (host_a or "").lower(), (host_b or "").lower()
+    if not a or not b:
+        return _example(a or b)
+    if a == b:
+        return _example(a)
+    if a.startswith("*.") and not b.startswith("*.") and _wild_matches(a, b):
+        return b
+    if b.startswith("*.") and not a.startswith("*.") and _wild_matches(b, a):
+        return a
+    return None
+
+
+# ----------------------------------------------------------------- claims
+
+@dataclass(frozen=True)
+class Claim:
+    key: str | None  # "controller:<spec.controller>" or "annotation:<value>"; None when unknown
+    type: str  # ingress-nginx | traefik | kong | unknown
+    text: str
+
+
+def _type_of(value: str) -> str:
+    for needle, kind in _TYPES:
+        if needle in value.lower():
+            return kind
+    return "unknown"
+
+
+def claim_of(ingress: Obj, classes: dict[str, Obj]) -> Claim:
+    """Which controller (by class) serves the Ingress, as far as the class says."""
+    spec, meta = ingress.get("spec") or {}, ingress.get("metadata") or {}
+    class_name = spec.get("ingressClassName")
+    annotation = (meta.get("annotations") or {}).get(CLASS_ANNOTATION)
+    if not class_name and not annotation:
+        defaults = [n for n, c in classes.items()
+                    if ((c.get("metadata") or {}).get("annotations") or {}).get(DEFAULT_CLASS_ANNOTATION) == "true"]
+        if len(defaults) != 1:
+            return Claim(None, "unknown", "no class (served by controllers that watch class-less Ingresses)")
+        class_name = defaults[0]
+    if class_name:
+        ingress_class = classes.get(class_name)
+        if ingress_class is None:
+            return Claim(None, "unknown", "IngressClass %s (not found)" % class_name)
+        controller = str((ingress_class.get("spec") or {}).get("controller") or "")
+        return Claim("controller:" + controller, _type_of(controller), "IngressClass %s (controller %s)" % (class_name, controller))
+    return Claim("annotation:" + str(annotation), _type_of(str(annotation)), "%s: %s annotation" % (CLASS_ANNOTATION, annotation))
+
+
+def same_controller(a: Claim, b: Claim, same_namespace: bool) -> str:
+    """yes | no | unknown. The same annotation value only tells when both are in one
+    namespace: namespace-scoped controllers with the same --ingress-class split the rest."""
+    if a.key is None or b.key is None:
+        return "unknown"
+    if a.key.startswith("controller:") and b.key.startswith("controller:"):
+        return "yes" if a.key == b.key else "no"
+    if a.key.startswith("annotation:") and b.key.startswith("annotation:"):
+        if a.key != b.key:
+            return "no"
+        return "yes" if same_namespace else "unknown"
+    return "unknown"
+
+
+# ----------------------------------------------------------------- overlaps
+
+@dataclass(frozen=True)
+class Route:
+    ingress: Obj
+    host: str
+    path: str
+    path_type: str
+    backend: str
+
+    @property
+    def key(self) -> str:
+        return key_of(self.ingress)
+
+
+def _backend_text(backend: Obj | None) -> str:
+    service = (backend or {}).get("service")
+    if service:
+        port = service.get("port") or {}
+        return "%s:%s" % (service.get("name"), port.get("number") if port.get("number") is not None else port.get("name"))
+    resource = (backend or {}).get("resource")
+    return "%s %s" % (resource.get("kind"), resource.get("name")) if resource else "(none)"
+
+
+def routes_of(ingress: Obj) -> list[Route]:
+    out = []
+    for rule in (ingress.get("spec") or {}).get("rules") or []:
+        for path in (rule.get("http") or {}).get("paths") or []:
+            out.append(Route(ingress, str(rule.get("host") or ""), str(path.get("path") or "/"),
+                             str(path.get("pathType") or "ImplementationSpecific"), _backend_text(path.get("backend"))))
+    return out
+
+
+def _created(ingress: Obj) -> str:
+    return str((ingress.get("metadata") or {}).get("creationTimestamp") or "")
+
+
+def _oldest(a: Obj, b: Obj) -> Obj:
+    """ingress-nginx sorts Ingresses by creationTimestamp and keeps the first for a duplicate
+    host+path; equal timestamps (one-second precision) sort by namespace/name *descending*
+    (sortIngressSlice: `return in > jn`)."""
+    ta, tb = _created(a), _created(b)
+    if ta != tb:
+        return a if ta < tb else b
+    return a if key_of(a) > key_of(b) else b
+
+
+def _winner_by_precedence(a: Route, b: Route) -> Route:
+    """The spec's precedence for one controller: precise host, then longer path, then Exact."""
+    def rank(r: Route) -> tuple[int, int, int]:
+        host_rank = 0 if not r.host else (1 if r.host.startswith("*.") else 2)
+        return host_rank, len(path_elements(r.path)), 1 if effective_type(r.path_type) == "Exact" else 0
+    return a if rank(a) >= rank(b) else b
+
+
+def behaviour(a: Route, b: Route, tie: bool, same: str, kind: str) -> str:
+    """What the serving controller(s) do with this overlap."""
+    if same == "no":
+        return "different controllers serve them: the answer depends on which controller's address the client reaches"
+    if not tie:
+        win = _winner_by_precedence(a, b)
+        return "resolved by precedence (precise host, longer path, Exact before Prefix): %s%s goes to %s" % (
+            a.host if win is a else b.host, win.path, win.key)
+    if kind == "ingress-nginx":
+        old = _oldest(a.ingress, b.ingress)
+        same_time = _created(a.ingress) == _created(b.ingress)
+        text = "ingress-nginx: the oldest Ingress wins for an identical host+path: %s (created %s%s)" % (
+            key_of(old), _created(old), "; same second as the other, so the later namespace/name wins" if same_time else "")
+    elif kind == "traefik":
+        text = "Traefik: alternates between the backends %s and %s" % (a.backend, b.backend)
+    else:
+        text = "undefined (controller type %s)" % kind
+    return text if same == "yes" else text + "; if different controllers serve them, it depends on which address the client reaches"
+
+
+def overlap_of(a: Route, b: Route, claims: dict[str, Claim]) -> Obj | None:
+    host = host_overlap(a.host, b.host)
+    if host is None:
+        return None
+    path = path_overlap(a.path, a.path_type, b.path, b.path_type)
+    if path is None:
+        return None
+    tie = a.host.lower() == b.host.lower() and effective_type(a.path_type) == effective_type(b.path_type) \
+        and normal_path(a.path, a.path_type) == normal_path(b.path, b.path_type)
+    ca, cb = claims[a.key], claims[b.key]
+    same = same_controller(ca, cb, a.ingress["metadata"].get("namespace") == b.ingress["metadata"].get("namespace"))
+    kind = ca.type if ca.type == cb.type else "unknown"
+    return {
+        "ingresses": [a.key, b.key],
+        "host": host,
+        "path": path,
+        "rules": [{"ingress": r.key, "host": r.host, "path": r.path, "path_type": r.path_type, "backend": r.backend,
+                   "class": claims[r.key].text, "created": _created(r.ingress)} for r in (a, b)],
+        "path_types": [a.path_type, b.path_type],
+        "identical": tie,
+        "same_controller": same,
+        "controller": kind if same != "no" else "%s / %s" % (ca.type, cb.type),
+        "behaviour": behaviour(a, b, tie, same, kind),
+        "ambiguous": tie or same == "no",
+        "message": "%s and %s both match %s%s (%s vs %s; same controller: %s)" % (
+            a.key, b.key, host or "any host ", path, a.path_type, b.path_type, same),
+    }
+
+
+def find_conflicts(ingresses: list[Obj], ingress_classes: list[Obj], selected: set[str] | None = None) -> Obj:
+    """The module's result: `conflicts` (ambiguous), `overlaps` (all), `passed`. With
+    `selected` (namespace/name keys), only overlaps involving one of those are reported."""
+    classes = {str(c["metadata"]["name"]): c for c in ingress_classes}
+    claims = {key_of(i): claim_of(i, classes) for i in ingresses}
+    shown = {k: c for k, c in claims.items() if selected is None or k in selected}
+    routes = [r for i in ingresses for r in routes_of(i)]
+    overlaps: list[Obj] = []
+    seen: set[tuple[str, str, str, str]] = set()
+    for n, a in enumerate(routes):
+        for b in routes[n + 1:]:
+            if a.key == b.key or (selected is not None and a.key not in selected and b.key not in selected):
+                continue  # within one Ingress the controller merges its own paths
+            found = overlap_of(a, b, claims)
+            if found is None:
+                continue
+            dedupe = (a.key, b.key, found["host"], found["path"])
+            if dedupe not in seen:
+                seen.add(dedupe)
+                overlaps.append(found)
+    conflicts = [o for o in overlaps if o["ambiguous"]]
+    return {"conflicts": conflicts, "overlaps": overlaps, "passed": not conflicts,
+            "claims": {k: {"class": c.text, "controller": c.type} for k, c in shown.items()}}
+
+
+def check_cluster(client: Any, selection: Selection) -> Obj:
+    """find_conflicts() for the selected Ingresses against every Ingress in the cluster (a
+    conflict with an Ingress outside the selection is still a conflict)."""
+    everything = list_ingresses(client, Selection())
+    selected = {key_of(i) for i in list_ingresses(client, selection)}
+    return find_conflicts(everything, client.list("networking.k8s.io/v1", "IngressClass"), selected)

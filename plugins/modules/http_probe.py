@@ -1,0 +1,238 @@
+#!/usr/bin/python
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: http_probe
+short_description: Probe an ingress over HTTP, from the host or from inside a kind node
+description:
+  - Sends HTTP requests with a chosen C(Host) header to a URL, or to the address an Ingress
+    currently publishes in its status (looked up again before every attempt, as DNS pointing at
+    the status would), until the answer has an expected status (and body), then takes N samples
+    and counts which backend answered each.
+  - I(connect_to) works like curl's C(--connect-to); the request is sent to the mapped peer with
+    the original Host header and path. On the twin every LoadBalancer and node address is
+    reachable only that way (C(kindlab-twin get connect-to --name CLUSTER), or the
+    M(kindlab.ingress.kind_cluster) module's C(connect_to) return).
+  - Proxies are never used. Redirects are not followed (a 308 is reported as 308).
+  - Read-only; runs in check mode too, since it changes nothing.
+version_added: 0.1.0
+author: kindlab.ingress developers (@kindlab)
+options:
+  url:
+    description: The URL to request. Mutually exclusive with I(ingress).
+    type: str
+  ingress:
+    description:
+      - The Ingress whose first status address to request, as C(namespace/name) or a mapping with
+        C(namespace) and C(name). Needs I(kubeconfig)/I(context). Mutually exclusive with I(url).
+    type: raw
+  scheme:
+    description: Scheme used with I(ingress).
+    type: str
+    choices: [http, https]
+    default: http
+  port:
+    description: Port used with I(ingress); default 80 for http, 443 for https.
+    type: int
+  host:
+    description:
+      - The C(Host) header. Default with I(ingress) its first rule host (if it has one), else the URL's host.
+    type: str
+  path:
+    description: Path (and query) requested with I(ingress).
+    type: str
+    default: /
+  method:
+    description: HTTP method.
+    type: str
+    default: GET
+  status:
+    description: Status codes that count as success.
+    type: list
+    elements: int
+    default: [200]
+  body_regex:
+    description: A Python regular expression the body must match (searched, not anchored).
+    type: str
+  attempts:
+    description: Requests until one succeeds.
+    type: int
+    default: 1
+  interval:
+    description: Seconds between attempts.
+    type: float
+    default: 1
+  timeout:
+    description: Seconds per request.
+    type: float
+    default: 10
+  samples:
+    description: Requests made after the first success; each must succeed too, and each answering backend is counted.
+    type: int
+    default: 1
+  backend_regex:
+    description:
+      - Regular expression whose first group names the backend that answered a sample.
+      - The default matches the echo images (C(pod: NAME)); the nginx welcome page counts as C(nginx),
+        anything else as C((unmatched)).
+    type: str
+    default: 'pod: (\S+)'
+  connect_to:
+    description: curl-style C(HOST:PORT:TARGET_HOST:TARGET_PORT) entries; IPv6 hosts in brackets.
+    type: list
+    elements: str
+    default: []
+  via:
+    description:
+      - C(host) sends from the machine running the module; C(node) runs curl inside a kind node
+        container with C(docker exec), as a client on the kind network would.
+      - The twin has no node containers; there use C(host) with I(connect_to).
+    type: str
+    choices: [host, node]
+    default: host
+  node:
+    description: Node container for I(via=node); default C(NAME-control-plane) from a C(kind-NAME) I(context).
+    type: str
+  docker_binary:
+    description: The docker CLI used with I(via=node).
+    type: str
+    default: docker
+  validate_certs:
+    description: Check TLS certificates (with I(connect_to) the certificate names the original host, not the peer).
+    type: bool
+    default: true
+  fail_on_violation:
+    description: Fail the task when the probe does not pass; with C(false) the result is returned for collection.
+    type: bool
+    default: true
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - kindlab.ingress.cluster
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+"""
+
+EXAMPLES = r"""
+- name: The published address of one/test answers 200 within a minute (twin, via connect_to)
+  kindlab.ingress.http_probe:
+    kubeconfig: "{{ lab_kubeconfig }}"
+    ingress: one/test
+    attempts: 30
+    interval: 2
+    connect_to: "{{ kind_cluster_info.connect_to }}"
+
+- name: Ten samples through a MetalLB address, with the backend distribution
+  kindlab.ingress.http_probe:
+    url: http://100.64.0.0/
+    host: test.one.example
+    samples: 10
+    connect_to: [100.64.0.0:80:127.0.0.1:40123]
+    fail_on_violation: false
+  register: probe
+
+- name: From inside the kind node (kind only)
+  kindlab.ingress.http_probe:
+    url: http://100.64.0.1/
+    via: node
+    node: ingress-lab-control-plane
+"""
+
+RETURN = r"""
+passed:
+  description: Whether an attempt succeeded and every sample after it did too.
+  returned: always
+  type: bool
+reason:
+  description: Why it passed or failed.
+  returned: always
+  type: str
+  sample: got 503 from 100.64.0.0 (expected 200) after 3 attempts
+url:
+  description: The URL requested last (before connect_to).
+  returned: always
+  type: str
+address:
+  description: The address in that URL (the Ingress's status address with I(ingress)).
+  returned: always
+  type: str
+host:
+  description: The Host header sent.
+  returned: always
+  type: str
+attempts:
+  description: One entry per attempt with C(time), C(address), C(status), C(elapsed) seconds and C(error).
+  returned: always
+  type: list
+  elements: dict
+samples:
+  description: One entry per sample with C(time), C(status), C(backend) and C(error).
+  returned: always
+  type: list
+  elements: dict
+distribution:
+  description: Answering backend to number of samples.
+  returned: always
+  type: dict
+  sample: {"test-6d4cf56db6-abcde": 5, "test-6d4cf56db6-fghij": 5}
+"""
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.urls import open_url
+from ansible.module_utils.six.moves.urllib.error import HTTPError
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, with_args
+from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8S_IMPORT_ERROR, Client, K8sError
+from ansible_collections.kindlab.ingress.plugins.module_utils._probe import ProbeError, probe_from_module
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec=with_args(
+            CLUSTER_ARGS,
+            url={"type": "str"},
+            ingress={"type": "raw"},
+            scheme={"type": "str", "choices": ["http", "https"], "default": "http"},
+            port={"type": "int"},
+            host={"type": "str"},
+            path={"type": "str", "default": "/"},
+            method={"type": "str", "default": "GET"},
+            status={"type": "list", "elements": "int", "default": [200]},
+            body_regex={"type": "str"},
+            attempts={"type": "int", "default": 1},
+            interval={"type": "float", "default": 1},
+            timeout={"type": "float", "default": 10},
+            samples={"type": "int", "default": 1},
+            backend_regex={"type": "str", "default": r"pod: (\S+)"},
+            connect_to={"type": "list", "elements": "str", "default": []},
+            via={"type": "str", "choices": ["host", "node"], "default": "host"},
+            node={"type": "str"},
+            docker_binary={"type": "str", "default": "docker"},
+            validate_certs={"type": "bool", "default": True},
+            fail_on_violation={"type": "bool", "default": True},
+        ),
+        mutually_exclusive=[("url", "ingress")],
+        required_one_of=[("url", "ingress")],
+        supports_check_mode=True,
+    )
+    params = module.params
+    if params["ingress"] is not None and K8S_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
+    try:
+        result = probe_from_module(params, make_client=Client, open_url=open_url, http_error=HTTPError,
+                                   run_command=lambda argv: module.run_command(argv), get_bin_path=module.get_bin_path)
+    except (ProbeError, K8sError) as exc:
+        module.fail_json(msg=str(exc))
+    if params["fail_on_violation"] and not result["passed"]:
+        module.fail_json(msg="http_probe: " + result["reason"], **result)
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+#!/usr/bin/python
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: ingress_backends
+short_description: Check that every backend of the selected Ingresses has ready endpoints
+description:
+  - For every Service backend of the selected Ingresses (C(rules[].http.paths[].backend.service)
+    and C(spec.defaultBackend)), checks that the Service exists, that the port exists (by number or
+    by name), and that its EndpointSlices (label C(kubernetes.io/service-name)) hold ready endpoints
+    for that port. An endpoint is ready unless C(conditions.ready) is false (unset means ready, as
+    the API documents). Existence is not enough: a backend scaled to 0 still has its Service.
+  - Resource backends and ExternalName Services are reported as not checked.
+  - Read-only; never changes the cluster.
+version_added: 0.1.0
+author: kindlab.ingress developers (@kindlab)
+options:
+  fail_on_violation:
+    description: Fail the task when a backend has a problem; with C(false) the result is returned for collection.
+    type: bool
+    default: true
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - kindlab.ingress.cluster
+  - kindlab.ingress.selection
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+"""
+
+EXAMPLES = r"""
+- name: Every lab backend has ready endpoints
+  kindlab.ingress.ingress_backends:
+    kubeconfig: "{{ lab_kubeconfig }}"
+    namespaces: [one, two, three]
+
+- name: Collect instead of failing (the verify role)
+  kindlab.ingress.ingress_backends:
+    kubeconfig: "{{ lab_kubeconfig }}"
+    fail_on_violation: false
+  register: backends
+"""
+
+RETURN = r"""
+passed:
+  description: Whether every checked backend has ready endpoints.
+  returned: success
+  type: bool
+failures:
+  description: One sentence per backend problem.
+  returned: success
+  type: list
+  elements: str
+  sample: ["two/test: backend test:http has 0 ready endpoints (Service exists, 0 of 0 pods ready)"]
+ingresses:
+  description:
+    - C(namespace/name) to C(backends) and C(passed). Each backend has C(service), C(port), C(used_by),
+      C(exists), C(port_found), C(ready_endpoints), C(endpoints) (ready addresses), C(checked) and C(problem).
+  returned: success
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
+from ansible_collections.kindlab.ingress.plugins.module_utils._backends import check_cluster
+from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8S_IMPORT_ERROR, Client, K8sError
+from ansible_collections.kindlab.ingress.plugins.module_utils._select import SelectionError, list_ingresses, parse_selection
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec=with_args(CLUSTER_ARGS, SELECTION_ARGS, fail_on_violation={"type": "bool", "default": True}),
+        supports_check_mode=True,
+    )
+    params = module.params
+    try:
+        selection = parse_selection(params["namespaces"], params["names"], params["label_selector"])
+    except SelectionError as exc:
+        module.fail_json(msg=str(exc))
+    if K8S_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
+    try:
+        client = Client(params["kubeconfig"], params["context"])
+        result = check_cluster(client, list_ingresses(client, selection))
+    except K8sError as exc:
+        module.fail_json(msg=str(exc))
+    if params["fail_on_violation"] and not result["passed"]:
+        module.fail_json(msg="ingress_backends: " + "; ".join(result["failures"]), **result)
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+#!/usr/bin/python
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: ingress_conflicts
+short_description: Find host/path overlaps between Ingresses across namespaces and classes
+description:
+  - Compares every rule path of the selected Ingresses with those of every other Ingress in the
+    cluster, using the Ingress spec's matching rules. C(Exact) matches the path string; C(Prefix)
+    matches by path element (C(/foo) covers C(/foo/bar), not C(/foobar)) and ignores a trailing
+    slash; C(ImplementationSpecific) is treated as C(Prefix), as ingress-nginx does without its
+    use-regex annotation. A wildcard host C(*.example.com) matches exactly one label; an empty
+    host matches any host.
+  - A I(conflict) is an ambiguous overlap, that is an identical host and path (same path type)
+    in two Ingresses, or any overlap between Ingresses that different controllers serve. Each names
+    both Ingresses, an example host/path both match, both path types, whether the same controller
+    serves both, and what that controller does (ingress-nginx - the oldest Ingress wins, named;
+    Traefik - alternates between the backends; otherwise undefined).
+  - Overlaps the spec's precedence resolves (precise host before wildcard before any host, longer
+    path first, Exact before Prefix) are returned in C(overlaps) only.
+  - Which controller serves an Ingress comes from its class alone (C(spec.ingressClassName) and the
+    IngressClass's C(spec.controller), or the C(kubernetes.io/ingress.class) annotation);
+    C(same_controller) is C(unknown) when the class cannot tell. M(kindlab.ingress.ingress_diagnose)
+    reads the controllers' flags and scope.
+  - Fails on a conflict by default, like the other verification modules; set I(fail_on_violation=false)
+    to collect the result instead.
+  - Read-only; never changes the cluster.
+version_added: 0.1.0
+author: kindlab.ingress developers (@kindlab)
+options:
+  fail_on_violation:
+    description: Fail the task when there is a conflict; with C(false) the result is returned for collection.
+    type: bool
+    default: true
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - kindlab.ingress.cluster
+  - kindlab.ingress.selection
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+"""
+
+EXAMPLES = r"""
+- name: No two teams route the same host and path
+  kindlab.ingress.ingress_conflicts:
+    kubeconfig: "{{ lab_kubeconfig }}"
+
+- name: Collect the conflicts of the lab namespaces (the verify role)
+  kindlab.ingress.ingress_conflicts:
+    kubeconfig: "{{ lab_kubeconfig }}"
+    namespaces: [one, two, three]
+    fail_on_violation: false
+  register: conflicts
+"""
+
+RETURN = r"""
+passed:
+  description: Whether there is no conflict.
+  returned: success
+  type: bool
+conflicts:
+  description:
+    - The ambiguous overlaps. Each has C(ingresses) (both), C(host) and C(path) (an example both match;
+      an empty host means any host), C(path_types), C(rules) (each side's host, path, pathType, backend,
+      class, creation time), C(identical), C(same_controller) (yes, no or unknown), C(controller),
+      C(behaviour) and C(message).
+  returned: success
+  type: list
+  elements: dict
+overlaps:
+  description: Every overlap found, conflicts included, with C(ambiguous) telling which are conflicts.
+  returned: success
+  type: list
+  elements: dict
+claims:
+  description: C(namespace/name) of each selected Ingress to its C(class) and C(controller) type.
+  returned: success
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
+from ansible_collections.kindlab.ingress.plugins.module_utils._conflicts import check_cluster
+from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8S_IMPORT_ERROR, Client, K8sError
+from ansible_collections.kindlab.ingress.plugins.module_utils._select import SelectionError, parse_selection
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec=with_args(CLUSTER_ARGS, SELECTION_ARGS, fail_on_violation={"type": "bool", "default": True}),
+        supports_check_mode=True,
+    )
+    params = module.params
+    try:
+        selection = parse_selection(params["namespaces"], params["names"], params["label_selector"])
+    except SelectionError as exc:
+        module.fail_json(msg=str(exc))
+    if K8S_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
+    try:
+        result = check_cluster(Client(params["kubeconfig"], params["context"]), selection)
+    except K8sError as exc:
+        module.fail_json(msg=str(exc))
+    if params["fail_on_violation"] and not result["passed"]:
+        module.fail_json(msg="ingress_conflicts: " + "; ".join(c["message"] for c in result["conflicts"]), **result)
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+#!/usr/bin/python
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: ingress_diagnose
+short_description: Predict which ingress controllers write each Ingress's status, before it flaps
+description:
+  - Finds the ingress controllers in the cluster (Deployments and DaemonSets, one per workload; ingress-nginx
+    today, recognised by its image C(registry.k8s.io/ingress-nginx/controller) or its binary
+    C(/nginx-ingress-controller)) and reads each the way its binary does; its container args with their
+    defaults, its ServiceAccount's RBAC (may it list IngressClasses, get Nodes), the IngressClasses, its
+    publish Service and the nodes under its Running and Ready pods.
+  - From that it predicts, for every selected Ingress, which controllers will write its status and the
+    address each writes, without waiting for a status sync.
+  - Findings are C(multiple_writers) (error; more than one writer with different addresses, with the
+    culprit, the reason in plain words, the fix as chart values and as args, and the period of the flap),
+    C(publish_service_missing) and C(cannot_start) (error), C(unclaimed) and C(class_collision) (warning).
+  - "Culprit rule: the controller in the Ingress's own namespace is presumed its intended owner, so the
+    other writers are the culprits; without one there, the writers that do not publish a LoadBalancer
+    address; if that singles nobody out, all writers."
+  - Controllers are always discovered cluster-wide; the selection only chooses the Ingresses.
+  - Read-only; never changes the cluster.
+version_added: 0.1.0
+author: kindlab.ingress developers (@kindlab)
+options:
+  fail_on_findings:
+    description: Fail when there is a finding of severity C(error) (the result is returned either way).
+    type: bool
+    default: false
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - kindlab.ingress.cluster
+  - kindlab.ingress.selection
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+"""
+
+EXAMPLES = r"""
+- name: Predict the status writers of the lab's Ingresses
+  kindlab.ingress.ingress_diagnose:
+    kubeconfig: "{{ lab_kubeconfig }}"
+    namespaces: [one, two, three]
+  register: diagnosis
+
+- name: Fail a pipeline when an Ingress would have two writers
+  kindlab.ingress.ingress_diagnose:
+    kubeconfig: "{{ lab_kubeconfig }}"
+    fail_on_findings: true
+"""
+
+RETURN = r"""
+controllers:
+  description: Every controller found, with its settings, watch scope, publish source and the address it writes
+    (null when it writes none).
+  returned: success
+  type: list
+  elements: dict
+  sample: [{"controller": "two/ingress-ingress-nginx-controller", "type": "ingress_nginx", "watch": "all namespaces",
+            "publish_source": "node-addresses", "address": ["172.18.0.2"]}]
+ingresses:
+  description: C(namespace/name) of each selected Ingress to its predicted writers and whether its status will flap.
+  returned: success
+  type: dict
+  sample: {"one/test": {"writers": [{"controller": "one/ingress-ingress-nginx-controller", "address": ["100.64.0.0"]},
+                                    {"controller": "two/ingress-ingress-nginx-controller", "address": ["172.18.0.2"]}],
+                        "flapping": true}}
+findings:
+  description: Each finding with kind, severity, message, and where relevant ingress, controllers, culprits, fix
+    (C(chart_values) and C(args)) and period.
+  returned: success
+  type: list
+  elements: dict
+passed:
+  description: Whether there is no finding of severity C(error).
+  returned: success
+  type: bool
+"""
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
+from ansible_collections.kindlab.ingress.plugins.module_utils._diagnose import run
+from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8S_IMPORT_ERROR, Client, K8sError
+from ansible_collections.kindlab.ingress.plugins.module_utils._select import SelectionError, parse_selection
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec=with_args(CLUSTER_ARGS, SELECTION_ARGS, fail_on_findings={"type": "bool", "default": False}),
+        supports_check_mode=True,
+    )
+    p = module.params
+    try:
+        selection = parse_selection(p["namespaces"], p["names"], p["label_selector"])
+    except SelectionError as exc:
+        module.fail_json(msg=str(exc))
+    if K8S_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
+    try:
+        result = run(Client(p["kubeconfig"], p["context"]), selection)
+    except K8sError as exc:
+        module.fail_json(msg=str(exc))
+    if p["fail_on_findings"] and not result["passed"]:
+        errors = [f["message"] for f in result["findings"] if f["severity"] == "error"]
+        module.fail_json(msg="ingress_diagnose: %d error finding(s): %s" % (len(errors), " | ".join(errors)), changed=False, **result)
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+#!/usr/bin/python
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: ingress_status
+short_description: Watch Ingress status addresses for a window and judge whether they are stable
+description:
+  - Lists the selected Ingresses, then opens ONE watch stream from that list's resourceVersion (namespaced when
+    one namespace is selected, with a field selector when one name is) and records every change of
+    C(status.loadBalancer.ingress) for C(window) seconds, with its time, the old and new addresses, and the
+    writer (the manager and operation of the newest C(managedFields) entry on the C(status) subresource).
+  - With C(attribute), the logs of the ingress controller pods are read once at the end, and each change gets
+    the pod whose C("updating Ingress status") line wrote that value into that Ingress.
+  - An Ingress passes when it changed at most C(max_changes) times, its status was never empty (unless
+    C(allow_empty)), and every address seen lies inside C(expected_pools) (when given).
+  - Read-only; never changes the cluster.
+version_added: 0.1.0
+author: kindlab.ingress developers (@kindlab)
+options:
+  window:
+    description: Seconds to watch (> 0). Controllers re-sync status every 60 s, so a window shorter than that can
+      miss a flap (on the twin, divide by its time scale).
+    type: float
+    default: 60
+  max_changes:
+    description: Status changes allowed per Ingress during the window.
+    type: int
+    default: 0
+  allow_empty:
+    description: Accept an Ingress whose status is (or becomes) empty.
+    type: bool
+    default: false
+  expected_pools:
+    description: CIDRs (C(100.64.0.0/16)), ranges (C(100.64.0.10-100.64.0.20)) or addresses every status address must
+      lie in; empty means no pool check. Checked before any request.
+    type: list
+    elements: str
+    default: []
+  stop_on_violation:
+    description: End the window at the first violation.
+    type: bool
+    default: false
+  attribute:
+    description: Name the controller pod behind each change from the controllers' logs.
+    type: bool
+    default: true
+  fail_on_violation:
+    description: Fail when an Ingress fails (the result is returned either way).
+    type: bool
+    default: true
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - kindlab.ingress.cluster
+  - kindlab.ingress.selection
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+"""
+
+EXAMPLES = r"""
+- name: The lab's Ingress addresses stay put for two status syncs
+  kindlab.ingress.ingress_status:
+    kubeconfig: "{{ lab_kubeconfig }}"
+    namespaces: [one, two, three]
+    window: 130
+    expected_pools: [100.64.0.0/16]
+    fail_on_violation: false
+  register: stability
+"""
+
+RETURN = r"""
+timeline:
+  description: Every status change, in order.
+  returned: success
+  type: list
+  elements: dict
+  sample: [{"time": "2026-11-21T23:41:00.123Z", "t": 3.2, "ingress": "one/test", "event": "MODIFIED",
+            "old": ["100.64.0.0"], "new": ["172.18.0.2"], "manager": "nginx-ingress-controller",
+            "operation": "Update", "pod": "two/ingress-ingress-nginx-controller-5d9c-abcde"}]
+ingresses:
+  description: C(namespace/name) to addresses_seen (distinct address lists, in order), writers (managers, pods),
+    changes, passed and reason.
+  returned: success
+  type: dict
+failures:
+  description: One line per failing Ingress.
+  returned: success
+  type: list
+  elements: str
+  sample: ["one/test: 5 changes in 10s (max 0): 100.64.0.0 ↔ 172.18.0.2, written by nginx-ingress-controller (pods two/x, one/y)"]
+passed:
+  description: Whether every selected Ingress passed.
+  returned: success
+  type: bool
+watch_streams:
+  description: Watch streams opened (1 unless the server ended the stream early).
+  returned: success
+  type: int
+events:
+  description: Watch events processed.
+  returned: success
+  type: int
+"""
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
+from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8S_IMPORT_ERROR, Client, K8sError
+from ansible_collections.kindlab.ingress.plugins.module_utils._select import SelectionError, parse_selection
+from ansible_collections.kindlab.ingress.plugins.module_utils._status import StatusError, parse_options, run
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec=with_args(
+            CLUSTER_ARGS, SELECTION_ARGS,
+            window={"type": "float", "default": 60},
+            max_changes={"type": "int", "default": 0},
+            allow_empty={"type": "bool", "default": False},
+            expected_pools={"type": "list", "elements": "str", "default": []},
+            stop_on_violation={"type": "bool", "default": False},
+            attribute={"type": "bool", "default": True},
+            fail_on_violation={"type": "bool", "default": True},
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    try:
+        selection = parse_selection(p["namespaces"], p["names"], p["label_selector"])
+        options = parse_options(p["window"], p["max_changes"], p["allow_empty"], p["expected_pools"],
+                                p["stop_on_violation"], p["attribute"])
+    except (SelectionError, StatusError) as exc:
+        module.fail_json(msg=str(exc))
+    if K8S_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
+    try:
+        result = run(Client(p["kubeconfig"], p["context"]), selection, options)
+    except K8sError as exc:
+        module.fail_json(msg=str(exc))
+    if p["fail_on_violation"] and not result["passed"]:
+        module.fail_json(msg="unstable Ingress status: " + "; ".join(result["failures"]), changed=False, **result)
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""An in-memory stand-in for _k8s.Client, shared by unit tests of code that applies objects."""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import ApplyResult
+
+
+class FakeClient:
+    """Stores applied objects by (kind, namespace, name); Deployments become ready on apply
+    unless `never_ready` is set, so the waiter's success and timeout can both be tested."""
+
+    def __init__(self, namespaces: list[str], never_ready: bool = False) -> None:
+        self.objects: dict[tuple[str, str | None, str], dict[str, Any]] = {
+            ("Namespace", None, ns): {"kind": "Namespace", "metadata": {"name": ns}} for ns in namespaces
+        }
+        self.never_ready = never_ready
+        self.writes = 0
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        return copy.deepcopy(self.objects.get((kind, namespace, name)))
+
+    def apply_all(self, objs: list[dict[str, Any]], check_mode: bool = False) -> list[ApplyResult]:
+        results = []
+        for obj in objs:
+            key = (obj["kind"], obj["metadata"].get("namespace"), obj["metadata"]["name"])
+            before = self.objects.get(key)
+            after = copy.deepcopy(obj)
+            if obj["kind"] == "Deployment" and not self.never_ready:
+                n = obj["spec"]["replicas"]
+                after["status"] = {"readyReplicas": n, "updatedReplicas": n, "availableReplicas": n}
+            changed = before is None or {k: v for k, v in before.items() if k != "status"} != obj
+            if changed and not check_mode:
+                self.objects[key] = after
+                self.writes += 1
+            results.append(ApplyResult(changed=changed, before=before, after=after,
+                                       diff={"before": before or {}, "after": obj} if changed else {}))
+        return results
+
+    def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None, check_mode: bool = False) -> bool:
+        key = (kind, namespace, name)
+        if key not in self.objects:
+            return False
+        if not check_mode:
+            del self.objects[key]
+        return True
