@@ -24,6 +24,7 @@ def with_args(*specs: dict[str, Any], **own: Any) -> dict[str, Any]:
     merged.update(own)
     return merged
 
+
 # Which Ingresses a verification module looks at (doc fragment `selection`).
 SELECTION_ARGS: dict[str, Any] = {
     "namespaces": {"type": "list", "elements": "str", "default": []},

@@ -67,7 +67,7 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
     except PoolError as exc:
         raise LabError(_prefixed("lab_metallb_pools", exc)) from None
     try:
-        ns_list, _ = parse_namespaces(namespaces, {})
+        ns_list, _labels = parse_namespaces(namespaces, {})
     except WorkloadError as exc:
         raise LabError("lab_namespaces: %s" % exc) from None
     try:

@@ -113,6 +113,7 @@ def parse_selection(namespaces: Any, names: Any, label_selector: Any) -> Selecti
 def list_ingresses(client: Any, selection: Selection) -> list[Obj]:
     """The selected Ingresses, sorted by namespace/name (one list call per namespace, or one for all)."""
     found: list[Obj] = []
-    for ns in selection.namespaces or [None]:
+    scopes: list[str | None] = list(selection.namespaces) or [None]
+    for ns in scopes:
         found.extend(client.list("networking.k8s.io/v1", "Ingress", namespace=ns, label_selector=selection.label_selector))
     return sorted((i for i in found if selection.matches(i)), key=key_of)

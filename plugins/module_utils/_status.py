@@ -280,10 +280,10 @@ def watch_scope(selection: Selection) -> dict[str, Any]:
     field_selector = None
     if len(selection.names) == 1:
         ns, _sep, name = selection.names[0].rpartition("/")
-        if not ns or ns == namespace:
-            field_selector = "metadata.name=%s" % name
         if ns and not selection.namespaces:
             namespace = ns
+        if not ns or ns == namespace:
+            field_selector = "metadata.name=%s" % name
     return {"namespace": namespace, "label_selector": selection.label_selector, "field_selector": field_selector}
 
 

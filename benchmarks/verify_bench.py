@@ -1,0 +1,165 @@
+"""Benchmarks of the verification modules on the twin. Prints numbers; asserts nothing.
+
+    .venv/bin/python benchmarks/verify_bench.py
+
+a. diagnose: the puzzle lab at lab_time_scale=1 (the first status re-sync is 60 s after the
+   controllers start), then ingress_diagnose's logic right after `lab.yml` returns: its wall
+   time, whether it named the culprit (two/ingress-ingress-nginx-controller) on one/test and
+   three/test, and the seconds since lab-up (< 60 s: before the first flap).
+b. status: the default (healthy, namespace-scoped) lab at lab_time_scale=60, 200 Ingresses
+   server-side applied in namespace `one` (claimed by the scoped controller `one` only), then
+   ingress_status over them for a 10 s window started right away, so every Ingress gets its
+   first address during the window (max_changes 1, allow_empty): wall time, watch streams
+   opened, events processed, verdict.
+
+Twin state goes to a private KINDLAB_TWIN_HOME; every cluster started here is torn down on
+exit, also on errors and SIGTERM. Bounded: the whole run stops within TOTAL_BUDGET_S.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+VENV_BIN = REPO / ".venv" / "bin"
+sys.path.insert(0, str(REPO / ".collections"))
+
+from ansible_collections.kindlab.ingress.plugins.module_utils import _diagnose, _status  # noqa: E402
+from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import Client  # noqa: E402
+from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection  # noqa: E402
+
+TOTAL_BUDGET_S = 170.0
+TIMEOUT_UP, TIMEOUT_DOWN = 60.0, 25.0
+CULPRIT = "two/ingress-ingress-nginx-controller"
+N_INGRESSES = 200
+WINDOW_S = 10.0
+_START = time.monotonic()
+
+
+def left() -> float:
+    return max(1.0, TOTAL_BUDGET_S - (time.monotonic() - _START))
+
+
+def env_for(home: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = "%s%s%s" % (VENV_BIN, os.pathsep, env.get("PATH", ""))
+    env["ANSIBLE_COLLECTIONS_PATH"] = str(REPO / ".collections")
+    env["KINDLAB_TWIN_HOME"] = str(home)
+    return env
+
+
+def playbook(name: str, extra: list[str], env: dict[str, str], timeout: float, log: Path) -> tuple[float, int]:
+    argv = [str(VENV_BIN / "ansible-playbook"), "playbooks/%s.yml" % name] + extra
+    start = time.perf_counter()
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(argv, cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            rc = -9
+    return time.perf_counter() - start, rc
+
+
+def lab_args(name: str, state: Path, scale: int, scenario: str | None) -> list[str]:
+    extra = ["-e", "lab_backend=twin", "-e", "lab_time_scale=%d" % scale, "-e", "lab_state_dir=%s" % state,
+             "-e", json.dumps({"lab_cluster": {"name": name, "workers": 0, "kind_config": {}}})]
+    return extra + (["-e", "@scenarios/%s.yml" % scenario] if scenario else [])
+
+
+def bench_diagnose(env: dict[str, str], tmp: Path, log: Path) -> None:
+    extra = lab_args("vbench-diag", tmp / "diag", 1, "puzzle")
+    try:
+        up, rc = playbook("lab", extra, env, min(TIMEOUT_UP, left() - 60), log)
+        lab_done = time.monotonic()
+        print("a. puzzle lab up (time scale 1): %.1f s, rc=%d" % (up, rc))
+        if rc != 0:
+            return
+        client = Client(str(tmp / "diag" / "kubeconfig"))
+        t0 = time.perf_counter()
+        result = _diagnose.run(client, Selection())
+        took = time.perf_counter() - t0
+        since_up = time.monotonic() - lab_done
+        found = {f["ingress"]: f.get("culprits") for f in result["findings"] if f["kind"] == "multiple_writers"}
+        ok = found.get("one/test") == [CULPRIT] and found.get("three/test") == [CULPRIT]
+        print("   diagnose wall time: %.3f s (%.1f s after lab up, first re-sync at 60 s)" % (took, since_up))
+        print("   culprit found: %s (%s)" % ("yes" if ok else "NO", json.dumps(found)))
+        for f in result["findings"]:
+            if f["kind"] == "multiple_writers" and f["ingress"] == "one/test":
+                print("   finding: %s" % f["message"])
+                print("   fix: %s" % json.dumps(f["fix"]))
+    finally:
+        down, rc = playbook("teardown", extra, env, min(TIMEOUT_DOWN, left()), log)
+        print("   teardown: %.1f s, rc=%d" % (down, rc))
+
+
+def bench_status(env: dict[str, str], tmp: Path, log: Path) -> None:
+    extra = lab_args("vbench-status", tmp / "status", 60, None)
+    try:
+        up, rc = playbook("lab", extra, env, min(TIMEOUT_UP, left() - 30), log)
+        print("b. healthy lab up (time scale 60): %.1f s, rc=%d" % (up, rc))
+        if rc != 0:
+            return
+        client = Client(str(tmp / "status" / "kubeconfig"))
+        t0 = time.perf_counter()
+        for i in range(N_INGRESSES):
+            client.apply(ingress(i))
+        print("   %d Ingresses server-side applied in %.1f s" % (N_INGRESSES, time.perf_counter() - t0))
+        options = _status.parse_options(WINDOW_S, 1, True, ["100.64.0.0/16"], False, True)
+        t0 = time.perf_counter()
+        result = _status.run(client, Selection(namespaces=["one"], label_selector="bench=verify"), options)
+        took = time.perf_counter() - t0
+        changed = sum(1 for v in result["ingresses"].values() if v["changes"])
+        print("   ingress_status: %d Ingresses, window %.0f s, wall %.1f s, watch streams %d, events %d, "
+              "status changes %d (on %d Ingresses), passed %s"
+              % (len(result["ingresses"]), WINDOW_S, took, result["watch_streams"], result["events"],
+                 len(result["timeline"]), changed, result["passed"]))
+        attributed = sum(1 for t in result["timeline"] if t.get("pod"))
+        print("   changes attributed to a pod from its log: %d/%d" % (attributed, len(result["timeline"])))
+        for line in result["failures"][:3]:
+            print("   failure: %s" % line)
+    finally:
+        down, rc = playbook("teardown", extra, env, min(TIMEOUT_DOWN, left()), log)
+        print("   teardown: %.1f s, rc=%d" % (down, rc))
+
+
+def ingress(i: int) -> dict[str, Any]:
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"name": "bench-%03d" % i, "namespace": "one", "labels": {"bench": "verify"},
+                         "annotations": {"kubernetes.io/ingress.class": "nginx"}},
+            "spec": {"rules": [{"host": "b%03d.example.test" % i, "http": {"paths": [
+                {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "test", "port": {"number": 80}}}}]}}]}}
+
+
+def main() -> int:
+    def on_term(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt("terminated")
+
+    signal.signal(signal.SIGTERM, on_term)
+    tmp = Path(tempfile.mkdtemp(prefix="kindlab-vbench-"))
+    env = env_for(tmp / "twin-home")
+    log = tmp / "ansible.log"
+    try:
+        bench_diagnose(env, tmp, log)
+        bench_status(env, tmp, log)
+    finally:
+        home = tmp / "twin-home"
+        leftover = sorted(d.name for d in home.iterdir() if d.is_dir() and not d.name.startswith(".")) if home.is_dir() else []
+        if leftover:
+            subprocess.run([str(VENV_BIN / "kindlab-twin"), "delete", "clusters", *leftover], env=env,
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False)
+        print("total: %.1f s (log: %s)" % (time.monotonic() - _START, log))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

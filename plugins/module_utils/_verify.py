@@ -1,0 +1,247 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Turning the verification modules' results into verdicts against a scenario's
+expectations, and writing them as a JSON report and a Markdown summary.
+
+An expectation says which subjects must fail (and why, as a regex over the module's
+reason); every other subject must pass. So an expected failure is asserted as that
+failure, and an unexpected pass is as much a miss as an unexpected failure.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+Obj = dict[str, Any]
+
+CHECKS = ("diagnose", "status", "backends", "conflicts", "reachability")
+_EXPECT_KEYS = {
+    "diagnose": {"findings"},
+    "status": {"window", "max_changes", "pools", "allow_empty", "failing"},
+    "backends": {"failing"},
+    "conflicts": {"expected"},
+    "reachability": {"probes"},
+}
+
+
+class VerifyError(ValueError):
+    """An expectation is malformed; the message names the field."""
+
+
+@dataclass
+class Verdict:
+    check: str  # one of CHECKS
+    subject: str  # what was checked: an Ingress, a probe, a finding
+    expected: str  # "pass" or "fail: <regex>"
+    observed: str  # "pass" or "fail: <reason>"
+    met: bool
+
+
+def _require(cond: bool, where: str, expected: str, got: Any) -> None:
+    if not cond:
+        raise VerifyError("%s: expected %s, got %r" % (where, expected, got))
+
+
+def _regex(value: Any, where: str) -> str:
+    _require(isinstance(value, str), where, "a regular expression string", value)
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise VerifyError("%s: %r is not a valid regular expression (%s)" % (where, value, exc)) from None
+    return str(value)
+
+
+def validate_expect(expect: Any) -> Obj:
+    """Check the shape of a scenario's `lab_expect` before any check runs."""
+    _require(isinstance(expect, dict), "lab_expect", "a mapping with some of " + ", ".join(CHECKS), expect)
+    unknown = sorted(set(expect) - set(CHECKS))
+    _require(not unknown, "lab_expect", "only the keys " + ", ".join(CHECKS), unknown)
+    for check, body in expect.items():
+        where = "lab_expect." + check
+        if check == "reachability":
+            _require(isinstance(body, list), where, "a list of probes", body)
+            continue
+        _require(isinstance(body, dict), where, "a mapping", body)
+        extra = sorted(set(body) - _EXPECT_KEYS[check])
+        _require(not extra, where, "only the keys " + ", ".join(sorted(_EXPECT_KEYS[check])), extra)
+        failing = body.get("failing", {})
+        _require(isinstance(failing, dict), where + ".failing", "a mapping of namespace/name to a reason regex", failing)
+        for subject, pattern in failing.items():
+            _regex(pattern, "%s.failing[%s]" % (where, subject))
+    for i, finding in enumerate((expect.get("diagnose") or {}).get("findings", [])):
+        where = "lab_expect.diagnose.findings[%d]" % i
+        _require(isinstance(finding, dict) and isinstance(finding.get("kind"), str), where, "a mapping with kind", finding)
+        for key in ("ingress", "culprit", "reason"):
+            if key in finding:
+                _regex(finding[key], "%s.%s" % (where, key))
+    for i, conflict in enumerate((expect.get("conflicts") or {}).get("expected", [])):
+        where = "lab_expect.conflicts.expected[%d]" % i
+        _require(isinstance(conflict, dict) and isinstance(conflict.get("ingresses"), list)
+                 and len(conflict["ingresses"]) == 2, where, "a mapping with ingresses: [ns/name, ns/name]", conflict)
+    return dict(expect)
+
+
+def _per_subject(check: str, observed: dict[str, tuple[bool, str]], failing: dict[str, str]) -> list[Verdict]:
+    """Verdicts for a check that passes or fails each subject (status, backends)."""
+    out = []
+    for subject in sorted(set(observed) | set(failing)):
+        passed, reason = observed.get(subject, (True, "not observed"))
+        if subject not in observed:
+            passed, reason = False, "not observed (no such Ingress selected)"
+        pattern = failing.get(subject)
+        if pattern is None:
+            met = passed
+            expected = "pass"
+        else:
+            met = not passed and re.search(pattern, reason) is not None
+            expected = "fail: " + pattern
+        out.append(Verdict(check, subject, expected, "pass" if passed else "fail: " + reason, met))
+    return out
+
+
+def _ingress_outcomes(result: Obj) -> dict[str, tuple[bool, str]]:
+    return {key: (bool(item.get("passed")), str(item.get("reason") or "")) for key, item in (result.get("ingresses") or {}).items()}
+
+
+def _diagnose_verdicts(result: Obj, expect: Obj) -> list[Verdict]:
+    findings = [f for f in result.get("findings", []) if f.get("severity", "error") == "error"]
+    wanted = expect.get("findings", [])
+    out = []
+    matched: set[int] = set()
+    for want in wanted:
+        hit = None
+        for i, finding in enumerate(findings):
+            if i in matched or finding.get("kind") != want["kind"]:
+                continue
+            text = {"ingress": str(finding.get("ingress", "")), "culprit": " ".join(map(str, finding.get("culprits", []))),
+                    "reason": str(finding.get("reason", ""))}
+            if all(re.search(want[k], text[k]) for k in ("ingress", "culprit", "reason") if k in want):
+                hit = i
+                break
+        label = "%s %s" % (want["kind"], want.get("ingress", ""))
+        if hit is None:
+            out.append(Verdict("diagnose", label.strip(), "finding " + json.dumps(want, sort_keys=True), "no such finding", False))
+        else:
+            matched.add(hit)
+            f = findings[hit]
+            out.append(Verdict("diagnose", label.strip(), "finding", "found: %s" % f.get("reason", ""), True))
+    for i, finding in enumerate(findings):
+        if i not in matched:
+            out.append(Verdict("diagnose", "%s %s" % (finding.get("kind"), finding.get("ingress", "")), "no finding",
+                               "unexpected finding: %s" % finding.get("reason", ""), False))
+    if not out:
+        out.append(Verdict("diagnose", "cluster", "no finding", "no finding", True))
+    return out
+
+
+def _pair(ingresses: list[str]) -> tuple[str, str]:
+    first, second = sorted(ingresses)[:2]
+    return first, second
+
+
+def _conflict_verdicts(result: Obj, expect: Obj) -> list[Verdict]:
+    observed = {_pair(c.get("ingresses", [])): c for c in result.get("conflicts", []) if len(c.get("ingresses", [])) >= 2}
+    wanted = {_pair(c["ingresses"]) for c in expect.get("expected", [])}
+    out = []
+    for pair in sorted(set(observed) | wanted):
+        label = " vs ".join(pair)
+        seen = pair in observed
+        detail = str(observed[pair].get("reason") or observed[pair].get("summary") or "conflict") if seen else "no conflict"
+        out.append(Verdict("conflicts", label, "conflict" if pair in wanted else "no conflict",
+                           detail if seen else "no conflict", seen == (pair in wanted)))
+    if not out:
+        out.append(Verdict("conflicts", "cluster", "no conflict", "no conflict", True))
+    return out
+
+
+def _reachability_verdicts(results: list[Obj], probes: list[Obj]) -> list[Verdict]:
+    out = []
+    for i, (probe, result) in enumerate(zip(probes, results)):
+        label = str(probe.get("name") or probe.get("ingress") or probe.get("url") or "probe %d" % i)
+        passed = bool(result.get("passed"))
+        reason = str(result.get("reason") or "")
+        expect_fail = probe.get("failing")
+        problems = []
+        if expect_fail:
+            if passed or not re.search(str(expect_fail), reason):
+                problems.append("expected failure matching %r" % expect_fail)
+        elif not passed:
+            problems.append("expected success")
+        distribution = result.get("distribution") or {}
+        backends = probe.get("backends")
+        if backends is not None and sorted(distribution) != sorted(backends):
+            problems.append("expected answers from %s, got %s" % (sorted(backends), dict(distribution)))
+        observed = ("pass" if passed else "fail: " + reason) + (" %s" % dict(distribution) if distribution else "")
+        expected = ("fail: %s" % expect_fail if expect_fail else "pass") + (" from %s" % sorted(backends) if backends else "")
+        out.append(Verdict("reachability", label, expected, observed, not problems))
+    return out
+
+
+def evaluate(results: Obj, expect: Obj) -> list[Verdict]:
+    """Verdicts for every check that ran (results has one entry per check name)."""
+    verdicts: list[Verdict] = []
+    if "diagnose" in results:
+        verdicts += _diagnose_verdicts(results["diagnose"], expect.get("diagnose") or {})
+    if "status" in results:
+        verdicts += _per_subject("status", _ingress_outcomes(results["status"]), (expect.get("status") or {}).get("failing", {}))
+    if "backends" in results:
+        verdicts += _per_subject("backends", _ingress_outcomes(results["backends"]), (expect.get("backends") or {}).get("failing", {}))
+    if "conflicts" in results:
+        verdicts += _conflict_verdicts(results["conflicts"], expect.get("conflicts") or {})
+    if "reachability" in results:
+        verdicts += _reachability_verdicts(results["reachability"], expect.get("reachability") or [])
+    return verdicts
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(scenario: str, backend: str, verdicts: list[Verdict], results: Obj) -> str:
+    """The human summary: one table of verdicts, then the details that explain failures."""
+    unmet = [v for v in verdicts if not v.met]
+    lines = [
+        "# Ingress lab verification: %s" % scenario,
+        "",
+        "Backend: **%s**. %d checks, %d as expected, %d unmet: **%s**."
+        % (backend, len(verdicts), len(verdicts) - len(unmet), len(unmet), "PASS" if not unmet else "FAIL"),
+        "",
+        "| check | subject | expected | observed | |",
+        "|---|---|---|---|---|",
+    ]
+    for v in verdicts:
+        lines.append("| %s | %s | %s | %s | %s |" % (v.check, _cell(v.subject), _cell(v.expected), _cell(v.observed),
+                                                     "ok" if v.met else "**UNMET**"))
+    findings = (results.get("diagnose") or {}).get("findings") or []
+    if findings:
+        lines += ["", "## Diagnosis", ""]
+        for f in findings:
+            lines.append("- **%s** %s: %s" % (f.get("kind"), f.get("ingress", ""), f.get("reason", "")))
+            fix = f.get("fix") or {}
+            if fix:
+                lines.append("  - fix: %s" % json.dumps(fix, sort_keys=True))
+    timeline = (results.get("status") or {}).get("timeline") or []
+    if timeline:
+        lines += ["", "## Status changes", "", "| time | ingress | from | to | writer |", "|---|---|---|---|---|"]
+        for event in timeline[:200]:
+            lines.append("| %s | %s | %s | %s | %s |" % (
+                event.get("time", ""), event.get("ingress", ""), ", ".join(event.get("old") or []) or "-",
+                ", ".join(event.get("new") or []) or "-", _cell(json.dumps(event.get("writer") or "")).strip('"')))
+        if len(timeline) > 200:
+            lines.append("| … | %d more in report.json | | | |" % (len(timeline) - 200))
+    return "\n".join(lines) + "\n"
+
+
+def report(scenario: str, backend: str, verdicts: list[Verdict], results: Obj) -> Obj:
+    """The JSON report: verdicts first, then every module's raw result."""
+    unmet = [v for v in verdicts if not v.met]
+    return {
+        "scenario": scenario,
+        "backend": backend,
+        "passed": not unmet,
+        "unmet": [asdict(v) for v in unmet],
+        "verdicts": [asdict(v) for v in verdicts],
+        "results": results,
+    }

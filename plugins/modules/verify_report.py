@@ -1,0 +1,147 @@
+#!/usr/bin/python
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: verify_report
+short_description: Judge verification results against a scenario's expectations and write the report
+description:
+  - Takes the registered results of the verification modules (M(kindlab.ingress.ingress_diagnose),
+    M(kindlab.ingress.ingress_status), M(kindlab.ingress.ingress_backends), M(kindlab.ingress.ingress_conflicts),
+    M(kindlab.ingress.http_probe)) and the scenario's expectations, and returns one verdict per checked subject.
+  - An expectation lists the subjects that must fail, each with a regular expression their reason must match;
+    every other subject must pass. An expected failure is thus asserted as that failure.
+  - Writes C(report.json) (verdicts and every raw result) and C(summary.md) (a table of verdicts, the diagnosis
+    and the status timeline) to O(output_dir).
+  - Never fails because of a verdict; the C(verify) role fails at the end when RV(unmet) is not empty.
+version_added: 0.1.0
+author: kindlab.ingress developers (@kindlab)
+options:
+  scenario:
+    description: Name of the scenario, for the report.
+    type: str
+    default: default
+  backend:
+    description: The lab backend (kind or twin), for the report.
+    type: str
+    default: unknown
+  results:
+    description: Module results by check name (C(diagnose), C(status), C(backends), C(conflicts), and C(reachability) as a list).
+    type: dict
+    required: true
+  expect:
+    description:
+      - "The scenario's expectations by check name: C(status.failing) and C(backends.failing) (namespace/name to a reason
+        regex), C(diagnose.findings) (each C(kind) plus optional C(ingress), C(culprit) and C(reason) regexes),
+        C(conflicts.expected) (each C(ingresses): two namespace/name), C(reachability) (the probes, each with optional
+        C(failing) reason regex and C(backends) list)."
+    type: dict
+    default: {}
+  output_dir:
+    description: Directory for C(report.json) and C(summary.md); created if missing.
+    type: path
+    required: true
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: In check mode the verdicts are computed and nothing is written.
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+"""
+
+EXAMPLES = r"""
+- name: Judge the checks of the puzzle scenario
+  kindlab.ingress.verify_report:
+    scenario: puzzle
+    backend: twin
+    results:
+      diagnose: "{{ verify_diagnose }}"
+      status: "{{ verify_status }}"
+    expect:
+      status:
+        failing:
+          one/test: "changes"
+          three/test: "changes"
+    output_dir: artifacts/ingress-lab/verify
+  register: verify_verdicts
+"""
+
+RETURN = r"""
+verdicts:
+  description: One verdict per checked subject.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"check": "status", "subject": "one/test", "expected": "fail: changes", "observed": "fail: 4 changes in 10s (max 0)",
+            "met": true}]
+unmet:
+  description: The verdicts whose expectation was not met.
+  returned: always
+  type: list
+  elements: dict
+passed:
+  description: Whether every expectation was met.
+  returned: always
+  type: bool
+files:
+  description: The report files written (or that would be written).
+  returned: always
+  type: list
+  elements: str
+"""
+
+import json
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._verify import (
+    VerifyError, evaluate, markdown, report, validate_expect,
+)
+
+
+def _write(path: str, text: str) -> bool:
+    """Write only when the content differs; returns whether it changed."""
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            if handle.read() == text:
+                return False
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return True
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "scenario": {"type": "str", "default": "default"},
+            "backend": {"type": "str", "default": "unknown"},
+            "results": {"type": "dict", "required": True},
+            "expect": {"type": "dict", "default": {}},
+            "output_dir": {"type": "path", "required": True},
+        },
+        supports_check_mode=True,
+    )
+    p = module.params
+    try:
+        expect = validate_expect(p["expect"])
+    except VerifyError as exc:
+        module.fail_json(msg=str(exc))
+    verdicts = evaluate(p["results"], expect)
+    doc = report(p["scenario"], p["backend"], verdicts, p["results"])
+    files = [os.path.join(p["output_dir"], "report.json"), os.path.join(p["output_dir"], "summary.md")]
+    changed = False
+    if not module.check_mode:
+        os.makedirs(p["output_dir"], exist_ok=True)
+        changed = _write(files[0], json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
+        changed = _write(files[1], markdown(p["scenario"], p["backend"], verdicts, p["results"])) or changed
+    module.exit_json(changed=changed, verdicts=doc["verdicts"], unmet=doc["unmet"], passed=doc["passed"], files=files)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,188 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._conflicts import (
+    claim_of, find_conflicts, host_overlap, path_overlap, same_controller,
+)
+
+
+@pytest.mark.parametrize("a, ta, b, tb, example", [
+    # Exact
+    ("/foo", "Exact", "/foo", "Exact", "/foo"),
+    ("/foo", "Exact", "/foo/", "Exact", None),  # Exact does not ignore the trailing slash
+    ("/foo", "Exact", "/bar", "Exact", None),
+    # Prefix by element
+    ("/foo", "Prefix", "/foo/bar", "Prefix", "/foo/bar"),
+    ("/foo/bar", "Prefix", "/foo", "Prefix", "/foo/bar"),
+    ("/foo", "Prefix", "/foobar", "Prefix", None),
+    ("/foo/", "Prefix", "/foo", "Prefix", "/foo"),  # trailing slash ignored for Prefix
+    ("/", "Prefix", "/anything/deep", "Prefix", "/anything/deep"),
+    ("/aaa/bbb", "Prefix", "/aaa/bbbxyz", "Prefix", None),
+    ("/aaa/bbb", "Prefix", "/aaa/ccc", "Prefix", None),
+    # Exact vs Prefix
+    ("/foo/bar", "Exact", "/foo", "Prefix", "/foo/bar"),
+    ("/foobar", "Exact", "/foo", "Prefix", None),
+    ("/foo/", "Exact", "/foo", "Prefix", "/foo/"),
+    ("/foo", "Exact", "/foo/", "Prefix", "/foo"),
+    ("/foo", "Prefix", "/foo", "Exact", "/foo"),
+    ("/foo", "Exact", "/foo/bar", "Prefix", None),
+    # ImplementationSpecific is Prefix (ingress-nginx)
+    ("/foo", "ImplementationSpecific", "/foo/x", "Exact", "/foo/x"),
+    ("/foo", "ImplementationSpecific", "/foobar", "Prefix", None),
+])
+def test_path_overlap_table(a: str, ta: str, b: str, tb: str, example: str | None) -> None:
+    assert path_overlap(a, ta, b, tb) == example
+    assert (path_overlap(b, tb, a, ta) is None) == (example is None)  # symmetric
+
+
+@pytest.mark.parametrize("a, b, example", [
+    ("a.example.com", "a.example.com", "a.example.com"),
+    ("A.Example.com", "a.example.com", "a.example.com"),
+    ("a.example.com", "b.example.com", None),
+    ("*.example.com", "a.example.com", "a.example.com"),
+    ("a.example.com", "*.example.com", "a.example.com"),
+    ("*.example.com", "example.com", None),  # the wildcard needs one label
+    ("*.example.com", "a.b.example.com", None),  # and only one
+    ("*.example.com", "*.example.com", "x.example.com"),
+    ("*.example.com", "*.b.example.com", None),
+    ("", "a.example.com", "a.example.com"),  # empty host = any host
+    ("*.example.com", "", "x.example.com"),
+    ("", "", ""),
+    (None, "a.example.com", "a.example.com"),
+])
+def test_host_overlap_table(a: str | None, b: str | None, example: str | None) -> None:
+    assert host_overlap(a, b) == example
+    assert host_overlap(b, a) == example
+
+
+def ingress(ns: str, name: str, rules: list[tuple[str, str, str]], created: str = "2026-01-01T00:00:00Z",
+            class_name: str | None = None, annotation: str | None = None, service: str = "web") -> dict[str, Any]:
+    meta: dict[str, Any] = {"namespace": ns, "name": name, "creationTimestamp": created}
+    if annotation:
+        meta["annotations"] = {"kubernetes.io/ingress.class": annotation}
+    spec: dict[str, Any] = {"rules": [{"host": host, "http": {"paths": [
+        {"path": path, "pathType": ptype, "backend": {"service": {"name": service, "port": {"number": 80}}}}]}}
+        for host, path, ptype in rules]}
+    if class_name:
+        spec["ingressClassName"] = class_name
+    return {"metadata": meta, "spec": spec}
+
+
+def ingress_class(name: str, controller: str, default: bool = False) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
+    if default:
+        meta["annotations"] = {"ingressclass.kubernetes.io/is-default-class": "true"}
+    return {"metadata": meta, "spec": {"controller": controller}}
+
+
+CLASSES = [ingress_class("nginx", "k8s.io/ingress-nginx"), ingress_class("traefik", "traefik.io/ingress-controller"),
+           ingress_class("nginx-b", "k8s.io/ingress-nginx-b")]
+
+
+def test_identical_host_path_same_nginx_controller_names_the_oldest() -> None:
+    a = ingress("one", "app", [("shop.example.com", "/api", "Prefix")], created="2026-01-02T00:00:00Z", class_name="nginx")
+    b = ingress("two", "app", [("shop.example.com", "/api/", "Prefix")], created="2026-01-01T00:00:00Z", class_name="nginx")
+    result = find_conflicts([a, b], CLASSES)
+    assert not result["passed"]
+    [conflict] = result["conflicts"]
+    assert conflict["ingresses"] == ["one/app", "two/app"]
+    assert (conflict["host"], conflict["path"]) == ("shop.example.com", "/api")
+    assert conflict["path_types"] == ["Prefix", "Prefix"]
+    assert conflict["same_controller"] == "yes"
+    assert conflict["controller"] == "ingress-nginx"
+    assert "oldest Ingress wins" in conflict["behaviour"] and "two/app" in conflict["behaviour"]
+
+
+def test_nginx_same_second_tie_goes_to_later_name() -> None:
+    a = ingress("aaa", "x", [("h.example", "/", "Prefix")], class_name="nginx")
+    b = ingress("bbb", "x", [("h.example", "/", "Prefix")], class_name="nginx")
+    [conflict] = find_conflicts([a, b], CLASSES)["conflicts"]
+    assert "bbb/x" in conflict["behaviour"] and "same second" in conflict["behaviour"]
+
+
+def test_traefik_alternates() -> None:
+    a = ingress("team-a", "web", [("app.example.com", "/", "Prefix")], class_name="traefik", service="a")
+    b = ingress("team-b", "web", [("app.example.com", "/", "ImplementationSpecific")], class_name="traefik", service="b")
+    [conflict] = find_conflicts([a, b], CLASSES)["conflicts"]
+    assert conflict["behaviour"].startswith("Traefik: alternates") and "a:80" in conflict["behaviour"]
+
+
+def test_precedence_resolved_overlap_is_not_a_conflict() -> None:
+    a = ingress("one", "root", [("shop.example.com", "/", "Prefix")], class_name="nginx")
+    b = ingress("two", "api", [("shop.example.com", "/api", "Prefix")], class_name="nginx")
+    result = find_conflicts([a, b], CLASSES)
+    assert result["passed"] and result["conflicts"] == []
+    [overlap] = result["overlaps"]
+    assert not overlap["ambiguous"] and "two/api" in overlap["behaviour"]
+
+
+def test_overlap_across_different_controllers_is_a_conflict() -> None:
+    a = ingress("one", "root", [("shop.example.com", "/", "Prefix")], class_name="nginx")
+    b = ingress("two", "api", [("*.example.com", "/api", "Exact")], class_name="nginx-b")
+    [conflict] = find_conflicts([a, b], CLASSES)["conflicts"]
+    assert conflict["same_controller"] == "no"
+    assert (conflict["host"], conflict["path"]) == ("shop.example.com", "/api")
+    assert conflict["path_types"] == ["Prefix", "Exact"]
+    assert "depends on which controller's address" in conflict["behaviour"]
+
+
+def test_no_overlap_no_conflict() -> None:
+    a = ingress("one", "a", [("a.example.com", "/foo", "Prefix")], class_name="nginx")
+    b = ingress("two", "b", [("a.example.com", "/foobar", "Prefix"), ("b.example.com", "/foo", "Prefix")], class_name="nginx")
+    assert find_conflicts([a, b], CLASSES) == {"conflicts": [], "overlaps": [], "passed": True,
+                                                "claims": {"one/a": {"class": "IngressClass nginx (controller k8s.io/ingress-nginx)",
+                                                                     "controller": "ingress-nginx"},
+                                                           "two/b": {"class": "IngressClass nginx (controller k8s.io/ingress-nginx)",
+                                                                     "controller": "ingress-nginx"}}}
+
+
+def test_paths_within_one_ingress_are_not_compared() -> None:
+    a = ingress("one", "a", [("a.example.com", "/", "Prefix"), ("a.example.com", "/", "Prefix")])
+    assert find_conflicts([a], CLASSES)["overlaps"] == []
+
+
+def test_selected_only_reports_pairs_involving_the_selection() -> None:
+    a = ingress("one", "a", [("h", "/", "Prefix")], class_name="nginx")
+    b = ingress("two", "b", [("h", "/", "Prefix")], class_name="nginx")
+    c = ingress("three", "c", [("h", "/", "Prefix")], class_name="nginx")
+    result = find_conflicts([a, b, c], CLASSES, selected={"three/c"})
+    assert sorted(tuple(x["ingresses"]) for x in result["conflicts"]) == [("one/a", "three/c"), ("two/b", "three/c")]
+    assert list(result["claims"]) == ["three/c"]
+
+
+@pytest.mark.parametrize("kwargs, key, kind", [
+    ({"class_name": "nginx"}, "controller:k8s.io/ingress-nginx", "ingress-nginx"),
+    ({"class_name": "missing"}, None, "unknown"),
+    ({"annotation": "traefik"}, "annotation:traefik", "traefik"),
+    ({}, None, "unknown"),
+])
+def test_claims(kwargs: dict[str, Any], key: str | None, kind: str) -> None:
+    claim = claim_of(ingress("n", "i", [], **kwargs), {c["metadata"]["name"]: c for c in CLASSES})
+    assert (claim.key, claim.type) == (key, kind)
+
+
+def test_classless_ingress_takes_the_default_class() -> None:
+    classes = {"nginx": ingress_class("nginx", "k8s.io/ingress-nginx", default=True)}
+    assert claim_of(ingress("n", "i", []), classes).key == "controller:k8s.io/ingress-nginx"
+
+
+def test_same_annotation_is_unknown_across_namespaces() -> None:
+    classes: dict[str, Any] = {}
+    a = claim_of(ingress("one", "i", [], annotation="nginx"), classes)
+    b = claim_of(ingress("two", "i", [], annotation="nginx"), classes)
+    c = claim_of(ingress("two", "i", [], annotation="traefik"), classes)
+    assert same_controller(a, b, same_namespace=False) == "unknown"
+    assert same_controller(a, b, same_namespace=True) == "yes"
+    assert same_controller(a, c, same_namespace=False) == "no"
+
+
+def test_unknown_claims_with_identical_routes_are_conflicts() -> None:
+    # The seed's incident: two teams, class-less Ingresses, same host and path.
+    a = ingress("team-a", "web", [("app.example.com", "/", "Prefix")])
+    b = ingress("team-b", "web", [("app.example.com", "/", "Prefix")])
+    [conflict] = find_conflicts([a, b], [])["conflicts"]
+    assert conflict["same_controller"] == "unknown" and conflict["behaviour"].startswith("undefined")
+    assert "team-a/web and team-b/web both match app.example.com/" in conflict["message"]

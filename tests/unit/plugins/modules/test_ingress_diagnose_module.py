@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.kindlab.ingress.plugins.modules import ingress_diagnose
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_diagnose import puzzle
+
+
+class Exit(Exception):
+    def __init__(self, kwargs: dict[str, Any], failed: bool) -> None:
+        super().__init__(kwargs.get("msg"))
+        self.result = kwargs
+        self.failed = failed
+
+
+def exit_json(self, **kwargs):
+    raise Exit(kwargs, False)
+
+
+def fail_json(self, **kwargs):
+    raise Exit(kwargs, True)
+
+
+class FakeClient:
+    def __init__(self) -> None:
+        self.state = puzzle()
+
+    def list(self, api_version: str, kind: str, namespace: str | None = None, label_selector: str | None = None) -> list[dict]:
+        s = self.state
+        table = {"Deployment": s.workloads, "DaemonSet": [], "Pod": s.pods, "Service": s.services, "Node": s.nodes,
+                 "Namespace": s.namespaces, "IngressClass": s.ingress_classes, "ClusterRole": s.cluster_roles,
+                 "ClusterRoleBinding": s.cluster_role_bindings, "Ingress": s.ingresses}
+        return [i for i in table[kind] if namespace is None or i["metadata"].get("namespace") == namespace]
+
+
+@pytest.fixture
+def made(monkeypatch) -> list[tuple]:
+    calls: list[tuple] = []
+
+    def make_client(kubeconfig=None, context=None):
+        calls.append((kubeconfig, context))
+        return FakeClient()
+
+    monkeypatch.setattr(ingress_diagnose, "Client", make_client)
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+    return calls
+
+
+def run(args: dict[str, Any]) -> Exit:
+    with patch_module_args(args):
+        with pytest.raises(Exit) as exc:
+            ingress_diagnose.main()
+    return exc.value
+
+
+def test_puzzle_findings_returned_without_failing(made) -> None:
+    r = run({"kubeconfig": "/tmp/kc"})
+    assert not r.failed and r.result["changed"] is False and r.result["passed"] is False
+    assert made == [("/tmp/kc", None)]
+    culprits = {c for f in r.result["findings"] for c in f.get("culprits", [])}
+    assert culprits == {"two/ingress-ingress-nginx-controller"}
+
+
+def test_fail_on_findings(made) -> None:
+    r = run({"fail_on_findings": True, "namespaces": ["one"]})
+    assert r.failed and "1 error finding(s): one/test: 2 controllers write its status" in r.result["msg"]
+    assert r.result["findings"]
+
+
+def test_bad_selection_fails_before_any_request(made) -> None:
+    r = run({"namespaces": ["Not_A_Namespace"]})
+    assert r.failed and r.result["msg"].startswith("namespaces: expected a list of namespace names")
+    r = run({"label_selector": "a in b"})
+    assert r.failed and "label_selector" in r.result["msg"]
+    assert made == []
