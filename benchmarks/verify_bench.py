@@ -71,7 +71,7 @@ def playbook(name: str, extra: list[str], env: dict[str, str], timeout: float, l
 
 
 def lab_args(name: str, state: Path, scale: int, scenario: str | None) -> list[str]:
-    extra = ["-e", "lab_backend=twin", "-e", "lab_time_scale=%d" % scale, "-e", "lab_state_dir=%s" % state,
+    extra = ["-e", "lab_backend=twin", "-e", "lab_verify=false", "-e", "lab_time_scale=%d" % scale, "-e", "lab_state_dir=%s" % state,
              "-e", json.dumps({"lab_cluster": {"name": name, "workers": 0, "kind_config": {}}})]
     return extra + (["-e", "@scenarios/%s.yml" % scenario] if scenario else [])
 

@@ -204,15 +204,24 @@ def _winner_by_precedence(a: Route, b: Route) -> Route:
     return a if rank(a) >= rank(b) else b
 
 
-def behaviour(a: Route, b: Route, tie: bool, same: str, kind: str) -> str:
-    """What the serving controller(s) do with this overlap."""
+def _rule_text(r: Route) -> str:
+    return "%s %s %s" % (r.host or "(any host)", r.path, r.path_type)
+
+
+def behaviour(a: Route, b: Route, tie: bool, same: str, kind: str, example: str) -> str:
+    """What the serving controller(s) do with this overlap (pairwise: a third Ingress may still win)."""
     if same == "no":
         return "different controllers serve them: the answer depends on which controller's address the client reaches"
     if not tie:
         win = _winner_by_precedence(a, b)
-        return "resolved by precedence (precise host, longer path, Exact before Prefix): %s%s goes to %s" % (
-            a.host if win is a else b.host, win.path, win.key)
-    if kind == "ingress-nginx":
+        lose = b if win is a else a
+        return "resolved by precedence (precise host, longer path, Exact before Prefix): for %s, %s's rule (%s) " \
+               "is chosen over %s's (%s)" % (example, win.key, _rule_text(win), lose.key, _rule_text(lose))
+    if kind == "ingress-nginx" and a.path != b.path:
+        # Its duplicate check compares path strings before it appends the '/' to Prefix paths.
+        text = ("ingress-nginx: undefined; it compares path strings (%s vs %s), then configures both as "
+                "location %s/ (the oldest-wins rule covers identical strings only)" % (a.path, b.path, a.path.rstrip("/")))
+    elif kind == "ingress-nginx":
         old = _oldest(a.ingress, b.ingress)
         same_time = _created(a.ingress) == _created(b.ingress)
         text = "ingress-nginx: the oldest Ingress wins for an identical host+path: %s (created %s%s)" % (
@@ -246,7 +255,7 @@ def overlap_of(a: Route, b: Route, claims: dict[str, Claim]) -> Obj | None:
         "identical": tie,
         "same_controller": same,
         "controller": kind if same != "no" else "%s / %s" % (ca.type, cb.type),
-        "behaviour": behaviour(a, b, tie, same, kind),
+        "behaviour": behaviour(a, b, tie, same, kind, "%s%s" % (host or "any host ", path)),
         "ambiguous": tie or same == "no",
         "message": "%s and %s both match %s%s (%s vs %s; same controller: %s)" % (
             a.key, b.key, host or "any host ", path, a.path_type, b.path_type, same),

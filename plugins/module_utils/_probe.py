@@ -385,7 +385,7 @@ def curl_argv(docker: str, node: str, spec: ProbeSpec, target: Target) -> list[s
     return argv + [target.url]
 
 
-NODE_HINT = ("there is no node container %r: on the twin (kindlab-twin) nodes are not containers, so use "
+NODE_HINT = ("cannot run curl in node container %r: on the twin (kindlab-twin) nodes are not containers, so use "
              "via: host with connect_to (kindlab-twin get connect-to --name CLUSTER, or the kind_cluster "
              "module's connect_to return)")
 

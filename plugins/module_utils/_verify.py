@@ -19,7 +19,7 @@ Obj = dict[str, Any]
 CHECKS = ("diagnose", "status", "backends", "conflicts", "reachability")
 _EXPECT_KEYS = {
     "diagnose": {"findings"},
-    "status": {"window", "max_changes", "pools", "allow_empty", "failing"},
+    "status": {"settle", "window", "max_changes", "pools", "allow_empty", "failing"},
     "backends": {"failing"},
     "conflicts": {"expected"},
     "reachability": {"probes"},
@@ -173,8 +173,12 @@ def _reachability_verdicts(results: list[Obj], probes: list[Obj]) -> list[Verdic
         backends = probe.get("backends")
         if backends is not None and sorted(distribution) != sorted(backends):
             problems.append("expected answers from %s, got %s" % (sorted(backends), dict(distribution)))
+        min_backends = int(probe.get("min_backends") or 0)
+        if len(distribution) < min_backends:
+            problems.append("expected answers from at least %d backends, got %s" % (min_backends, dict(distribution)))
         observed = ("pass" if passed else "fail: " + reason) + (" %s" % dict(distribution) if distribution else "")
-        expected = ("fail: %s" % expect_fail if expect_fail else "pass") + (" from %s" % sorted(backends) if backends else "")
+        expected = ("fail: %s" % expect_fail if expect_fail else "pass") + (" from %s" % sorted(backends) if backends else "") \
+            + (" from >= %d backends" % min_backends if min_backends else "")
         out.append(Verdict("reachability", label, expected, observed, not problems))
     return out
 

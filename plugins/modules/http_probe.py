@@ -75,8 +75,8 @@ options:
   backend_regex:
     description:
       - Regular expression whose first group names the backend that answered a sample.
-      - The default matches the echo images (C(pod: NAME)); the nginx welcome page counts as C(nginx),
-        anything else as C((unmatched)).
+      - "The default matches the echo images (C(pod: NAME)); the nginx welcome page counts as C(nginx),
+        anything else as C((unmatched))."
     type: str
     default: 'pod: (\S+)'
   connect_to:

@@ -11,7 +11,7 @@ description:
     and C(spec.defaultBackend)), checks that the Service exists, that the port exists (by number or
     by name), and that its EndpointSlices (label C(kubernetes.io/service-name)) hold ready endpoints
     for that port. An endpoint is ready unless C(conditions.ready) is false (unset means ready, as
-    the API documents). Existence is not enough: a backend scaled to 0 still has its Service.
+    the API documents). Existence is not enough, since a backend scaled to 0 still has its Service.
   - Resource backends and ExternalName Services are reported as not checked.
   - Read-only; never changes the cluster.
 version_added: 0.1.0

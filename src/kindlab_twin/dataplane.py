@@ -363,6 +363,11 @@ class DataPlane(LoopController):
         argv = images.container_argv(pod, container)
         if kind == images.HTTP_ECHO:
             return (200, "text/plain; charset=utf-8", echo_text_arg(argv) + "\n", "")
+        if kind == images.WHOAMI:
+            # traefik/whoami: the hostname (the pod name in Kubernetes), its IPs, then the request.
+            text = (f"Hostname: {name}\nIP: 127.0.0.1\nIP: {pod.get('status', {}).get('podIP', '')}\n"
+                    f"RemoteAddr: 10.244.0.1:40000\n{method} {path} HTTP/1.1\nHost: {host}\n")
+            return (200, "text/plain; charset=utf-8", text, "")
         if kind == images.AGNHOST and url.path == "/hostname":
             return (200, "text/plain; charset=utf-8", name, "")
         if kind == images.AGNHOST and url.path == "/echo":

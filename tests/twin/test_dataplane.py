@@ -169,3 +169,13 @@ def test_default_backend_service_flag(twin: Runtime) -> None:
     port = wait_for(lambda: target_for(twin.state_dir, "172.18.0.2", svc["spec"]["ports"][0]["nodePort"]), what="nodePort")
     code, body = wait_for(lambda: (r := http_get(port, "/nothing", "x.test")) and r[0] == 200 and r, what="fallback")
     assert body.startswith("pod: fallback-") and "path: /nothing" in body
+
+
+def test_whoami_pods_answer_with_their_hostname(twin: Runtime) -> None:
+    s = twin.store
+    s.create(deployment("who", "default", "traefik/whoami:v1.11.0", ports=[{"containerPort": 80, "hostPort": 8081}]), "test")
+    port = wait_for(lambda: target_for(twin.state_dir, "172.18.0.2", 8081), what="hostPort listener")
+    code, body = http_get(port, "/x", "who.test")
+    pod = s.list(("v1", "Pod"), "default", {"app": "who"})[0]["metadata"]["name"]
+    assert code == 200 and body.splitlines()[0] == "Hostname: " + pod
+    assert "GET /x HTTP/1.1" in body and "Host: who.test" in body

@@ -15,6 +15,7 @@ INGRESS_NGINX = "ingress-nginx"
 NGINX = "nginx"
 HTTP_ECHO = "http-echo"
 AGNHOST = "agnhost"
+WHOAMI = "whoami"
 METALLB_CONTROLLER = "metallb-controller"
 METALLB_SPEAKER = "metallb-speaker"
 ECHO = "echo"
@@ -35,6 +36,8 @@ def kind_of(image: str) -> str:
         return HTTP_ECHO
     if last == "agnhost":
         return AGNHOST
+    if repo.endswith("traefik/whoami"):
+        return WHOAMI
     if last in ("nginx", "nginx-unprivileged") or repo.endswith("nginxinc/nginx-unprivileged"):
         return NGINX
     return ECHO

@@ -84,7 +84,7 @@ CLASSES = [ingress_class("nginx", "k8s.io/ingress-nginx"), ingress_class("traefi
 
 def test_identical_host_path_same_nginx_controller_names_the_oldest() -> None:
     a = ingress("one", "app", [("shop.example.com", "/api", "Prefix")], created="2026-01-02T00:00:00Z", class_name="nginx")
-    b = ingress("two", "app", [("shop.example.com", "/api/", "Prefix")], created="2026-01-01T00:00:00Z", class_name="nginx")
+    b = ingress("two", "app", [("shop.example.com", "/api", "Prefix")], created="2026-01-01T00:00:00Z", class_name="nginx")
     result = find_conflicts([a, b], CLASSES)
     assert not result["passed"]
     [conflict] = result["conflicts"]
@@ -94,6 +94,14 @@ def test_identical_host_path_same_nginx_controller_names_the_oldest() -> None:
     assert conflict["same_controller"] == "yes"
     assert conflict["controller"] == "ingress-nginx"
     assert "oldest Ingress wins" in conflict["behaviour"] and "two/app" in conflict["behaviour"]
+
+
+def test_trailing_slash_variant_is_identical_by_spec_but_undefined_for_nginx() -> None:
+    a = ingress("one", "app", [("shop.example.com", "/api", "Prefix")], class_name="nginx")
+    b = ingress("two", "app", [("shop.example.com", "/api/", "Prefix")], class_name="nginx")
+    [conflict] = find_conflicts([a, b], CLASSES)["conflicts"]
+    assert conflict["identical"] and conflict["path"] == "/api"
+    assert conflict["behaviour"].startswith("ingress-nginx: undefined; it compares path strings (/api vs /api/)")
 
 
 def test_nginx_same_second_tie_goes_to_later_name() -> None:
@@ -116,7 +124,9 @@ def test_precedence_resolved_overlap_is_not_a_conflict() -> None:
     result = find_conflicts([a, b], CLASSES)
     assert result["passed"] and result["conflicts"] == []
     [overlap] = result["overlaps"]
-    assert not overlap["ambiguous"] and "two/api" in overlap["behaviour"]
+    assert not overlap["ambiguous"]
+    assert overlap["behaviour"].endswith("for shop.example.com/api, two/api's rule (shop.example.com /api Prefix) "
+                                         "is chosen over one/root's (shop.example.com / Prefix)")
 
 
 def test_overlap_across_different_controllers_is_a_conflict() -> None:

@@ -68,6 +68,9 @@ def test_reachability_checks_failure_reason_and_backends() -> None:
     assert [v.met for v in evaluate({"reachability": results}, {"reachability": probes})] == [True, True]
     one_backend = [results[0], {"passed": True, "distribution": {"login-a": 10}}]
     assert [v.met for v in evaluate({"reachability": one_backend}, {"reachability": probes})] == [True, False]
+    at_least_two = [{"name": "login", "min_backends": 2}]
+    assert [v.met for v in evaluate({"reachability": [results[1]]}, {"reachability": at_least_two})] == [True]
+    assert [v.met for v in evaluate({"reachability": [one_backend[1]]}, {"reachability": at_least_two})] == [False]
 
 
 @pytest.mark.parametrize("expect, message", [
