@@ -17,6 +17,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._controllers impor
     ControllerError, parse_controllers,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils._pools import PoolError, parse_pools
+from ansible_collections.kindlab.ingress.plugins.module_utils._verify import VerifyError, validate_expect
 from ansible_collections.kindlab.ingress.plugins.module_utils._workloads import (
     WorkloadError, parse_namespaces, parse_workloads, summary,
 )
@@ -57,7 +58,8 @@ def _cluster(raw: Any) -> dict[str, Any]:
     return {"name": name, "workers": workers, "node_image": node_image or None, "kind_config": raw.get("kind_config", {})}
 
 
-def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controllers: Any, workloads: Any) -> dict[str, Any]:
+def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controllers: Any, workloads: Any,
+             expect: Any = None) -> dict[str, Any]:
     """Validate the whole lab; returns a normalised summary (and the Ingresses it declares)."""
     if backend not in BACKENDS:
         raise LabError("lab_backend: expected one of %s, got %r" % (", ".join(BACKENDS), backend))
@@ -77,6 +79,11 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
     try:
         parsed_workloads = parse_workloads(workloads, where="lab_workloads")
     except WorkloadError as exc:
+        raise LabError(str(exc)) from None
+
+    try:
+        validate_expect(expect if expect is not None else {})
+    except VerifyError as exc:
         raise LabError(str(exc)) from None
 
     for i, ctl in enumerate(parsed_controllers):

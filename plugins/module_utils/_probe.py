@@ -61,6 +61,7 @@ class Answer:
     status: int | None
     body: str
     error: str | None = None
+    fatal: bool = False  # retrying cannot help (no node container to exec into)
 
 
 @dataclass
@@ -157,7 +158,7 @@ def parse_spec(params: Obj) -> ProbeSpec:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ProbeError("url: expected an http:// or https:// URL with a host, got %r" % url)
         try:
-            parts.port  # noqa: B018 - raises on a bad port
+            _port = parts.port  # raises ValueError on a bad port
         except ValueError as exc:
             raise ProbeError("url: %r has an invalid port" % url) from exc
     path = params.get("path") or "/"
@@ -304,7 +305,7 @@ def run_probe(
         problem = judge(spec, answer)
         attempts.append({"time": now(), "address": target.address, "status": answer.status,
                          "elapsed": round(clock() - started, 3), "error": answer.error if answer.error else problem})
-        if problem is None:
+        if problem is None or answer.fatal:
             break
     result: Obj = {"attempts": attempts, "samples": [], "distribution": {},
                    "url": target.url if target else None, "address": target.address if target else None,
@@ -394,9 +395,10 @@ def parse_curl(rc: int, stdout: str, stderr: str, node: str) -> Answer:
     """(status, body) from curl's stdout with the write-out marker, or the error."""
     body, sep, code = stdout.rpartition(_CURL_MARK)
     if "No such container" in stderr or "is not running" in stderr:
-        return Answer(None, "", NODE_HINT % node)
+        return Answer(None, "", NODE_HINT % node, fatal=True)
     if "Cannot connect to the Docker daemon" in stderr:  # no engine: a twin lab, or Docker is down
-        return Answer(None, "", "docker has no engine to exec into (%s); " % stderr.strip()[:120] + NODE_HINT % node)
+        return Answer(None, "", "docker has no engine to exec into (%s); " % stderr.strip()[:120] + NODE_HINT % node,
+                      fatal=True)
     if rc != 0 or not sep or not code.strip().isdigit() or code.strip() == "000":
         return Answer(None, "", "curl in node %s failed (rc=%d): %s" % (node, rc, (stderr or stdout).strip()[:300]))
     return Answer(int(code.strip()), body)

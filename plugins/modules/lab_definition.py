@@ -43,6 +43,10 @@ options:
     type: list
     elements: raw
     required: true
+  expect:
+    description: What verification must find (C(lab_expect)), as in M(kindlab.ingress.verify_report).
+    type: dict
+    default: {}
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
 attributes:
@@ -63,6 +67,7 @@ EXAMPLES = r"""
     namespaces: "{{ lab_namespaces }}"
     controllers: "{{ lab_controllers }}"
     workloads: "{{ lab_workloads }}"
+    expect: "{{ lab_expect | default({}) }}"
   register: lab_definition
 """
 
@@ -108,12 +113,14 @@ def main() -> None:
             "namespaces": {"type": "list", "elements": "raw", "required": True},
             "controllers": {"type": "list", "elements": "raw", "required": True},
             "workloads": {"type": "list", "elements": "raw", "required": True},
+            "expect": {"type": "dict", "default": {}},
         },
         supports_check_mode=True,
     )
     p = module.params
     try:
-        result = validate(p["backend"], p["cluster"], p["metallb_pools"], p["namespaces"], p["controllers"], p["workloads"])
+        result = validate(p["backend"], p["cluster"], p["metallb_pools"], p["namespaces"], p["controllers"], p["workloads"],
+                          p["expect"])
     except LabError as exc:
         module.fail_json(msg=str(exc))
     module.exit_json(changed=False, **result)

@@ -21,7 +21,7 @@ def lab(**overrides: Any) -> dict[str, Any]:
 
 def run(v: dict[str, Any]) -> dict[str, Any]:
     return validate(v["lab_backend"], v["lab_cluster"], v["lab_metallb_pools"], v["lab_namespaces"],
-                    v["lab_controllers"], v["lab_workloads"])
+                    v["lab_controllers"], v["lab_workloads"], v.get("lab_expect"))
 
 
 def test_the_default_lab_and_every_scenario_validate() -> None:
@@ -60,6 +60,8 @@ def controllers_with(index: int, **changes: Any) -> list[dict[str, Any]]:
         ({"lab_controllers": controllers_with(0, type="haproxy")}, "lab_controllers[0].type"),
         ({"lab_controllers": controllers_with(2, values={"controller": {"scope": {"enabled": "yes"}}})},
          "controller.scope.enabled: expected a boolean, got 'yes'"),
+        ({"lab_expect": {"status": {"failing": {"one/test": "("}}}}, "lab_expect.status.failing[one/test]"),
+        ({"lab_expect": {"latency": {}}}, "lab_expect: expected only the keys"),
         ({"lab_workloads": [{"name": "test", "namespace": "four"}]},
          "lab_workloads[0].namespace: expected one of lab_namespaces"),
         ({"lab_workloads": [{"name": "test", "namespace": "one", "ingress": {"paths": [{"path": "/", "path_type": "Regex"}]}}]},

@@ -103,5 +103,6 @@ def test_via_node_on_a_twin_says_use_connect_to(module: None, monkeypatch: pytes
 
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **k: "/usr/bin/" + name)
     monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
-    r = run({"url": "http://100.64.0.0/", "via": "node", "context": "kind-lab"})
+    r = run({"url": "http://100.64.0.0/", "via": "node", "context": "kind-lab", "attempts": 5, "interval": 0})
     assert r.failed and "use via: host with connect_to" in r.result["msg"]
+    assert len(r.result["attempts"]) == 1  # retrying cannot create a container
