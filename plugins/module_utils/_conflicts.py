@@ -9,11 +9,14 @@
 - A wildcard host `*.example.com` matches exactly one label (`a.example.com`, not
   `example.com` nor `a.b.example.com`); an empty host matches any host.
 
-An overlap is a *conflict* when routing is ambiguous: an identical host and path (same
-path type) in two Ingresses, or any overlap between Ingresses that different controllers
-serve (the answer then depends on which controller's address the client reaches).
-Other overlaps are resolved by the spec's precedence (precise host before wildcard before
-any host, longer path first, Exact before Prefix) and are listed as `overlaps` only.
+An overlap is a *conflict* when routing is ambiguous:
+- one controller serves both: an identical host and path (same path type). Other overlaps
+  are settled by the spec's precedence (precise host before wildcard before any host,
+  longer path first, Exact before Prefix);
+- different or unknown controllers: any overlap on a named host, since that name's DNS
+  (external-dns publishes every Ingress's status) can carry both controllers' addresses.
+  Host-less rules are reached by each controller's own address, so they are not.
+Every overlap is returned in `overlaps`, the ambiguous ones also in `conflicts`.
 
 Which controller serves an Ingress is a simple claim model: spec.ingressClassName →
 IngressClass.spec.controller, else the kubernetes.io/ingress.class annotation. Scope
@@ -208,10 +211,8 @@ def _rule_text(r: Route) -> str:
     return "%s %s %s" % (r.host or "(any host)", r.path, r.path_type)
 
 
-def behaviour(a: Route, b: Route, tie: bool, same: str, kind: str, example: str) -> str:
-    """What the serving controller(s) do with this overlap (pairwise: a third Ingress may still win)."""
-    if same == "no":
-        return "different controllers serve them: the answer depends on which controller's address the client reaches"
+def _one_controller(a: Route, b: Route, tie: bool, kind: str, example: str) -> str:
+    """What one controller serving both does."""
     if not tie:
         win = _winner_by_precedence(a, b)
         lose = b if win is a else a
@@ -219,18 +220,38 @@ def behaviour(a: Route, b: Route, tie: bool, same: str, kind: str, example: str)
                "is chosen over %s's (%s)" % (example, win.key, _rule_text(win), lose.key, _rule_text(lose))
     if kind == "ingress-nginx" and a.path != b.path:
         # Its duplicate check compares path strings before it appends the '/' to Prefix paths.
-        text = ("ingress-nginx: undefined; it compares path strings (%s vs %s), then configures both as "
+        return ("ingress-nginx: undefined; it compares path strings (%s vs %s), then configures both as "
                 "location %s/ (the oldest-wins rule covers identical strings only)" % (a.path, b.path, a.path.rstrip("/")))
-    elif kind == "ingress-nginx":
+    if kind == "ingress-nginx":
         old = _oldest(a.ingress, b.ingress)
         same_time = _created(a.ingress) == _created(b.ingress)
-        text = "ingress-nginx: the oldest Ingress wins for an identical host+path: %s (created %s%s)" % (
+        return "ingress-nginx: the oldest Ingress wins for an identical host+path: %s (created %s%s)" % (
             key_of(old), _created(old), "; same second as the other, so the later namespace/name wins" if same_time else "")
-    elif kind == "traefik":
-        text = "Traefik: alternates between the backends %s and %s" % (a.backend, b.backend)
-    else:
-        text = "undefined (controller type %s)" % kind
-    return text if same == "yes" else text + "; if different controllers serve them, it depends on which address the client reaches"
+    if kind == "traefik":
+        return "Traefik: alternates between the backends %s and %s" % (a.backend, b.backend)
+    return "undefined (controller type %s)" % kind
+
+
+def behaviour(a: Route, b: Route, tie: bool, same: str, kind: str, example: str) -> str:
+    """What happens to a request for `example` (pairwise: a third Ingress may still win)."""
+    one = _one_controller(a, b, tie, kind, example)
+    if same == "yes":
+        return one
+    if a.host and b.host:
+        text = ("the name %s can point at both Ingresses' addresses (external-dns publishes each status), so clients "
+                "land on either controller" % example.split("/", 1)[0])
+        return text if same == "no" else text + "; if one controller serves both: " + one
+    text = "a host-less rule: clients reach each Ingress through its own controller's address"
+    return text if same == "no" else text + "; a conflict only if one controller serves both: " + one
+
+
+def is_ambiguous(a: Route, b: Route, tie: bool, same: str) -> bool:
+    """One controller: only an identical host+path is ambiguous (precedence settles the rest).
+    Different or unknown controllers: any overlap on a named host is, since that name's DNS can
+    carry both addresses; host-less rules are reached by address, so they are not."""
+    if same == "yes":
+        return tie
+    return bool(a.host) and bool(b.host)
 
 
 def overlap_of(a: Route, b: Route, claims: dict[str, Claim]) -> Obj | None:
@@ -245,7 +266,7 @@ def overlap_of(a: Route, b: Route, claims: dict[str, Claim]) -> Obj | None:
     ca, cb = claims[a.key], claims[b.key]
     same = same_controller(ca, cb, a.ingress["metadata"].get("namespace") == b.ingress["metadata"].get("namespace"))
     kind = ca.type if ca.type == cb.type else "unknown"
-    return {
+    found: Obj = {
         "ingresses": [a.key, b.key],
         "host": host,
         "path": path,
@@ -256,10 +277,12 @@ def overlap_of(a: Route, b: Route, claims: dict[str, Claim]) -> Obj | None:
         "same_controller": same,
         "controller": kind if same != "no" else "%s / %s" % (ca.type, cb.type),
         "behaviour": behaviour(a, b, tie, same, kind, "%s%s" % (host or "any host ", path)),
-        "ambiguous": tie or same == "no",
+        "ambiguous": is_ambiguous(a, b, tie, same),
         "message": "%s and %s both match %s%s (%s vs %s; same controller: %s)" % (
             a.key, b.key, host or "any host ", path, a.path_type, b.path_type, same),
     }
+    found["reason"] = "%s: %s" % (found["message"], found["behaviour"])
+    return found
 
 
 def find_conflicts(ingresses: list[Obj], ingress_classes: list[Obj], selected: set[str] | None = None) -> Obj:

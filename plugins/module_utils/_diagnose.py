@@ -409,15 +409,19 @@ def nginx_claim(ingress: Obj, settings: NginxSettings, our_classes: list[str], i
             if ignore_class and class_name is not None:
                 why += " (spec.ingressClassName %s is ignored: it may not list IngressClasses)" % class_name
             return "yes", why
-        return "no", "annotation %s: %s differs from --ingress-class=%s" % (CLASS_ANNOTATION, annotation, settings.ingress_class)
-    if settings.watch_without_class:
+        why = "annotation %s: %s differs from --ingress-class=%s" % (CLASS_ANNOTATION, annotation, settings.ingress_class)
+    elif settings.watch_without_class:
         return "yes", "no class and --watch-ingress-without-class"
-    if ignore_class and class_name is not None:
-        # store.go: with IgnoreIngressClass the update handler skips the class check.
-        return "on_update", ("spec.ingressClassName %s is ignored (it may not list IngressClasses, so IgnoreIngressClass "
-                             "is set): skipped when added, but its update handler skips the class check, so it takes the "
-                             "Ingress up at its next update (any status write by another controller is one)" % class_name)
-    return "no", "no class annotation, no spec.ingressClassName and no --watch-ingress-without-class"
+    else:
+        why = "no class annotation%s and no --watch-ingress-without-class" % (
+            "" if class_name is not None else ", no spec.ingressClassName")
+    if ignore_class:
+        # store.go: with IgnoreIngressClass the update handler skips the class check altogether.
+        return "on_update", ("%s%s, so it is skipped when added; but it may not list IngressClasses (IgnoreIngressClass), "
+                             "and then its update handler skips the class check, so it takes the Ingress up at its next "
+                             "update (a status write by another controller is one)"
+                             % (why, " (spec.ingressClassName %s is ignored)" % class_name if class_name is not None else ""))
+    return "no", why
 
 
 def service_addresses(svc: Obj) -> tuple[list[str], bool]:
@@ -609,6 +613,10 @@ def writers_of(ingress: Obj, controllers: list[Controller]) -> list[tuple[Contro
         claim, why = c.claim(ingress)
         if claim != "no":
             out.append((c, claim, why))
+    # A controller that only takes the Ingress up at its next update writes once another one
+    # has written it (that write is the update); with nobody else it waits for an edit.
+    if not any(claim == "yes" for _c, claim, _why in out):
+        return []
     return out
 
 
@@ -666,7 +674,11 @@ def predict(state: ClusterState, controllers: list[Controller]) -> tuple[dict[st
         ns = str(_meta(ing).get("namespace"))
         writers = writers_of(ing, controllers)
         distinct = {tuple(c.address or []) for c, _claim, _why in writers}
-        flapping = len(distinct) > 1
+        # Controllers sharing a leader Lease (same namespace and --election-id) never write
+        # at the same time: the status follows whoever holds the Lease, it does not alternate.
+        lease_groups = {str(c.settings.get("leader_lease", c.ref)) for c, _claim, _why in writers}
+        shared_only = len(lease_groups) == 1 and len(writers) > 1
+        flapping = len(distinct) > 1 and not shared_only
         ingresses[key] = {
             "writers": [{"controller": c.ref, "address": c.address, "claim": claim, "why": why} for c, claim, why in writers],
             "flapping": flapping,
@@ -674,6 +686,20 @@ def predict(state: ClusterState, controllers: list[Controller]) -> tuple[dict[st
         if not writers:
             findings.append(Finding("unclaimed", WARNING, "%s: no controller found in the cluster claims it, so nothing "
                                     "will publish its status (%s)" % (key, _unclaimed_why(ing, controllers)), ingress=key))
+        if shared_only and len(distinct) > 1:
+            findings.append(Finding(
+                "shared_leader", WARNING,
+                "%s: %s share the leader Lease %s and would write different addresses (%s): only the Lease holder "
+                "writes, so the status changes whenever the leadership moves" % (
+                    key, " and ".join(c.ref for c, _cl, _w in writers), lease_groups.pop(),
+                    ", ".join("%s → %s" % (c.ref, fmt(c.address)) for c, _cl, _w in writers)),
+                ingress=key, controllers=[c.ref for c, _cl, _w in writers]))
+        if writers and not flapping and not writers[0][0].address:
+            w = writers[0][0]
+            findings.append(Finding("empty_address", WARNING, "%s: its writer%s %s publish%s an empty address (%s)" % (
+                key, "s" if len(writers) > 1 else "", ", ".join(c.ref for c, _cl, _w in writers),
+                "" if len(writers) > 1 else "es", w.publish_detail), ingress=key, controllers=[c.ref for c, _cl, _w in writers],
+                fix={"chart_values": ["%s: %s" % (w.ref, w.publish_fix[0])], "args": ["%s: %s" % (w.ref, w.publish_fix[1])]}))
         if not flapping:
             continue
         ws = [c for c, _claim, _why in writers]
@@ -681,6 +707,13 @@ def predict(state: ClusterState, controllers: list[Controller]) -> tuple[dict[st
         others = [w for w in ws if w not in culprits]
         period = max(w.sync_period for w in ws)
         reasons = [_why_culprit(c, key, others or [w for w in ws if w is not c]) for c in culprits]
+        leases: dict[str, list[str]] = {}
+        for w in ws:
+            leases.setdefault(str(w.settings.get("leader_lease", w.ref)), []).append(w.ref)
+        for lease, refs in leases.items():
+            if len(refs) > 1:
+                reasons.append("%s share the leader Lease %s, so only the one holding it writes at a time"
+                               % (" and ".join(refs), lease))
         late = [c.ref for c, claim, _why in writers if claim == "on_update"]
         if late:
             reasons.append("%s ignored it when it was added but takes it up at its next update (IgnoreIngressClass: "

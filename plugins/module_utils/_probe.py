@@ -15,7 +15,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any, Callable, List, Optional, Tuple
 from urllib.parse import urlsplit
 
 Obj = dict[str, Any]
@@ -67,7 +67,7 @@ class Answer:
 @dataclass
 class ProbeSpec:
     url: str | None
-    ingress: tuple[str, str] | None
+    ingresses: list[tuple[str, str]]  # empty with url
     scheme: str
     port: int | None
     host: str | None
@@ -139,13 +139,24 @@ def _regex(value: Any, option: str, groups: bool = False) -> re.Pattern[str] | N
     return pattern
 
 
-def _ingress_ref(value: Any) -> tuple[str, str]:
+def _ingress_ref(value: Any, where: str) -> tuple[str, str]:
     if isinstance(value, str) and value.count("/") == 1 and all(value.split("/")):
         ns, name = value.split("/")
         return ns, name
     if isinstance(value, dict) and isinstance(value.get("namespace"), str) and isinstance(value.get("name"), str):
         return value["namespace"], value["name"]
-    raise ProbeError("ingress: expected 'namespace/name' or a mapping with namespace and name, got %r" % (value,))
+    raise ProbeError("%s: expected 'namespace/name' or a mapping with namespace and name, got %r" % (where, value))
+
+
+def parse_ingresses(value: Any) -> list[tuple[str, str]]:
+    """One Ingress, or a list of them whose addresses are used in turn (DNS round-robin)."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        if not value:
+            raise ProbeError("ingress: expected at least one Ingress, got an empty list")
+        return [_ingress_ref(item, "ingress[%d]" % i) for i, item in enumerate(value)]
+    return [_ingress_ref(value, "ingress")]
 
 
 def parse_spec(params: Obj) -> ProbeSpec:
@@ -186,7 +197,7 @@ def parse_spec(params: Obj) -> ProbeSpec:
     if host is not None and (not host or any(c in host for c in " /\r\n")):
         raise ProbeError("host: expected a host name for the Host header (optionally host:port), got %r" % host)
     return ProbeSpec(
-        url=url, ingress=_ingress_ref(ingress) if ingress is not None else None, scheme=scheme, port=port,
+        url=url, ingresses=parse_ingresses(ingress), scheme=scheme, port=port,
         host=host, path=path, method=method, status=list(status),
         body_regex=_regex(params.get("body_regex"), "body_regex"),
         attempts=int(params.get("attempts", 1)), interval=float(params.get("interval", 1)),
@@ -220,7 +231,8 @@ def build_target(spec: ProbeSpec, address: str | None, default_host: str | None)
         url = spec.url
         netloc = parts.netloc.rpartition("@")[2]
     else:
-        assert address is not None
+        if address is None:
+            raise ProbeError("ingress: no status address to probe")  # run_probe skips such attempts
         port = spec.port or (443 if spec.scheme == "https" else 80)
         default_port = port == (443 if spec.scheme == "https" else 80)
         netloc = _bracket(address) + ("" if default_port else ":%d" % port)
@@ -278,28 +290,54 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+# Evaluated at run time, so spelled with typing's names (the modules may run on older Pythons).
+Lookup = Callable[[], Tuple[List[str], Optional[str]]]
+
+
+def _names(spec: ProbeSpec) -> str:
+    return ", ".join("%s/%s" % ref for ref in spec.ingresses)
+
+
+class _Resolver:
+    """The target of each request. With Ingresses, their status is read again every time and
+    the addresses are used in turn, as a client resolving DNS built from that status would."""
+
+    def __init__(self, spec: ProbeSpec, lookup: Lookup | None) -> None:
+        self.spec, self.lookup, self.count = spec, lookup, 0
+
+    def next(self) -> tuple[Target | None, str | None]:
+        if not self.spec.ingresses or self.lookup is None:
+            return build_target(self.spec, None, None), None
+        addresses, default_host = self.lookup()
+        if not addresses:
+            return None, "no status address on Ingress %s" % _names(self.spec)
+        address = addresses[self.count % len(addresses)]
+        self.count += 1
+        return build_target(self.spec, address, default_host), None
+
+
 def run_probe(
     spec: ProbeSpec,
     send: Callable[[ProbeSpec, Target], Answer],
-    lookup: Callable[[], tuple[str | None, str | None]] | None = None,
+    lookup: Lookup | None = None,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
     now: Callable[[], str] = _now,
 ) -> Obj:
-    """Attempts until one passes (address looked up again before each, as DNS would), then
-    the samples. lookup() returns (address or None, default Host) for an Ingress probe."""
+    """Attempts until one passes, then the samples. lookup() returns (status addresses, default
+    Host) of the Ingresses; it is called before every request."""
+    resolver = _Resolver(spec, lookup)
     attempts: list[Obj] = []
     target: Target | None = None
     problem: str | None = "no attempt made"
     for n in range(spec.attempts):
         if n:
             sleep(spec.interval)
-        address, default_host = lookup() if lookup is not None else (None, None)
-        if spec.ingress is not None and not address:
-            problem = "Ingress %s/%s has no status address" % spec.ingress
+        current, problem = resolver.next()
+        if current is None:
             attempts.append({"time": now(), "address": None, "status": None, "elapsed": 0.0, "error": problem})
             continue
-        target = build_target(spec, address, default_host)
+        target = current
         started = clock()
         answer = send(spec, target)
         problem = judge(spec, answer)
@@ -313,30 +351,43 @@ def run_probe(
     if problem is not None or target is None:
         result.update(passed=False, reason=failure_reason(problem or "no attempt made", target, len(attempts)))
         return result
-    return _sample(spec, send, target, result, now)
+    return _sample(spec, send, resolver, result, now, clock)
 
 
-def _sample(spec: ProbeSpec, send: Callable[[ProbeSpec, Target], Answer], target: Target, result: Obj,
-            now: Callable[[], str]) -> Obj:
-    """N more requests to the address that answered; every one must pass too."""
+def _sample(spec: ProbeSpec, send: Callable[[ProbeSpec, Target], Answer], resolver: _Resolver, result: Obj,
+            now: Callable[[], str], clock: Callable[[], float]) -> Obj:
+    """N more requests (each resolved again); every one must pass too."""
     samples: list[Obj] = []
     backends: list[str] = []
     bad: list[str] = []
-    for _ in range(spec.samples):
+    used: list[str] = [result["address"]]
+    for _sample_no in range(spec.samples):
+        target, problem = resolver.next()
+        if target is None:
+            samples.append({"time": now(), "address": None, "status": None, "backend": "(error)", "elapsed": 0.0,
+                            "error": problem})
+            backends.append("(error)")
+            bad.append(problem or "no target")
+            continue
+        started = clock()
         answer = send(spec, target)
         problem = judge(spec, answer)
         backend = "(error)" if answer.error else backend_of(answer.body, spec.backend_regex)
-        samples.append({"time": now(), "status": answer.status, "backend": backend, "error": problem})
+        samples.append({"time": now(), "address": target.address, "status": answer.status, "backend": backend,
+                        "elapsed": round(clock() - started, 3), "error": problem})
         backends.append(backend)
+        if target.address not in used:
+            used.append(target.address)
         if problem:
             bad.append(problem)
     result["samples"] = samples
     result["distribution"] = distribution(backends)
+    result["addresses"] = used
     if bad:
         result.update(passed=False, reason="%d of %d samples from %s failed: %s" % (
-            len(bad), len(samples), target.address, "; ".join(sorted(set(bad)))))
+            len(bad), len(samples), ", ".join(used), "; ".join(sorted(set(bad)))))
     else:
-        result.update(passed=True, reason="got %s from %s" % (result["attempts"][-1]["status"], target.address))
+        result.update(passed=True, reason="got %s from %s" % (result["attempts"][-1]["status"], ", ".join(used)))
     return result
 
 
@@ -420,16 +471,21 @@ def node_from_context(context: str | None) -> str | None:
     return None
 
 
-def ingress_lookup(client: Any, ref: tuple[str, str]) -> Callable[[], tuple[str | None, str | None]]:
-    """Read the Ingress again at every attempt: its first status address and first rule host."""
+def ingress_lookup(client: Any, refs: list[tuple[str, str]]) -> Lookup:
+    """Read the Ingresses again at every request: their status addresses (in order, without
+    repeats) and the first rule host among them."""
     from ansible_collections.kindlab.ingress.plugins.module_utils._ingresses import status_addresses
 
-    def lookup() -> tuple[str | None, str | None]:
-        obj = client.get("networking.k8s.io/v1", "Ingress", ref[1], ref[0])
-        if obj is None:
-            return None, None
-        addresses = status_addresses(obj)
-        return (addresses[0] if addresses else None), first_rule_host(obj)
+    def lookup() -> tuple[list[str], str | None]:
+        addresses: list[str] = []
+        host: str | None = None
+        for ns, name in refs:
+            obj = client.get("networking.k8s.io/v1", "Ingress", name, ns)
+            if obj is None:
+                continue
+            addresses += [a for a in status_addresses(obj) if a not in addresses]
+            host = host or first_rule_host(obj)
+        return addresses, host
 
     return lookup
 
@@ -457,9 +513,11 @@ def probe_from_module(
     else:
         send = host_send(open_url, http_error, bool(params.get("validate_certs", True)))
     lookup = None
-    if spec.ingress is not None:
+    if spec.ingresses:
         client = make_client(params.get("kubeconfig"), params.get("context"))
-        lookup = ingress_lookup(client, spec.ingress)
-        if client.get("networking.k8s.io/v1", "Ingress", spec.ingress[1], spec.ingress[0]) is None:
-            raise ProbeError("ingress: Ingress %s/%s not found" % spec.ingress)
+        lookup = ingress_lookup(client, spec.ingresses)
+        missing = ["%s/%s" % (ns, name) for ns, name in spec.ingresses
+                   if client.get("networking.k8s.io/v1", "Ingress", name, ns) is None]
+        if missing:
+            raise ProbeError("ingress: Ingress %s not found" % ", ".join(missing))
     return run_probe(spec, send, lookup)

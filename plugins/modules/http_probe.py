@@ -25,8 +25,11 @@ options:
     type: str
   ingress:
     description:
-      - The Ingress whose first status address to request, as C(namespace/name) or a mapping with
-        C(namespace) and C(name). Needs I(kubeconfig)/I(context). Mutually exclusive with I(url).
+      - The Ingress whose status address to request, as C(namespace/name) or a mapping with
+        C(namespace) and C(name); or a list of them. Needs I(kubeconfig)/I(context). Mutually exclusive with I(url).
+      - The status is read again before every request. With several addresses (several Ingresses, or
+        several entries in one status) they are used in turn, as DNS round-robin over a record built
+        from that status (external-dns) would.
     type: raw
   scheme:
     description: Scheme used with I(ingress).
@@ -162,6 +165,11 @@ address:
   description: The address in that URL (the Ingress's status address with I(ingress)).
   returned: always
   type: str
+addresses:
+  description: Every address requested by the passing attempt and the samples, in first-use order.
+  returned: when an attempt passed
+  type: list
+  elements: str
 host:
   description: The Host header sent.
   returned: always
@@ -172,7 +180,7 @@ attempts:
   type: list
   elements: dict
 samples:
-  description: One entry per sample with C(time), C(status), C(backend) and C(error).
+  description: One entry per sample with C(time), C(address), C(status), C(elapsed), C(backend) and C(error).
   returned: always
   type: list
   elements: dict
@@ -226,7 +234,7 @@ def main() -> None:
         module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
     try:
         result = probe_from_module(params, make_client=Client, open_url=open_url, http_error=HTTPError,
-                                   run_command=lambda argv: module.run_command(argv), get_bin_path=module.get_bin_path)
+                                   run_command=module.run_command, get_bin_path=module.get_bin_path)
     except (ProbeError, K8sError) as exc:
         module.fail_json(msg=str(exc))
     if params["fail_on_violation"] and not result["passed"]:

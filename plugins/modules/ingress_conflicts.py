@@ -13,13 +13,16 @@ description:
     slash; C(ImplementationSpecific) is treated as C(Prefix), as ingress-nginx does without its
     use-regex annotation. A wildcard host C(*.example.com) matches exactly one label; an empty
     host matches any host.
-  - A I(conflict) is an ambiguous overlap, that is an identical host and path (same path type)
-    in two Ingresses, or any overlap between Ingresses that different controllers serve. Each names
-    both Ingresses, an example host/path both match, both path types, whether the same controller
-    serves both, and what that controller does (ingress-nginx - the oldest Ingress wins, named;
-    Traefik - alternates between the backends; otherwise undefined).
-  - Overlaps the spec's precedence resolves (precise host before wildcard before any host, longer
-    path first, Exact before Prefix) are returned in C(overlaps) only.
+  - A I(conflict) is an ambiguous overlap. When one controller serves both Ingresses, that is an
+    identical host and path (same path type); the spec's precedence (precise host before wildcard
+    before any host, longer path first, Exact before Prefix) settles other overlaps. When different
+    controllers serve them, or the class cannot tell, it is any overlap on a named host, because
+    that name's DNS (external-dns publishes every Ingress's status) can carry both addresses;
+    host-less rules are reached through each controller's own address and are not conflicts then.
+  - Each conflict names both Ingresses, an example host/path both match, both path types, whether
+    the same controller serves both, and what happens (ingress-nginx, the oldest Ingress wins, named;
+    Traefik, alternates between the backends; otherwise undefined). Every overlap, conflict or not,
+    is returned in C(overlaps).
   - Which controller serves an Ingress comes from its class alone (C(spec.ingressClassName) and the
     IngressClass's C(spec.controller), or the C(kubernetes.io/ingress.class) annotation);
     C(same_controller) is C(unknown) when the class cannot tell. M(kindlab.ingress.ingress_diagnose)
@@ -70,7 +73,7 @@ conflicts:
     - The ambiguous overlaps. Each has C(ingresses) (both), C(host) and C(path) (an example both match;
       an empty host means any host), C(path_types), C(rules) (each side's host, path, pathType, backend,
       class, creation time), C(identical), C(same_controller) (yes, no or unknown), C(controller),
-      C(behaviour) and C(message).
+      C(behaviour), C(message) and C(reason) (message and behaviour in one sentence).
   returned: success
   type: list
   elements: dict

@@ -16,7 +16,9 @@ description:
     address each writes, without waiting for a status sync.
   - Findings are C(multiple_writers) (error; more than one writer with different addresses, with the
     culprit, the reason in plain words, the fix as chart values and as args, and the period of the flap),
-    C(publish_service_missing) and C(cannot_start) (error), C(unclaimed) and C(class_collision) (warning).
+    C(publish_service_missing) and C(cannot_start) (error), C(unclaimed), C(empty_address) (its writers publish nothing, e.g.
+    node addresses without RBAC to get Nodes), C(shared_leader) (writers with different addresses behind one leader Lease, so
+    the status follows the Lease holder) and C(class_collision) (warning).
   - "Culprit rule: the controller in the Ingress's own namespace is presumed its intended owner, so the
     other writers are the culprits; without one there, the writers that do not publish a LoadBalancer
     address; if that singles nobody out, all writers."

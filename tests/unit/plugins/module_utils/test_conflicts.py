@@ -136,17 +136,15 @@ def test_overlap_across_different_controllers_is_a_conflict() -> None:
     assert conflict["same_controller"] == "no"
     assert (conflict["host"], conflict["path"]) == ("shop.example.com", "/api")
     assert conflict["path_types"] == ["Prefix", "Exact"]
-    assert "depends on which controller's address" in conflict["behaviour"]
+    assert conflict["behaviour"].startswith("the name shop.example.com can point at both Ingresses' addresses")
 
 
 def test_no_overlap_no_conflict() -> None:
     a = ingress("one", "a", [("a.example.com", "/foo", "Prefix")], class_name="nginx")
     b = ingress("two", "b", [("a.example.com", "/foobar", "Prefix"), ("b.example.com", "/foo", "Prefix")], class_name="nginx")
-    assert find_conflicts([a, b], CLASSES) == {"conflicts": [], "overlaps": [], "passed": True,
-                                                "claims": {"one/a": {"class": "IngressClass nginx (controller k8s.io/ingress-nginx)",
-                                                                     "controller": "ingress-nginx"},
-                                                           "two/b": {"class": "IngressClass nginx (controller k8s.io/ingress-nginx)",
-                                                                     "controller": "ingress-nginx"}}}
+    nginx = {"class": "IngressClass nginx (controller k8s.io/ingress-nginx)", "controller": "ingress-nginx"}
+    expected = {"conflicts": [], "overlaps": [], "passed": True, "claims": {"one/a": nginx, "two/b": nginx}}
+    assert find_conflicts([a, b], CLASSES) == expected
 
 
 def test_paths_within_one_ingress_are_not_compared() -> None:
@@ -194,5 +192,31 @@ def test_unknown_claims_with_identical_routes_are_conflicts() -> None:
     a = ingress("team-a", "web", [("app.example.com", "/", "Prefix")])
     b = ingress("team-b", "web", [("app.example.com", "/", "Prefix")])
     [conflict] = find_conflicts([a, b], [])["conflicts"]
-    assert conflict["same_controller"] == "unknown" and conflict["behaviour"].startswith("undefined")
-    assert "team-a/web and team-b/web both match app.example.com/" in conflict["message"]
+    assert conflict["same_controller"] == "unknown"
+    assert conflict["behaviour"].endswith("if one controller serves both: undefined (controller type unknown)")
+    assert conflict["reason"].startswith("team-a/web and team-b/web both match app.example.com/ (Prefix vs Prefix")
+
+
+def test_hostless_rules_of_separate_or_unknown_controllers_are_not_conflicts() -> None:
+    # The default lab: each namespace's controller serves its own `test` Ingress by address.
+    one = ingress("one", "test", [("", "/", "Prefix")], annotation="nginx")
+    two = ingress("two", "test", [("", "/", "Prefix")], annotation="nginx")
+    result = find_conflicts([one, two], [])
+    assert result["passed"] and result["conflicts"] == []
+    [overlap] = result["overlaps"]
+    assert overlap["identical"] and overlap["same_controller"] == "unknown"
+    assert "a conflict only if one controller serves both: ingress-nginx: the oldest Ingress wins" in overlap["behaviour"]
+
+
+def test_hostless_identical_rules_of_one_controller_are_a_conflict() -> None:
+    a = ingress("one", "a", [("", "/", "Prefix")], class_name="nginx")
+    b = ingress("two", "b", [("", "/", "Prefix")], class_name="nginx")
+    [conflict] = find_conflicts([a, b], CLASSES)["conflicts"]
+    assert conflict["host"] == "" and "any host /" in conflict["message"]
+
+
+def test_named_host_overlap_with_unknown_controllers_is_a_conflict_even_without_a_tie() -> None:
+    a = ingress("one", "root", [("app.example.com", "/", "Prefix")])
+    b = ingress("two", "api", [("app.example.com", "/api", "Prefix")])
+    [conflict] = find_conflicts([a, b], [])["conflicts"]
+    assert not conflict["identical"] and "resolved by precedence" in conflict["behaviour"]

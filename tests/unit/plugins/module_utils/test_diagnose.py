@@ -181,6 +181,20 @@ def test_node_addresses_need_ready_pods_and_rbac() -> None:
     assert c["address"] == [] and "may not get Nodes" in c["publish_detail"]
 
 
+def test_empty_address_warning() -> None:
+    state = puzzle()
+    state.workloads[0] = nginx_workload("one", ["--watch-namespace=one"])  # no publish service, no RBAC for Nodes
+    r = d.analyse(state)
+    f = [f for f in r["findings"] if f["kind"] == "empty_address"]
+    assert f == [] or f[0]["ingress"] != "one/test"  # one/test still has two writers: [] vs node IP is a flap
+    assert r["ingresses"]["one/test"]["flapping"] is True
+    state.workloads = state.workloads[:1]
+    r = d.analyse(state)
+    f = [f for f in r["findings"] if f["kind"] == "empty_address"]
+    assert len(f) == 1 and f[0]["ingress"] == "one/test" and "may not get Nodes" in f[0]["message"]
+    assert f[0]["fix"]["args"] == ["one/%s: --publish-service=$(POD_NAMESPACE)/%s" % (FULL, FULL)]
+
+
 def test_missing_publish_service_is_fatal() -> None:
     state = puzzle()
     state.services = [s for s in state.services if s["metadata"]["namespace"] != "one"]
@@ -206,6 +220,8 @@ SETTINGS = d.nginx_settings({})
     (ingress("a", annotation=None), [], False, d.nginx_settings({"watch-ingress-without-class": "true"}), "yes"),
     (ingress("a", annotation="nginx", class_name="other"), [], True, SETTINGS, "yes"),  # ingressClassName ignored
     (ingress("a", annotation=None, class_name="other"), [], True, SETTINGS, "on_update"),
+    (ingress("a", annotation="traefik"), [], True, SETTINGS, "on_update"),  # update handler: no class check at all
+    (ingress("a", annotation=None), [], True, SETTINGS, "on_update"),
 ])
 def test_claim_rules(ing: Obj, our: list[str], ignore: bool, settings: d.NginxSettings, expected: str) -> None:
     assert d.nginx_claim(ing, settings, our, ignore)[0] == expected
@@ -214,6 +230,22 @@ def test_claim_rules(ing: Obj, our: list[str], ignore: bool, settings: d.NginxSe
 def test_ignore_ingress_class_update_subtlety_is_said() -> None:
     claim, why = d.nginx_claim(ingress("a", annotation=None, class_name="x"), SETTINGS, [], True)
     assert claim == "on_update" and "next update" in why and "IgnoreIngressClass" in why
+
+
+def test_on_update_writer_needs_another_writer() -> None:
+    state = puzzle()
+    state.ingresses = [ingress("one", annotation=None, class_name="nginx-two")]
+    r = d.analyse(state)
+    # two claims it by its IngressClass; one ignored it when added but takes it up after two's write
+    w = r["ingresses"]["one/test"]["writers"]
+    assert [(x["controller"].split("/")[0], x["claim"]) for x in w] == [("one", "on_update"), ("two", "yes")]
+    assert r["ingresses"]["one/test"]["flapping"] is True
+    f = [f for f in r["findings"] if f["kind"] == "multiple_writers"][0]
+    assert "IgnoreIngressClass" in f["message"] and f["culprits"] == ["two/" + FULL]
+    state.ingresses = [ingress("one", annotation=None, class_name="elsewhere")]
+    r = d.analyse(state)
+    assert r["ingresses"]["one/test"]["writers"] == []
+    assert "next update" in [f for f in r["findings"] if f["kind"] == "unclaimed"][0]["message"]
 
 
 def test_class_by_name() -> None:
@@ -326,3 +358,21 @@ def test_daemonset_and_run_lists_once() -> None:
     assert list(r["ingresses"]) == ["one/test"]
     assert by_ref(r)["three/" + FULL]["kind"] == "DaemonSet"
     assert ("Ingress", "one") in client.calls and ("Deployment", None) in client.calls
+
+
+def test_shared_leader_lease_is_said() -> None:
+    state = puzzle()
+    twin = nginx_workload("one", ["--election-id=ingress-ingress-nginx-leader", "--watch-namespace=one",
+                                  "--publish-status-address=192.0.2.1"])
+    twin["metadata"]["name"] = "second"
+    twin["spec"]["selector"]["matchLabels"]["x"] = "second"
+    state.workloads = [state.workloads[0], twin]
+    r = d.analyse(state)
+    assert r["ingresses"]["one/test"]["flapping"] is False
+    f = [f for f in r["findings"] if f.get("ingress") == "one/test"]
+    assert [x["kind"] for x in f] == ["shared_leader"] and "only the Lease holder writes" in f[0]["message"]
+    # with a third, unscoped writer the Ingress flaps, and the finding says who shares a Lease
+    state.workloads.append(nginx_workload("two", []))
+    f = [f for f in d.analyse(state)["findings"] if f["kind"] == "multiple_writers" and f["ingress"] == "one/test"][0]
+    assert "share the leader Lease one/ingress-ingress-nginx-leader, so only the one holding it writes at a time" in f["message"]
+    assert f["culprits"] == ["two/" + FULL]

@@ -117,16 +117,32 @@ def test_samples_after_success_and_failed_samples_fail_the_probe() -> None:
 
 
 def test_ingress_without_address_is_retried_and_reported() -> None:
-    addresses = iter([(None, None), ("100.64.0.1", "h.example")])
+    addresses = iter([([], None), (["100.64.0.1"], "h.example")])
     seen: list[Target] = []
 
     def send(_s: ProbeSpec, target: Target) -> Answer:
         seen.append(target)
         return Answer(200, "pod: p\n")
 
-    result = run_probe(parse_spec(params(ingress="one/test", attempts=2)), send, lambda: next(addresses), sleep=lambda _x: None)
-    assert result["passed"] and result["attempts"][0]["error"] == "Ingress one/test has no status address"
+    result = run_probe(parse_spec(params(ingress="one/test", attempts=2, samples=0)), send, lambda: next(addresses),
+                       sleep=lambda _x: None)
+    assert result["passed"] and result["attempts"][0]["error"] == "no status address on Ingress one/test"
     assert seen[0].host_header == "h.example" and result["address"] == "100.64.0.1"
+
+
+def test_several_ingresses_are_used_in_turn_like_dns_round_robin() -> None:
+    spec = parse_spec(params(ingress=["one/login", {"namespace": "two", "name": "login"}], samples=4))
+    assert spec.ingresses == [("one", "login"), ("two", "login")]
+    bodies = {"100.64.0.0": "pod: one-login\n", "100.64.0.1": "pod: two-login\n"}
+    result = run_probe(spec, lambda _s, t: Answer(200, bodies[t.address]),
+                       lambda: (["100.64.0.0", "100.64.0.1"], "app.example.test"), sleep=lambda _x: None)
+    assert result["passed"] and result["distribution"] == {"one-login": 2, "two-login": 2}
+    assert result["addresses"] == ["100.64.0.0", "100.64.0.1"]
+    assert [s["address"] for s in result["samples"]] == ["100.64.0.1", "100.64.0.0", "100.64.0.1", "100.64.0.0"]
+    with pytest.raises(ProbeError, match=r"^ingress\[1\]: "):
+        parse_spec(params(ingress=["one/login", "two"]))
+    with pytest.raises(ProbeError, match="^ingress: expected at least one"):
+        parse_spec(params(ingress=[]))
 
 
 def test_curl_argv_and_output() -> None:

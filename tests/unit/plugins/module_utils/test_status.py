@@ -64,8 +64,9 @@ def test_parse_log_line() -> None:
     e = s.parse_log_line("two/p", line("23:40:01.500000", "one", "172.18.0.2"), 2026)
     assert e == s.LogEntry("two/p", dt.datetime(2026, 11, 21, 23, 40, 1, 500000, tzinfo=dt.timezone.utc), "one", "test", ("172.18.0.2",))
     assert s.parse_log_line("two/p", 'I1121 23:40:01.5 7 x] "Starting NGINX Ingress controller"', 2026) is None
-    empty = s.parse_log_line("two/p", line("23:40:01.500000", "one", "x").replace('[{"ip":"x"}]', "null", 2)[:0] +
-                             'I1121 23:40:01.000000 7 status.go:311] "updating Ingress status" namespace="one" ingress="test" currentValue=null newValue=[]', 2026)
+    cleared = ('I1121 23:40:01.000000 7 status.go:311] "updating Ingress status" namespace="one" ingress="test" '
+               'currentValue=null newValue=[]')
+    empty = s.parse_log_line("two/p", cleared, 2026)
     assert empty is not None and empty.new == ()
 
 
@@ -176,10 +177,11 @@ class FakeClient:
 
     def list(self, api_version: str, kind: str, **kw: Any) -> list[Obj]:
         assert kind == "Pod"
-        return [{"metadata": {"namespace": ns, "name": name},
-                 "spec": {"containers": [{"name": "controller", "image": "registry.k8s.io/ingress-nginx/controller:v1.15.1"}]}}
-                for ns, name in (p.split("/") for p in self.logs)] + [
-                {"metadata": {"namespace": "one", "name": "web"}, "spec": {"containers": [{"name": "web", "image": "nginx:1.29.3"}]}}]
+        controller = {"name": "controller", "image": "registry.k8s.io/ingress-nginx/controller:v1.15.1"}
+        pods = [{"metadata": {"namespace": ns, "name": name}, "spec": {"containers": [controller]}}
+                for ns, name in (p.split("/") for p in self.logs)]
+        web = {"metadata": {"namespace": "one", "name": "web"}, "spec": {"containers": [{"name": "web", "image": "nginx:1.29.3"}]}}
+        return pods + [web]
 
     def pod_log(self, namespace: str, name: str, container: str | None = None, since_seconds: int | None = None) -> str:
         return self.logs["%s/%s" % (namespace, name)]
