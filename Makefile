@@ -9,11 +9,16 @@ BIN := $(VENV)/bin
 SCENARIO ?=
 LAB_ARGS ?=
 SCENARIO_ARGS := $(if $(SCENARIO),-e @scenarios/$(SCENARIO).yml)
+# JUnit XML from Ansible's junit callback: one test case per task, the verify role's
+# "Check: ..." tasks included (their collected failures count as failures).
+JUNIT := ANSIBLE_CALLBACKS_ENABLED=ansible.builtin.junit JUNIT_OUTPUT_DIR=$(CURDIR)/artifacts/junit \
+	JUNIT_FAIL_ON_IGNORE=true
 
-.PHONY: help setup lab teardown test unit sanity lint syntax molecule mypy
+.PHONY: help setup lab verify teardown test unit sanity lint syntax molecule mypy
 
 help:
 	@echo "make lab [SCENARIO=puzzle] [LAB_ARGS='-e lab_backend=twin']  build and check the lab"
+	@echo "make verify [SCENARIO=puzzle]                               verify the running lab again"
 	@echo "make teardown                                              delete the lab cluster"
 	@echo "make test                                                  run every test"
 
@@ -32,7 +37,10 @@ $(BIN)/.installed: requirements.txt requirements-test.txt pyproject.toml
 setup: $(BIN)/.installed .collections/ansible_collections/kindlab/ingress
 
 lab: setup
-	$(BIN)/ansible-playbook playbooks/lab.yml $(SCENARIO_ARGS) $(LAB_ARGS)
+	$(JUNIT) $(BIN)/ansible-playbook playbooks/lab.yml $(SCENARIO_ARGS) $(LAB_ARGS)
+
+verify: setup
+	$(JUNIT) $(BIN)/ansible-playbook playbooks/verify.yml $(SCENARIO_ARGS) $(LAB_ARGS)
 
 teardown: setup
 	$(BIN)/ansible-playbook playbooks/teardown.yml $(SCENARIO_ARGS) $(LAB_ARGS)

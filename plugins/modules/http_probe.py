@@ -129,7 +129,9 @@ EXAMPLES = r"""
     ingress: one/test
     attempts: 30
     interval: 2
-    connect_to: "{{ kind_cluster_info.connect_to }}"
+    # kind_cluster (check_mode: true, registered as `cluster`) read after the lab is up: the twin
+    # maps addresses as MetalLB hands them out, so read the mapping when you need it.
+    connect_to: "{{ cluster.connect_to }}"
 
 - name: Ten samples through a MetalLB address, with the backend distribution
   kindlab.ingress.http_probe:
