@@ -33,7 +33,8 @@ options:
   expect:
     description:
       - "The scenario's expectations by check name: C(status.failing) (plus C(settle), C(window), C(max_changes),
-        C(pools), C(allow_empty) for the role) and C(backends.failing) (namespace/name to a reason regex), C(diagnose.findings) (each C(kind) plus optional C(ingress), C(culprit) and C(reason) regexes),
+        C(pools), C(allow_empty) for the role) and C(backends.failing) (namespace/name to a reason regex),
+        C(diagnose.findings) (each C(kind) plus optional C(ingress), C(culprit) and C(reason) regexes),
         C(conflicts.expected) (each C(ingresses): two namespace/name), C(reachability) (the probes, each with optional
         C(failing) reason regex, C(backends) list and C(min_backends))."
     type: dict
