@@ -124,12 +124,17 @@ def check_backend(ingress_key: str, ref: BackendRef, service: Obj | None, slices
     return out
 
 
-def failure_text(ingress_key: str, backend: Obj) -> str:
-    """'two/test: backend test:http has 0 ready endpoints (…)' / '…: backend x:80: Service … not found'."""
+def problem_text(backend: Obj) -> str:
+    """'backend test:http has 0 ready endpoints (…)' / 'backend x:80: Service … not found'."""
     label = "%s:%s" % (backend["service"], backend["port"])
     problem = backend["problem"]
     sep = " " if problem.startswith("has ") else ": "
-    return "%s: backend %s%s%s" % (ingress_key, label, sep, problem)
+    return "backend %s%s%s" % (label, sep, problem)
+
+
+def failure_text(ingress_key: str, backend: Obj) -> str:
+    """The problem prefixed with the Ingress: 'two/test: backend test:http has 0 ready endpoints (…)'."""
+    return "%s: %s" % (ingress_key, problem_text(backend))
 
 
 def check_ingresses(
@@ -154,7 +159,8 @@ def check_ingresses(
             backends.append(backend)
             if backend["problem"]:
                 failures.append(failure_text(key, backend))
-        report[key] = {"backends": backends, "passed": not any(b["problem"] for b in backends)}
+        problems = [problem_text(b) for b in backends if b["problem"]]
+        report[key] = {"backends": backends, "passed": not problems, "reason": "; ".join(problems)}
     return {"ingresses": report, "failures": failures, "passed": not failures}
 
 

@@ -54,6 +54,7 @@ class Target:
     address: str  # the host part of the URL (lab address, before connect_to)
     connect_host: str
     connect_port: int
+    mapped: bool = False  # a connect_to entry applied
 
 
 @dataclass
@@ -81,6 +82,9 @@ class ProbeSpec:
     samples: int
     backend_regex: re.Pattern[str]
     connect_to: list[ConnectTo] = field(default_factory=list)
+    # Dial only through connect_to: an address without an entry counts as refused. On the twin
+    # nothing but the mapped loopback ports exists, and lab addresses must never be dialled.
+    connect_to_only: bool = False
 
 
 def _take_host(text: str) -> tuple[str, str] | None:
@@ -205,6 +209,7 @@ def parse_spec(params: Obj) -> ProbeSpec:
         backend_regex=_regex(params.get("backend_regex") or DEFAULT_BACKEND_REGEX, "backend_regex", groups=True)
         or re.compile(DEFAULT_BACKEND_REGEX),
         connect_to=parse_connect_to(params.get("connect_to")),
+        connect_to_only=bool(params.get("connect_to_only", False)),
     )
 
 
@@ -238,13 +243,15 @@ def build_target(spec: ProbeSpec, address: str | None, default_host: str | None)
         netloc = _bracket(address) + ("" if default_port else ":%d" % port)
         url = "%s://%s%s" % (spec.scheme, netloc, spec.path)
     host_header = spec.host or default_host or netloc
-    connect_host, connect_port = address, port
+    connect_host, connect_port, mapped = address, port, False
     for rule in spec.connect_to:
         if rule.applies(address, port):
             connect_host = rule.target_host or address
             connect_port = int(rule.target_port) if rule.target_port else port
+            mapped = True
             break
-    return Target(url=url, host_header=host_header, address=address, connect_host=connect_host, connect_port=connect_port)
+    return Target(url=url, host_header=host_header, address=address, connect_host=connect_host, connect_port=connect_port,
+                  mapped=mapped)
 
 
 def backend_of(body: str, pattern: re.Pattern[str]) -> str:
@@ -399,6 +406,9 @@ def host_send(open_url: Callable[..., Any], http_error: type[Exception], validat
     the request goes to the mapped peer, with the original Host header (and the same path)."""
 
     def send(spec: ProbeSpec, target: Target) -> Answer:
+        if spec.connect_to_only and not target.mapped:
+            return Answer(None, "", "%s to %s:%d refused: no connect_to entry maps it (connect_to_only: nothing listens there)"
+                          % (spec.method, target.address, target.connect_port))
         parts = urlsplit(target.url)
         url = target.url
         if (target.connect_host, target.connect_port) != (parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)):

@@ -87,6 +87,12 @@ options:
     type: list
     elements: str
     default: []
+  connect_to_only:
+    description:
+      - Dial only through O(connect_to); an address no entry maps counts as refused and is never contacted.
+      - Set it for the twin, where only the mapped loopback ports exist (the C(verify) role does).
+    type: bool
+    default: false
   via:
     description:
       - C(host) sends from the machine running the module; C(node) runs curl inside a kind node
@@ -221,6 +227,7 @@ def main() -> None:
             samples={"type": "int", "default": 1},
             backend_regex={"type": "str", "default": r"pod: (\S+)"},
             connect_to={"type": "list", "elements": "str", "default": []},
+            connect_to_only={"type": "bool", "default": False},
             via={"type": "str", "choices": ["host", "node"], "default": "host"},
             node={"type": "str"},
             docker_binary={"type": "str", "default": "docker"},

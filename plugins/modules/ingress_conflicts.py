@@ -88,12 +88,21 @@ claims:
   type: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from typing import Any
+
+from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
+from ansible_collections.kindlab.ingress.plugins.module_utils._checks import run_check
 from ansible_collections.kindlab.ingress.plugins.module_utils._conflicts import check_cluster
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8S_IMPORT_ERROR, Client, K8sError
-from ansible_collections.kindlab.ingress.plugins.module_utils._select import SelectionError, parse_selection
+
+
+def _check(client: Any, selection: Any, _options: Any) -> dict[str, Any]:
+    return check_cluster(client, selection)
+
+
+def _failure(result: dict[str, Any]) -> str:
+    return "ingress_conflicts: " + "; ".join(c["message"] for c in result["conflicts"])
 
 
 def main() -> None:
@@ -101,20 +110,7 @@ def main() -> None:
         argument_spec=with_args(CLUSTER_ARGS, SELECTION_ARGS, fail_on_violation={"type": "bool", "default": True}),
         supports_check_mode=True,
     )
-    params = module.params
-    try:
-        selection = parse_selection(params["namespaces"], params["names"], params["label_selector"])
-    except SelectionError as exc:
-        module.fail_json(msg=str(exc))
-    if K8S_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
-    try:
-        result = check_cluster(Client(params["kubeconfig"], params["context"]), selection)
-    except K8sError as exc:
-        module.fail_json(msg=str(exc))
-    if params["fail_on_violation"] and not result["passed"]:
-        module.fail_json(msg="ingress_conflicts: " + "; ".join(c["message"] for c in result["conflicts"]), **result)
-    module.exit_json(changed=False, **result)
+    run_check(module, _check, _failure)
 
 
 if __name__ == "__main__":

@@ -85,12 +85,22 @@ passed:
   type: bool
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from typing import Any
+
+from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
+from ansible_collections.kindlab.ingress.plugins.module_utils._checks import run_check
 from ansible_collections.kindlab.ingress.plugins.module_utils._diagnose import run
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8S_IMPORT_ERROR, Client, K8sError
-from ansible_collections.kindlab.ingress.plugins.module_utils._select import SelectionError, parse_selection
+
+
+def _check(client: Any, selection: Any, _options: Any) -> dict[str, Any]:
+    return run(client, selection)
+
+
+def _failure(result: dict[str, Any]) -> str:
+    errors = [f["message"] for f in result["findings"] if f["severity"] == "error"]
+    return "ingress_diagnose: %d error finding(s): %s" % (len(errors), " | ".join(errors))
 
 
 def main() -> None:
@@ -98,21 +108,7 @@ def main() -> None:
         argument_spec=with_args(CLUSTER_ARGS, SELECTION_ARGS, fail_on_findings={"type": "bool", "default": False}),
         supports_check_mode=True,
     )
-    p = module.params
-    try:
-        selection = parse_selection(p["namespaces"], p["names"], p["label_selector"])
-    except SelectionError as exc:
-        module.fail_json(msg=str(exc))
-    if K8S_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
-    try:
-        result = run(Client(p["kubeconfig"], p["context"]), selection)
-    except K8sError as exc:
-        module.fail_json(msg=str(exc))
-    if p["fail_on_findings"] and not result["passed"]:
-        errors = [f["message"] for f in result["findings"] if f["severity"] == "error"]
-        module.fail_json(msg="ingress_diagnose: %d error finding(s): %s" % (len(errors), " | ".join(errors)), changed=False, **result)
-    module.exit_json(changed=False, **result)
+    run_check(module, _check, _failure, fail_option="fail_on_findings")
 
 
 if __name__ == "__main__":

@@ -108,12 +108,22 @@ events:
   type: int
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from typing import Any
+
+from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8S_IMPORT_ERROR, Client, K8sError
-from ansible_collections.kindlab.ingress.plugins.module_utils._select import SelectionError, parse_selection
-from ansible_collections.kindlab.ingress.plugins.module_utils._status import StatusError, parse_options, run
+from ansible_collections.kindlab.ingress.plugins.module_utils._checks import run_check
+from ansible_collections.kindlab.ingress.plugins.module_utils._status import parse_options, run
+
+
+def _options(p: dict[str, Any]) -> Any:
+    return parse_options(p["window"], p["max_changes"], p["allow_empty"], p["expected_pools"],
+                         p["stop_on_violation"], p["attribute"])
+
+
+def _failure(result: dict[str, Any]) -> str:
+    return "unstable Ingress status: " + "; ".join(result["failures"])
 
 
 def main() -> None:
@@ -130,22 +140,7 @@ def main() -> None:
         ),
         supports_check_mode=True,
     )
-    p = module.params
-    try:
-        selection = parse_selection(p["namespaces"], p["names"], p["label_selector"])
-        options = parse_options(p["window"], p["max_changes"], p["allow_empty"], p["expected_pools"],
-                                p["stop_on_violation"], p["attribute"])
-    except (SelectionError, StatusError) as exc:
-        module.fail_json(msg=str(exc))
-    if K8S_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
-    try:
-        result = run(Client(p["kubeconfig"], p["context"]), selection, options)
-    except K8sError as exc:
-        module.fail_json(msg=str(exc))
-    if p["fail_on_violation"] and not result["passed"]:
-        module.fail_json(msg="unstable Ingress status: " + "; ".join(result["failures"]), changed=False, **result)
-    module.exit_json(changed=False, **result)
+    run_check(module, run, _failure, parse_options=_options)
 
 
 if __name__ == "__main__":

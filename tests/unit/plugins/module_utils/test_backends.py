@@ -76,6 +76,7 @@ def test_scaled_to_zero_fails_with_the_reason() -> None:
                  {("two", "test"): [eps([])]})
     assert not result["passed"]
     assert result["failures"] == ["two/test: backend test:http has 0 ready endpoints (Service exists, 0 of 0 pods ready)"]
+    assert result["ingresses"]["two/test"]["reason"] == "backend test:http has 0 ready endpoints (Service exists, 0 of 0 pods ready)"
 
 
 def test_none_ready_counts_the_unready() -> None:

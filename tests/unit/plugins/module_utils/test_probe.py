@@ -247,3 +247,21 @@ def test_real_http_host_header_override_and_refused_connection(server_factory: A
     result = probe(params(url="http://127.0.0.1:%d/" % srv.port, timeout=2))
     assert not result["passed"] and result["attempts"][0]["status"] is None
     assert result["reason"].startswith("GET to 127.0.0.1:%d failed:" % srv.port)
+
+
+def test_connect_to_only_never_dials_an_unmapped_address() -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils import _probe
+
+    dialled: list[str] = []
+
+    def fake_open_url(url: str, **_kwargs: object) -> object:
+        dialled.append(url)
+        raise AssertionError("must not be dialled")
+
+    spec = _probe.parse_spec({"url": "http://172.18.0.2/", "connect_to": ["100.64.0.0:80:127.0.0.1:1"], "connect_to_only": True})
+    target = _probe.build_target(spec, None, None)
+    answer = _probe.host_send(fake_open_url, Exception)(spec, target)
+    assert dialled == [] and answer.status is None and "no connect_to entry maps it" in (answer.error or "")
+    mapped = _probe.build_target(_probe.parse_spec({"url": "http://100.64.0.0/", "connect_to": ["100.64.0.0:80:127.0.0.1:1"],
+                                                    "connect_to_only": True}), None, None)
+    assert mapped.mapped and (mapped.connect_host, mapped.connect_port) == ("127.0.0.1", 1)
