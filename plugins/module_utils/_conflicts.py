@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils._diagnose import find_controllers, read_state, servers_of
 from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection, key_of, list_ingresses
 
 Obj = dict[str, Any]
@@ -254,7 +255,16 @@ def is_ambiguous(a: Route, b: Route, tie: bool, same: str) -> bool:
     return bool(a.host) and bool(b.host)
 
 
-def overlap_of(a: Route, b: Route, claims: dict[str, Claim]) -> Obj | None:
+def _same_server(a: str, b: str, same_namespace: bool, claims: dict[str, Claim],
+                 served_by: dict[str, list[str]] | None) -> str:
+    """yes | no | unknown: from the controllers found in the cluster when both Ingresses have
+    one (scope, class rules and RBAC, as ingress_diagnose derives them), else from the classes."""
+    if served_by and served_by.get(a) and served_by.get(b):
+        return "yes" if set(served_by[a]) & set(served_by[b]) else "no"
+    return same_controller(claims[a], claims[b], same_namespace)
+
+
+def overlap_of(a: Route, b: Route, claims: dict[str, Claim], served_by: dict[str, list[str]] | None = None) -> Obj | None:
     host = host_overlap(a.host, b.host)
     if host is None:
         return None
@@ -264,7 +274,8 @@ def overlap_of(a: Route, b: Route, claims: dict[str, Claim]) -> Obj | None:
     tie = a.host.lower() == b.host.lower() and effective_type(a.path_type) == effective_type(b.path_type) \
         and normal_path(a.path, a.path_type) == normal_path(b.path, b.path_type)
     ca, cb = claims[a.key], claims[b.key]
-    same = same_controller(ca, cb, a.ingress["metadata"].get("namespace") == b.ingress["metadata"].get("namespace"))
+    same = _same_server(a.key, b.key, a.ingress["metadata"].get("namespace") == b.ingress["metadata"].get("namespace"),
+                        claims, served_by)
     kind = ca.type if ca.type == cb.type else "unknown"
     found: Obj = {
         "ingresses": [a.key, b.key],
@@ -275,6 +286,7 @@ def overlap_of(a: Route, b: Route, claims: dict[str, Claim]) -> Obj | None:
         "path_types": [a.path_type, b.path_type],
         "identical": tie,
         "same_controller": same,
+        "served_by": {r.key: (served_by or {}).get(r.key, []) for r in (a, b)},
         "controller": kind if same != "no" else "%s / %s" % (ca.type, cb.type),
         "behaviour": behaviour(a, b, tie, same, kind, "%s%s" % (host or "any host ", path)),
         "ambiguous": is_ambiguous(a, b, tie, same),
@@ -285,9 +297,11 @@ def overlap_of(a: Route, b: Route, claims: dict[str, Claim]) -> Obj | None:
     return found
 
 
-def find_conflicts(ingresses: list[Obj], ingress_classes: list[Obj], selected: set[str] | None = None) -> Obj:
+def find_conflicts(ingresses: list[Obj], ingress_classes: list[Obj], selected: set[str] | None = None,
+                   served_by: dict[str, list[str]] | None = None) -> Obj:
     """The module's result: `conflicts` (ambiguous), `overlaps` (all), `passed`. With
-    `selected` (namespace/name keys), only overlaps involving one of those are reported."""
+    `selected` (namespace/name keys), only overlaps involving one of those are reported.
+    `served_by` maps namespace/name to the controllers that route it, when known."""
     classes = {str(c["metadata"]["name"]): c for c in ingress_classes}
     claims = {key_of(i): claim_of(i, classes) for i in ingresses}
     shown = {k: c for k, c in claims.items() if selected is None or k in selected}
@@ -298,7 +312,7 @@ def find_conflicts(ingresses: list[Obj], ingress_classes: list[Obj], selected: s
         for b in routes[n + 1:]:
             if a.key == b.key or (selected is not None and a.key not in selected and b.key not in selected):
                 continue  # within one Ingress the controller merges its own paths
-            found = overlap_of(a, b, claims)
+            found = overlap_of(a, b, claims, served_by)
             if found is None:
                 continue
             dedupe = (a.key, b.key, found["host"], found["path"])
@@ -307,12 +321,15 @@ def find_conflicts(ingresses: list[Obj], ingress_classes: list[Obj], selected: s
                 overlaps.append(found)
     conflicts = [o for o in overlaps if o["ambiguous"]]
     return {"conflicts": conflicts, "overlaps": overlaps, "passed": not conflicts,
-            "claims": {k: {"class": c.text, "controller": c.type} for k, c in shown.items()}}
+            "claims": {k: {"class": c.text, "controller": c.type, "served_by": (served_by or {}).get(k, [])}
+                       for k, c in shown.items()}}
 
 
 def check_cluster(client: Any, selection: Selection) -> Obj:
     """find_conflicts() for the selected Ingresses against every Ingress in the cluster (a
     conflict with an Ingress outside the selection is still a conflict)."""
-    everything = list_ingresses(client, Selection())
+    state = read_state(client, Selection())  # every Ingress, and the controllers that serve them
+    controllers = find_controllers(state)
+    served_by = {key_of(i): servers_of(i, controllers) for i in state.ingresses}
     selected = {key_of(i) for i in list_ingresses(client, selection)}
-    return find_conflicts(everything, client.list("networking.k8s.io/v1", "IngressClass"), selected)
+    return find_conflicts(state.ingresses, state.ingress_classes, selected, served_by)

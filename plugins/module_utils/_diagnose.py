@@ -620,6 +620,15 @@ def writers_of(ingress: Obj, controllers: list[Controller]) -> list[tuple[Contro
     return out
 
 
+def servers_of(ingress: Obj, controllers: list[Controller]) -> list[str]:
+    """Refs of the controllers that route this Ingress: it is in their scope and they claim it
+    outright (whether or not they may write its status)."""
+    ns = str(_meta(ingress).get("namespace"))
+    return [c.ref for c in controllers
+            if c.claim is not None and c.watches_namespace is not None and c.watches_namespace(ns)
+            and c.claim(ingress)[0] == "yes"]
+
+
 def culprits_of(ingress_ns: str, writers: list[Controller]) -> list[Controller]:
     """Rule: the Ingress's own namespace's controller is presumed its intended owner, so the
     culprits are the writers from other namespaces. Without a writer in its namespace, the

@@ -105,6 +105,11 @@ def _ingress_outcomes(result: Obj) -> dict[str, tuple[bool, str]]:
     return {key: (bool(item.get("passed")), str(item.get("reason") or "")) for key, item in (result.get("ingresses") or {}).items()}
 
 
+def _finding_text(finding: Obj) -> str:
+    """ingress_diagnose calls the explanation `message`."""
+    return str(finding.get("message") or finding.get("reason") or "")
+
+
 def _diagnose_verdicts(result: Obj, expect: Obj) -> list[Verdict]:
     findings = [f for f in result.get("findings", []) if f.get("severity", "error") == "error"]
     wanted = expect.get("findings", [])
@@ -116,7 +121,7 @@ def _diagnose_verdicts(result: Obj, expect: Obj) -> list[Verdict]:
             if i in matched or finding.get("kind") != want["kind"]:
                 continue
             text = {"ingress": str(finding.get("ingress", "")), "culprit": " ".join(map(str, finding.get("culprits", []))),
-                    "reason": str(finding.get("reason", ""))}
+                    "reason": _finding_text(finding)}
             if all(re.search(want[k], text[k]) for k in ("ingress", "culprit", "reason") if k in want):
                 hit = i
                 break
@@ -126,11 +131,11 @@ def _diagnose_verdicts(result: Obj, expect: Obj) -> list[Verdict]:
         else:
             matched.add(hit)
             f = findings[hit]
-            out.append(Verdict("diagnose", label.strip(), "finding", "found: %s" % f.get("reason", ""), True))
+            out.append(Verdict("diagnose", label.strip(), "finding", "found: %s" % _finding_text(f), True))
     for i, finding in enumerate(findings):
         if i not in matched:
             out.append(Verdict("diagnose", "%s %s" % (finding.get("kind"), finding.get("ingress", "")), "no finding",
-                               "unexpected finding: %s" % finding.get("reason", ""), False))
+                               "unexpected finding: %s" % _finding_text(finding), False))
     if not out:
         out.append(Verdict("diagnose", "cluster", "no finding", "no finding", True))
     return out
@@ -222,7 +227,7 @@ def markdown(scenario: str, backend: str, verdicts: list[Verdict], results: Obj)
     if findings:
         lines += ["", "## Diagnosis", ""]
         for f in findings:
-            lines.append("- **%s** %s: %s" % (f.get("kind"), f.get("ingress", ""), f.get("reason", "")))
+            lines.append("- **%s** %s: %s" % (f.get("kind"), f.get("ingress", ""), _finding_text(f)))
             fix = f.get("fix") or {}
             if fix:
                 lines.append("  - fix: %s" % json.dumps(fix, sort_keys=True))

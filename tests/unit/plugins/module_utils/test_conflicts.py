@@ -142,7 +142,7 @@ def test_overlap_across_different_controllers_is_a_conflict() -> None:
 def test_no_overlap_no_conflict() -> None:
     a = ingress("one", "a", [("a.example.com", "/foo", "Prefix")], class_name="nginx")
     b = ingress("two", "b", [("a.example.com", "/foobar", "Prefix"), ("b.example.com", "/foo", "Prefix")], class_name="nginx")
-    nginx = {"class": "IngressClass nginx (controller k8s.io/ingress-nginx)", "controller": "ingress-nginx"}
+    nginx = {"class": "IngressClass nginx (controller k8s.io/ingress-nginx)", "controller": "ingress-nginx", "served_by": []}
     expected = {"conflicts": [], "overlaps": [], "passed": True, "claims": {"one/a": nginx, "two/b": nginx}}
     assert find_conflicts([a, b], CLASSES) == expected
 
@@ -220,3 +220,17 @@ def test_named_host_overlap_with_unknown_controllers_is_a_conflict_even_without_
     b = ingress("two", "api", [("app.example.com", "/api", "Prefix")])
     [conflict] = find_conflicts([a, b], [])["conflicts"]
     assert not conflict["identical"] and "resolved by precedence" in conflict["behaviour"]
+
+
+def test_controllers_found_in_the_cluster_decide_who_serves_what() -> None:
+    # The puzzle: host-less "/" Ingresses with the same annotation in three namespaces. By class
+    # alone nobody can tell; from the controllers, two serves all three, so its nginx holds three
+    # identical rules (oldest wins), while one and three each hold only their own.
+    ings = [ingress(ns, "test", [("", "/", "Prefix")], annotation="nginx") for ns in ("one", "two", "three")]
+    served = {"one/test": ["one/c", "two/c"], "two/test": ["two/c"], "three/test": ["three/c", "two/c"]}
+    result = find_conflicts(ings, CLASSES, served_by=served)
+    pairs = sorted(tuple(sorted(c["ingresses"])) for c in result["conflicts"])
+    assert pairs == [("one/test", "three/test"), ("one/test", "two/test"), ("three/test", "two/test")]
+    assert all(c["same_controller"] == "yes" for c in result["conflicts"])
+    healthy = {"one/test": ["one/c"], "two/test": ["two/c"], "three/test": ["three/c"]}
+    assert find_conflicts(ings, CLASSES, served_by=healthy)["conflicts"] == []

@@ -44,12 +44,13 @@ def test_an_expected_subject_that_was_not_observed_is_unmet() -> None:
 def test_diagnose_findings_must_match_and_extra_findings_are_unmet() -> None:
     result = {"findings": [
         {"kind": "multiple_writers", "severity": "error", "ingress": "one/test", "culprits": ["two/ingress-ingress-nginx-controller"],
-         "reason": "watches every namespace"},
+         "message": "watches every namespace"},
         {"kind": "unclaimed", "severity": "error", "ingress": "x/y", "culprits": [], "reason": "no controller"},
         {"kind": "note", "severity": "info", "ingress": "z/z", "reason": "ignored: not an error"},
     ]}
     verdicts = evaluate({"diagnose": result}, {"diagnose": {"findings": [{"kind": "multiple_writers", "ingress": "one/", "culprit": "^two/"}]}})
     assert [(v.subject, v.met) for v in verdicts] == [("multiple_writers one/", True), ("unclaimed x/y", False)]
+    assert verdicts[0].observed == "found: watches every namespace"
     missing = evaluate({"diagnose": {"findings": []}}, {"diagnose": {"findings": [{"kind": "multiple_writers"}]}})
     assert [v.met for v in missing] == [False]
     assert [v.met for v in evaluate({"diagnose": {"findings": []}}, {})] == [True]
