@@ -346,7 +346,10 @@ def run_helm(
             )
         finally:
             os.unlink(path)
-        deployed = _helm.parse_status(call(_helm.status_argv(helm, req.release, req.namespace, **kube)))
+        # Read back with `helm list`: helm v4's `status -o json` no longer carries the chart.
+        deployed = _helm.find_release(
+            _helm.parse_list(call(_helm.list_argv(helm, req.release, req.namespace, **kube))), req.release, req.namespace
+        )
     result = _result(p, changed)
     result["reason"] = reason
     result["release"] = deployed.as_dict() if deployed else None

@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The helm CLI: argv builders, parsers of its JSON output, and the no-change decision.
 
-Output formats (helm v3.21 and v4.2 print the same JSON for these commands):
+Output formats (helm v3.21 and v4 print the same JSON for these two commands; `helm status
+-o json` differs — v4 has no chart in it — so the module never reads it):
 - `helm list -o json`: a JSON array (``[]`` when nothing matches) of objects with string
   fields name, namespace, revision (a decimal string), updated (Go time.Time.String(),
   e.g. "2026-11-21 22:58:01.123456789 +0000 UTC", or "-"), status (deployed, failed,
@@ -10,9 +11,6 @@ Output formats (helm v3.21 and v4.2 print the same JSON for these commands):
   uninstalled, unknown), chart ("<chart name>-<chart version>") and app_version.
 - `helm get values -o json`: the user-supplied values as a JSON object, or ``null`` when
   the release has none.
-- `helm status -o json`: the release object: name, namespace, version (int revision),
-  info {first_deployed, last_deployed, description, status, notes},
-  chart {metadata {name, version, appVersion, ...}, ...}, config (user values), manifest.
 """
 from __future__ import annotations
 
@@ -123,10 +121,6 @@ def get_values_argv(helm: str, release: str, namespace: str, kubeconfig: str | N
     return [helm, "get", "values", release, "--namespace", namespace, "-o", "json"] + _global_flags(kubeconfig, context)
 
 
-def status_argv(helm: str, release: str, namespace: str, kubeconfig: str | None = None, context: str | None = None) -> list[str]:
-    return [helm, "status", release, "--namespace", namespace, "-o", "json"] + _global_flags(kubeconfig, context)
-
-
 # ---------------------------------------------------------------- parsers
 
 
@@ -190,25 +184,6 @@ def parse_get_values(text: str) -> Values:
     if not isinstance(data, dict):
         raise HelmError("helm get values: expected a JSON object or null, got %s" % type(data).__name__)
     return data
-
-
-def parse_status(text: str) -> HelmRelease:
-    data = _load_json(text, "helm status")
-    try:
-        meta = data["chart"]["metadata"]
-        info = data["info"]
-        return HelmRelease(
-            name=data["name"],
-            namespace=data["namespace"],
-            revision=int(data["version"]),
-            status=info["status"],
-            chart_name=meta["name"],
-            chart_version=meta["version"],
-            app_version=meta.get("appVersion", ""),
-            updated=str(info.get("last_deployed", "")),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise HelmError("helm status: unexpected JSON (%s missing or malformed)" % exc) from exc
 
 
 # ---------------------------------------------------------------- decision

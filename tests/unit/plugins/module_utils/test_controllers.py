@@ -89,13 +89,10 @@ class FakeHelm:
             old = self.releases.get((ns, name))
             self.releases[(ns, name)] = {"rev": (old["rev"] + 1) if old else 1, "status": "deployed", "version": version, "values": values}
             return 0, "Release has been upgraded", ""
-        if verb == "status":
+        if verb == "status":  # helm v4's shape: no chart in it, which is why the module must not rely on it
             rel = self.releases[(ns, argv[2])]
-            return 0, json.dumps({
-                "name": argv[2], "namespace": ns, "version": rel["rev"],
-                "info": {"status": rel["status"], "last_deployed": "2026-11-21T23:00:00Z"},
-                "chart": {"metadata": {"name": "ingress-nginx", "version": rel["version"], "appVersion": "1.15.1"}},
-            }), ""
+            return 0, json.dumps({"name": argv[2], "namespace": ns, "version": rel["rev"], "apply_method": "csa",
+                                  "info": {"status": rel["status"], "last_deployed": "2026-11-21T23:00:00Z"}}), ""
         if verb == "uninstall":
             self.releases.pop((ns, argv[2]))
             return 0, 'release "%s" uninstalled' % argv[2], ""

@@ -19,31 +19,6 @@ LIST_EMPTY = "[]\n"
 GET_VALUES_JSON = ('{"controller":{"admissionWebhooks":{"enabled":false},"publishService":{"enabled":false,"pathOverride":"two/svc"},'
                    '"scope":{"enabled":false}}}\n')
 GET_VALUES_NONE = "null\n"
-STATUS_JSON = json.dumps(
-    {
-        "name": "ingress",
-        "info": {
-            "first_deployed": "2026-11-21T22:50:00.000000000Z",
-            "last_deployed": "2026-11-21T22:58:01.123456789Z",
-            "deleted": "",
-            "description": "Upgrade complete",
-            "status": "deployed",
-            "notes": "The ingress-nginx controller has been installed.",
-        },
-        "chart": {
-            "metadata": {"name": "ingress-nginx", "version": "4.15.1", "appVersion": "1.15.1", "apiVersion": "v2"},
-            "lock": None,
-            "templates": [],
-            "values": {},
-            "schema": None,
-            "files": [],
-        },
-        "config": {"controller": {"scope": {"enabled": False}}},
-        "manifest": "---\n",
-        "version": 3,
-        "namespace": "two",
-    }
-)
 SEED_TWO = json.loads(GET_VALUES_JSON)
 
 
@@ -69,7 +44,6 @@ def test_query_argv():
     assert helm.get_values_argv("helm", "ingress", "two", context="c") == [
         "helm", "get", "values", "ingress", "--namespace", "two", "-o", "json", "--kube-context", "c",
     ]
-    assert helm.status_argv("helm", "ingress", "two") == ["helm", "status", "ingress", "--namespace", "two", "-o", "json"]
     assert helm.uninstall_argv("helm", "ingress", "two", wait=True, timeout=60) == [
         "helm", "uninstall", "ingress", "--namespace", "two", "--wait", "--timeout", "60s",
     ]
@@ -100,17 +74,11 @@ def test_parse_errors_are_readable():
         helm.parse_list('[{"name":"x"}]')
     with pytest.raises(helm.HelmError, match="expected a JSON object"):
         helm.parse_get_values("[1]")
-    with pytest.raises(helm.HelmError, match="helm status"):
-        helm.parse_status('{"name":"x"}')
 
 
-def test_parse_get_values_and_status():
+def test_parse_get_values():
     assert helm.parse_get_values(GET_VALUES_JSON) == SEED_TWO
     assert helm.parse_get_values(GET_VALUES_NONE) == {}
-    st = helm.parse_status(STATUS_JSON)
-    assert (st.name, st.namespace, st.revision, st.status, st.chart_name, st.chart_version, st.app_version) == (
-        "ingress", "two", 3, "deployed", "ingress-nginx", "4.15.1", "1.15.1",
-    )
 
 
 DEPLOYED = helm.parse_list(LIST_JSON)[0]
