@@ -2,8 +2,10 @@
 
     .venv/bin/python benchmarks/twin_bench.py [--skip-lab] [--samples N] [--watch-samples M]
 
-1. lab: wall time of `ansible-playbook playbooks/lab.yml` on the twin (first run, then the
-   idempotent second run), then of `playbooks/teardown.yml`. Goal (from the issue): < 30 s.
+1. lab: wall time of `ansible-playbook playbooks/lab.yml -e lab_verify=false` on the twin
+   (lab up + its basic address check; first run, then the idempotent second run), then of
+   `playbooks/verify.yml` (every verification check) and `playbooks/teardown.yml`.
+   Goal (from the issue, for lab up + basic check): < 30 s.
 2. api: latency of get / list (~50 ConfigMaps) / patch (strategic merge) with the `kubernetes`
    Python client against a twin started with `kindlab-twin create cluster` (the background
    process users get).
@@ -141,13 +143,16 @@ def bench_lab(env: dict[str, str], tmp: Path) -> list[tuple[str, float, int]]:
              "-e", "lab_time_scale=60"]
     playbook = str(VENV_BIN / "ansible-playbook")
     results: list[tuple[str, float, int]] = []
+    # lab.yml ends with the full verification; the goal is about lab up + its basic check.
+    build = [playbook, "playbooks/lab.yml", "-e", "lab_verify=false", *extra]
     try:
-        results.append(("lab up (first run)", *run_timed([playbook, "playbooks/lab.yml", *extra], env,
-                                                         min(TIMEOUT_LAB_UP, left(LAB_RESERVE_S + 10)), log)))
+        results.append(("lab up (first run)", *run_timed(build, env, min(TIMEOUT_LAB_UP, left(LAB_RESERVE_S + 10)), log)))
         if results[-1][2] == 0:
-            results.append(("lab up (idempotent rerun)", *run_timed([playbook, "playbooks/lab.yml", *extra],
-                                                                    env, min(TIMEOUT_LAB_AGAIN, left(LAB_RESERVE_S + 10)),
+            results.append(("lab up (idempotent rerun)", *run_timed(build, env, min(TIMEOUT_LAB_AGAIN, left(LAB_RESERVE_S + 10)),
                                                                     log)))
+        if results[-1][2] == 0:
+            results.append(("verify (all checks)", *run_timed([playbook, "playbooks/verify.yml", *extra], env,
+                                                              min(TIMEOUT_LAB_AGAIN, left(LAB_RESERVE_S + 10)), log)))
     finally:
         results.append(("teardown", *run_timed([playbook, "playbooks/teardown.yml", *extra], env,
                                                min(TIMEOUT_TEARDOWN, left()), log)))
@@ -336,7 +341,7 @@ def main() -> int:
     failed = False
     try:
         if not args.skip_lab:
-            print("[1/3] lab up x2 + teardown with ansible-playbook (twin, time scale 60) ...", flush=True)
+            print("[1/3] lab up x2, verify, teardown with ansible-playbook (twin, time scale 60) ...", flush=True)
             lab = bench_lab(env, tmp)
         print(f"[2/3] API latency, {args.samples} samples per operation ...", flush=True)
         kubeconfig = start_api_cluster(env, tmp)
