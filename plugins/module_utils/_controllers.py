@@ -65,6 +65,9 @@ class ControllerType:
     # (values, scope, publish_service, ingress_class) → values
     apply_options: Callable[[Values, "bool | None", "bool | None", "str | None"], Values]
     value_errors: tuple[type[Exception], ...]
+    # For the manifest method's pruning: the kinds it may render, and the selector of a release's objects.
+    rendered_kinds: tuple[tuple[str, str], ...]
+    release_selector: Callable[[str], str]
 
 
 REGISTRY: dict[str, ControllerType] = {
@@ -77,6 +80,8 @@ REGISTRY: dict[str, ControllerType] = {
         render_manifests=nginx.render_manifests,
         apply_options=nginx.apply_options,
         value_errors=(nginx.ValuesError,),
+        rendered_kinds=nginx.RENDERED_KINDS,
+        release_selector=nginx.release_selector,
     ),
 }
 
@@ -277,8 +282,10 @@ def run_manifest(req: Request, p: Plan, client: Any, check_mode: bool) -> dict[s
     for obj in p.objects:
         _check_owner(client, obj)
     results = client.apply_all(p.objects, check_mode=check_mode)
-    changed = any(r.changed for r in results)
+    pruned = _prune(req, p, client, check_mode)
+    changed = any(r.changed for r in results) or bool(pruned)
     result = _result(p, changed)
+    result["pruned"] = pruned
     # One Ansible diff per changed object (a list of diffs is what the callback expects).
     result["diff"] = [
         {"before_header": ref_of(obj), "after_header": ref_of(obj), "before": res.diff.get("before", {}), "after": res.diff.get("after", {})}
@@ -288,6 +295,24 @@ def run_manifest(req: Request, p: Plan, client: Any, check_mode: bool) -> dict[s
     if req.wait and not check_mode:
         result["ready"] = _wait_ready(client, p, req.wait_timeout)
     return result
+
+
+def _prune(req: Request, p: Plan, client: Any, check_mode: bool) -> list[str]:
+    """Delete what this release rendered before but no longer renders, as `helm upgrade` does
+    (e.g. the ClusterRole of a controller that became namespace-scoped). Namespaced objects
+    are the release's by label in its namespace; cluster-scoped ones also by the owner annotation."""
+    keep = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in p.objects}
+    owner = "%s/%s" % (req.namespace, req.release)
+    pruned = []
+    for api_version, kind in p.ctype.rendered_kinds:
+        for obj in client.list(api_version, kind, label_selector=p.ctype.release_selector(req.release)):
+            meta = obj.get("metadata") or {}
+            namespace = meta.get("namespace")
+            mine = namespace == req.namespace if namespace else (meta.get("annotations") or {}).get(OWNER_ANNOTATION) == owner
+            if mine and (kind, namespace, meta["name"]) not in keep:
+                if client.delete(api_version, kind, meta["name"], namespace, check_mode=check_mode):
+                    pruned.append(ref_of({"kind": kind, "metadata": meta}))
+    return pruned
 
 
 def _run(run_command: RunCommand, argv: list[str]) -> str:

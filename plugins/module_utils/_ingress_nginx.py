@@ -830,6 +830,22 @@ def effective_config(values: Values | None, release: str, namespace: str) -> Con
 # ---------------------------------------------------------------- manifests
 
 
+# Every kind render_manifests can produce: what a re-apply looks through for objects the
+# release no longer renders (scope changes swap a ClusterRole for a Role, and so on).
+RENDERED_KINDS: tuple[tuple[str, str], ...] = (
+    ("v1", "ServiceAccount"), ("v1", "ConfigMap"), ("v1", "Service"), ("apps/v1", "Deployment"),
+    ("rbac.authorization.k8s.io/v1", "Role"), ("rbac.authorization.k8s.io/v1", "RoleBinding"),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"), ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+    ("networking.k8s.io/v1", "IngressClass"),
+)
+MANAGED_BY = "kindlab.ingress"
+
+
+def release_selector(release: str) -> str:
+    """The label selector of every object the collection rendered for a release."""
+    return "app.kubernetes.io/instance=%s,app.kubernetes.io/managed-by=%s" % (release, MANAGED_BY)
+
+
 def _labels(cfg: ControllerConfig, component: bool = True) -> dict[str, str]:
     labels = {
         "helm.sh/chart": trunc63("%s-%s" % (CHART_NAME, CHART_VERSION)),
@@ -838,7 +854,7 @@ def _labels(cfg: ControllerConfig, component: bool = True) -> dict[str, str]:
         "app.kubernetes.io/version": APP_VERSION,
         "app.kubernetes.io/part-of": cfg.name,
         # Not "Helm": these objects are applied by the collection, not by a helm release.
-        "app.kubernetes.io/managed-by": "kindlab.ingress",
+        "app.kubernetes.io/managed-by": MANAGED_BY,
     }
     labels.update(cfg.values.get("commonLabels") or {})
     if component:

@@ -204,6 +204,14 @@ objects:
   returned: always
   type: list
   elements: str
+pruned:
+  description:
+    - Objects this release had rendered before but no longer renders, deleted (in check mode, that would be deleted),
+      as C(helm upgrade) would; for example the ClusterRole of a controller that became namespace-scoped.
+  returned: V(manifest) with O(state=present)
+  type: list
+  elements: str
+  sample: ["ClusterRole ingress-ingress-nginx", "ClusterRoleBinding ingress-ingress-nginx"]
 release:
   description: The helm release after the run (name, namespace, revision, status, chart, app_version), null if absent.
   returned: method=helm

@@ -49,6 +49,12 @@ class FakeClient:
             out.append(ApplyResult(changed, before, obj, {"before": before or {}, "after": obj} if changed else {}))
         return out
 
+    def list(self, api_version, kind, namespace=None, label_selector=None, field_selector=None):
+        wanted = dict(req.split("=", 1) for req in (label_selector or "").split(",") if req)
+        return [copy.deepcopy(obj) for (k, _name, ns), obj in self.store.items()
+                if k == kind and namespace in (None, ns)
+                and all((obj["metadata"].get("labels") or {}).get(key) == val for key, val in wanted.items())]
+
     def delete(self, api_version, kind, name, namespace=None, check_mode=False):
         k = self.key(kind, name, namespace)
         if k not in self.store:
@@ -140,6 +146,29 @@ def test_manifest_check_mode_then_apply_then_idempotent():
     assert third["changed"] is False and third["diff"] == []
     check = ctl.run(req(method="manifest"), check_mode=True, client_factory=lambda: client)
     assert check["changed"] is False
+
+
+def test_manifest_prunes_what_the_release_no_longer_renders():
+    client = FakeClient()
+    cluster_scoped = ctl.run(req(method="manifest"), check_mode=False, client_factory=lambda: client)
+    assert cluster_scoped["pruned"] == []
+    assert ("ClusterRole", "ingress-ingress-nginx", None) in client.store
+    someone_elses = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                     "metadata": {"name": "other", "namespace": "one", "labels": {
+                         "app.kubernetes.io/instance": "ingress", "app.kubernetes.io/managed-by": "kindlab.ingress"}}}
+    client.store[("Role", "other", "one")] = someone_elses  # same release name, another namespace
+    scoped = req(method="manifest", values={"controller": {"scope": {"enabled": True}, "admissionWebhooks": {"enabled": False}},
+                                            "rbac": {"scope": True}})
+    preview = ctl.run(scoped, check_mode=True, client_factory=lambda: client)
+    assert preview["changed"] is True and sorted(preview["pruned"]) == [
+        "ClusterRole ingress-ingress-nginx", "ClusterRoleBinding ingress-ingress-nginx"]
+    assert ("ClusterRole", "ingress-ingress-nginx", None) in client.store  # check mode deletes nothing
+    fixed = ctl.run(scoped, check_mode=False, client_factory=lambda: client)
+    assert sorted(fixed["pruned"]) == ["ClusterRole ingress-ingress-nginx", "ClusterRoleBinding ingress-ingress-nginx"]
+    assert ("ClusterRole", "ingress-ingress-nginx", None) not in client.store
+    assert ("Role", "ingress-ingress-nginx", "two") in client.store and ("Role", "other", "one") in client.store
+    again = ctl.run(scoped, check_mode=False, client_factory=lambda: client)
+    assert again["changed"] is False and again["pruned"] == []
 
 
 def test_manifest_wait_times_out_with_detail(monkeypatch):
