@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection, key_of, list_ingresses
+from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection, key_of, label_selector_matches, list_ingresses
 
 Obj = dict[str, Any]
 
@@ -119,39 +119,6 @@ def selector_matches(selector: Obj | None, labels: dict[str, str]) -> bool:
             return False
         if op == "DoesNotExist" and key in labels:
             return False
-    return True
-
-
-def label_selector_matches(selector: str, labels: dict[str, str]) -> bool:
-    """A label selector string (=, ==, !=, in, notin, exists, !exists), as --watch-namespace-selector takes it."""
-    parts, depth, cur = [], 0, ""
-    for ch in selector:
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur)
-    for part in (p.strip() for p in parts if p.strip()):
-        m = re.match(r"^([^\s!=]+)\s+(in|notin)\s*\((.*)\)$", part)
-        if m:
-            vals = {v.strip() for v in m.group(3).split(",")}
-            if (labels.get(m.group(1)) in vals) != (m.group(2) == "in"):
-                return False
-        elif part.startswith("!"):
-            if part[1:].strip() in labels:
-                return False
-        elif "=" not in part:
-            if part not in labels:
-                return False
-        else:
-            eq = re.match(r"^([^!=]+?)\s*(==|!=|=)\s*(.*)$", part)
-            if eq is None:
-                return False
-            k, op, v = eq.groups()
-            if (op == "!=") == (labels.get(k) == v):
-                return False
     return True
 
 

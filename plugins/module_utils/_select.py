@@ -93,6 +93,31 @@ def validate_label_selector(selector: str | None, where: str = "label_selector")
     return selector.strip()
 
 
+def label_selector_matches(selector: str, labels: dict[str, str]) -> bool:
+    """Evaluate a label selector string (=, ==, !=, in, notin, exists, !exists) against labels,
+    e.g. a controller's --watch-namespace-selector against a namespace's labels."""
+    for part in (p.strip() for p in _split_requirements(selector) if p.strip()):
+        m = re.match(r"^([^\s!=]+)\s+(in|notin)\s*\((.*)\)$", part)
+        if m:
+            vals = {v.strip() for v in m.group(3).split(",")}
+            if (labels.get(m.group(1)) in vals) != (m.group(2) == "in"):
+                return False
+        elif part.startswith("!"):
+            if part[1:].strip() in labels:
+                return False
+        elif "=" not in part:
+            if part not in labels:
+                return False
+        else:
+            eq = re.match(r"^([^!=]+?)\s*(==|!=|=)\s*(.*)$", part)
+            if eq is None:
+                return False
+            k, op, v = eq.groups()
+            if (op == "!=") == (labels.get(k) == v):
+                return False
+    return True
+
+
 def parse_selection(namespaces: Any, names: Any, label_selector: Any) -> Selection:
     """Validate the shared selection options."""
     ns_list = namespaces or []

@@ -39,15 +39,9 @@ options:
     default: true
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - kindlab.ingress.read_only
   - kindlab.ingress.cluster
   - kindlab.ingress.selection
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
 """
 
 EXAMPLES = r"""

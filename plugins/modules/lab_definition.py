@@ -49,13 +49,7 @@ options:
     default: {}
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
+  - kindlab.ingress.read_only
 """
 
 EXAMPLES = r"""

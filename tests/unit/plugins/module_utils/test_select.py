@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._select import (
-    SelectionError, list_ingresses, parse_selection, validate_label_selector,
+    SelectionError, label_selector_matches, list_ingresses, parse_selection, validate_label_selector,
 )
 
 
@@ -66,3 +66,11 @@ def test_names_accept_namespace_slash_name_and_no_namespaces_lists_once() -> Non
     lister = Lister()
     got = list_ingresses(lister, parse_selection(None, ["one/web"], None))
     assert [i["metadata"]["name"] for i in got] == ["web"] and lister.calls == [(None, None)]
+
+
+@pytest.mark.parametrize("selector, matches", [
+    ("team=a", True), ("team==a", True), ("team!=a", False), ("team in (a, b),env", True),
+    ("team notin (a,b)", False), ("!legacy", True), ("env,!team", False), ("team=b", False), ("zone", False),
+])
+def test_label_selector_matches_a_namespaces_labels(selector: str, matches: bool) -> None:
+    assert label_selector_matches(selector, {"team": "a", "env": "lab"}) is matches
