@@ -18,18 +18,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable
 
-try:
-    import yaml
-    from yaml import YAMLError
-except ImportError:  # PyYAML ships with ansible-core; modules check HAS_YAML first
-    HAS_YAML = False
-
-    class YAMLError(Exception):  # type: ignore[no-redef]
-        """Stand-in so except clauses stay valid without PyYAML."""
-else:
-    HAS_YAML = True
-
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import wait_until
+from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAMLError, yaml
 
 # run(argv, data=None) -> (rc, stdout, stderr): AnsibleModule.run_command in a module,
 # a fake in tests. which(name) -> path or None: get_bin_path / shutil.which.

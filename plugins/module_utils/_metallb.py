@@ -16,17 +16,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-try:
-    import yaml
-    from yaml import YAMLError
-except ImportError:  # PyYAML ships with ansible-core; modules check HAS_YAML first
-    HAS_YAML = False
-
-    class YAMLError(Exception):  # type: ignore[no-redef]
-        """Stand-in so except clauses stay valid without PyYAML."""
-else:
-    HAS_YAML = True
-
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
     K8sError,
     apply_order,
@@ -47,6 +36,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     METALLB_CONTROLLER_IMAGE,
     METALLB_SPEAKER_IMAGE,
 )
+from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAMLError, yaml
 
 Obj = dict[str, Any]
 

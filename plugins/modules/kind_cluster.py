@@ -193,7 +193,6 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import WAIT_ARGS, with_args
 from ansible_collections.kindlab.ingress.plugins.module_utils._cluster import (
-    HAS_YAML,
     ClusterError,
     default_kubeconfig_path,
     detect_backend,
@@ -205,6 +204,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8S_IM
 from ansible_collections.kindlab.ingress.plugins.module_utils._kind import KindProvider
 from ansible_collections.kindlab.ingress.plugins.module_utils._twin import TwinProvider
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import KIND_NODE_IMAGE
+from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import HAS_YAML
 
 # Importing the providers registers them under their names.
 PROVIDERS = (KindProvider, TwinProvider)

@@ -169,7 +169,6 @@ from ansible.module_utils.urls import open_url
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, WAIT_ARGS, with_args
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8S_IMPORT_ERROR, Client, K8sError
 from ansible_collections.kindlab.ingress.plugins.module_utils._metallb import (
-    HAS_YAML,
     MetallbError,
     ensure_metallb,
     fetch_manifest,
@@ -178,6 +177,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._metallb import (
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils._pools import PoolError
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import METALLB_MANIFEST_URL
+from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import HAS_YAML
 
 
 def main() -> None:
