@@ -47,3 +47,22 @@ class FakeClient:
         if not check_mode:
             del self.objects[key]
         return True
+
+
+class Exit(Exception):
+    """What a module's exit_json/fail_json raise in tests: the result and whether it failed."""
+
+    def __init__(self, kwargs: dict[str, Any], failed: bool) -> None:
+        super().__init__(kwargs.get("msg"))
+        self.result = kwargs
+        self.failed = failed
+
+
+def exit_json(self: Any, **kwargs: Any) -> None:
+    """Stand-in for AnsibleModule.exit_json (monkeypatched in)."""
+    raise Exit(kwargs, False)
+
+
+def fail_json(self: Any, **kwargs: Any) -> None:
+    """Stand-in for AnsibleModule.fail_json (monkeypatched in)."""
+    raise Exit(kwargs, True)

@@ -8,21 +8,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.kindlab.ingress.plugins.modules import http_probe
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_probe import Server
-
-
-class Exit(Exception):
-    def __init__(self, kwargs: dict[str, Any], failed: bool) -> None:
-        super().__init__(kwargs.get("msg"))
-        self.result = kwargs
-        self.failed = failed
-
-
-def exit_json(self: Any, **kwargs: Any) -> None:
-    raise Exit(kwargs, False)
-
-
-def fail_json(self: Any, **kwargs: Any) -> None:
-    raise Exit(kwargs, True)
+from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json
 
 
 class FakeClient:

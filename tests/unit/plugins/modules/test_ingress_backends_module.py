@@ -8,7 +8,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _checks
 from ansible_collections.kindlab.ingress.plugins.modules import ingress_backends
-from ansible_collections.kindlab.ingress.tests.unit.plugins.modules.test_http_probe_module import Exit, exit_json, fail_json
+from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json
 
 
 class FakeClient:

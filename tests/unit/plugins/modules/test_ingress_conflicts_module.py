@@ -9,7 +9,7 @@ from ansible.module_utils.testing import patch_module_args
 from ansible_collections.kindlab.ingress.plugins.module_utils import _checks
 from ansible_collections.kindlab.ingress.plugins.modules import ingress_conflicts
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_conflicts import ingress, ingress_class
-from ansible_collections.kindlab.ingress.tests.unit.plugins.modules.test_http_probe_module import Exit, exit_json, fail_json
+from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json
 
 INGRESSES = [
     ingress("team-a", "web", [("app.example.com", "/", "Prefix")], created="2026-01-01T00:00:00Z", class_name="nginx"),

@@ -9,21 +9,7 @@ from ansible.module_utils.testing import patch_module_args
 from ansible_collections.kindlab.ingress.plugins.module_utils import _checks
 from ansible_collections.kindlab.ingress.plugins.modules import ingress_diagnose
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_diagnose import puzzle
-
-
-class Exit(Exception):
-    def __init__(self, kwargs: dict[str, Any], failed: bool) -> None:
-        super().__init__(kwargs.get("msg"))
-        self.result = kwargs
-        self.failed = failed
-
-
-def exit_json(self, **kwargs):
-    raise Exit(kwargs, False)
-
-
-def fail_json(self, **kwargs):
-    raise Exit(kwargs, True)
+from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json
 
 
 class FakeClient:

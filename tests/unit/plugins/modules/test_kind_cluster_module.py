@@ -10,6 +10,7 @@ from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.kindlab.ingress.plugins.modules import kind_cluster
+from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json
 
 DOCKER_UP = json.dumps({"ServerVersion": "29.0.2", "OperatingSystem": "Ubuntu 24.04.3 LTS", "ServerErrors": None})
 DOCKER_DOWN = json.dumps({"ServerVersion": "", "ServerErrors": [
@@ -17,13 +18,6 @@ DOCKER_DOWN = json.dumps({"ServerVersion": "", "ServerErrors": [
 NETWORK = json.dumps([{"Name": "kind", "Id": "5e3b1c9f0a7d4e2b8c6f1a3d", "IPAM": {"Driver": "default", "Config": [
     {"Subnet": "fc00:f853:ccd:e793::/64", "Gateway": "fc00:f853:ccd:e793::1"},
     {"Subnet": "172.18.0.0/16", "Gateway": "172.18.0.1"}]}}])
-
-
-class Exit(Exception):
-    def __init__(self, kwargs: dict[str, Any], failed: bool) -> None:
-        super().__init__(kwargs.get("msg"))
-        self.result = kwargs
-        self.failed = failed
 
 
 class FakeEngine:
@@ -81,14 +75,6 @@ class FakeClient:
 
     def get(self, *a, **k):
         return None
-
-
-def exit_json(self, **kwargs):
-    raise Exit(kwargs, False)
-
-
-def fail_json(self, **kwargs):
-    raise Exit(kwargs, True)
 
 
 @pytest.fixture

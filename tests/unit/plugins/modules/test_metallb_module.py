@@ -9,6 +9,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.kindlab.ingress.plugins.modules import metallb
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_metallb import FakeClient
+from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json
 
 KIND_RESULT = {"node_subnets": ["fc00:f853:ccd:e793::/64", "172.18.0.0/16"], "pod_subnets": ["10.244.0.0/16"],
                "service_subnets": ["10.96.0.0/16"], "kubeconfig": "/tmp/kubeconfig", "context": "kind-lab"}
@@ -40,21 +41,6 @@ kind: CustomResourceDefinition
 metadata:
   name: ipaddresspools.metallb.io
 """
-
-
-class Exit(Exception):
-    def __init__(self, kwargs: dict[str, Any], failed: bool) -> None:
-        super().__init__(kwargs.get("msg"))
-        self.result = kwargs
-        self.failed = failed
-
-
-def exit_json(self, **kwargs):
-    raise Exit(kwargs, False)
-
-
-def fail_json(self, **kwargs):
-    raise Exit(kwargs, True)
 
 
 @pytest.fixture
