@@ -286,12 +286,8 @@ def run_manifest(req: Request, p: Plan, client: Any, check_mode: bool) -> dict[s
     changed = any(r.changed for r in results) or bool(pruned)
     result = _result(p, changed)
     result["pruned"] = pruned
-    # One Ansible diff per changed object (a list of diffs is what the callback expects).
-    result["diff"] = [
-        {"before_header": ref_of(obj), "after_header": ref_of(obj), "before": res.diff.get("before", {}), "after": res.diff.get("after", {})}
-        for obj, res in zip(sorted(p.objects, key=apply_order), results)
-        if res.changed
-    ]
+    # One Ansible diff per changed object, headed with its name (the list form the callback takes).
+    result["diff"] = [r.diff for r in results if r.changed]
     if req.wait and not check_mode:
         result["ready"] = _wait_ready(client, p, req.wait_timeout)
     return result

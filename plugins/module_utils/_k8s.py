@@ -13,7 +13,7 @@ import builtins
 import copy
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import FIELD_MANAGER
@@ -69,7 +69,16 @@ class ApplyResult:
     changed: bool
     before: Obj | None
     after: Obj
-    diff: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def diff(self) -> dict[str, Any]:
+        """The Ansible diff of a changed object, headed with its name ({} when unchanged); a
+        module returns a list of these, one per object, which is what the callback takes."""
+        if not self.changed:
+            return {}
+        name = ref_of(self.after)
+        return {"before_header": name, "after_header": name,
+                "before": comparable(self.before) or {}, "after": comparable(self.after) or {}}
 
 
 def apply_order(obj: Obj) -> int:
@@ -225,11 +234,7 @@ class Client:
                 after = self._ssa(res, obj, namespace, force, dry_run=False)
         except ApiException as exc:
             raise K8sError("apply %s failed: %s" % (ref_of(obj), _api_message(exc))) from exc
-        # One Ansible diff per changed object, headed with its name (the callback takes a list of these).
-        name = ref_of(obj)
-        diff = {"before_header": name, "after_header": name,
-                "before": comparable(before) or {}, "after": comparable(after) or {}} if changed else {}
-        return ApplyResult(changed=changed, before=before, after=after, diff=diff)
+        return ApplyResult(changed=changed, before=before, after=after)
 
     def _ssa(self, res: Any, obj: Obj, namespace: str | None, force: bool, dry_run: bool) -> Obj:
         kwargs: dict[str, Any] = {"field_manager": FIELD_MANAGER, "force_conflicts": force}
@@ -245,7 +250,7 @@ class Client:
         for obj in sorted(objs, key=apply_order):
             ns = obj.get("metadata", {}).get("namespace")
             if check_mode and ns in planned_namespaces:
-                results.append(ApplyResult(changed=True, before=None, after=obj, diff={"before": {}, "after": obj}))
+                results.append(ApplyResult(changed=True, before=None, after=obj))
                 continue
             result = self.apply(obj, check_mode=check_mode)
             if check_mode and obj["kind"] == "Namespace" and result.before is None:

@@ -240,7 +240,7 @@ def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
     """
     # Imported here so the pure parts above stay importable without the kubernetes package.
     from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
-        delete_all, ref_of, summarize,
+        ApplyResult, delete_all, ref_of, summarize,
     )
 
     objs = [obj for wl in workloads for obj in render(wl)]
@@ -257,7 +257,7 @@ def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
     for obj in objs:
         if obj["metadata"]["namespace"] in missing:
             result["objects"].append({"object": ref_of(obj), "action": "created"})
-            result["diff"].append({"before_header": ref_of(obj), "after_header": ref_of(obj), "before": {}, "after": obj})
+            result["diff"].append(ApplyResult(changed=True, before=None, after=obj).diff)
             result["changed"] = True
     if wait and not check_mode:
         for wl in workloads:

@@ -36,8 +36,7 @@ class FakeClient:
             if changed and not check_mode:
                 self.objects[key] = after
                 self.writes += 1
-            results.append(ApplyResult(changed=changed, before=before, after=after,
-                                       diff={"before": before or {}, "after": obj} if changed else {}))
+            results.append(ApplyResult(changed=changed, before=before, after=after))
         return results
 
     def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None, check_mode: bool = False) -> bool:

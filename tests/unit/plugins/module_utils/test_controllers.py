@@ -46,7 +46,7 @@ class FakeClient:
             if changed and not check_mode:
                 self.store[k] = copy.deepcopy(obj)
             self.applied.append((k[0], check_mode))
-            out.append(ApplyResult(changed, before, obj, {"before": before or {}, "after": obj} if changed else {}))
+            out.append(ApplyResult(changed, before, obj))
         return out
 
     def list(self, api_version, kind, namespace=None, label_selector=None, field_selector=None):

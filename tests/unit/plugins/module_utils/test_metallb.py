@@ -304,7 +304,7 @@ class FakeClient:
         if changed and not check_mode:
             self.store[self._key(obj)] = copy.deepcopy(obj)
             self.applied.append(obj["kind"])
-        return ApplyResult(changed=changed, before=before, after=obj, diff={"before": before or {}, "after": obj} if changed else {})
+        return ApplyResult(changed=changed, before=before, after=obj)
 
     def apply_all(self, objs, check_mode=False):
         from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import apply_order
