@@ -42,3 +42,56 @@ KUBERNETES_SCHEMA_VERSION = "1.35.0"
 
 # The field manager for every server-side apply the collection makes.
 FIELD_MANAGER = "kindlab.ingress"
+
+# Binaries the project builds from their Go modules (`kindlab-twin build binaries`), for the
+# twin's real control plane and the offline kind images: name -> (module, version, package
+# inside the module). One generated module per (module, version); `local_replace` maps the
+# module's own relative-path replace directives (k8s.io/kubernetes' staging modules, etcd's
+# sibling modules) to their published versions; `assets` are files of the module copied to
+# ~/.cache/kindlab/assets/<name>-<version>/. Built into ~/.cache/kindlab/bin, never committed.
+#
+# Kubernetes: kind v0.32.0 publishes kindest/node:v1.35.5, and the Go module proxy serves
+# k8s.io/kubernetes v1.35.5, but the checksum database it fronts has no entry for it (404), so
+# `go` refuses it; v1.35.4 verifies. The binaries built here are v1.35.4 (same minor, the
+# nearest verifiable patch); a user's kind cluster runs the published v1.35.5 node image.
+KUBERNETES_VERSION = "v1.35.4"
+# kubeadm v1.35's DefaultEtcdVersion (cmd/kubeadm/app/constants) is 3.6.6.
+ETCD_VERSION = "v3.6.6"
+KWOK_VERSION = "v0.8.0"
+
+_K8S = ("k8s.io/kubernetes", KUBERNETES_VERSION)
+_K8S_STAGING = "v0" + KUBERNETES_VERSION[2:]  # k8s.io/api etc. are published as v0.<minor>.<patch>
+# k8s.io/component-base/version: what `kubectl version` and /version report, with no suffix of ours.
+_K8S_LDFLAGS = tuple(
+    "-X k8s.io/component-base/version." + key + "=" + value
+    for key, value in (
+        ("gitVersion", KUBERNETES_VERSION),
+        ("gitMajor", KUBERNETES_VERSION[1:].split(".")[0]),
+        ("gitMinor", KUBERNETES_VERSION[1:].split(".")[1]),
+        ("gitTreeState", "clean"),
+    )
+) + tuple(
+    "-X k8s.io/client-go/pkg/version." + key + "=" + value
+    for key, value in (("gitVersion", KUBERNETES_VERSION), ("gitTreeState", "clean"))
+)
+
+GO_BINARIES: dict[str, dict[str, object]] = {
+    "kube-apiserver": {"module": _K8S[0], "version": _K8S[1], "package": "cmd/kube-apiserver",
+                       "local_replace": _K8S_STAGING, "ldflags": _K8S_LDFLAGS},
+    "kube-controller-manager": {"module": _K8S[0], "version": _K8S[1], "package": "cmd/kube-controller-manager",
+                                "local_replace": _K8S_STAGING, "ldflags": _K8S_LDFLAGS},
+    "kube-scheduler": {"module": _K8S[0], "version": _K8S[1], "package": "cmd/kube-scheduler",
+                       "local_replace": _K8S_STAGING, "ldflags": _K8S_LDFLAGS},
+    "etcd": {"module": "go.etcd.io/etcd/server/v3", "version": ETCD_VERSION, "package": "",
+             "local_replace": ETCD_VERSION, "ldflags": ()},
+    # kwok needs its stages (what a fake kubelet does to nodes and pods); they ship in the module
+    # and are copied beside the binary: the fast node/pod stages and the lease heartbeat, as
+    # kwokctl configures them.
+    "kwok": {"module": "sigs.k8s.io/kwok", "version": KWOK_VERSION, "package": "cmd/kwok",
+             "local_replace": "", "ldflags": (),
+             "assets": ("kustomize/stage/node/fast/node-initialize.yaml",
+                        "kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+                        "kustomize/stage/pod/fast/pod-ready.yaml",
+                        "kustomize/stage/pod/fast/pod-complete.yaml",
+                        "kustomize/stage/pod/fast/pod-delete.yaml")},
+}

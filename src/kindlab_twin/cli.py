@@ -5,6 +5,7 @@
     kindlab-twin get clusters | get kubeconfig [--name N] | get connect-to [--name N]
     kindlab-twin export kubeconfig [--name N] [--kubeconfig PATH]
     kindlab-twin delete cluster [--name N] [--kubeconfig PATH] | delete clusters --all|NAMES
+    kindlab-twin build binaries [NAME ...]      (the pinned Go binaries, into ~/.cache/kindlab/bin)
 
 Messages and exit codes follow kind's where the lab's modules look at them.
 """
@@ -362,8 +363,17 @@ def build_parser() -> argparse.ArgumentParser:
     dl.add_argument("--all", action="store_true")
     dl.add_argument("--kubeconfig")
     dl.set_defaults(fn=delete_clusters)
+    build = verbs.add_parser("build").add_subparsers(dest="what", required=True)
+    b = build.add_parser("binaries", help="build the pinned Go binaries into ~/.cache/kindlab/bin")
+    b.add_argument("names", nargs="*", help="binaries to build (default: every pinned one)")
+    b.set_defaults(fn=build_binaries)
     verbs.add_parser("version").set_defaults(fn=lambda a: print("kindlab-twin v0.1.0 (kind-compatible CLI)") or 0)
     return p
+
+
+def build_binaries(args: argparse.Namespace) -> int:
+    from . import binaries
+    return binaries.main(args.names)
 
 
 def get_nodes(args: argparse.Namespace) -> int:

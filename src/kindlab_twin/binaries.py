@@ -1,0 +1,217 @@
+"""Pinned binaries built from their Go modules: the one place that knows how.
+
+`kindlab-twin build binaries [NAME ...]` builds each binary the collection pins
+(``GO_BINARIES`` in plugins/module_utils/_versions.py: module, version, package) with the
+Go toolchain, into a per-user cache outside the repository::
+
+    $KINDLAB_CACHE (default ~/.cache/kindlab)/bin/<name>-<version>
+
+A binary already there is not built again. Nothing is downloaded but Go modules, through
+the Go module proxy and checked against the checksum database as `go` always does.
+
+How one binary is built: a throw-away module under the cache (``build/<module>@<version>``)
+requires the pinned module and replaces each of that module's own relative-path replace
+directives (k8s.io/kubernetes' staging modules, etcd's sibling modules) with the published
+version named by ``local_replace`` - replace directives of a dependency are ignored by `go`,
+which is why ``go install module@version`` cannot build k8s.io/kubernetes. ``go get`` resolves
+the package's dependencies into that module, then ``go build`` writes a static binary
+(CGO_ENABLED=0, -trimpath, the pin's ldflags).
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable, Mapping, Sequence
+
+# The pins live in the collection; the twin is installed from this repository (pip -e).
+VERSIONS_FILE = Path(__file__).resolve().parents[2] / "plugins" / "module_utils" / "_versions.py"
+
+
+class BuildError(Exception):
+    """A binary could not be built; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class GoBinary:
+    name: str
+    module: str
+    version: str
+    package: str  # inside the module; "" for the module's root package
+    local_replace: str  # version for the module's relative-path replaces ("" = none expected)
+    ldflags: tuple[str, ...]
+    assets: tuple[str, ...] = ()  # files of the module the binary needs at run time
+
+    @property
+    def import_path(self) -> str:
+        return self.module + ("/" + self.package if self.package else "")
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.name}-{self.version}"
+
+
+def _load_versions() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("kindlab_versions", VERSIONS_FILE)
+    if spec is None or spec.loader is None or not VERSIONS_FILE.is_file():
+        raise BuildError(f"cannot read the pinned versions: {VERSIONS_FILE} is missing "
+                         "(kindlab-twin is meant to be installed from the repository, pip install -e .)")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def pinned() -> dict[str, GoBinary]:
+    """Every pinned binary, by name."""
+    table = _load_versions().GO_BINARIES
+    return {
+        name: GoBinary(name=name, module=str(pin["module"]), version=str(pin["version"]),
+                       package=str(pin["package"]), local_replace=str(pin["local_replace"]),
+                       ldflags=tuple(str(f) for f in pin["ldflags"]),
+                       assets=tuple(str(f) for f in pin.get("assets", ())))
+        for name, pin in table.items()
+    }
+
+
+def cache_root() -> Path:
+    env = os.environ.get("KINDLAB_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "kindlab"
+
+
+def binary_path(name: str) -> Path:
+    """Where the pinned binary NAME is (or will be) in the cache."""
+    pins = pinned()
+    if name not in pins:
+        raise BuildError(f"no pinned binary named {name!r}; pinned: {', '.join(sorted(pins))}")
+    return cache_root() / "bin" / pins[name].file_name
+
+
+def assets_dir(name: str) -> Path:
+    """Where the pinned binary NAME's assets (files of its module) are copied."""
+    return cache_root() / "assets" / binary_path(name).name
+
+
+def _complete(binary: GoBinary) -> bool:
+    out = cache_root() / "bin" / binary.file_name
+    assets = cache_root() / "assets" / binary.file_name
+    return out.is_file() and all((assets / Path(a).name).is_file() for a in binary.assets)
+
+
+def missing(names: Sequence[str]) -> list[str]:
+    """The names among NAMES whose binary (or one of its assets) is not in the cache yet."""
+    pins = pinned()
+    return [n for n in names if n not in pins or not _complete(pins[n])]
+
+
+Runner = Callable[[list[str], Path, dict[str, str]], str]
+
+
+def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+    proc = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          check=False)
+    if proc.returncode != 0:
+        tail = "\n".join(proc.stdout.strip().splitlines()[-15:])
+        raise BuildError(f"`{' '.join(argv)}` failed (exit {proc.returncode}) in {cwd}:\n{tail}")
+    return proc.stdout
+
+
+def replace_lines(target_gomod: Mapping[str, Any], local_version: str) -> list[str]:
+    """The replace directives the generated module needs, from the target's `go mod edit -json`.
+
+    A relative-path replace (``k8s.io/api => ./staging/src/k8s.io/api``) becomes the published
+    module at LOCAL_VERSION; one to another module version is kept as it is; one to a path that
+    is only a guard against an import (etcd's ./FORBIDDEN_DEPENDENCY) is dropped.
+    """
+    lines: list[str] = []
+    for rep in target_gomod.get("Replace") or []:
+        old, new = rep["Old"]["Path"], rep["New"]
+        if "Version" in new:
+            lines.append(f"{old} => {new['Path']} {new['Version']}")
+        elif "FORBIDDEN" in new["Path"]:
+            continue
+        elif new["Path"].startswith("."):
+            if not local_version:
+                raise BuildError(f"{old} is replaced by the local path {new['Path']} and no local_replace "
+                                 "version is pinned for it")
+            lines.append(f"{old} => {old} {local_version}")
+    return lines
+
+
+def generated_gomod(binary: GoBinary, go_directive: str, replaces: list[str]) -> str:
+    body = [f"module kindlab.local/build/{binary.module.replace('/', '_')}", "", f"go {go_directive}", "",
+            f"require {binary.module} {binary.version}", ""]
+    if replaces:
+        body += ["replace ("] + [f"\t{r}" for r in replaces] + [")", ""]
+    return "\n".join(body)
+
+
+def build(names: Sequence[str], *, say: Callable[[str], None] = print, run: Runner = _run,
+          force: bool = False) -> dict[str, Path]:
+    """Build the pinned binaries NAMES (all when empty) into the cache; returns name -> path."""
+    pins = pinned()
+    unknown = [n for n in names if n not in pins]
+    if unknown:
+        raise BuildError(f"no pinned binary named {', '.join(unknown)}; pinned: {', '.join(sorted(pins))}")
+    wanted = [pins[n] for n in (names or sorted(pins))]
+    if not force and all(_complete(b) for b in wanted):
+        for b in wanted:
+            say(f"  {b.name} {b.version}: cached")
+        return {b.name: cache_root() / "bin" / b.file_name for b in wanted}
+    if shutil.which("go") is None:
+        raise BuildError("the Go toolchain (`go`, 1.25 or newer) is needed to build the pinned binaries "
+                         f"({', '.join(b.name for b in wanted if not _complete(b))}) and is not on PATH")
+    bin_dir = cache_root() / "bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, CGO_ENABLED="0", GOFLAGS="-mod=mod -buildvcs=false")
+    result: dict[str, Path] = {}
+    for binary in wanted:
+        out = bin_dir / binary.file_name
+        result[binary.name] = out
+        if _complete(binary) and not force:
+            say(f"  {binary.name} {binary.version}: cached")
+            continue
+        started = time.monotonic()
+        say(f"  {binary.name} {binary.version}: building {binary.import_path} ...")
+        work = cache_root() / "build" / f"{binary.module.replace('/', '_')}@{binary.version}"
+        work.mkdir(parents=True, exist_ok=True)
+        info = json.loads(run(["go", "mod", "download", "-json", f"{binary.module}@{binary.version}"], work, env))
+        if info.get("Error"):
+            raise BuildError(f"{binary.module}@{binary.version}: {info['Error']}")
+        if binary.assets:
+            assets = cache_root() / "assets" / binary.file_name
+            assets.mkdir(parents=True, exist_ok=True)
+            for asset in binary.assets:
+                source = Path(info["Dir"]) / asset
+                if not source.is_file():
+                    raise BuildError(f"{binary.module}@{binary.version} has no {asset}")
+                shutil.copyfile(source, assets / source.name)
+        target = json.loads(run(["go", "mod", "edit", "-json", info["GoMod"]], work, env))
+        gomod = generated_gomod(binary, str(target.get("Go") or "1.22"),
+                                replace_lines(target, binary.local_replace))
+        (work / "go.mod").write_text(gomod)
+        run(["go", "get", f"{binary.import_path}@{binary.version}"], work, env)
+        tmp = out.with_name(out.name + ".tmp")
+        ldflags = " ".join(("-s", "-w") + binary.ldflags)
+        run(["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(tmp), binary.import_path], work, env)
+        tmp.replace(out)
+        say(f"  {binary.name} {binary.version}: built in {time.monotonic() - started:.0f} s")
+    return result
+
+
+def main(argv: Sequence[str]) -> int:
+    try:
+        started = time.monotonic()
+        print(f"kindlab-twin: pinned binaries in {cache_root() / 'bin'}", file=sys.stderr)
+        build(list(argv), say=lambda m: print(m, file=sys.stderr, flush=True))
+        print(f"kindlab-twin: binaries ready ({time.monotonic() - started:.0f} s)", file=sys.stderr)
+        return 0
+    except BuildError as e:
+        print(f"ERROR: {e}", file=sys.stderr)
+        return 1

@@ -1,0 +1,416 @@
+"""The real Kubernetes control plane of a twin cluster, with kwok as every kubelet.
+
+etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok run as local
+processes on 127.0.0.1, built from their Go modules at the pinned versions (binaries.py),
+configured the way kubeadm configures a kind node (static-pod flags of kubeadm v1.35:
+RBAC + Node authorization, NodeRestriction, ServiceAccount token signing, X.509 client
+certificates for every component, the controller-manager allocating node pod CIDRs from the
+kind config's pod subnet). Why our own orchestration and not kwokctl's binary runtime:
+kwokctl downloads its binaries, gives every component one admin certificate, and names its
+nodes its own way; the lab needs kind's node names and addresses, per-component identities,
+and a supervisor that notices a component that died.
+
+Network safety: every component listens on 127.0.0.1 only. Nodes carry kind's addresses
+(InternalIP 172.18.0.x) as data; the API server reaches a "kubelet" (kwok's server, for
+logs) through its egress selector - an HTTP CONNECT proxy on a Unix socket in the cluster's
+state directory that maps <node address>:10250 to kwok on loopback and refuses anything
+else. Nothing dials a lab address.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import logging
+import os
+import signal
+import socket
+import ssl
+import subprocess
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import yaml
+
+from . import binaries
+from .pki import ADMIN, APISERVER_ETCD, APISERVER_KUBELET, CONTROLLER_MANAGER, KWOK, SCHEDULER, Client, Pki
+
+log = logging.getLogger("kindlab_twin.controlplane")
+
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+KUBELET_PORT = 10250  # what nodes advertise (daemonEndpoints), as a kubelet does
+READY_TIMEOUT = 60.0
+
+
+class ControlPlaneError(Exception):
+    """A component could not start, or died; the message names it and shows its last log lines."""
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    name: str
+    internal_ip: str
+    object: dict[str, Any]  # the Node as kind's kubelet registers it (nodes.desired_nodes)
+
+
+@dataclass
+class Layout:
+    """Where a cluster's control-plane files live (under the twin's state dir)."""
+
+    root: Path
+
+    @property
+    def pki(self) -> Path:
+        return self.root / "pki"
+
+    @property
+    def etcd_data(self) -> Path:
+        return self.root / "etcd"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def egress_socket(self) -> Path:
+        return self.root / "egress.sock"
+
+    def kubeconfig(self, client: Client) -> Path:
+        return self.root / f"{client.stem}.kubeconfig"
+
+    def log_file(self, component: str) -> Path:
+        return self.logs / f"{component}.log"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def client_kubeconfig(pki: Pki, client: Client, server: str, cluster: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1", "kind": "Config", "current-context": cluster, "preferences": {},
+        "clusters": [{"name": cluster, "cluster": {"server": server, "certificate-authority": str(pki.ca_cert)}}],
+        "users": [{"name": client.user, "user": {"client-certificate": str(pki.path(client.stem, "crt")),
+                                                 "client-key": str(pki.path(client.stem, "key"))}}],
+        "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": client.user}}],
+    }
+
+
+def egress_selector_config(socket_path: Path) -> dict[str, Any]:
+    return {"apiVersion": "apiserver.k8s.io/v1beta1", "kind": "EgressSelectorConfiguration",
+            "egressSelections": [{"name": "cluster", "connection": {
+                "proxyProtocol": "HTTPConnect", "transport": {"uds": {"udsName": str(socket_path)}}}}]}
+
+
+@dataclass
+class Ports:
+    etcd_client: int = field(default_factory=free_port)
+    etcd_peer: int = field(default_factory=free_port)
+    apiserver: int = field(default_factory=free_port)
+    controller_manager: int = field(default_factory=free_port)
+    scheduler: int = field(default_factory=free_port)
+    kwok: int = field(default_factory=free_port)
+
+
+def component_argv(component: str, *, bins: dict[str, Path], layout: Layout, pki: Pki, ports: Ports,
+                   cluster: str, pod_subnet: str, service_subnet: str, advertise_address: str) -> list[str]:
+    """The command line of one component (kubeadm v1.35's static-pod flags where they apply)."""
+    p = pki.path
+    if component == "etcd":
+        client_url = f"https://127.0.0.1:{ports.etcd_client}"
+        peer_url = f"http://127.0.0.1:{ports.etcd_peer}"
+        return [str(bins["etcd"]), "--name", cluster, "--data-dir", str(layout.etcd_data),
+                "--listen-client-urls", client_url, "--advertise-client-urls", client_url,
+                "--listen-peer-urls", peer_url, "--initial-advertise-peer-urls", peer_url,
+                "--initial-cluster", f"{cluster}={peer_url}", "--listen-metrics-urls", "",
+                "--cert-file", str(p("etcd-server", "crt")), "--key-file", str(p("etcd-server", "key")),
+                "--client-cert-auth", "--trusted-ca-file", str(pki.ca_cert),
+                # A lab's etcd holds nothing worth an fsync per write; the cluster is thrown away.
+                "--unsafe-no-fsync", "--snapshot-count", "10000", "--log-level", "warn"]
+    if component == "kube-apiserver":
+        return [str(bins["kube-apiserver"]),
+                "--bind-address=127.0.0.1", f"--secure-port={ports.apiserver}",
+                f"--advertise-address={advertise_address}",
+                f"--etcd-servers=https://127.0.0.1:{ports.etcd_client}",
+                f"--etcd-cafile={pki.ca_cert}", f"--etcd-certfile={p(APISERVER_ETCD.stem, 'crt')}",
+                f"--etcd-keyfile={p(APISERVER_ETCD.stem, 'key')}",
+                f"--tls-cert-file={p('apiserver', 'crt')}", f"--tls-private-key-file={p('apiserver', 'key')}",
+                f"--client-ca-file={pki.ca_cert}",
+                "--anonymous-auth=false",
+                "--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
+                "--allow-privileged=true",
+                f"--service-cluster-ip-range={service_subnet}",
+                f"--service-account-key-file={p('sa', 'pub')}",
+                f"--service-account-signing-key-file={p('sa', 'key')}",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                f"--kubelet-client-certificate={p(APISERVER_KUBELET.stem, 'crt')}",
+                f"--kubelet-client-key={p(APISERVER_KUBELET.stem, 'key')}",
+                "--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname",
+                f"--egress-selector-config-file={layout.root / 'egress-selector.yaml'}",
+                "--profiling=false"]
+    if component == "kube-controller-manager":
+        kc = layout.kubeconfig(CONTROLLER_MANAGER)
+        return [str(bins["kube-controller-manager"]),
+                f"--kubeconfig={kc}", f"--authentication-kubeconfig={kc}", f"--authorization-kubeconfig={kc}",
+                "--bind-address=127.0.0.1", f"--secure-port={ports.controller_manager}",
+                f"--cluster-name={cluster}", "--leader-elect=false",
+                f"--cluster-signing-cert-file={pki.ca_cert}", f"--cluster-signing-key-file={p('ca', 'key')}",
+                f"--root-ca-file={pki.ca_cert}", f"--service-account-private-key-file={p('sa', 'key')}",
+                "--use-service-account-credentials=true",
+                "--controllers=*,bootstrapsigner,tokencleaner",
+                "--allocate-node-cidrs=true", f"--cluster-cidr={pod_subnet}",
+                f"--service-cluster-ip-range={service_subnet}", "--profiling=false"]
+    if component == "kube-scheduler":
+        kc = layout.kubeconfig(SCHEDULER)
+        return [str(bins["kube-scheduler"]),
+                f"--kubeconfig={kc}", f"--authentication-kubeconfig={kc}", f"--authorization-kubeconfig={kc}",
+                "--bind-address=127.0.0.1", f"--secure-port={ports.scheduler}", "--leader-elect=false",
+                "--profiling=false"]
+    if component == "kwok":
+        return [str(bins["kwok"]), f"--kubeconfig={layout.kubeconfig(KWOK)}", f"--config={layout.root / 'kwok.yaml'}",
+                "--node-lease-duration-seconds=40",
+                "--manage-all-nodes=true", f"--server-address=127.0.0.1:{ports.kwok}",
+                f"--node-port={KUBELET_PORT}",
+                f"--tls-cert-file={p('kubelet-serving', 'crt')}",
+                f"--tls-private-key-file={p('kubelet-serving', 'key')}"]
+    raise ValueError(f"unknown component {component!r}")
+
+
+def _die_with_parent() -> None:
+    """Child side of fork: SIGKILL this process when the twin's supervisor dies (PR_SET_PDEATHSIG)."""
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(1, signal.SIGKILL)
+
+
+def last_lines(path: Path, n: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
+    except OSError:
+        return "(no log)"
+
+
+class EgressProxy:
+    """HTTP CONNECT on a Unix socket: <node address>:10250 -> kwok on loopback; nothing else."""
+
+    def __init__(self, path: Path, node_ips: Sequence[str], kubelet_port: int, target_port: int) -> None:
+        self.path = path
+        self.allowed = {f"{ip}:{kubelet_port}" for ip in node_ips}
+        self.target = ("127.0.0.1", target_port)
+        self._sock: socket.socket | None = None
+
+    def start(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind(str(self.path))
+        os.chmod(self.path, 0o600)
+        sock.listen(16)
+        self._sock = sock
+        threading.Thread(target=self._accept, name="egress-proxy", daemon=True).start()
+
+    def stop(self) -> None:
+        if self._sock is not None:
+            with contextlib.suppress(OSError):
+                self._sock.close()
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+    def _accept(self) -> None:
+        assert self._sock is not None
+        while True:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            head = b""
+            while b"\r\n\r\n" not in head and len(head) < 8192:
+                chunk = conn.recv(4096)
+                if not chunk:
+                    return
+                head += chunk
+            line = head.split(b"\r\n", 1)[0].decode("latin-1").split()
+            if len(line) < 2 or line[0] != "CONNECT" or line[1] not in self.allowed:
+                log.warning("egress proxy refused %s", " ".join(line[:2]))
+                conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
+                return
+            try:
+                upstream = socket.create_connection(self.target, timeout=5)
+            except OSError as e:
+                conn.sendall(f"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nX-Error: {e}\r\n\r\n".encode())
+                return
+            with upstream:
+                upstream.settimeout(None)
+                conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                rest = head.split(b"\r\n\r\n", 1)[1]
+                if rest:
+                    upstream.sendall(rest)
+                _pipe(conn, upstream)
+
+
+def _pipe(a: socket.socket, b: socket.socket) -> None:
+    def copy(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                dst.shutdown(socket.SHUT_WR)
+
+    t = threading.Thread(target=copy, args=(b, a), daemon=True)
+    t.start()
+    copy(a, b)
+    t.join(timeout=30)
+
+
+class ControlPlane:
+    """Starts, watches and stops the control-plane processes of one twin cluster."""
+
+    def __init__(self, *, cluster: str, root: Path, nodes: Sequence[NodeSpec], pod_subnet: str,
+                 service_subnet: str, kubernetes_service_ip: str) -> None:
+        self.cluster = cluster
+        self.layout = Layout(root)
+        self.pki = Pki(self.layout.pki)
+        self.nodes = list(nodes)
+        self.pod_subnet = pod_subnet
+        self.service_subnet = service_subnet
+        self.kubernetes_service_ip = kubernetes_service_ip
+        self.ports = Ports()
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.egress: EgressProxy | None = None
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.ports.apiserver}"
+
+    # -- start -------------------------------------------------------------------------------
+    def start(self, *, timeout: float = READY_TIMEOUT, say: Callable[[str], None] = log.info) -> None:
+        """Everything up, nodes registered and Ready with pod CIDRs; raises ControlPlaneError."""
+        missing = binaries.missing(COMPONENTS)
+        if missing:
+            raise ControlPlaneError(
+                f"pinned binaries not built yet: {', '.join(missing)}; run `kindlab-twin build binaries`")
+        bins = {name: binaries.binary_path(name) for name in COMPONENTS}
+        deadline = time.monotonic() + timeout
+        control_ip = self.nodes[0].internal_ip
+        self.layout.logs.mkdir(parents=True, exist_ok=True)
+        self.pki.create(
+            server_ips=["127.0.0.1", self.kubernetes_service_ip, control_ip],
+            server_names=["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+                          "kubernetes.default.svc.cluster.local", self.nodes[0].name],
+            kubelet_ips=[n.internal_ip for n in self.nodes])
+        for client in (ADMIN, CONTROLLER_MANAGER, SCHEDULER, KWOK):
+            _write_yaml(self.layout.kubeconfig(client), client_kubeconfig(self.pki, client, self.server, self.cluster))
+        _write_yaml(self.layout.root / "egress-selector.yaml", egress_selector_config(self.layout.egress_socket))
+        # kwok's stages, as shipped in its module (binaries.py copies them beside the binary).
+        stages = sorted(binaries.assets_dir("kwok").glob("*.yaml"))
+        (self.layout.root / "kwok.yaml").write_text("\n---\n".join(p.read_text() for p in stages))
+        self.egress = EgressProxy(self.layout.egress_socket, [n.internal_ip for n in self.nodes], KUBELET_PORT,
+                                  self.ports.kwok)
+        self.egress.start()
+        argv = {c: component_argv(c, bins=bins, layout=self.layout, pki=self.pki, ports=self.ports,
+                                  cluster=self.cluster, pod_subnet=self.pod_subnet,
+                                  service_subnet=self.service_subnet, advertise_address=control_ip)
+                for c in COMPONENTS}
+        self._spawn("etcd", argv["etcd"])
+        self._spawn("kube-apiserver", argv["kube-apiserver"])
+        self._wait("kube-apiserver /readyz", lambda: self._get("/readyz") == "ok", deadline)
+        say(f"  kube-apiserver ready ({self.server})")
+        for c in ("kube-controller-manager", "kube-scheduler", "kwok"):
+            self._spawn(c, argv[c])
+        for node in self.nodes:
+            self._post("/api/v1/nodes", node.object)
+        self._wait("nodes Ready with pod CIDRs", self._nodes_ready, deadline)
+        say(f"  {len(self.nodes)} node(s) Ready")
+
+    def _spawn(self, component: str, argv: list[str]) -> None:
+        out = open(self.layout.log_file(component), "ab")  # noqa: SIM115 - owned by the child from here
+        try:
+            self.procs[component] = subprocess.Popen(
+                argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                cwd=self.layout.root, preexec_fn=_die_with_parent)  # noqa: PLW1509 - prctl only
+        finally:
+            out.close()
+
+    def _wait(self, what: str, ready: Callable[[], bool], deadline: float) -> None:
+        while True:
+            self.check()
+            try:
+                if ready():
+                    return
+            except (OSError, ValueError, KeyError):
+                pass
+            if time.monotonic() > deadline:
+                raise ControlPlaneError(f"timed out waiting for {what}; last lines of the component logs:\n"
+                                        + self._log_tails())
+            time.sleep(0.2)
+
+    def _nodes_ready(self) -> bool:
+        items = json.loads(self._get("/api/v1/nodes"))["items"]
+        ready = {n["metadata"]["name"] for n in items
+                 if n["spec"].get("podCIDR") and any(c["type"] == "Ready" and c["status"] == "True"
+                                                     for c in n.get("status", {}).get("conditions", []))}
+        return all(n.name in ready for n in self.nodes)
+
+    # -- watch and stop ----------------------------------------------------------------------
+    def check(self) -> None:
+        """Raise ControlPlaneError naming the first component that exited, with its last log lines."""
+        for component, proc in self.procs.items():
+            code = proc.poll()
+            if code is not None:
+                raise ControlPlaneError(f"{component} exited with status {code}; last lines of its log "
+                                        f"({self.layout.log_file(component)}):\n"
+                                        + last_lines(self.layout.log_file(component)))
+
+    def stop(self, grace: float = 10.0) -> None:
+        for component in reversed(list(self.procs)):
+            proc = self.procs[component]
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(grace)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+        self.procs.clear()
+        if self.egress is not None:
+            self.egress.stop()
+
+    def _log_tails(self) -> str:
+        return "\n".join(f"--- {c}:\n{last_lines(self.layout.log_file(c), 5)}" for c in self.procs)
+
+    # -- admin client --------------------------------------------------------------------------
+    def _context(self) -> ssl.SSLContext:
+        ctx = ssl.create_default_context(cafile=str(self.pki.ca_cert))
+        ctx.load_cert_chain(str(self.pki.path(ADMIN.stem, "crt")), str(self.pki.path(ADMIN.stem, "key")))
+        return ctx
+
+    def _get(self, path: str) -> str:
+        with urllib.request.urlopen(self.server + path, context=self._context(), timeout=5) as resp:
+            return str(resp.read().decode())
+
+    def _post(self, path: str, body: dict[str, Any]) -> None:
+        req = urllib.request.Request(self.server + path, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, context=self._context(), timeout=10):
+            pass
+
+
+def _write_yaml(path: Path, doc: dict[str, Any]) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        yaml.safe_dump(doc, f, sort_keys=False)

@@ -1,0 +1,86 @@
+"""The pinned-binary builder: generated module, replace mapping, caching (no Go run here)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kindlab_twin import binaries
+
+# `go mod edit -json` of k8s.io/kubernetes v1.35.4's go.mod (abridged) and etcd server v3.6.6's.
+K8S_GOMOD = {"Go": "1.25.0", "Replace": [
+    {"Old": {"Path": "k8s.io/api"}, "New": {"Path": "./staging/src/k8s.io/api"}},
+    {"Old": {"Path": "k8s.io/apimachinery"}, "New": {"Path": "./staging/src/k8s.io/apimachinery"}},
+]}
+ETCD_GOMOD = {"Go": "1.24", "Replace": [
+    {"Old": {"Path": "go.etcd.io/etcd/api/v3"}, "New": {"Path": "../api"}},
+    {"Old": {"Path": "go.etcd.io/etcd"}, "New": {"Path": "./FORBIDDEN_DEPENDENCY"}},
+    {"Old": {"Path": "example.com/x"}, "New": {"Path": "example.com/y", "Version": "v1.2.3"}},
+]}
+
+
+def test_pins_cover_the_control_plane_and_kwok() -> None:
+    pins = binaries.pinned()
+    assert {"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"} <= set(pins)
+    api = pins["kube-apiserver"]
+    assert api.module == "k8s.io/kubernetes" and api.version.startswith("v1.35.")
+    assert api.import_path == "k8s.io/kubernetes/cmd/kube-apiserver"
+    # /version must report the pinned version with no suffix of ours
+    assert f"-X k8s.io/component-base/version.gitVersion={api.version}" in api.ldflags
+    assert pins["etcd"].import_path == "go.etcd.io/etcd/server/v3"
+
+
+def test_relative_replaces_become_published_versions() -> None:
+    assert binaries.replace_lines(K8S_GOMOD, "v0.35.4") == [
+        "k8s.io/api => k8s.io/api v0.35.4", "k8s.io/apimachinery => k8s.io/apimachinery v0.35.4"]
+    assert binaries.replace_lines(ETCD_GOMOD, "v3.6.6") == [
+        "go.etcd.io/etcd/api/v3 => go.etcd.io/etcd/api/v3 v3.6.6", "example.com/x => example.com/y v1.2.3"]
+
+
+def test_a_local_replace_without_a_pinned_version_is_an_error() -> None:
+    with pytest.raises(binaries.BuildError, match="k8s.io/api is replaced by the local path"):
+        binaries.replace_lines(K8S_GOMOD, "")
+
+
+def test_generated_gomod_requires_the_pin() -> None:
+    pin = binaries.pinned()["kube-scheduler"]
+    text = binaries.generated_gomod(pin, "1.25.0", ["k8s.io/api => k8s.io/api v0.35.4"])
+    assert f"require k8s.io/kubernetes {pin.version}" in text
+    assert "go 1.25.0" in text and "\tk8s.io/api => k8s.io/api v0.35.4" in text
+
+
+def test_build_runs_go_once_then_uses_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KINDLAB_CACHE", str(tmp_path))
+    calls: list[list[str]] = []
+
+    def fake_go(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+        calls.append(argv)
+        assert env["CGO_ENABLED"] == "0"
+        if argv[:3] == ["go", "mod", "download"]:
+            return json.dumps({"GoMod": str(tmp_path / "etcd.mod")})
+        if argv[:3] == ["go", "mod", "edit"]:
+            return json.dumps(ETCD_GOMOD)
+        if argv[:2] == ["go", "build"]:
+            Path(argv[argv.index("-o") + 1]).write_text("binary")
+        return ""
+
+    messages: list[str] = []
+    paths = binaries.build(["etcd"], say=messages.append, run=fake_go)
+    version = binaries.pinned()["etcd"].version
+    assert paths["etcd"] == tmp_path / "bin" / f"etcd-{version}" and paths["etcd"].read_text() == "binary"
+    assert [c[:2] for c in calls] == [["go", "mod"], ["go", "mod"], ["go", "get"], ["go", "build"]]
+    gomod = (tmp_path / "build" / f"go.etcd.io_etcd_server_v3@{version}" / "go.mod").read_text()
+    assert f"go.etcd.io/etcd/api/v3 => go.etcd.io/etcd/api/v3 {version}" in gomod
+    assert any("built in" in m for m in messages)
+
+    calls.clear()
+    binaries.build(["etcd"], say=messages.append, run=fake_go)
+    assert calls == [] and "cached" in messages[-1]
+    assert binaries.missing(["etcd", "kwok"]) == ["kwok"]
+
+
+def test_unknown_names_are_refused_before_any_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KINDLAB_CACHE", str(tmp_path))
+    with pytest.raises(binaries.BuildError, match="no pinned binary named kubelet-x"):
+        binaries.build(["etcd", "kubelet-x"], run=lambda *a: pytest.fail("go must not run"))

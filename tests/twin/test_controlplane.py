@@ -1,0 +1,145 @@
+"""The real control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok) on loopback.
+
+Needs the pinned binaries (`kindlab-twin build binaries`; `make unit` builds them first).
+"""
+from __future__ import annotations
+
+import json
+import os
+import ssl
+import stat
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from ipaddress import ip_address, ip_network
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kindlab_twin import binaries
+from kindlab_twin.controllers.nodes import desired_nodes
+from kindlab_twin.controlplane import COMPONENTS, ControlPlane, ControlPlaneError, NodeSpec
+from kindlab_twin.pki import ADMIN
+
+# `make unit` builds the binaries first and sets KINDLAB_REQUIRE_BINARIES, so there a missing
+# binary fails the run; a bare pytest without them skips, saying how to build them.
+pytestmark = pytest.mark.skipif(
+    bool(binaries.missing(COMPONENTS)) and os.environ.get("KINDLAB_REQUIRE_BINARIES") != "1",
+    reason=f"pinned binaries not built ({', '.join(binaries.missing(COMPONENTS))}): run `kindlab-twin build binaries`")
+
+KIND_CONFIG = {"nodes": [{"role": "control-plane"}, {"role": "worker"}]}
+POD_SUBNET = "10.244.0.0/16"
+
+
+def node_specs(cluster: str) -> list[NodeSpec]:
+    specs = []
+    for obj in desired_nodes(cluster, KIND_CONFIG):
+        obj["spec"].pop("podCIDR", None)  # the controller-manager allocates them, as on kind
+        obj["spec"].pop("podCIDRs", None)
+        specs.append(NodeSpec(obj["metadata"]["name"], obj["status"]["addresses"][0]["address"], obj))
+    return specs
+
+
+@pytest.fixture(scope="module")
+def cp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    plane = ControlPlane(cluster="cptest", root=tmp_path_factory.mktemp("cp"), nodes=node_specs("cptest"),
+                         pod_subnet=POD_SUBNET, service_subnet="10.96.0.0/16", kubernetes_service_ip="10.96.0.1")
+    started = time.monotonic()
+    try:
+        plane.start(timeout=90)
+        print(f"control plane Ready in {time.monotonic() - started:.1f} s")
+        yield plane
+    finally:
+        plane.stop()
+
+
+def kubectl(cp: ControlPlane, *args: str, check: bool = True) -> str:
+    proc = subprocess.run(["kubectl", "--kubeconfig", str(cp.layout.kubeconfig(ADMIN)), *args],
+                          capture_output=True, text=True, timeout=60, check=False)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"kubectl {' '.join(args)} failed: {proc.stderr}")
+    return proc.stdout
+
+
+def kget(cp: ControlPlane, *args: str) -> Any:
+    return json.loads(kubectl(cp, "get", *args, "-o", "json"))
+
+
+def test_version_is_the_pinned_one(cp: ControlPlane) -> None:
+    version = json.loads(kubectl(cp, "get", "--raw", "/version"))
+    assert version["gitVersion"] == binaries.pinned()["kube-apiserver"].version
+
+
+def test_nodes_are_named_and_addressed_as_kind_does(cp: ControlPlane) -> None:
+    nodes = {n["metadata"]["name"]: n for n in kget(cp, "nodes")["items"]}
+    assert set(nodes) == {"cptest-control-plane", "cptest-worker"}
+    for name, ip in (("cptest-control-plane", "172.18.0.2"), ("cptest-worker", "172.18.0.3")):
+        node = nodes[name]
+        assert {"type": "InternalIP", "address": ip} in node["status"]["addresses"]
+        assert ip_network(node["spec"]["podCIDR"]).subnet_of(ip_network(POD_SUBNET))  # type: ignore[arg-type]
+        assert any(c["type"] == "Ready" and c["status"] == "True" for c in node["status"]["conditions"])
+    assert nodes["cptest-control-plane"]["spec"]["taints"][0]["key"] == "node-role.kubernetes.io/control-plane"
+
+
+def test_a_deployment_runs_with_pod_ips_from_its_node_cidr(cp: ControlPlane) -> None:
+    kubectl(cp, "create", "deployment", "web", "--image", "nginx:1.29.3", "--replicas", "2")
+    kubectl(cp, "rollout", "status", "deployment/web", "--timeout=60s")
+    cidrs = {n["metadata"]["name"]: n["spec"]["podCIDR"] for n in kget(cp, "nodes")["items"]}
+    pods = kget(cp, "pods", "-l", "app=web")["items"]
+    assert len(pods) == 2
+    for pod in pods:
+        assert pod["spec"]["nodeName"] == "cptest-worker"  # the control plane keeps its taint
+        assert pod["status"]["phase"] == "Running"
+        assert ip_address(pod["status"]["podIP"]) in ip_network(cidrs[pod["spec"]["nodeName"]])
+    reasons = {e["reason"] for e in kget(cp, "events")["items"]}
+    assert {"ScalingReplicaSet", "Scheduled"} <= reasons
+    kubectl(cp, "scale", "deployment/web", "--replicas=0")
+    kubectl(cp, "wait", "--for=delete", "pod", "-l", "app=web", "--timeout=60s")
+
+
+def test_namespace_deletion_waits_for_its_contents(cp: ControlPlane) -> None:
+    kubectl(cp, "create", "namespace", "gone")
+    kubectl(cp, "-n", "gone", "create", "configmap", "c", "--from-literal=a=b")
+    kubectl(cp, "delete", "namespace", "gone", "--wait", "--timeout=60s")
+    assert "gone" not in kubectl(cp, "get", "namespaces", "-o", "name")
+
+
+def test_anonymous_requests_are_refused(cp: ControlPlane) -> None:
+    ctx = ssl.create_default_context(cafile=str(cp.pki.ca_cert))
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(cp.server + "/api/v1/namespaces", context=ctx, timeout=5)
+    assert err.value.code == 401
+
+
+def test_every_component_listens_on_loopback_only(cp: ControlPlane) -> None:
+    pids = {str(p.pid) for p in cp.procs.values()}
+    out = subprocess.run(["ss", "-Hltnp"], capture_output=True, text=True, check=True).stdout
+    ours = [line for line in out.splitlines() if any(f"pid={pid}," in line for pid in pids)]
+    assert ours, out
+    for line in ours:
+        local = line.split()[3]
+        assert local.startswith("127.0.0.1:"), line
+
+
+def test_keys_and_kubeconfigs_are_private(cp: ControlPlane) -> None:
+    private = list(cp.layout.pki.glob("*.key")) + list(cp.layout.root.glob("*.kubeconfig"))
+    assert len(private) >= 8
+    for path in private:
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600, path
+
+
+def test_a_killed_component_is_reported(tmp_path: Path) -> None:
+    plane = ControlPlane(cluster="cpkill", root=tmp_path, nodes=node_specs("cpkill")[:1],
+                         pod_subnet=POD_SUBNET, service_subnet="10.96.0.0/16", kubernetes_service_ip="10.96.0.1")
+    try:
+        plane.start(timeout=90)
+        plane.procs["kube-scheduler"].kill()
+        plane.procs["kube-scheduler"].wait()
+        with pytest.raises(ControlPlaneError, match=r"kube-scheduler exited with status -9"):
+            plane.check()
+    finally:
+        plane.stop()
+    assert plane.procs == {}
