@@ -84,6 +84,11 @@ GO_BINARIES: dict[str, dict[str, object]] = {
                        "local_replace": _K8S_STAGING, "ldflags": _K8S_LDFLAGS},
     "etcd": {"module": "go.etcd.io/etcd/server/v3", "version": ETCD_VERSION, "package": "",
              "local_replace": ETCD_VERSION, "ldflags": ()},
+    # MetalLB's controller (address allocation; the speaker answers ARP, which the twin does not need).
+    # Its native manifest ships in the module (config/manifests/metallb-native.yaml).
+    "metallb-controller": {"module": "go.universe.tf/metallb", "version": METALLB_VERSION, "package": "controller",
+                           "local_replace": "", "ldflags": (),
+                           "assets": ("config/manifests/metallb-native.yaml",)},
     # kwok needs its stages (what a fake kubelet does to nodes and pods); they ship in the module
     # and are copied beside the binary: the fast node/pod stages and the lease heartbeat, as
     # kwokctl configures them.

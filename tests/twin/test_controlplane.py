@@ -15,38 +15,21 @@ import urllib.request
 from collections.abc import Iterator
 from ipaddress import ip_address, ip_network
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from kindlab_twin import binaries
-from kindlab_twin.controllers.nodes import desired_nodes
-from kindlab_twin.controlplane import COMPONENTS, ControlPlane, ControlPlaneError, NodeSpec
-from kindlab_twin.pki import ADMIN
+from kindlab_twin.controlplane import COMPONENTS, ControlPlane, ControlPlaneError
 
-# `make unit` builds the binaries first and sets KINDLAB_REQUIRE_BINARIES, so there a missing
-# binary fails the run; a bare pytest without them skips, saying how to build them.
-pytestmark = pytest.mark.skipif(
-    bool(binaries.missing(COMPONENTS)) and os.environ.get("KINDLAB_REQUIRE_BINARIES") != "1",
-    reason=f"pinned binaries not built ({', '.join(binaries.missing(COMPONENTS))}): run `kindlab-twin build binaries`")
+from realcp import POD_SUBNET, control_plane, kget, kubectl, require
 
+pytestmark = require(COMPONENTS)
 KIND_CONFIG = {"nodes": [{"role": "control-plane"}, {"role": "worker"}]}
-POD_SUBNET = "10.244.0.0/16"
-
-
-def node_specs(cluster: str) -> list[NodeSpec]:
-    specs = []
-    for obj in desired_nodes(cluster, KIND_CONFIG):
-        obj["spec"].pop("podCIDR", None)  # the controller-manager allocates them, as on kind
-        obj["spec"].pop("podCIDRs", None)
-        specs.append(NodeSpec(obj["metadata"]["name"], obj["status"]["addresses"][0]["address"], obj))
-    return specs
 
 
 @pytest.fixture(scope="module")
 def cp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
-    plane = ControlPlane(cluster="cptest", root=tmp_path_factory.mktemp("cp"), nodes=node_specs("cptest"),
-                         pod_subnet=POD_SUBNET, service_subnet="10.96.0.0/16", kubernetes_service_ip="10.96.0.1")
+    plane = control_plane("cptest", tmp_path_factory.mktemp("cp"), KIND_CONFIG)
     started = time.monotonic()
     try:
         plane.start(timeout=90)
@@ -54,18 +37,6 @@ def cp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
         yield plane
     finally:
         plane.stop()
-
-
-def kubectl(cp: ControlPlane, *args: str, check: bool = True) -> str:
-    proc = subprocess.run(["kubectl", "--kubeconfig", str(cp.layout.kubeconfig(ADMIN)), *args],
-                          capture_output=True, text=True, timeout=60, check=False)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"kubectl {' '.join(args)} failed: {proc.stderr}")
-    return proc.stdout
-
-
-def kget(cp: ControlPlane, *args: str) -> Any:
-    return json.loads(kubectl(cp, "get", *args, "-o", "json"))
 
 
 def test_version_is_the_pinned_one(cp: ControlPlane) -> None:
@@ -132,8 +103,7 @@ def test_keys_and_kubeconfigs_are_private(cp: ControlPlane) -> None:
 
 
 def test_a_killed_component_is_reported(tmp_path: Path) -> None:
-    plane = ControlPlane(cluster="cpkill", root=tmp_path, nodes=node_specs("cpkill")[:1],
-                         pod_subnet=POD_SUBNET, service_subnet="10.96.0.0/16", kubernetes_service_ip="10.96.0.1")
+    plane = control_plane("cpkill", tmp_path, {})
     try:
         plane.start(timeout=90)
         plane.procs["kube-scheduler"].kill()
