@@ -33,6 +33,11 @@ INGRESS_NGINX_IMAGE = "registry.k8s.io/ingress-nginx/controller:" + INGRESS_NGIN
 # The digest chart 4.15.1 pins for that tag (values.yaml controller.image.digest); the chart
 # renders image refs as <registry>/<image>:<tag>@<digest>.
 INGRESS_NGINX_CONTROLLER_DIGEST = "sha256:594ceea76b01c592858f803f9ff4d2cb40542cae2060410b2c95f75907d659e1"
+# Not buildable on the project's machines (checked 2026-11-23): the Go module proxy they reach
+# answers 403 "not available" for k8s.io/ingress-nginx at controller-v1.15.1's commit
+# (v0.0.0-20260319211545-0a5901f3c64f) and at every later release's; the only version it serves
+# is v0.0.0-20240708192948-52c50467d67d (controller-v1.11.0). The real controller binary, and the
+# chart the module carries, are therefore not in GO_BINARIES.
 
 # Test web app image (the seed's app: nginx's welcome page).
 TEST_APP_IMAGE = "nginx:1.29.3"
