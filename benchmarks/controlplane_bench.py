@@ -78,15 +78,15 @@ def main() -> int:
         print(f"pinned binaries missing ({', '.join(missing)}): run `make binaries` first", file=sys.stderr)
         return 2
     results: dict[str, list[tuple[float, float]]] = {"python twin (today)": [], "real control plane + kwok": []}
-    for _ in range(args.runs):
+    for _run in range(args.runs):
         for label, fn in (("python twin (today)", python_twin), ("real control plane + kwok", real_control_plane)):
             with tempfile.TemporaryDirectory(prefix="cpbench-") as tmp:
                 results[label].append(fn(Path(tmp)))
     print(f"\ncreate to Ready, {args.runs} runs each ({os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}):")
     print(f"{'backend':30} {'median s':>9} {'max s':>7} {'kubectl get nodes ms':>21}")
     for label, rows in results.items():
-        ready = [r for r, _ in rows]
-        get = [g for _, g in rows]
+        ready = [row[0] for row in rows]
+        get = [row[1] for row in rows]
         print(f"{label:30} {statistics.median(ready):9.1f} {max(ready):7.1f} {statistics.median(get):21.0f}")
     print(json.dumps({k: [[round(a, 2), round(b, 1)] for a, b in v] for k, v in results.items()}))
     return 0

@@ -71,7 +71,7 @@ _K8S_LDFLAGS = tuple(
     "-X k8s.io/component-base/version." + key + "=" + value
     for key, value in (
         ("gitVersion", KUBERNETES_VERSION),
-        ("gitMajor", KUBERNETES_VERSION[1:].split(".")[0]),
+        ("gitMajor", KUBERNETES_VERSION[1:].split(".", maxsplit=1)[0]),
         ("gitMinor", KUBERNETES_VERSION[1:].split(".")[1]),
         ("gitTreeState", "clean"),
     )

@@ -225,7 +225,7 @@ class EgressProxy:
         assert self._sock is not None
         while True:
             try:
-                conn, _ = self._sock.accept()
+                conn = self._sock.accept()[0]
             except OSError:
                 return
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
@@ -298,8 +298,9 @@ class ControlPlane:
         return f"https://127.0.0.1:{self.ports.apiserver}"
 
     # -- start -------------------------------------------------------------------------------
-    def start(self, *, timeout: float = READY_TIMEOUT, say: Callable[[str], None] = log.info) -> None:
+    def start(self, *, timeout: float = READY_TIMEOUT, say: Callable[[str], None] | None = None) -> None:
         """Everything up, nodes registered and Ready with pod CIDRs; raises ControlPlaneError."""
+        say = say or _log
         missing = binaries.missing(COMPONENTS)
         if missing:
             raise ControlPlaneError(
@@ -408,6 +409,10 @@ class ControlPlane:
                                      headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(req, context=self._context(), timeout=10):
             pass
+
+
+def _log(message: str) -> None:
+    log.info("%s", message)
 
 
 def _write_yaml(path: Path, doc: dict[str, Any]) -> None:

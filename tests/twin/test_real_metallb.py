@@ -12,7 +12,6 @@ import os
 import subprocess
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 import yaml
