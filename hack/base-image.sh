@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# A minimal Debian image for the lab's Docker engine, made here because nothing can be pulled.
+#
+#   hack/base-image.sh [IMAGE]     default IMAGE: kindlab/debian-minbase:bookworm
+#
+# Builds a root filesystem with `debootstrap --variant=minbase bookworm` (plus iproute2) from
+# the Debian mirror apt already uses (first URI in /etc/apt/sources.list*, or
+# $KINDLAB_DEBIAN_MIRROR), caches it as a tarball under ~/.cache/kindlab/images/, and
+# `docker import`s it unless the engine already has IMAGE. A second run reuses the tarball;
+# delete it to rebuild. Installs Debian's debootstrap when missing. Run as root.
+set -euo pipefail
+
+IMAGE="${1:-kindlab/debian-minbase:bookworm}"
+SUITE="bookworm"
+INCLUDE="iproute2"
+CACHE="${KINDLAB_IMAGE_CACHE:-$HOME/.cache/kindlab/images}"
+TARBALL="$CACHE/debian-$SUITE-minbase-${INCLUDE//,/-}.tar"
+
+me="$(basename "$0")"
+say() { printf '%s: %s\n' "$me" "$*" >&2; }
+die() { printf '%s: error: %s\n' "$me" "$*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "run as root (debootstrap and docker import need it)"
+
+# debian_mirror: the first non-security Debian URI apt is configured with.
+debian_mirror() {
+    if [ -n "${KINDLAB_DEBIAN_MIRROR:-}" ]; then echo "$KINDLAB_DEBIAN_MIRROR"; return; fi
+    local uri
+    uri="$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null \
+        | awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) { print $i; break } }' \
+        | grep -v security | head -n 1 || true)"
+    if [ -z "$uri" ]; then
+        uri="$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null \
+            | awk '$1 == "URIs:" { for (i = 2; i <= NF; i++) print $i }' \
+            | grep -v security | head -n 1 || true)"
+    fi
+    [ -n "$uri" ] || die "no Debian mirror found in /etc/apt/sources.list*; set KINDLAB_DEBIAN_MIRROR"
+    echo "$uri"
+}
+
+# cleanup_work: unmount what debootstrap left mounted under $WORK, then delete it.
+WORK=""
+cleanup_work() {
+    [ -n "$WORK" ] || return 0
+    awk -v d="$WORK/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r | xargs -r umount -l
+    rm -rf --one-file-system "$WORK"
+}
+
+build_tarball() {
+    command -v debootstrap >/dev/null || {
+        say "installing Debian's debootstrap"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap
+    }
+    local mirror
+    mirror="$(debian_mirror)"
+    mkdir -p "$CACHE"
+    WORK="$(mktemp -d /var/tmp/kindlab-rootfs.XXXXXX)"
+    # debootstrap mounts /proc and /sys in the target while it works; never delete through them.
+    trap cleanup_work EXIT
+    say "debootstrap --variant=minbase --include=$INCLUDE $SUITE from $mirror"
+    debootstrap --variant=minbase --include="$INCLUDE" "$SUITE" "$WORK/rootfs" "$mirror" >"$WORK/log" 2>&1 \
+        || { tail -n 20 "$WORK/log" >&2; die "debootstrap failed"; }
+    # Smaller image, and no cached package lists from this machine.
+    rm -rf "$WORK/rootfs/var/cache/apt/archives/"*.deb "$WORK/rootfs/var/lib/apt/lists/"*
+    tar --numeric-owner --xattrs -C "$WORK/rootfs" -cf "$TARBALL.tmp" .
+    mv "$TARBALL.tmp" "$TARBALL"
+    say "cached $TARBALL ($(du -h "$TARBALL" | cut -f1))"
+}
+
+[ -s "$TARBALL" ] || build_tarball
+if docker image inspect "$IMAGE" >/dev/null 2>&1; then
+    say "$IMAGE is already in the engine"
+else
+    say "docker import $TARBALL $IMAGE"
+    docker import --change 'CMD ["/bin/bash"]' "$TARBALL" "$IMAGE" >/dev/null
+fi
