@@ -1,0 +1,375 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The verification report as one self-contained HTML page (report.html).
+
+A pure function of the JSON report (``_verify.report``): the verdict table, then one section
+per Ingress with a drawing of its status address over the watch window, each segment
+coloured by the controller pod that wrote it, and the diagnosis findings (with their fixes)
+that explain that Ingress. Inline CSS and SVG only: no script, no font, no image, nothing
+fetched (a Content-Security-Policy of ``default-src 'none'`` says so to the browser).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import html
+import math
+from dataclasses import dataclass
+from typing import Any
+
+Obj = dict[str, Any]
+
+# Distinct for the common colour-vision deficiencies (Okabe-Ito), then a few more. The
+# grey is kept for segments whose writer is unknown.
+PALETTE = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#d55e00", "#56b4e9", "#8c564b", "#f0e442", "#7f3fbf", "#1b9e77")
+UNKNOWN_COLOUR = "#9a9a9a"
+EMPTY_COLOUR = "#ffffff"
+
+WIDTH = 960  # the SVG's user units
+BAR_X = 10
+BAR_W = WIDTH - 2 * BAR_X
+BAR_Y = 18
+BAR_H = 30
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One stretch of an Ingress's status: [start, end) in seconds since the watch began."""
+
+    start: float
+    end: float
+    addresses: tuple[str, ...]
+    writer: str | None  # "namespace/pod", or "manager <field manager>" when no pod is known
+    source: str  # how the writer is known: log, inferred, prediction, manager, unknown
+    time: str = ""  # wall-clock time of the change that began it ("" for the window start)
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _num(value: Any, default: float = 0.0) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return default
+    return number if math.isfinite(number) else default
+
+
+def _addrs(value: Any) -> tuple[str, ...]:
+    return tuple(str(a) for a in value or [])
+
+
+def _key_order(key: str) -> tuple[str, str]:
+    ns, _sep, name = key.partition("/")
+    return ns, name
+
+
+def window_length(status: Obj) -> float:
+    """The watch window in seconds: what the watch measured, or at least up to the last change."""
+    last = max((_num(e.get("t")) for e in status.get("timeline") or []), default=0.0)
+    return max(_num(status.get("elapsed")), last, 0.0)
+
+
+def window_start(status: Obj) -> dt.datetime | None:
+    """Wall-clock start of the watch, from any change's time minus its offset."""
+    for entry in status.get("timeline") or []:
+        try:
+            when = dt.datetime.fromisoformat(str(entry.get("time", "")).replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        return when - dt.timedelta(seconds=_num(entry.get("t")))
+    return None
+
+
+def _predicted_writers(diagnose: Obj) -> dict[tuple[str, tuple[str, ...]], str]:
+    """(ingress, address) -> the pod diagnose predicts writes it, when that is one pod."""
+    pods_of: dict[str, list[str]] = {}
+    for c in diagnose.get("controllers") or []:
+        ref = str(c.get("controller", ""))
+        ns = ref.partition("/")[0]
+        pods_of[ref] = [p if "/" in str(p) else "%s/%s" % (ns, p) for p in c.get("pods") or []]
+    out: dict[tuple[str, tuple[str, ...]], str] = {}
+    for key, ing in (diagnose.get("ingresses") or {}).items():
+        for w in ing.get("writers") or []:
+            pods = pods_of.get(str(w.get("controller", "")), [])
+            if len(pods) == 1:
+                out[(str(key), tuple(sorted(_addrs(w.get("address")))))] = pods[0]
+    return out
+
+
+def segments(status: Obj, diagnose: Obj | None = None) -> dict[str, list[Segment]]:
+    """Each Ingress's status over the window, from ingress_status's timeline.
+
+    A change's writer is the pod whose log line announced it. A stretch without one (the
+    status the window starts with, or a change whose log line was not found) takes, in
+    order: the pod seen writing the same address into the same Ingress, the pod seen writing
+    it anywhere, the pod diagnose predicts writes it, the field manager; else it is unknown.
+    """
+    end = window_length(status)
+    timeline = sorted((e for e in status.get("timeline") or [] if e.get("ingress")), key=lambda e: _num(e.get("t")))
+    keys = set((status.get("ingresses") or {}).keys()) | {str(e["ingress"]) for e in timeline}
+    raw: dict[str, list[Segment]] = {}
+    for key in keys:
+        info = (status.get("ingresses") or {}).get(key) or {}
+        seen = info.get("addresses_seen") or []
+        mine = [e for e in timeline if e["ingress"] == key]
+        current = _addrs(mine[0].get("old")) if mine else _addrs(seen[0] if seen else [])
+        managers = (info.get("writers") or {}).get("managers") or []
+        writer: str | None = None
+        source = "unknown"
+        if managers and current:
+            writer, source = "manager %s" % managers[0], "manager"
+        start, when = 0.0, ""
+        out: list[Segment] = []
+        for e in mine:
+            t = _num(e.get("t"))
+            out.append(Segment(start, t, current, writer, source, when))
+            current, start, when = _addrs(e.get("new")), t, str(e.get("time", ""))
+            if e.get("pod"):
+                writer, source = str(e["pod"]), "log"
+            elif e.get("manager") and current:
+                writer, source = "manager %s" % e["manager"], "manager"
+            else:
+                writer, source = None, "unknown"
+        out.append(Segment(start, max(end, start), current, writer, source, when))
+        raw[key] = [s for s in out if s.end > s.start or len(out) == 1]
+    # Fill in writers that are not known from a log line.
+    by_ingress: dict[tuple[str, tuple[str, ...]], str] = {}
+    anywhere: dict[tuple[str, ...], set[str]] = {}
+    for key, segs in raw.items():
+        for s in segs:
+            if s.source == "log" and s.writer:
+                by_ingress.setdefault((key, tuple(sorted(s.addresses))), s.writer)
+                anywhere.setdefault(tuple(sorted(s.addresses)), set()).add(s.writer)
+    predicted = _predicted_writers(diagnose or {})
+    result: dict[str, list[Segment]] = {}
+    for key, segs in raw.items():
+        filled = []
+        for s in segs:
+            addrs = tuple(sorted(s.addresses))
+            if s.source != "log" and addrs:
+                guess = by_ingress.get((key, addrs))
+                if guess is None and len(anywhere.get(addrs, ())) == 1:
+                    guess = next(iter(anywhere[addrs]))
+                if guess is not None:
+                    s = Segment(s.start, s.end, s.addresses, guess, "inferred", s.time)
+                elif (key, addrs) in predicted:
+                    s = Segment(s.start, s.end, s.addresses, predicted[(key, addrs)], "prediction", s.time)
+            filled.append(s)
+        result[key] = filled
+    return result
+
+
+def colours(all_segments: dict[str, list[Segment]]) -> dict[str, str]:
+    """One colour per writer, stable for the same set of writers (sorted by name)."""
+    writers = sorted({s.writer for segs in all_segments.values() for s in segs if s.writer and s.addresses})
+    return {w: PALETTE[i % len(PALETTE)] for i, w in enumerate(writers)}
+
+
+def _text_colour(fill: str) -> str:
+    r, g, b = (int(fill[i:i + 2], 16) for i in (1, 3, 5))
+    return "#000000" if 0.299 * r + 0.587 * g + 0.114 * b > 150 else "#ffffff"
+
+
+def _tick_step(length: float) -> float:
+    if length <= 0:
+        return 1.0
+    raw = length / 8
+    magnitude = 10 ** math.floor(math.log10(raw))
+    for step in (1, 2, 5, 10):
+        if raw <= step * magnitude:
+            return float(step * magnitude)
+    return float(10 * magnitude)
+
+
+def _fmt_s(seconds: float) -> str:
+    return ("%.1f" % seconds).rstrip("0").rstrip(".") + " s"
+
+
+def timeline_svg(key: str, segs: list[Segment], length: float, palette: dict[str, str]) -> str:
+    """The drawing of one Ingress's status over the window."""
+    scale = BAR_W / length if length > 0 else 0.0
+    parts = ['<svg class="timeline" data-ingress="%s" viewBox="0 0 %d 76" width="%d" height="76" role="img" '
+             'aria-label="status address of %s over the watch window" shape-rendering="crispEdges">'
+             % (_e(key), WIDTH, WIDTH, _e(key))]
+    for i, s in enumerate(segs):
+        x0 = BAR_X + (s.start * scale if scale else 0.0)
+        x1 = BAR_X + (s.end * scale if scale else BAR_W)
+        width = max(x1 - x0, 1.0)
+        label = ", ".join(s.addresses) or "(empty)"
+        fill = EMPTY_COLOUR if not s.addresses else palette.get(s.writer or "", UNKNOWN_COLOUR)
+        tip = "%s: %s from %s to %s, written by %s (%s)" % (key, label, _fmt_s(s.start), _fmt_s(s.end), s.writer or "unknown", s.source)
+        parts.append('<g class="segment" data-index="%d" data-writer="%s" data-addresses="%s" data-start="%.3f" data-end="%.3f">'
+                     '<title>%s</title><rect x="%.2f" y="%d" width="%.2f" height="%d" fill="%s"%s/>'
+                     % (i, _e(s.writer or ""), _e(label), s.start, s.end, _e(tip), x0, BAR_Y, width, BAR_H, fill,
+                        ' stroke="#777" stroke-dasharray="3 3"' if not s.addresses else ""))
+        if width >= 7.2 * len(label) + 8:
+            parts.append('<text x="%.2f" y="%d" fill="%s" class="seg-label">%s</text>'
+                         % (x0 + 4, BAR_Y + BAR_H - 10, _text_colour(fill), _e(label)))
+        parts.append("</g>")
+        if i and scale:
+            parts.append('<line class="change" x1="%.2f" x2="%.2f" y1="%d" y2="%d" stroke="#222" stroke-width="1"/>'
+                         % (x0, x0, BAR_Y - 6, BAR_Y))
+    parts.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#444"/>' % (BAR_X, BAR_X + BAR_W, BAR_Y + BAR_H + 2, BAR_Y + BAR_H + 2))
+    if scale:
+        step = _tick_step(length)
+        tick = 0.0
+        while tick <= length + 1e-9:
+            x = BAR_X + tick * scale
+            anchor = "start" if tick == 0 else ("end" if x > WIDTH - 30 else "middle")
+            parts.append('<line x1="%.2f" x2="%.2f" y1="%d" y2="%d" stroke="#444"/><text x="%.2f" y="%d" text-anchor="%s" '
+                         'class="tick">%s</text>' % (x, x, BAR_Y + BAR_H + 2, BAR_Y + BAR_H + 7, x, BAR_Y + BAR_H + 20,
+                                                     anchor, _fmt_s(tick)))
+            tick = round(tick + step, 6)
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:24px auto;max-width:1000px;
+color:#1d1d1f;background:#fff;padding:0 16px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
+h3{font-size:16px;margin:0 0 6px}
+.verdict{display:inline-block;padding:2px 10px;border-radius:4px;color:#fff;font-weight:700}
+.PASS{background:#1a7f37}.FAIL{background:#cf222e}
+table{border-collapse:collapse;width:100%;margin:6px 0 12px}
+th,td{border:1px solid #d8d8d8;padding:4px 6px;text-align:left;vertical-align:top}
+th{background:#f4f4f6}
+tr.unmet td{background:#fff0f0}td.met{color:#1a7f37;font-weight:600}td.unmet{color:#cf222e;font-weight:700}
+section.ingress{border:1px solid #ddd;border-radius:6px;padding:10px 12px;margin:12px 0}
+.meta{color:#555}
+.legend{display:flex;flex-wrap:wrap;gap:4px 16px;margin:6px 0 10px;padding:0;list-style:none}
+.legend li{display:flex;align-items:center;gap:6px}
+.swatch{display:inline-block;width:14px;height:14px;border:1px solid #0003}
+svg.timeline{display:block;max-width:100%;height:auto}
+svg .seg-label{font:12px "DejaVu Sans Mono",monospace}svg .tick{font:11px sans-serif;fill:#444}
+.finding{border-left:4px solid #cf222e;background:#fff8f6;padding:6px 10px;margin:8px 0}
+.finding.warning{border-color:#bf8700;background:#fffbea}
+.fix{margin:4px 0 0}.fix code{background:#f1f1f4;padding:0 3px}
+code{font-family:"DejaVu Sans Mono",monospace;font-size:12.5px}
+details{margin:6px 0}
+"""
+
+
+def _verdict_rows(verdicts: list[Obj]) -> str:
+    rows = []
+    for v in verdicts:
+        met = bool(v.get("met"))
+        rows.append('<tr class="%s"><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class="%s">%s</td></tr>'
+                    % ("met" if met else "unmet", _e(v.get("check", "")), _e(v.get("subject", "")), _e(v.get("expected", "")),
+                       _e(v.get("observed", "")), "met" if met else "unmet", "ok" if met else "UNMET"))
+    return "".join(rows)
+
+
+def _finding_html(f: Obj) -> str:
+    severity = str(f.get("severity", "error"))
+    kind = _e(f.get("kind", ""))
+    parts = ['<div class="finding %s" data-kind="%s"><strong>%s</strong> (%s)' % (_e(severity), kind, kind, _e(severity))]
+    if f.get("culprits"):
+        parts.append(" — culprit: <strong>%s</strong>" % _e(", ".join(map(str, f["culprits"]))))
+    parts.append("<div>%s</div>" % _e(f.get("message") or f.get("reason") or ""))
+    if f.get("period"):
+        parts.append('<div class="meta">%s</div>' % _e(f["period"]))
+    fix = f.get("fix") or {}
+    if fix:
+        parts.append('<div class="fix"><strong>Fix</strong><ul>')
+        for label, key in (("chart values", "chart_values"), ("controller args", "args")):
+            for item in fix.get(key) or []:
+                parts.append("<li>%s: <code>%s</code></li>" % (label, _e(item)))
+        for key in sorted(k for k in fix if k not in ("chart_values", "args")):
+            parts.append("<li>%s: <code>%s</code></li>" % (_e(key), _e(fix[key])))
+        parts.append("</ul></div>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _changes_table(key: str, timeline: list[Obj]) -> str:
+    mine = [e for e in timeline if e.get("ingress") == key]
+    if not mine:
+        return ""
+    rows = "".join("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
+        _e(_fmt_s(_num(e.get("t")))), _e(e.get("time", "")), _e(", ".join(_addrs(e.get("old"))) or "(empty)"),
+        _e(", ".join(_addrs(e.get("new"))) or "(empty)"), _e(e.get("pod") or e.get("manager") or "unknown")) for e in mine)
+    return ("<details><summary>%d status change%s</summary><table><thead><tr><th>at</th><th>time</th><th>from</th><th>to</th>"
+            "<th>writer</th></tr></thead><tbody>%s</tbody></table></details>" % (len(mine), "" if len(mine) == 1 else "s", rows))
+
+
+def _explains(finding: Obj, key: str, diagnose: Obj) -> bool:
+    """A finding explains an Ingress when it names it, or (a controller finding) when the
+    controllers it names are among the Ingress's predicted writers."""
+    if finding.get("ingress"):
+        return str(finding["ingress"]) == key
+    named = {str(c) for c in finding.get("controllers") or []}
+    writers = {str(w.get("controller")) for w in ((diagnose.get("ingresses") or {}).get(key) or {}).get("writers") or []}
+    return bool(named) and named <= writers
+
+
+def render(doc: Obj) -> str:
+    """report.json (as a dict) -> the HTML page."""
+    results = doc.get("results") or {}
+    status = results.get("status") or {}
+    diagnose = results.get("diagnose") or {}
+    verdicts = [v for v in doc.get("verdicts") or [] if isinstance(v, dict)]
+    unmet = [v for v in verdicts if not v.get("met")]
+    passed = bool(doc.get("passed", not unmet))
+    scenario = str(doc.get("scenario", "default"))
+    findings = [f for f in diagnose.get("findings") or [] if isinstance(f, dict)]
+
+    segs = segments(status, diagnose) if status else {}
+    palette = colours(segs)
+    length = window_length(status)
+    start = window_start(status)
+    keys = set(segs) | set((diagnose.get("ingresses") or {}).keys()) | {str(f["ingress"]) for f in findings if f.get("ingress")}
+
+    out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+           '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'">'
+           '<meta name="viewport" content="width=device-width, initial-scale=1">'
+           "<title>Ingress lab verification: %s</title><style>%s</style></head><body>" % (_e(scenario), _CSS)]
+    out.append('<h1>Ingress lab verification: %s <span class="verdict %s" id="verdict">%s</span></h1>'
+               % (_e(scenario), "PASS" if passed else "FAIL", "PASS" if passed else "FAIL"))
+    out.append('<p class="meta">Backend <strong>%s</strong>. %d checks, %d as expected, %d unmet.%s</p>' % (
+        _e(doc.get("backend", "unknown")), len(verdicts), len(verdicts) - len(unmet), len(unmet),
+        (" Status watched for %s from %s." % (_fmt_s(length), start.isoformat(timespec="seconds").replace("+00:00", "Z"))
+         if start else (" Status watched for %s." % _fmt_s(length) if status else ""))))
+
+    out.append('<h2>Verdicts</h2><table id="verdicts"><thead><tr><th>check</th><th>subject</th><th>expected</th>'
+               "<th>observed</th><th></th></tr></thead><tbody>%s</tbody></table>" % _verdict_rows(verdicts))
+
+    out.append("<h2>Ingresses</h2>")
+    if palette:
+        out.append('<p class="meta">Each bar is the Ingress\'s <code>status.loadBalancer.ingress</code> over the watch window '
+                   "(seconds since it began); each colour is the controller pod that wrote that address. A change of colour "
+                   "within a bar is a rewrite by another controller: a flap.</p>")
+        out.append('<ul class="legend" id="legend">%s%s</ul>' % ("".join(
+            '<li data-writer="%s"><span class="swatch" style="background:%s"></span>%s</li>' % (_e(w), c, _e(w))
+            for w, c in palette.items()),
+            '<li><span class="swatch" style="background:%s"></span>writer unknown</li>' % UNKNOWN_COLOUR))
+    if not keys:
+        out.append("<p>No Ingress was checked.</p>")
+    for key in sorted(keys, key=_key_order):
+        info = (status.get("ingresses") or {}).get(key) or {}
+        mine = [f for f in findings if _explains(f, key, diagnose)]
+        checks = [v for v in verdicts if v.get("check") != "diagnose" and key in str(v.get("subject", "")).split(" vs ")]
+        out.append('<section class="ingress" id="ingress-%s" data-ingress="%s"><h3>%s</h3>' % (_e(key.replace("/", "-")), _e(key), _e(key)))
+        if key in segs:
+            writers = sorted({s.writer for s in segs[key] if s.writer and s.addresses})
+            changes = int(_num(info.get("changes"), float(len(segs[key]) - 1)))
+            out.append('<p class="meta">%d change%s in the window; %s; writers: %s</p>' % (
+                changes, "" if changes == 1 else "s", _e(info.get("reason") or ("stable" if info.get("passed", True) else "failed")),
+                _e(", ".join(writers) or "unknown")))
+            out.append(timeline_svg(key, segs[key], length, palette))
+            out.append(_changes_table(key, status.get("timeline") or []))
+        else:
+            out.append('<p class="meta">Its status was not watched.</p>')
+        if checks:
+            out.append("<table><tbody>%s</tbody></table>" % _verdict_rows(checks))
+        out.extend(_finding_html(f) for f in mine)
+        out.append("</section>")
+
+    general = [f for f in findings if not any(_explains(f, k, diagnose) for k in keys)]
+    if general:
+        out.append("<h2>Other findings</h2>")
+        out.extend(_finding_html(f) for f in general)
+    out.append('<p class="meta">Written by kindlab.ingress.verify_report from report.json; self-contained, '
+               "no network fetches.</p></body></html>\n")
+    return "".join(out)
