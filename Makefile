@@ -14,13 +14,14 @@ SCENARIO_ARGS := $(if $(SCENARIO),-e @scenarios/$(SCENARIO).yml)
 JUNIT := ANSIBLE_CALLBACKS_ENABLED=ansible.builtin.junit JUNIT_OUTPUT_DIR=$(CURDIR)/artifacts/junit \
 	JUNIT_FAIL_ON_IGNORE=true JUNIT_HIDE_TASK_ARGUMENTS=true
 
-.PHONY: help setup lab verify teardown test unit sanity lint syntax molecule mypy
+.PHONY: help setup binaries lab verify teardown test unit sanity lint syntax molecule mypy chromium collection workflows engine-test
 
 help:
 	@echo "make lab [SCENARIO=puzzle] [LAB_ARGS='-e lab_backend=twin']  build and check the lab"
 	@echo "make verify [SCENARIO=puzzle]                               verify the running lab again"
 	@echo "make teardown                                              delete the lab cluster"
 	@echo "make test                                                  run every test"
+	@echo "make kind-engine / kind-engine-down                        (Linux, root) the lab's own Docker engine, when none answers"
 
 # A project-local venv with the pinned requirements, the twin console command, and the
 # collection linked where ansible.cfg's collections_path points.
@@ -49,8 +50,17 @@ teardown: setup
 .tools/bin/helm:
 	hack/get-helm.sh
 
-unit: setup .tools/bin/helm
-	HELM_BIN=$(CURDIR)/.tools/bin/helm $(BIN)/python -m pytest -q -p no:cacheprovider tests/unit tests/twin
+# Debian's chromium for the report.html browser test (installed when missing, as root).
+chromium:
+	hack/get-chromium.sh
+
+# The pinned Go binaries (real control plane, kwok) built from their Go modules into
+# ~/.cache/kindlab/bin: once per machine, then a no-op (about 15-20 min cold on 2 cores).
+binaries: setup
+	$(BIN)/kindlab-twin build binaries
+
+unit: setup .tools/bin/helm chromium binaries
+	KINDLAB_REQUIRE_BINARIES=1 HELM_BIN=$(CURDIR)/.tools/bin/helm $(BIN)/python -m pytest -q -p no:cacheprovider tests/unit tests/twin
 
 sanity: setup
 	VENV=$(VENV) hack/sanity.sh
@@ -67,4 +77,30 @@ mypy: setup
 molecule: setup
 	VENV=$(VENV) hack/molecule.sh
 
-test: unit mypy syntax lint sanity molecule
+# The Galaxy artifact: changelog lint, build + install + ansible-doc, docs site (build/collection).
+collection: setup
+	VENV=$(VENV) hack/collection-check.sh
+
+# The CI workflow (.github/workflows): actionlint (built from its Go module) and zizmor.
+.tools/bin/actionlint:
+	hack/get-actionlint.sh
+
+workflows: setup .tools/bin/actionlint
+	VENV=$(VENV) hack/workflow-lint.sh
+
+# The lab's own Docker engine, for real (Linux as root; says SKIPPED elsewhere): up, a privileged
+# container from an image made here, addresses only inside its namespace, down leaves nothing.
+engine-test:
+	hack/test-kind-engine.sh
+
+test: unit mypy syntax lint sanity collection workflows molecule engine-test
+
+# The lab's own Docker engine, for Linux as root where no engine answers (hack/kind-engine.sh):
+# dockerd in the network namespace `kindlab`, on the default socket. Does nothing when an
+# engine you run already answers. `hack/kind-engine.sh exec CMD` runs CMD in that namespace.
+.PHONY: kind-engine kind-engine-down
+kind-engine:
+	hack/kind-engine.sh up
+
+kind-engine-down:
+	hack/kind-engine.sh down

@@ -32,6 +32,9 @@ options:
   wait_timeout:
     description:
       - How many seconds to wait before failing with an error that names what was not ready and its last state.
+      - A pod that will not start by waiting (a container in C(CrashLoopBackOff), C(ImagePullBackOff), C(ErrImagePull),
+        C(InvalidImageName), C(CreateContainerConfigError), C(CreateContainerError) or C(RunContainerError)) fails the
+        wait at once, with the pod, the container, the kubelet's reason, the last exit code and the last log lines.
     type: int
     default: 300
 """

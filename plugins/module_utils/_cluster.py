@@ -16,10 +16,15 @@ import re
 import tempfile
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import wait_until
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import kubeconfig_path_for_merge, wait_until
+from ansible_collections.kindlab.ingress.plugins.module_utils._versions import KIND_NODE_IMAGE
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAMLError, yaml
+
+if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
 
 # run(argv, data=None) -> (rc, stdout, stderr): AnsibleModule.run_command in a module,
 # a fake in tests. which(name) -> path or None: get_bin_path / shutil.which.
@@ -36,7 +41,7 @@ DEFAULT_POD_SUBNET = {"ipv4": "10.244.0.0/16", "ipv6": "fd00:10:244::/56", "dual
 DEFAULT_SERVICE_SUBNET = {"ipv4": "10.96.0.0/16", "ipv6": "fd00:10:96::/112", "dual": "10.96.0.0/16,fd00:10:96::/112"}
 
 
-class ClusterError(Exception):
+class ClusterError(KindlabError):
     """A provider operation failed; the message is meant for the user."""
 
 
@@ -158,12 +163,16 @@ class Backend:
 
 
 def detect_backend(run: Runner, which: Which, binaries: dict[str, str | None] | None = None) -> Backend:
-    """`auto`: kind when kind is installed and a Docker engine answers, else the twin."""
+    """`auto`: kind when kind is installed, a Docker engine answers and helm is there (the
+    kind path installs the ingress controllers with it), else the twin. Decided before
+    anything is created, so a missing helm never leaves a half-built kind lab behind."""
     try:
-        detail = get_provider("kind", run, which, binaries).check_available()
+        provider = get_provider("kind", run, which, binaries)
+        detail = provider.check_available()
+        helm = provider.binary("helm", "helm")
     except ClusterError as exc:
         return Backend("twin", "using the twin because the kind backend is unavailable: %s" % exc)
-    return Backend("kind", "using kind: %s" % detail)
+    return Backend("kind", "using kind: %s; helm %s" % (detail, helm))
 
 
 # --- kind config ----------------------------------------------------------------------------
@@ -274,10 +283,9 @@ def node_summary(node: dict[str, Any]) -> dict[str, Any]:
 
 
 def default_kubeconfig_path(environ: dict[str, str] | None = None) -> str:
-    """Where kind writes without --kubeconfig: the first $KUBECONFIG entry, else ~/.kube/config."""
-    env = os.environ if environ is None else environ
-    first = (env.get("KUBECONFIG") or "").split(os.pathsep)[0]
-    return first or os.path.join(os.path.expanduser("~"), ".kube", "config")
+    """Where kind writes without --kubeconfig: the first existing $KUBECONFIG entry (the last
+    entry when none exists), else ~/.kube/config (kind's pathForMerge)."""
+    return kubeconfig_path_for_merge(None, environ)
 
 
 def context_name(cluster: str) -> str:
@@ -411,3 +419,38 @@ def ensure_cluster(
     result["pod_subnets"] = subnets["pod"]
     result["service_subnets"] = subnets["service"]
     return result
+
+
+# --- the kind_cluster module ------------------------------------------------------------------
+
+
+def run_kind_cluster(params: Params, runtime: Runtime) -> dict[str, Any]:
+    """The kind_cluster module: validate, pick the provider (auto: detect it), ensure the cluster.
+    The providers must be registered first (the module imports them)."""
+    binaries = {"kind": params["kind_binary"], "docker": params["docker_binary"], "twin": params["twin_binary"],
+                "helm": params["helm_binary"]}
+    image = params["node_image"] or KIND_NODE_IMAGE
+    config = render_kind_config(params["workers"], image, params["kind_config"])
+    time_scale = params["time_scale"]
+    if time_scale is not None and time_scale <= 0:
+        raise OptionError("time_scale: expected a number greater than 0, got %s" % time_scale)
+    name = params["provider"]
+    reason = "provider %s was asked for" % name
+    if name == "auto":
+        backend = detect_backend(runtime.run_command, runtime.which, binaries)
+        name, reason = backend.name, backend.reason
+    if time_scale is not None and name != "twin":
+        # With auto the provider is not known in advance, and 1 changes nothing: ignore.
+        if params["provider"] == "kind" and time_scale != 1:
+            raise OptionError("time_scale: only the twin provider takes it (the provider is kind)")
+        if time_scale != 1:
+            runtime.warn("time_scale %s ignored: the kind provider runs real controllers" % time_scale)
+    options = {"time_scale": time_scale} if name == "twin" else {}
+    provider = get_provider(name, runtime.run_command, runtime.which, binaries, **options)
+    result = ensure_cluster(
+        provider, params["name"], params["state"], config, params["kubeconfig"] or default_kubeconfig_path(), image,
+        params["wait"], params["wait_timeout"], runtime.check_mode, runtime.client,
+    )
+    if params["state"] == "present":
+        result["config"] = config
+    return dict(result, provider_reason=reason)

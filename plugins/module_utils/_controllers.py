@@ -16,17 +16,24 @@ import os
 import shlex
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _helm
 from ansible_collections.kindlab.ingress.plugins.module_utils import _ingress_nginx as nginx
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
+    LOG_TAIL_LINES,
     K8sError,
     apply_order,
     deployment_ready,
+    describe_failure,
     ref_of,
-    wait_until,
+    wait_for_workload,
+    workload_failure,
 )
+
+if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
 
 Values = dict[str, Any]
 Obj = dict[str, Any]
@@ -38,7 +45,11 @@ RunCommand = Callable[[list[str]], "tuple[int, str, str]"]
 OWNER_ANNOTATION = "kindlab.ingress/release"
 
 
-class ControllerError(Exception):
+class HealthError(KindlabError):
+    """A controller did not start (controller_health with fail_on_violation); details carry the result."""
+
+
+class ControllerError(KindlabError):
     """The request cannot be carried out; the message is for the user."""
 
 
@@ -183,12 +194,15 @@ def parse_controller(raw: Any, where: str = "") -> dict[str, Any]:
         raise ControllerError("%s.values: %s" % (where, exc)) from None
     summary = config.summary()
     resource = summary["ingress_class"]["resource"]
+    # `values` has the convenience options folded in: what helm and the manifest method get, so
+    # the lab installs what was validated (scope, publish_service, ingress_class included).
     return {
         "type": ctype.name,
         "namespace": namespace,
         "release": release,
         "values": values,
-        "ingress_class": resource["name"] if resource else None,
+        "ingress_class_resource": resource["name"] if resource else None,
+        "deployment": "%s/%s" % config.deployment,
         "args": summary["args"],
         "rbac_scope": summary["rbac_scope"],
         "watch_namespace": summary["watch_namespace"],
@@ -211,7 +225,7 @@ def parse_controllers(raw: Any) -> list[dict[str, Any]]:
         if key in releases:
             raise ControllerError("[%d].release: release %s/%s is already defined by [%d]" % (i, key[0], key[1], releases[key]))
         releases[key] = i
-        name = ctl["ingress_class"]
+        name = ctl["ingress_class_resource"]
         if name is not None:
             if name in classes:
                 first = parsed[classes[name]]
@@ -222,6 +236,51 @@ def parse_controllers(raw: Any) -> list[dict[str, Any]]:
                 )
             classes[name] = i
     return parsed
+
+
+# ---------------------------------------------------------------- health
+
+
+def health(client: Any, controllers: list[dict[str, Any]], log_lines: int = LOG_TAIL_LINES) -> dict[str, Any]:
+    """Whether each parsed controller (parse_controllers) started, without waiting: its
+    Deployment ready, or why not. A pod that will not start gives the kubelet's reason, the
+    exit code and the last log lines (the same reading as the install's wait)."""
+    results: dict[str, Any] = {}
+    failures = []
+    for ctl in controllers:
+        key = "%s/%s" % (ctl["namespace"], ctl["release"])
+        ns, _sep, name = ctl["deployment"].partition("/")
+        deployment = client.get("apps/v1", "Deployment", name, ns)
+        ready, detail = deployment_ready(deployment)
+        failure = None
+        if deployment is None:
+            reason = "Deployment %s not found" % ctl["deployment"]
+        elif ready:
+            reason = "started: Deployment %s %s" % (ctl["deployment"], detail)
+        else:
+            failure = workload_failure(client, deployment, log_lines)
+            reason = ("cannot start: %s" % describe_failure(failure)) if failure else \
+                "not ready: Deployment %s %s" % (ctl["deployment"], detail)
+        results[key] = {"passed": ready, "reason": reason, "deployment": ctl["deployment"], "failure": failure}
+        if not ready:
+            failures.append("%s: %s" % (key, reason))
+    return {"controllers": results, "passed": not failures, "failures": failures}
+
+
+def health_entry(params: Params, runtime: Runtime) -> dict[str, Any]:
+    """The controller_health module: validate every option, then one reading of each controller."""
+    try:
+        parsed = parse_controllers(params["controllers"])
+    except ControllerError as exc:
+        msg = str(exc)
+        raise OptionError("controllers" + msg if msg.startswith("[") else "controllers: " + msg) from None
+    log_lines = params["log_lines"]
+    if log_lines < 0:
+        raise OptionError("log_lines: expected a number of lines >= 0, got %d" % log_lines)
+    result = health(runtime.client(), parsed, log_lines)
+    if params["fail_on_violation"] and not result["passed"]:
+        raise HealthError("controllers not started: %s" % "; ".join(result["failures"]), **result)
+    return result
 
 
 # ---------------------------------------------------------------- run
@@ -235,14 +294,16 @@ def _result(p: Plan, changed: bool) -> dict[str, Any]:
     return out
 
 
-def _wait_ready(client: Any, p: Plan, timeout: int) -> str:
+def _wait_ready(client: Any, p: Plan, timeout: int, changed: bool) -> str:
+    """Wait for the controller's Deployment; a controller that cannot start (crash loop, image
+    error) fails at once with the kubelet's reason, the exit code and its last log lines. A
+    failed wait still reports whether the install changed the cluster."""
     ns, name = p.config.deployment
-
-    def check() -> tuple[bool, str]:
-        return deployment_ready(client.get("apps/v1", "Deployment", name, ns))
-
-    detail: str = wait_until(check, timeout, "Deployment %s/%s to be ready" % (ns, name))
-    return detail
+    try:
+        return wait_for_workload(client, "Deployment", ns, name, timeout)
+    except K8sError as exc:
+        exc.details.setdefault("changed", changed)
+        raise
 
 
 def _check_owner(client: Any, obj: Obj) -> None:
@@ -289,7 +350,7 @@ def run_manifest(req: Request, p: Plan, client: Any, check_mode: bool) -> dict[s
     # One Ansible diff per changed object, headed with its name (the list form the callback takes).
     result["diff"] = [r.diff for r in results if r.changed]
     if req.wait and not check_mode:
-        result["ready"] = _wait_ready(client, p, req.wait_timeout)
+        result["ready"] = _wait_ready(client, p, req.wait_timeout, changed)
     return result
 
 
@@ -367,7 +428,7 @@ def run_helm(
             )
         finally:
             os.unlink(path)
-        # Read back with `helm list`: helm v4's `status -o json` no longer carries the chart.
+        # Read back with `helm list`: `helm status -o json` strips the chart (v3 and v4 alike).
         deployed = _helm.find_release(
             _helm.parse_list(call(_helm.list_argv(helm, req.release, req.namespace, **kube))), req.release, req.namespace
         )
@@ -380,7 +441,7 @@ def run_helm(
     if req.wait and not check_mode:
         if client_factory is None:
             raise ControllerError("wait: the kubernetes client is needed to wait for the Deployment")
-        result["ready"] = _wait_ready(client_factory(), p, req.wait_timeout)
+        result["ready"] = _wait_ready(client_factory(), p, req.wait_timeout, changed)
     return result
 
 
@@ -406,6 +467,31 @@ def run(
 
 
 __all__ = [
-    "ControllerError", "K8sError", "REGISTRY", "Request", "controller_type", "parse_controller", "parse_controllers",
+    "ControllerError", "K8sError", "REGISTRY", "Request", "controller_type", "health", "parse_controller", "parse_controllers",
     "plan", "run", "type_names",
 ]
+
+
+# --- the ingress_controller module ------------------------------------------------------------
+
+
+def _find_binary(runtime: Runtime, binary: str) -> str | None:
+    """A path is used as given when it is an executable file; a name is looked up on PATH."""
+    if os.sep in binary:
+        return binary if os.path.isfile(binary) and os.access(binary, os.X_OK) else None
+    return runtime.which(binary)
+
+
+def run_ingress_controller(params: Params, runtime: Runtime) -> dict[str, Any]:
+    """The ingress_controller module: the request from its options, the tools it needs, then run()."""
+    req = Request(**{k: params[k] for k in Request.__dataclass_fields__})
+    if req.method == "manifest" or (req.state == "present" and req.wait and not runtime.check_mode):
+        runtime.require("kubernetes")
+    helm = None
+    if req.method == "helm":
+        helm = _find_binary(runtime, req.helm_binary)
+        if helm is None:
+            raise OptionError("helm_binary: %r was not found (or is not executable); install helm v3/v4 or set "
+                              "helm_binary to its path" % req.helm_binary)
+    return run(req, runtime.check_mode, client_factory=lambda: runtime.client(req.kubeconfig, req.context),
+               run_command=runtime.run_command, helm=helm)

@@ -2,8 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The helm CLI: argv builders, parsers of its JSON output, and the no-change decision.
 
-Output formats (helm v3.21 and v4 print the same JSON for these two commands; `helm status
--o json` differs — v4 has no chart in it — so the module never reads it):
+Output formats (helm v3.21 and v4 print the same JSON for these two commands):
 - `helm list -o json`: a JSON array (``[]`` when nothing matches) of objects with string
   fields name, namespace, revision (a decimal string), updated (Go time.Time.String(),
   e.g. "2026-11-21 22:58:01.123456789 +0000 UTC", or "-"), status (deployed, failed,
@@ -11,6 +10,10 @@ Output formats (helm v3.21 and v4 print the same JSON for these two commands; `h
   uninstalled, unknown), chart ("<chart name>-<chart version>") and app_version.
 - `helm get values -o json`: the user-supplied values as a JSON object, or ``null`` when
   the release has none.
+
+`helm status -o json` is never read: helm v3 and v4 alike strip the chart from the release
+before printing it (`rel.Chart = nil` in their status command), so it cannot tell which chart
+version is deployed. `helm uninstall --wait` needs helm 3.7 or later.
 """
 from __future__ import annotations
 
@@ -19,10 +22,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
+
 Values = dict[str, Any]
 
 
-class HelmError(Exception):
+class HelmError(KindlabError):
     """helm failed or printed something we cannot read; the message is for the user."""
 
 

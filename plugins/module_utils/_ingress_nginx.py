@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     INGRESS_NGINX_CHART_REPO,
     INGRESS_NGINX_CHART_VERSION,
@@ -232,7 +233,7 @@ _TYPE_WORDS = {
 _PARENTS = {".".join(k.split(".")[:i]) for k in _TYPES for i in range(1, k.count(".") + 1)}
 
 
-class ValuesError(ValueError):
+class ValuesError(OptionError):
     """The values cannot be rendered; the message names the key path and the problem."""
 
 

@@ -3,7 +3,12 @@
 """Reading Ingresses: their status addresses, and waiting for them to be published."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+
+if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
 
 Obj = dict[str, Any]
 
@@ -25,7 +30,7 @@ def parse_refs(raw: list[Any], where: str = "ingresses") -> list[tuple[str, str]
         elif isinstance(item, dict) and isinstance(item.get("namespace"), str) and isinstance(item.get("name"), str):
             ns, name = item["namespace"], item["name"]
         else:
-            raise ValueError("%s[%d]: expected 'namespace/name' or a mapping with namespace and name, got %r" % (where, i, item))
+            raise OptionError("%s[%d]: expected 'namespace/name' or a mapping with namespace and name, got %r" % (where, i, item))
         refs.append((ns, name))
     return refs
 
@@ -51,3 +56,11 @@ def wait_for_addresses(client: Any, refs: list[tuple[str, str]], timeout: float,
 
     wait_until(check, timeout=timeout, what="a status address on every Ingress", interval=interval)
     return found
+
+
+def run_ingress_address(params: Params, runtime: Runtime) -> dict[str, Any]:
+    """The ingress_address module: wait until every Ingress has an address, return them."""
+    refs = parse_refs(params["ingresses"])
+    if params["timeout"] < 0:
+        raise OptionError("timeout: expected a number of seconds >= 0, got %d" % params["timeout"])
+    return {"changed": False, "addresses": wait_for_addresses(runtime.client(), refs, params["timeout"])}

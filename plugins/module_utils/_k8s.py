@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import builtins
 import copy
+import os
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import FIELD_MANAGER
 
+# The collection's one guarded import of the kubernetes client: modules never import it
+# themselves; _module.KindlabModule turns a failed import (K8S_IMPORT_ERROR) into missing_required_lib.
 K8S_IMPORT_ERROR: str | None
 try:
     from kubernetes import config as k8s_config
@@ -29,6 +33,7 @@ except ImportError:
     K8S_IMPORT_ERROR = traceback.format_exc()
 else:
     K8S_IMPORT_ERROR = None
+HAS_K8S = K8S_IMPORT_ERROR is None
 
 Obj = dict[str, Any]
 
@@ -56,7 +61,7 @@ _KIND_ORDER = [
 _VOLATILE_METADATA = ("resourceVersion", "managedFields", "generation", "uid", "creationTimestamp")
 
 
-class K8sError(Exception):
+class K8sError(KindlabError):
     """A Kubernetes API call failed; the message is meant for the user."""
 
 
@@ -116,6 +121,39 @@ def _api_message(exc: Exception) -> str:
         except (ValueError, AttributeError):
             return str(body)
     return str(exc)
+
+
+def kubeconfig_paths(explicit: str | None = None, environ: Mapping[str, str] | None = None) -> list[str]:
+    """The kubeconfig files kubectl (and kind) consider: the explicit path alone; else the
+    $KUBECONFIG entries, empty ones and repeats dropped; else ~/.kube/config."""
+    if explicit:
+        return [explicit]
+    env = os.environ if environ is None else environ
+    entries: list[str] = []
+    for entry in (env.get("KUBECONFIG") or "").split(os.pathsep):
+        if entry and entry not in entries:
+            entries.append(entry)
+    if entries:
+        return entries
+    home = env.get("HOME") or os.path.expanduser("~")
+    return [os.path.join(home, ".kube", "config")]
+
+
+def kubeconfig_path_for_merge(
+    explicit: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    is_file: Callable[[str], bool] = os.path.isfile,
+) -> str:
+    """The file kind writes a new cluster's credentials into, as kind's pathForMerge picks it:
+    with one candidate that one; else the first candidate that is an existing file; else the
+    last candidate. So KUBECONFIG=a:b with only b present gives b."""
+    candidates = kubeconfig_paths(explicit, environ)
+    if len(candidates) == 1:
+        return candidates[0]
+    for path in candidates:
+        if is_file(path):
+            return path
+    return candidates[-1]
 
 
 class Client:
@@ -204,8 +242,11 @@ class Client:
             raise K8sError("list %s failed: %s" % (kind, _api_message(exc))) from exc
         return [dict(i) for i in out.get("items", [])], str((out.get("metadata") or {}).get("resourceVersion") or "")
 
-    def pod_log(self, namespace: str, name: str, container: str | None = None, since_seconds: int | None = None) -> str:
-        """A pod's log (the current container); empty when the pod or its log is gone."""
+    def pod_log(self, namespace: str, name: str, container: str | None = None, since_seconds: int | None = None,
+                tail_lines: int | None = None, previous: bool = False) -> str:
+        """A pod's log (the current container, or with `previous` the one before it; for a
+        container waiting to restart, the kubelet serves its last terminated run); empty when
+        the pod or its log is gone or the container never ran."""
         from kubernetes.client import CoreV1Api
 
         kwargs: dict[str, Any] = {"timestamps": False}
@@ -213,6 +254,10 @@ class Client:
             kwargs["container"] = container
         if since_seconds:
             kwargs["since_seconds"] = since_seconds
+        if tail_lines:
+            kwargs["tail_lines"] = tail_lines
+        if previous:
+            kwargs["previous"] = True
         try:
             return str(CoreV1Api(self._api_client).read_namespaced_pod_log(name, namespace, **kwargs))
         except ApiException as exc:
@@ -306,6 +351,150 @@ def deployment_ready(deployment: Obj | None) -> tuple[bool, str]:
     available = status.get("availableReplicas", 0) or 0
     detail = "%s/%s ready, %s updated, %s available" % (ready, want, updated, available)
     return gen_ok and ready >= want and updated >= want and available >= want, detail
+
+
+def daemonset_ready(daemonset: Obj | None) -> tuple[bool, str]:
+    """(ready, detail) for a DaemonSet: every scheduled pod updated and available."""
+    if daemonset is None:
+        return False, "daemonset not found"
+    status = daemonset.get("status", {}) or {}
+    gen_ok = status.get("observedGeneration", 0) >= daemonset.get("metadata", {}).get("generation", 0)
+    want = status.get("desiredNumberScheduled", 0) or 0
+    ready = status.get("numberReady", 0) or 0
+    updated = status.get("updatedNumberScheduled", 0) or 0
+    available = status.get("numberAvailable", 0) or 0
+    detail = "%s/%s ready, %s updated, %s available" % (ready, want, updated, available)
+    return gen_ok and want > 0 and ready >= want and updated >= want and available >= want, detail
+
+
+# ---------------------------------------------------------------- pods that will not start
+
+# The kubelet's waiting reasons for a container that waiting longer will not bring up: it
+# crashed and is backing off, its image cannot be pulled or named, or the runtime refused it.
+FAILING_WAIT_REASONS = (
+    "CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError",
+    "CreateContainerError", "InvalidImageName", "RunContainerError",
+)
+LOG_TAIL_LINES = 10
+
+
+class WorkloadFailed(K8sError):
+    """The pods of a Deployment or DaemonSet cannot start; `details["failure"]` says why."""
+
+
+def container_failures(pod: Obj) -> list[Obj]:
+    """The containers of a pod (init containers first) that will not come up by waiting, as
+    the kubelet reports them: the waiting reason and message, the restart count, and the exit
+    code and reason of the last terminated run. Pure: no logs."""
+    meta = pod.get("metadata") or {}
+    status = pod.get("status") or {}
+    out: list[Obj] = []
+    for field_name in ("initContainerStatuses", "containerStatuses"):
+        for cs in status.get(field_name) or []:
+            waiting = (cs.get("state") or {}).get("waiting") or {}
+            if waiting.get("reason") not in FAILING_WAIT_REASONS:
+                continue
+            last = (cs.get("lastState") or {}).get("terminated") or {}
+            out.append({
+                "pod": "%s/%s" % (meta.get("namespace", ""), meta.get("name", "")),
+                "container": str(cs.get("name", "")),
+                "reason": str(waiting["reason"]),
+                "message": str(waiting.get("message") or ""),
+                "restarts": int(cs.get("restartCount") or 0),
+                "exit_code": last.get("exitCode"),
+                "terminated_reason": last.get("reason"),
+                "log": [],
+            })
+    return out
+
+
+def describe_failure(failure: Obj) -> str:
+    """One line for the user: which container, the kubelet's reason, exit code, last log lines."""
+    text = "pod %s container %s: %s" % (failure["pod"], failure["container"], failure["reason"])
+    if failure.get("message"):
+        text += " (%s)" % failure["message"]
+    if failure.get("exit_code") is not None:
+        text += ", last exit code %s" % failure["exit_code"]
+        if failure.get("terminated_reason"):
+            text += " (%s)" % failure["terminated_reason"]
+    if failure.get("restarts"):
+        text += ", %d restart%s" % (failure["restarts"], "" if failure["restarts"] == 1 else "s")
+    if failure.get("log"):
+        text += "; last log lines: " + " | ".join(failure["log"])
+    return text
+
+
+def selector_string(selector: Obj | None) -> str:
+    """A LabelSelector (matchLabels + matchExpressions) as the label_selector query string."""
+    selector = selector or {}
+    parts = ["%s=%s" % (k, v) for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if op == "In":
+            parts.append("%s in (%s)" % (key, ",".join(values)))
+        elif op == "NotIn":
+            parts.append("%s notin (%s)" % (key, ",".join(values)))
+        elif op == "Exists":
+            parts.append(str(key))
+        elif op == "DoesNotExist":
+            parts.append("!%s" % key)
+    return ",".join(parts)
+
+
+def workload_failure(client: Any, workload: Obj, log_lines: int = LOG_TAIL_LINES) -> Obj | None:
+    """The first container of the workload's pods that will not start (container_failures),
+    with the last lines of its log; None while nothing has failed. The log is that of the
+    last run (the kubelet serves it for a container waiting to restart), else the previous one."""
+    meta = workload.get("metadata") or {}
+    selector = selector_string((workload.get("spec") or {}).get("selector"))
+    if not selector:
+        return None
+    for pod in client.list("v1", "Pod", namespace=meta.get("namespace"), label_selector=selector):
+        for failure in container_failures(pod):
+            ns, _sep, name = failure["pod"].partition("/")
+            if log_lines > 0:
+                text = client.pod_log(ns, name, failure["container"], tail_lines=log_lines)
+                if not text.strip() and failure.get("exit_code") is not None:
+                    text = client.pod_log(ns, name, failure["container"], tail_lines=log_lines, previous=True)
+                failure["log"] = [line for line in text.splitlines() if line.strip()][-log_lines:]
+            return failure
+    return None
+
+
+_READY = {"Deployment": deployment_ready, "DaemonSet": daemonset_ready}
+
+
+def wait_for_workload(
+    client: Any,
+    kind: str,
+    namespace: str,
+    name: str,
+    timeout: float,
+    log_lines: int = LOG_TAIL_LINES,
+    interval: float = 1.0,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    what: str | None = None,
+) -> str:
+    """Wait until a Deployment or DaemonSet is ready. A pod that will not start by waiting
+    (crash loop, image or config error) ends the wait at once with WorkloadFailed, naming
+    the container, the kubelet's reason, the exit code and the last log lines. `what` names
+    the workload in messages (default "Kind namespace/name")."""
+    if kind not in _READY:
+        raise K8sError("cannot wait for a %s: expected a Deployment or a DaemonSet" % kind)
+    what = what or "%s %s/%s" % (kind, namespace, name)
+
+    def check() -> tuple[bool, str]:
+        obj = client.get("apps/v1", kind, name, namespace)
+        ready, detail = _READY[kind](obj)
+        if ready or obj is None:
+            return ready, detail
+        failure = workload_failure(client, obj, log_lines)
+        if failure is not None:
+            raise WorkloadFailed("%s cannot start: %s" % (what, describe_failure(failure)), failure=failure)
+        return False, detail
+
+    return wait_until(check, timeout, what + " to be ready", interval=interval, sleep=sleep, clock=clock)
 
 
 def summarize(results: list[ApplyResult]) -> dict[str, Any]:

@@ -8,7 +8,8 @@ them the real output formats without a Docker engine.
 from __future__ import annotations
 
 import json
-from typing import Any
+import os
+from typing import Any, Mapping
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._cluster import (
     ClusterError,
@@ -18,6 +19,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._cluster import (
 )
 
 KIND_NETWORK = "kind"  # the docker network every kind cluster's nodes join
+# kind puts the nodes on this network instead when the variable is set (and not empty).
+KIND_NETWORK_ENV = "KIND_EXPERIMENTAL_DOCKER_NETWORK"
 NO_CLUSTERS = "No kind clusters found."  # printed on stderr by `kind get clusters`
 
 
@@ -49,12 +52,19 @@ def export_kubeconfig_argv(kind: str, name: str, path: str) -> list[str]:
     return [kind, "export", "kubeconfig", "--name", name, "--kubeconfig", path]
 
 
+def network_name(environ: Mapping[str, str] | None = None) -> str:
+    """The docker network kind uses: $KIND_EXPERIMENTAL_DOCKER_NETWORK when set and not
+    empty (kind warns "Overriding docker network" then), else "kind"."""
+    env = os.environ if environ is None else environ
+    return env.get(KIND_NETWORK_ENV) or KIND_NETWORK
+
+
 def docker_info_argv(docker: str) -> list[str]:
     return [docker, "info", "--format", "{{json .}}"]
 
 
-def network_inspect_argv(docker: str, network: str = KIND_NETWORK) -> list[str]:
-    return [docker, "network", "inspect", network]
+def network_inspect_argv(docker: str, network: str | None = None) -> list[str]:
+    return [docker, "network", "inspect", network or network_name()]
 
 
 def bridge_name(network_id: str) -> str:
@@ -91,7 +101,7 @@ def parse_docker_info(rc: int, stdout: str, stderr: str) -> str:
     return "Docker %s (%s)" % (info.get("ServerVersion"), info.get("OperatingSystem") or info.get("OSType") or "unknown OS")
 
 
-def parse_network_inspect(stdout: str) -> dict[str, Any]:
+def parse_network_inspect(stdout: str, network: str | None = None) -> dict[str, Any]:
     """`docker network inspect kind` prints a JSON list with one network; return its id,
     bridge interface and IPAM subnets (IPv4 and IPv6 as configured)."""
     try:
@@ -99,7 +109,7 @@ def parse_network_inspect(stdout: str) -> dict[str, Any]:
     except ValueError as exc:
         raise ClusterError("docker network inspect printed something that is not JSON: %s" % exc) from None
     if not isinstance(data, list) or not data or not isinstance(data[0], dict):
-        raise ClusterError("docker network inspect: the network %r was not found" % KIND_NETWORK)
+        raise ClusterError("docker network inspect: the network %r was not found" % (network or network_name()))
     net = data[0]
     configs = ((net.get("IPAM") or {}).get("Config")) or []
     subnets = [c["Subnet"] for c in configs if isinstance(c, dict) and c.get("Subnet")]
@@ -154,12 +164,13 @@ class KindProvider(ClusterProvider):
         self.must(export_kubeconfig_argv(self.kind, name, path), "exporting the kubeconfig of %r" % name)
 
     def network(self) -> dict[str, Any]:
-        rc, out, err = self.call(network_inspect_argv(self.docker), "docker network inspect")
+        name = network_name()
+        rc, out, err = self.call(network_inspect_argv(self.docker, name), "docker network inspect")
         if rc != 0:
             if network_missing(err):
-                raise ClusterError("the docker network %r does not exist (kind creates it with the first cluster)" % KIND_NETWORK)
-            raise ClusterError("docker network inspect %s failed (rc=%s): %s" % (KIND_NETWORK, rc, err.strip()))
-        return parse_network_inspect(out)
+                raise ClusterError("the docker network %r does not exist (kind creates it with the first cluster)" % name)
+            raise ClusterError("docker network inspect %s failed (rc=%s): %s" % (name, rc, err.strip()))
+        return parse_network_inspect(out, name)
 
     def network_subnets(self) -> list[str]:
         return list(self.network()["subnets"])

@@ -11,16 +11,20 @@ came from.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._controllers import (
     ControllerError, parse_controllers,
 )
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._pools import PoolError, parse_pools
 from ansible_collections.kindlab.ingress.plugins.module_utils._verify import VerifyError, validate_expect
 from ansible_collections.kindlab.ingress.plugins.module_utils._workloads import (
     WorkloadError, parse_namespaces, parse_workloads, summary,
 )
+
+if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
 
 BACKENDS = ("auto", "kind", "twin")
 _CLUSTER_KEYS = {"name", "workers", "node_image", "kind_config"}
@@ -28,7 +32,7 @@ _CLUSTER_KEYS = {"name", "workers", "node_image", "kind_config"}
 _CLUSTER_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
-class LabError(ValueError):
+class LabError(OptionError):
     """The lab definition is invalid; the message names the variable and field."""
 
 
@@ -82,7 +86,7 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
         raise LabError(str(exc)) from None
 
     try:
-        validate_expect(expect if expect is not None else {})
+        parsed_expect = validate_expect(expect if expect is not None else {})
     except VerifyError as exc:
         raise LabError(str(exc)) from None
 
@@ -96,6 +100,10 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
                            % (i, ns_list, wl.namespace))
 
     ingresses = ["%s/%s" % (wl.namespace, wl.ingress.name) for wl in parsed_workloads if wl.ingress is not None]
+    releases = ["%s/%s" % (ctl["namespace"], ctl["release"]) for ctl in parsed_controllers]
+    _expected_subjects(parsed_expect, "controllers", releases, "a controller of lab_controllers (namespace/release)")
+    _expected_subjects(parsed_expect, "addresses", ingresses, "an Ingress of lab_workloads (namespace/name)")
+    no_address = set((parsed_expect.get("addresses") or {}).get("failing") or {})
     return {
         "backend": backend,
         "cluster": cluster_out,
@@ -104,4 +112,21 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
         "controllers": parsed_controllers,
         "workloads": [summary(wl) for wl in parsed_workloads],
         "ingresses": ingresses,
+        # The build waits for an address on these only: the others are expected to get none.
+        "addressed_ingresses": [i for i in ingresses if i not in no_address],
+        "expect": parsed_expect,
     }
+
+
+def _expected_subjects(expect: dict[str, Any], check: str, known: list[str], what: str) -> None:
+    """An expected failure must name something the lab defines, or verify could never meet it."""
+    for subject in (expect.get(check) or {}).get("failing") or {}:
+        if subject not in known:
+            raise LabError("lab_expect.%s.failing[%s]: expected %s, one of %s" % (check, subject, what, known))
+
+
+def run_lab_definition(params: Params, runtime: Runtime) -> dict[str, Any]:
+    """The lab_definition module: validate the whole lab definition, change nothing."""
+    result = validate(params["backend"], params["cluster"], params["metallb_pools"], params["namespaces"],
+                      params["controllers"], params["workloads"], params["expect"])
+    return dict(result, changed=False)

@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
+from ansible.module_utils.urls import open_url
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
     K8sError,
     apply_order,
-    deployment_ready,
     ref_of,
-    wait_until,
+    wait_for_workload,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils._pools import (
     ClusterNetworks,
@@ -34,9 +36,13 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._pools import (
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     METALLB_CONTROLLER_IMAGE,
+    METALLB_MANIFEST_URL,
     METALLB_SPEAKER_IMAGE,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAMLError, yaml
+
+if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
 
 Obj = dict[str, Any]
 
@@ -57,7 +63,7 @@ WEBHOOK_NOT_READY = (
 )
 
 
-class MetallbError(Exception):
+class MetallbError(KindlabError):
     """MetalLB could not be installed or configured; the message is meant for the user."""
 
 
@@ -461,9 +467,8 @@ def ensure_metallb(
 
     # Check mode changes nothing, so there is nothing new to wait for.
     if wait and not check_mode:
-        def ready() -> tuple[bool, str]:
-            return deployment_ready(client.get("apps/v1", "Deployment", "controller", NAMESPACE))
-        wait_until(ready, wait_timeout, "the MetalLB controller Deployment %s/controller to be ready" % NAMESPACE, sleep=sleep, clock=clock)
+        wait_for_workload(client, "Deployment", NAMESPACE, "controller", wait_timeout, sleep=sleep, clock=clock,
+                          what="the MetalLB controller Deployment %s/controller" % NAMESPACE)
 
     config = [pool_object(p) for p in the_plan.pools]
     if l2_name:
@@ -484,3 +489,19 @@ def ensure_metallb(
         "host_access": [h.summary() for h in the_plan.host_access],
         "warnings": list(the_plan.warnings),
     }
+
+
+def run_metallb(params: Params, runtime: Runtime) -> dict[str, Any]:
+    """The metallb module: check every pool before the cluster is touched, then install and configure."""
+    the_plan = plan(dict(params))
+    cluster = params["cluster"] or {}
+    client = runtime.client(params["kubeconfig"] or cluster.get("kubeconfig"), params["context"] or cluster.get("context"))
+    if params["source"] == "upstream":
+        objects = fetch_manifest(params["manifest_url"] or METALLB_MANIFEST_URL, open_url)
+    else:
+        objects = render_native()
+    result = ensure_metallb(client, the_plan, params["source"], objects, params["l2_advertisement"] or None,
+                            params["wait"], params["wait_timeout"], runtime.check_mode)
+    # result["diff"] is one diff per changed object, the list form Ansible's callback takes.
+    result["declared_pools"] = [pool.summary() for pool in the_plan.declared]
+    return result

@@ -13,13 +13,15 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Union
 
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+
 IPAddress = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
 IPNetwork = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
 
 _POOL_KEYS = {"name", "addresses", "auto_assign"}
 
 
-class PoolError(ValueError):
+class PoolError(OptionError):
     """A pool definition is invalid; the message names the pool, the entry and what was expected."""
 
 

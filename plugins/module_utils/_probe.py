@@ -15,8 +15,16 @@ import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
+from urllib.error import HTTPError
 from urllib.parse import urlsplit
+
+from ansible.module_utils.urls import open_url
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import CheckFailed, OptionError
+
+if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
 
 Obj = dict[str, Any]
 
@@ -30,7 +38,7 @@ _PORT = re.compile(r"^[0-9]{1,5}$")
 _CURL_MARK = "\n__kindlab_probe_status__:"
 
 
-class ProbeError(ValueError):
+class ProbeError(OptionError):
     """A probe option is invalid; the message names the option."""
 
 
@@ -510,6 +518,7 @@ def probe_from_module(
 ) -> Obj:
     """The module's one call: validate everything, pick the transport, run the probe."""
     spec = parse_spec(params)
+    node = None
     if params.get("via") == "node":
         node = params.get("node") or node_from_context(params.get("context"))
         if not node:
@@ -530,4 +539,18 @@ def probe_from_module(
                    if client.get("networking.k8s.io/v1", "Ingress", name, ns) is None]
         if missing:
             raise ProbeError("ingress: Ingress %s not found" % ", ".join(missing))
-    return run_probe(spec, send, lookup)
+    result = run_probe(spec, send, lookup)
+    result["via"] = "node" if node else "host"
+    if node:
+        result["node"] = node
+    return result
+
+
+def run_http_probe(params: Params, runtime: Runtime) -> Obj:
+    """The http_probe module: probe, and fail (with the whole result) when it does not pass
+    and fail_on_violation is set. The kubernetes client is needed only with `ingress`."""
+    result = probe_from_module(dict(params), make_client=runtime.client, open_url=open_url, http_error=HTTPError,
+                               run_command=runtime.run_command, get_bin_path=runtime.which)
+    if params["fail_on_violation"] and not result["passed"]:
+        raise CheckFailed("http_probe: " + result["reason"], **dict(result, changed=False))
+    return dict(result, changed=False)

@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+
 Obj = dict[str, Any]
 
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -20,7 +22,7 @@ _EQUALITY_REQUIREMENT = re.compile(r"^\s*([^\s!=]+)\s*(==|=|!=)\s*([^\s!=]*)\s*$
 _EXISTS_REQUIREMENT = re.compile(r"^\s*(!?)([^\s!=()]+)\s*$")
 
 
-class SelectionError(ValueError):
+class SelectionError(OptionError):
     """A selection option is invalid; the message names the option."""
 
 

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._ingresses import status_addresses
 from ansible_collections.kindlab.ingress.plugins.module_utils._pools import Pool, PoolError, address_in_pools, parse_entry
 from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection, key_of
@@ -29,7 +30,7 @@ Obj = dict[str, Any]
 LOG_MATCH_SECONDS = 15.0
 
 
-class StatusError(ValueError):
+class StatusError(OptionError):
     """An option is invalid; the message names it."""
 
 

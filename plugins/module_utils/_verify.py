@@ -10,14 +10,26 @@ failure, and an unexpected pass is as much a miss as an unexpected failure.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._report_html import render as render_html
+
+if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
 
 Obj = dict[str, Any]
 
-CHECKS = ("diagnose", "status", "backends", "conflicts", "reachability")
+CHECKS = ("controllers", "addresses", "diagnose", "status", "backends", "conflicts", "reachability")
 _EXPECT_KEYS = {
+    # A controller expected not to start (namespace/release: reason regex), and an Ingress expected
+    # to get no status address (namespace/name: reason regex): the build goes on past them, and
+    # verify asserts them like any other expected failure.
+    "controllers": {"failing"},
+    "addresses": {"failing"},
     "diagnose": {"findings"},
     "status": {"settle", "window", "max_changes", "pools", "allow_empty", "failing"},
     "backends": {"failing"},
@@ -26,7 +38,7 @@ _EXPECT_KEYS = {
 }
 
 
-class VerifyError(ValueError):
+class VerifyError(OptionError):
     """An expectation is malformed; the message names the field."""
 
 
@@ -181,16 +193,38 @@ def _reachability_verdicts(results: list[Obj], probes: list[Obj]) -> list[Verdic
         min_backends = int(probe.get("min_backends") or 0)
         if len(distribution) < min_backends:
             problems.append("expected answers from at least %d backends, got %s" % (min_backends, dict(distribution)))
-        observed = ("pass" if passed else "fail: " + reason) + (" %s" % dict(distribution) if distribution else "")
+        observed = ("pass" if passed else "fail: " + reason) + (" %s" % dict(distribution) if distribution else "") \
+            + (" (probed from inside node %s)" % result.get("node") if result.get("via") == "node" else "")
         expected = ("fail: %s" % expect_fail if expect_fail else "pass") + (" from %s" % sorted(backends) if backends else "") \
             + (" from >= %d backends" % min_backends if min_backends else "")
         out.append(Verdict("reachability", label, expected, observed, not problems))
     return out
 
 
+def _controller_outcomes(result: Obj) -> dict[str, tuple[bool, str]]:
+    """controller_health's result: namespace/release → (started, reason)."""
+    return {key: (bool(item.get("passed")), str(item.get("reason") or ""))
+            for key, item in (result.get("controllers") or {}).items()}
+
+
+def _address_outcomes(status: Obj) -> dict[str, tuple[bool, str]]:
+    """From the status watch: did each Ingress have a status address at some point of the window."""
+    out = {}
+    for key, item in (status.get("ingresses") or {}).items():
+        seen = sorted({a for addrs in item.get("addresses_seen") or [] for a in addrs})
+        out[key] = (True, "address " + ", ".join(seen)) if seen else (False, "no address during the watch window")
+    return out
+
+
 def evaluate(results: Obj, expect: Obj) -> list[Verdict]:
-    """Verdicts for every check that ran (results has one entry per check name)."""
+    """Verdicts for every check that ran (results has one entry per check name). The
+    addresses verdicts come from the status watch."""
     verdicts: list[Verdict] = []
+    if "controllers" in results:
+        verdicts += _per_subject("controllers", _controller_outcomes(results["controllers"]),
+                                 (expect.get("controllers") or {}).get("failing", {}))
+    if "status" in results:
+        verdicts += _per_subject("addresses", _address_outcomes(results["status"]), (expect.get("addresses") or {}).get("failing", {}))
     if "diagnose" in results:
         verdicts += _diagnose_verdicts(results["diagnose"], expect.get("diagnose") or {})
     if "status" in results:
@@ -206,6 +240,18 @@ def evaluate(results: Obj, expect: Obj) -> list[Verdict]:
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def writer(event: Obj) -> str:
+    """Who made a status change, as ingress_status recorded it: the controller pod whose log
+    announced it, and the field manager of the status write (with its operation)."""
+    manager = str(event.get("manager") or "")
+    if manager and event.get("operation"):
+        manager += " " + str(event["operation"])
+    pod = str(event.get("pod") or "")
+    if pod and manager:
+        return "%s (%s)" % (pod, manager)
+    return pod or (manager + " (pod unknown)" if manager else "unknown")
 
 
 def markdown(scenario: str, backend: str, verdicts: list[Verdict], results: Obj) -> str:
@@ -237,7 +283,7 @@ def markdown(scenario: str, backend: str, verdicts: list[Verdict], results: Obj)
         for event in timeline[:200]:
             lines.append("| %s | %s | %s | %s | %s |" % (
                 event.get("time", ""), event.get("ingress", ""), ", ".join(event.get("old") or []) or "-",
-                ", ".join(event.get("new") or []) or "-", _cell(json.dumps(event.get("writer") or "")).strip('"')))
+                ", ".join(event.get("new") or []) or "-", _cell(writer(event))))
         if len(timeline) > 200:
             lines.append("| … | %d more in report.json | | | |" % (len(timeline) - 200))
     return "\n".join(lines) + "\n"
@@ -254,3 +300,33 @@ def report(scenario: str, backend: str, verdicts: list[Verdict], results: Obj) -
         "verdicts": [asdict(v) for v in verdicts],
         "results": results,
     }
+
+
+# --- the verify_report module -----------------------------------------------------------------
+
+
+def _write(path: str, text: str) -> bool:
+    """Write only when the content differs; returns whether it changed."""
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            if handle.read() == text:
+                return False
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return True
+
+
+def run_verify_report(params: Params, runtime: Runtime) -> Obj:
+    """The verify_report module: judge the results, write report.json and summary.md (not in check mode)."""
+    expect = validate_expect(params["expect"])
+    verdicts = evaluate(params["results"], expect)
+    doc = report(params["scenario"], params["backend"], verdicts, params["results"])
+    files = [os.path.join(params["output_dir"], name) for name in ("report.json", "summary.md", "report.html")]
+    changed = False
+    if not runtime.check_mode:
+        os.makedirs(params["output_dir"], exist_ok=True)
+        changed = _write(files[0], json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
+        changed = _write(files[1], markdown(params["scenario"], params["backend"], verdicts, params["results"])) or changed
+        # report.html: the same report drawn for people (_report_html), from the JSON as written.
+        changed = _write(files[2], render_html(json.loads(json.dumps(doc, default=str)))) or changed
+    return {"changed": changed, "verdicts": doc["verdicts"], "unmet": doc["unmet"], "passed": doc["passed"], "files": files}

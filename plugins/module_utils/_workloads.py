@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import TEST_APP_IMAGE
+
+if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
 
 Obj = dict[str, Any]
 
@@ -25,7 +29,7 @@ _PART_OF_LABEL = "app.kubernetes.io/part-of"
 PART_OF = "kindlab-ingress"
 
 
-class WorkloadError(ValueError):
+class WorkloadError(OptionError):
     """A workload spec is invalid; the message names the field."""
 
 
@@ -250,7 +254,7 @@ def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
     namespaces = sorted({wl.namespace for wl in workloads})
     missing = [ns for ns in namespaces if client.get("v1", "Namespace", ns) is None]
     if missing and not check_mode:
-        raise ValueError("namespace(s) %s do not exist: create them first (the lab's namespaces list)" % ", ".join(missing))
+        raise WorkloadError("namespace(s) %s do not exist: create them first (the lab's namespaces list)" % ", ".join(missing))
     result = summarize(client.apply_all([o for o in objs if o["metadata"]["namespace"] not in missing], check_mode))
     # In check mode a namespace may be one an earlier task would have created: its objects
     # would all be created, and the server cannot dry-run them, so report them as such.
@@ -267,12 +271,9 @@ def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
 
 
 def _wait_ready(client: Any, wl: Workload, timeout: int) -> None:
-    from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import deployment_ready, wait_until
+    from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import wait_for_workload
 
-    def check() -> tuple[bool, str]:
-        return deployment_ready(client.get("apps/v1", "Deployment", wl.name, wl.namespace))
-
-    wait_until(check, timeout=timeout, what="Deployment %s/%s to be ready" % (wl.namespace, wl.name))
+    wait_for_workload(client, "Deployment", wl.namespace, wl.name, timeout)
 
 
 def parse_namespaces(names: Any, labels: Any) -> tuple[list[str], dict[str, str]]:
@@ -293,3 +294,19 @@ def ensure_namespaces(client: Any, names: list[str], labels: dict[str, str], sta
     if state == "absent":
         return delete_all(client, objs, check_mode)
     return summarize(client.apply_all(objs, check_mode=check_mode))
+
+
+# --- module entries (KindlabModule.run) -------------------------------------------------------
+
+
+def run_lab_namespaces(params: Params, runtime: Runtime) -> Obj:
+    """The lab_namespaces module: validate the names and labels, then ensure the namespaces."""
+    names, labels = parse_namespaces(params["names"], params["labels"])
+    return ensure_namespaces(runtime.client(), names, labels, params["state"], runtime.check_mode)
+
+
+def run_lab_workload(params: Params, runtime: Runtime) -> Obj:
+    """The lab_workload module: validate every workload, then ensure (or delete) their objects."""
+    workloads = parse_workloads(params["workloads"])
+    result = ensure(runtime.client(), workloads, params["state"], runtime.check_mode, params["wait"], params["wait_timeout"])
+    return dict(result, workloads=[summary(wl) for wl in workloads])

@@ -191,19 +191,26 @@ distribution:
   returned: always
   type: dict
   sample: {"test-6d4cf56db6-abcde": 5, "test-6d4cf56db6-fghij": 5}
+via:
+  description: Where the requests were sent from, C(host) or C(node).
+  returned: always
+  type: str
+  sample: node
+node:
+  description: The node container curl ran in (with O(via=node)).
+  returned: when via is node
+  type: str
+  sample: ingress-lab-control-plane
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible.module_utils.urls import open_url
-from ansible.module_utils.six.moves.urllib.error import HTTPError
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8S_IMPORT_ERROR, Client, K8sError
-from ansible_collections.kindlab.ingress.plugins.module_utils._probe import ProbeError, probe_from_module
+from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
+from ansible_collections.kindlab.ingress.plugins.module_utils._probe import run_http_probe
 
 
 def main() -> None:
-    module = AnsibleModule(
+    KindlabModule(
         argument_spec=with_args(
             CLUSTER_ARGS,
             url={"type": "str"},
@@ -230,19 +237,7 @@ def main() -> None:
         ),
         mutually_exclusive=[("url", "ingress")],
         required_one_of=[("url", "ingress")],
-        supports_check_mode=True,
-    )
-    params = module.params
-    if params["ingress"] is not None and K8S_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
-    try:
-        result = probe_from_module(params, make_client=Client, open_url=open_url, http_error=HTTPError,
-                                   run_command=module.run_command, get_bin_path=module.get_bin_path)
-    except (ProbeError, K8sError) as exc:
-        module.fail_json(msg=str(exc))
-    if params["fail_on_violation"] and not result["passed"]:
-        module.fail_json(msg="http_probe: " + result["reason"], **result)
-    module.exit_json(changed=False, **result)
+    ).run(run_http_probe)
 
 
 if __name__ == "__main__":

@@ -47,36 +47,19 @@ addresses:
   sample: {"one/test": ["100.64.0.0"], "two/test": ["172.18.0.2"]}
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils._ingresses import parse_refs, wait_for_addresses
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8S_IMPORT_ERROR, Client, K8sError
+from ansible_collections.kindlab.ingress.plugins.module_utils._ingresses import run_ingress_address
+from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 
 
 def main() -> None:
-    module = AnsibleModule(
+    KindlabModule(
         argument_spec=with_args(
             CLUSTER_ARGS,
             ingresses={"type": "list", "elements": "raw", "required": True},
             timeout={"type": "int", "default": 180},
         ),
-        supports_check_mode=True,
-    )
-    try:
-        refs = parse_refs(module.params["ingresses"])
-    except ValueError as exc:
-        module.fail_json(msg=str(exc))
-    if module.params["timeout"] < 0:
-        module.fail_json(msg="timeout: expected a number of seconds >= 0, got %d" % module.params["timeout"])
-    if K8S_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
-    try:
-        client = Client(module.params["kubeconfig"], module.params["context"])
-        addresses = wait_for_addresses(client, refs, module.params["timeout"])
-    except K8sError as exc:
-        module.fail_json(msg=str(exc))
-    module.exit_json(changed=False, addresses=addresses)
+    ).run(run_ingress_address)
 
 
 if __name__ == "__main__":

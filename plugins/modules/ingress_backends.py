@@ -62,11 +62,10 @@ ingresses:
 
 from typing import Any
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
 from ansible_collections.kindlab.ingress.plugins.module_utils._backends import check_cluster
-from ansible_collections.kindlab.ingress.plugins.module_utils._checks import run_check
+from ansible_collections.kindlab.ingress.plugins.module_utils._checks import check_entry
+from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 from ansible_collections.kindlab.ingress.plugins.module_utils._select import list_ingresses
 
 
@@ -79,11 +78,9 @@ def _failure(result: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    module = AnsibleModule(
+    KindlabModule(
         argument_spec=with_args(CLUSTER_ARGS, SELECTION_ARGS, fail_on_violation={"type": "bool", "default": True}),
-        supports_check_mode=True,
-    )
-    run_check(module, _check, _failure)
+    ).run(check_entry(_check, _failure))
 
 
 if __name__ == "__main__":

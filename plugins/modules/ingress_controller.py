@@ -232,18 +232,9 @@ deleted:
   elements: str
 """
 
-import os
-
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, WAIT_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils._controllers import (
-    ControllerError,
-    Request,
-    run,
-    type_names,
-)
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8S_IMPORT_ERROR, Client, K8sError
+from ansible_collections.kindlab.ingress.plugins.module_utils._controllers import run_ingress_controller, type_names
+from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 
 ARGUMENT_SPEC = with_args(
     CLUSTER_ARGS,
@@ -264,46 +255,8 @@ ARGUMENT_SPEC = with_args(
 )
 
 
-def find_helm(module: AnsibleModule, binary: str) -> str | None:
-    if os.sep in binary:
-        return binary if os.path.isfile(binary) and os.access(binary, os.X_OK) else None
-    found: str | None = module.get_bin_path(binary)
-    return found
-
-
 def main() -> None:
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    p = module.params
-    req = Request(**{k: p[k] for k in Request.__dataclass_fields__})
-    needs_k8s = req.method == "manifest" or (req.state == "present" and req.wait and not module.check_mode)
-    if needs_k8s and K8S_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
-    helm = None
-    if req.method == "helm":
-        helm = find_helm(module, req.helm_binary)
-        if helm is None:
-            module.fail_json(
-                msg="helm_binary: %r was not found (or is not executable); install helm v3/v4 or set helm_binary to its path"
-                % req.helm_binary
-            )
-
-    def run_command(argv: list[str]) -> tuple[int, str, str]:
-        rc, out, err = module.run_command(argv)
-        return rc, out, err
-
-    try:
-        result = run(
-            req,
-            module.check_mode,
-            client_factory=lambda: Client(req.kubeconfig, req.context),
-            run_command=run_command,
-            helm=helm,
-        )
-    except (ControllerError, K8sError) as exc:
-        module.fail_json(msg=str(exc))
-    if not module._diff:
-        result.pop("diff", None)
-    module.exit_json(**result)
+    KindlabModule(argument_spec=ARGUMENT_SPEC).run(run_ingress_controller)
 
 
 if __name__ == "__main__":

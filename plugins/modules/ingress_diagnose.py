@@ -81,11 +81,10 @@ passed:
 
 from typing import Any
 
-from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils._checks import run_check
+from ansible_collections.kindlab.ingress.plugins.module_utils._checks import check_entry
 from ansible_collections.kindlab.ingress.plugins.module_utils._diagnose import run
+from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 
 
 def _check(client: Any, selection: Any, _options: Any) -> dict[str, Any]:
@@ -98,11 +97,9 @@ def _failure(result: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    module = AnsibleModule(
+    KindlabModule(
         argument_spec=with_args(CLUSTER_ARGS, SELECTION_ARGS, fail_on_findings={"type": "bool", "default": False}),
-        supports_check_mode=True,
-    )
-    run_check(module, _check, _failure, fail_option="fail_on_findings")
+    ).run(check_entry(_check, _failure, fail_option="fail_on_findings"))
 
 
 if __name__ == "__main__":

@@ -102,16 +102,15 @@ events:
   type: int
 """
 
-from typing import Any
-
-from ansible.module_utils.basic import AnsibleModule
+from typing import Any, Mapping
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils._checks import run_check
+from ansible_collections.kindlab.ingress.plugins.module_utils._checks import check_entry
+from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 from ansible_collections.kindlab.ingress.plugins.module_utils._status import parse_options, run
 
 
-def _options(p: dict[str, Any]) -> Any:
+def _options(p: Mapping[str, Any]) -> Any:
     return parse_options(p["window"], p["max_changes"], p["allow_empty"], p["expected_pools"],
                          p["stop_on_violation"], p["attribute"])
 
@@ -121,7 +120,7 @@ def _failure(result: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    module = AnsibleModule(
+    KindlabModule(
         argument_spec=with_args(
             CLUSTER_ARGS, SELECTION_ARGS,
             window={"type": "float", "default": 60},
@@ -132,9 +131,7 @@ def main() -> None:
             attribute={"type": "bool", "default": True},
             fail_on_violation={"type": "bool", "default": True},
         ),
-        supports_check_mode=True,
-    )
-    run_check(module, run, _failure, parse_options=_options)
+    ).run(check_entry(run, _failure, parse_options=_options))
 
 
 if __name__ == "__main__":

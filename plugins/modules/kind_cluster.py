@@ -33,8 +33,9 @@ options:
   provider:
     description:
       - C(kind) runs the kind and docker binaries; C(twin) runs C(kindlab-twin).
-      - C(auto) picks C(kind) when kind is installed and a Docker engine answers, else C(twin);
-        the choice and the reason are returned in RV(provider) and RV(provider_reason).
+      - C(auto) picks C(kind) when kind is installed, a Docker engine answers and helm is installed (the kind
+        path installs the ingress controllers with helm), else C(twin); the choice and the reason are returned in
+        RV(provider) and RV(provider_reason).
     type: str
     choices: [auto, kind, twin]
     default: auto
@@ -58,7 +59,8 @@ options:
   kubeconfig:
     description:
       - Kubeconfig file the cluster's context is written into.
-      - Defaults to the first C($KUBECONFIG) entry, else C(~/.kube/config), as kind does.
+      - Defaults, as kind does, to the first C($KUBECONFIG) entry that is an existing file (the last entry
+        when none exists), else C(~/.kube/config).
     type: path
   kind_binary:
     description: The kind binary (a name looked up on PATH, or a path).
@@ -68,6 +70,12 @@ options:
     description: The docker binary (a name looked up on PATH, or a path).
     type: str
     default: docker
+  helm_binary:
+    description:
+      - The helm binary (a name looked up on PATH, or a path). Only O(provider=auto) uses it, to check that
+        helm is there before it chooses kind.
+    type: str
+    default: helm
   twin_binary:
     description:
       - The kindlab-twin command. By default it is looked for beside the Python running the
@@ -189,29 +197,18 @@ config:
   type: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import WAIT_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils._cluster import (
-    ClusterError,
-    default_kubeconfig_path,
-    detect_backend,
-    ensure_cluster,
-    get_provider,
-    render_kind_config,
-)
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8S_IMPORT_ERROR, Client, K8sError
+from ansible_collections.kindlab.ingress.plugins.module_utils._cluster import run_kind_cluster
 from ansible_collections.kindlab.ingress.plugins.module_utils._kind import KindProvider
+from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 from ansible_collections.kindlab.ingress.plugins.module_utils._twin import TwinProvider
-from ansible_collections.kindlab.ingress.plugins.module_utils._versions import KIND_NODE_IMAGE
-from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import HAS_YAML
 
 # Importing the providers registers them under their names.
 PROVIDERS = (KindProvider, TwinProvider)
 
 
 def main() -> None:
-    module = AnsibleModule(
+    KindlabModule(
         argument_spec=with_args(
             WAIT_ARGS,
             name={"type": "str", "default": "kindlab"},
@@ -223,56 +220,12 @@ def main() -> None:
             kubeconfig={"type": "path"},
             kind_binary={"type": "str", "default": "kind"},
             docker_binary={"type": "str", "default": "docker"},
+            helm_binary={"type": "str", "default": "helm"},
             twin_binary={"type": "str"},
             time_scale={"type": "float"},
         ),
-        supports_check_mode=True,
-    )
-    if not HAS_YAML:
-        module.fail_json(msg=missing_required_lib("PyYAML"))
-    p = module.params
-    binaries = {"kind": p["kind_binary"], "docker": p["docker_binary"], "twin": p["twin_binary"]}
-
-    def run(argv: list[str], data: str | None = None) -> tuple[int, str, str]:
-        return module.run_command(argv, data=data)
-
-    def which(name: str) -> str | None:
-        return module.get_bin_path(name)
-
-    def client_factory(kubeconfig: str, context: str) -> Client:
-        if K8S_IMPORT_ERROR is not None:
-            module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
-        return Client(kubeconfig, context)
-
-    try:
-        image = p["node_image"] or KIND_NODE_IMAGE
-        config = render_kind_config(p["workers"], image, p["kind_config"])
-        if p["time_scale"] is not None and p["time_scale"] <= 0:
-            raise ClusterError("time_scale: expected a number greater than 0, got %s" % p["time_scale"])
-        name = p["provider"]
-        reason = "provider %s was asked for" % name
-        if name == "auto":
-            backend = detect_backend(run, which, binaries)
-            name, reason = backend.name, backend.reason
-        if p["time_scale"] is not None and name != "twin":
-            # With auto the provider is not known in advance, and 1 changes nothing: ignore.
-            if p["provider"] == "kind" and p["time_scale"] != 1:
-                raise ClusterError("time_scale: only the twin provider takes it (the provider is kind)")
-            if p["time_scale"] != 1:
-                module.warn("time_scale %s ignored: the kind provider runs real controllers" % p["time_scale"])
-        options = {"time_scale": p["time_scale"]} if name == "twin" else {}
-        provider = get_provider(name, run, which, binaries, **options)
-        result = ensure_cluster(
-            provider, p["name"], p["state"], config, p["kubeconfig"] or default_kubeconfig_path(), image,
-            p["wait"], p["wait_timeout"], module.check_mode, client_factory,
-        )
-    except (ClusterError, K8sError) as exc:
-        module.fail_json(msg=str(exc))
-    for warning in result.pop("warnings", []):
-        module.warn(warning)
-    if p["state"] == "present":
-        result["config"] = config
-    module.exit_json(provider_reason=reason, **result)
+        requires=("PyYAML",),
+    ).run(run_kind_cluster)
 
 
 if __name__ == "__main__":

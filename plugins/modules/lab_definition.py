@@ -34,7 +34,11 @@ options:
     elements: raw
     required: true
   controllers:
-    description: Ingress controllers, each C(namespace), C(type), C(release) and C(values).
+    description:
+      - Ingress controllers, each C(namespace), C(type), C(release) and C(values), and optionally the convenience
+        options C(scope), C(publish_service) and C(ingress_class) of M(kindlab.ingress.ingress_controller).
+      - The convenience options are folded into the values (an option and an explicit value for the same key must
+        agree); the C(values) of each entry of RV(controllers) are what the lab installs.
     type: list
     elements: raw
     required: true
@@ -44,7 +48,11 @@ options:
     elements: raw
     required: true
   expect:
-    description: What verification must find (C(lab_expect)), as in M(kindlab.ingress.verify_report).
+    description:
+      - What verification must find (C(lab_expect)), as in M(kindlab.ingress.verify_report).
+      - C(controllers.failing) names controllers (C(namespace/release)) expected not to start and C(addresses.failing)
+        Ingresses (C(namespace/name)) expected to get no address; each must be one the lab defines. C(lab.yml) lets the
+        build go on past them and verification asserts them.
     type: dict
     default: {}
 extends_documentation_fragment:
@@ -76,7 +84,11 @@ pools:
   type: list
   elements: dict
 controllers:
-  description: Each controller with its effective arguments, RBAC scope, publish source and notes.
+  description:
+    - Each controller as the lab installs it, C(type), C(namespace), C(release), C(values) (with the convenience options
+      folded in), C(ingress_class_resource) (the IngressClass it creates, or null), C(deployment) (C(namespace/name)),
+      and its effective C(args), C(rbac_scope), C(watch_namespace), C(publish) source and C(notes).
+    - C(playbooks/lab.yml) hands this list, not the raw C(lab_controllers), to the C(ingress_controllers) role.
   returned: success
   type: list
   elements: dict
@@ -91,15 +103,24 @@ ingresses:
   type: list
   elements: str
   sample: [one/test, two/test, three/test]
+addressed_ingresses:
+  description: The Ingresses expected to get a status address, that is RV(ingresses) minus C(expect.addresses.failing).
+  returned: success
+  type: list
+  elements: str
+  sample: [one/test, three/test]
+expect:
+  description: The validated expectations.
+  returned: success
+  type: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.kindlab.ingress.plugins.module_utils._lab import LabError, validate
+from ansible_collections.kindlab.ingress.plugins.module_utils._lab import run_lab_definition
+from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 
 
 def main() -> None:
-    module = AnsibleModule(
+    KindlabModule(
         argument_spec={
             "backend": {"type": "str", "required": True},
             "cluster": {"type": "dict", "required": True},
@@ -109,15 +130,7 @@ def main() -> None:
             "workloads": {"type": "list", "elements": "raw", "required": True},
             "expect": {"type": "dict", "default": {}},
         },
-        supports_check_mode=True,
-    )
-    p = module.params
-    try:
-        result = validate(p["backend"], p["cluster"], p["metallb_pools"], p["namespaces"], p["controllers"], p["workloads"],
-                          p["expect"])
-    except LabError as exc:
-        module.fail_json(msg=str(exc))
-    module.exit_json(changed=False, **result)
+    ).run(run_lab_definition)
 
 
 if __name__ == "__main__":

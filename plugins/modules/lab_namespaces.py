@@ -55,37 +55,20 @@ objects:
   sample: [{"object": "Namespace one", "action": "created"}]
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8S_IMPORT_ERROR, Client, K8sError
-from ansible_collections.kindlab.ingress.plugins.module_utils._workloads import (
-    WorkloadError, ensure_namespaces, parse_namespaces,
-)
+from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
+from ansible_collections.kindlab.ingress.plugins.module_utils._workloads import run_lab_namespaces
 
 
 def main() -> None:
-    module = AnsibleModule(
+    KindlabModule(
         argument_spec=with_args(
             CLUSTER_ARGS,
             names={"type": "list", "elements": "str", "required": True},
             labels={"type": "dict", "default": {}},
             state={"type": "str", "choices": ["present", "absent"], "default": "present"},
         ),
-        supports_check_mode=True,
-    )
-    try:
-        names, labels = parse_namespaces(module.params["names"], module.params["labels"])
-    except WorkloadError as exc:
-        module.fail_json(msg=str(exc))
-    if K8S_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
-    try:
-        client = Client(module.params["kubeconfig"], module.params["context"])
-        result = ensure_namespaces(client, names, labels, module.params["state"], module.check_mode)
-    except K8sError as exc:
-        module.fail_json(msg=str(exc))
-    module.exit_json(**result)
+    ).run(run_lab_namespaces)
 
 
 if __name__ == "__main__":

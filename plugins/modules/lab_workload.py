@@ -123,17 +123,13 @@ objects:
   sample: [{"object": "Deployment one/test", "action": "created"}]
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, WAIT_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8S_IMPORT_ERROR, Client, K8sError
-from ansible_collections.kindlab.ingress.plugins.module_utils._workloads import (
-    WorkloadError, ensure, parse_workloads, summary,
-)
+from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
+from ansible_collections.kindlab.ingress.plugins.module_utils._workloads import run_lab_workload
 
 
 def main() -> None:
-    module = AnsibleModule(
+    KindlabModule(
         argument_spec=with_args(
             CLUSTER_ARGS,
             WAIT_ARGS,
@@ -148,22 +144,7 @@ def main() -> None:
             }},
             state={"type": "str", "choices": ["present", "absent"], "default": "present"},
         ),
-        supports_check_mode=True,
-    )
-    try:
-        workloads = parse_workloads(module.params["workloads"])
-    except WorkloadError as exc:
-        module.fail_json(msg=str(exc))
-    if K8S_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
-    try:
-        client = Client(module.params["kubeconfig"], module.params["context"])
-        result = ensure(client, workloads, module.params["state"], module.check_mode,
-                        module.params["wait"], module.params["wait_timeout"])
-    except (K8sError, ValueError) as exc:
-        module.fail_json(msg=str(exc))
-    module.exit_json(workloads=[summary(wl) for wl in workloads],
-                     **result)
+    ).run(run_lab_workload)
 
 
 if __name__ == "__main__":

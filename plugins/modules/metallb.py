@@ -163,25 +163,14 @@ source:
   type: str
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible.module_utils.urls import open_url
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, WAIT_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8S_IMPORT_ERROR, Client, K8sError
-from ansible_collections.kindlab.ingress.plugins.module_utils._metallb import (
-    MetallbError,
-    ensure_metallb,
-    fetch_manifest,
-    plan,
-    render_native,
-)
-from ansible_collections.kindlab.ingress.plugins.module_utils._pools import PoolError
-from ansible_collections.kindlab.ingress.plugins.module_utils._versions import METALLB_MANIFEST_URL
-from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import HAS_YAML
+from ansible_collections.kindlab.ingress.plugins.module_utils._metallb import run_metallb
+from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 
 
 def main() -> None:
-    module = AnsibleModule(
+    KindlabModule(
         argument_spec=with_args(
             CLUSTER_ARGS,
             WAIT_ARGS,
@@ -200,33 +189,8 @@ def main() -> None:
             allow_overlap_with_cluster_networks={"type": "bool", "default": False},
             host_access={"type": "bool", "default": False},
         ),
-        supports_check_mode=True,
-    )
-    if not HAS_YAML:
-        module.fail_json(msg=missing_required_lib("PyYAML"))
-    p = module.params
-    try:
-        the_plan = plan(p)  # every pool check happens here, before the cluster is touched
-    except PoolError as exc:
-        module.fail_json(msg=str(exc))
-    if K8S_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
-    cluster = p["cluster"] or {}
-    try:
-        if p["source"] == "upstream":
-            objects = fetch_manifest(p["manifest_url"] or METALLB_MANIFEST_URL, open_url)
-        else:
-            objects = render_native()
-        client = Client(p["kubeconfig"] or cluster.get("kubeconfig"), p["context"] or cluster.get("context"))
-        result = ensure_metallb(client, the_plan, p["source"], objects, p["l2_advertisement"] or None,
-                                p["wait"], p["wait_timeout"], module.check_mode)
-    except (MetallbError, K8sError) as exc:
-        module.fail_json(msg=str(exc))
-    for warning in result.pop("warnings", []):
-        module.warn(warning)
-    # result["diff"] is one diff per changed object, the list form Ansible's callback takes.
-    result["declared_pools"] = [pool.summary() for pool in the_plan.declared]
-    module.exit_json(**result)
+        requires=("PyYAML",),
+    ).run(run_metallb)
 
 
 if __name__ == "__main__":

@@ -7,13 +7,17 @@ DOCUMENTATION = r"""
 module: verify_report
 short_description: Judge verification results against a scenario's expectations and write the report
 description:
-  - Takes the registered results of the verification modules (M(kindlab.ingress.ingress_diagnose),
+  - Takes the registered results of the verification modules (M(kindlab.ingress.controller_health), M(kindlab.ingress.ingress_diagnose),
     M(kindlab.ingress.ingress_status), M(kindlab.ingress.ingress_backends), M(kindlab.ingress.ingress_conflicts),
     M(kindlab.ingress.http_probe)) and the scenario's expectations, and returns one verdict per checked subject.
   - An expectation lists the subjects that must fail, each with a regular expression their reason must match;
     every other subject must pass. An expected failure is thus asserted as that failure.
   - Writes C(report.json) (verdicts and every raw result) and C(summary.md) (a table of verdicts, the diagnosis
-    and the status timeline) to O(output_dir).
+    and the status timeline, whose writer column names the controller pod and the field manager of each change)
+    to O(output_dir).
+  - Writes C(report.html) beside them, a self-contained page (no network fetches) with the verdict table and, per
+    Ingress, a drawing of its status address over the watch window coloured by the controller pod that wrote it,
+    next to the diagnosis findings and fixes that explain it.
   - Never fails because of a verdict; the C(verify) role fails at the end when RV(unmet) is not empty.
 version_added: 0.1.0
 author: kindlab.ingress developers (@kindlab)
@@ -27,12 +31,18 @@ options:
     type: str
     default: unknown
   results:
-    description: Module results by check name (C(diagnose), C(status), C(backends), C(conflicts), and C(reachability) as a list).
+    description:
+      - Module results by check name (C(controllers), C(diagnose), C(status), C(backends), C(conflicts), and C(reachability)
+        as a list).
+      - The C(addresses) verdicts come from the C(status) result (the addresses each Ingress showed during the watch).
     type: dict
     required: true
   expect:
     description:
-      - "The scenario's expectations by check name: C(status.failing) (plus C(settle), C(window), C(max_changes),
+      - "The scenario's expectations by check name: C(controllers.failing) (namespace/release of a controller expected
+        not to start, to a regex its failure must match: the kubelet's reason, exit code and last log lines),
+        C(addresses.failing) (namespace/name of an Ingress expected to get no status address during the watch, to a regex
+        over C(no address during the watch window)), C(status.failing) (plus C(settle), C(window), C(max_changes),
         C(pools), C(allow_empty) for the role) and C(backends.failing) (namespace/name to a reason regex),
         C(diagnose.findings) (each C(kind) plus optional C(ingress), C(culprit) and C(reason) regexes),
         C(conflicts.expected) (each C(ingresses): two namespace/name), C(reachability) (the probes, each with optional
@@ -40,7 +50,7 @@ options:
     type: dict
     default: {}
   output_dir:
-    description: Directory for C(report.json) and C(summary.md); created if missing.
+    description: Directory for C(report.json), C(summary.md) and C(report.html); created if missing.
     type: path
     required: true
 extends_documentation_fragment:
@@ -96,29 +106,12 @@ files:
   elements: str
 """
 
-import json
-import os
-
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.kindlab.ingress.plugins.module_utils._verify import (
-    VerifyError, evaluate, markdown, report, validate_expect,
-)
-
-
-def _write(path: str, text: str) -> bool:
-    """Write only when the content differs; returns whether it changed."""
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as handle:
-            if handle.read() == text:
-                return False
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    return True
+from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
+from ansible_collections.kindlab.ingress.plugins.module_utils._verify import run_verify_report
 
 
 def main() -> None:
-    module = AnsibleModule(
+    KindlabModule(
         argument_spec={
             "scenario": {"type": "str", "default": "default"},
             "backend": {"type": "str", "default": "unknown"},
@@ -126,22 +119,7 @@ def main() -> None:
             "expect": {"type": "dict", "default": {}},
             "output_dir": {"type": "path", "required": True},
         },
-        supports_check_mode=True,
-    )
-    p = module.params
-    try:
-        expect = validate_expect(p["expect"])
-    except VerifyError as exc:
-        module.fail_json(msg=str(exc))
-    verdicts = evaluate(p["results"], expect)
-    doc = report(p["scenario"], p["backend"], verdicts, p["results"])
-    files = [os.path.join(p["output_dir"], "report.json"), os.path.join(p["output_dir"], "summary.md")]
-    changed = False
-    if not module.check_mode:
-        os.makedirs(p["output_dir"], exist_ok=True)
-        changed = _write(files[0], json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
-        changed = _write(files[1], markdown(p["scenario"], p["backend"], verdicts, p["results"])) or changed
-    module.exit_json(changed=changed, verdicts=doc["verdicts"], unmet=doc["unmet"], passed=doc["passed"], files=files)
+    ).run(run_verify_report)
 
 
 if __name__ == "__main__":

@@ -123,6 +123,7 @@ class PodLogs:
     def __init__(self, max_lines: int = 5000) -> None:
         self._cond = _threading.Condition()
         self._lines: dict[tuple[str, str, str], _deque[str]] = {}
+        self._previous: dict[tuple[str, str, str], list[str]] = {}
         self._max = max_lines
         self._seq = 0
 
@@ -162,10 +163,28 @@ class PodLogs:
         with self._cond:
             return self._seq
 
+    def restart(self, namespace: str, pod: str, container: str) -> None:
+        """The container runs again (the kubelet restarted it): the lines so far become the
+        previous run's, served with ``previous=true``; the current log starts empty, as a new
+        container's does."""
+        with self._cond:
+            key = (namespace, pod, container)
+            self._previous[key] = list(self._lines.pop(key, ()))
+            self._seq += 1
+            self._cond.notify_all()
+
+    def previous(self, namespace: str, pod: str, container: str) -> list[str] | None:
+        """The previous run's lines of a restarted container, or None if it never restarted."""
+        with self._cond:
+            lines = self._previous.get((namespace, pod, container))
+            return None if lines is None else list(lines)
+
     def clear(self, namespace: str, pod: str) -> None:
         with self._cond:
             for k in [k for k in self._lines if k[0] == namespace and k[1] == pod]:
                 del self._lines[k]
+            for k in [k for k in self._previous if k[0] == namespace and k[1] == pod]:
+                del self._previous[k]
 
 
 class RuntimeWithLogs(Runtime, Protocol):

@@ -273,6 +273,30 @@ def test_table_output(raw: Any, api: Any) -> None:
     assert code == 200 and t["rows"] == []
 
 
+def test_previous_pod_log_follows_last_state(api: Any, k8s: client.ApiClient) -> None:
+    """previous=true serves lastState.terminated's run: for a container waiting to restart that is
+    the run its current log shows; for a running one, the run before; without one, a 400."""
+    core = client.CoreV1Api(k8s)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "crash"},
+           "spec": {"containers": [{"name": "main", "image": "nginx"}]}}
+    core.create_namespaced_pod("default", pod)
+    api.pod_logs.append("default", "crash", "run 0", container="main")
+    with pytest.raises(ApiException) as e:
+        core.read_namespaced_pod_log("crash", "default", container="main", previous=True)
+    assert e.value.status == 400 and json.loads(e.value.body)["message"] == 'previous terminated container "main" in pod "crash" not found'
+    api.pod_logs.restart("default", "crash", "main")
+    api.pod_logs.append("default", "crash", "run 1", container="main")
+    terminated = {"terminated": {"exitCode": 255, "reason": "Error"}}
+    status = {"containerStatuses": [{"name": "main", "ready": False, "restartCount": 1, "image": "nginx", "imageID": "",
+                                     "state": {"waiting": {"reason": "CrashLoopBackOff"}}, "lastState": terminated}]}
+    core.patch_namespaced_pod_status("crash", "default", {"status": status})
+    assert core.read_namespaced_pod_log("crash", "default", container="main") == "run 1\n"
+    assert core.read_namespaced_pod_log("crash", "default", container="main", previous=True) == "run 1\n"
+    status["containerStatuses"][0].update(state={"running": {"startedAt": "2026-11-23T14:00:00Z"}}, ready=True)
+    core.patch_namespaced_pod_status("crash", "default", {"status": status})
+    assert core.read_namespaced_pod_log("crash", "default", container="main", previous=True) == "run 0\n"
+
+
 def test_pod_logs(api: Any, k8s: client.ApiClient) -> None:
     core = client.CoreV1Api(k8s)
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},

@@ -19,6 +19,7 @@ class FakeClient:
         }
         self.never_ready = never_ready
         self.writes = 0
+        self.logs: dict[tuple[str, str], str] = {}
 
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
         return copy.deepcopy(self.objects.get((kind, namespace, name)))
@@ -38,6 +39,18 @@ class FakeClient:
                 self.writes += 1
             results.append(ApplyResult(changed=changed, before=before, after=after))
         return results
+
+    def list(self, api_version: str, kind: str, namespace: str | None = None, label_selector: str | None = None,
+             field_selector: str | None = None) -> list[dict[str, Any]]:
+        """Stored objects of a kind (pods only when a test stores them), matched by equality selectors."""
+        wanted = dict(req.split("=", 1) for req in (label_selector or "").split(",") if req)
+        return [copy.deepcopy(obj) for (k, ns, _name), obj in self.objects.items()
+                if k == kind and namespace in (None, ns)
+                and all((obj["metadata"].get("labels") or {}).get(key) == val for key, val in wanted.items())]
+
+    def pod_log(self, namespace: str, name: str, container: str | None = None, since_seconds: int | None = None,
+                tail_lines: int | None = None, previous: bool = False) -> str:
+        return str(self.logs.get((namespace, name), ""))
 
     def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None, check_mode: bool = False) -> bool:
         key = (kind, namespace, name)

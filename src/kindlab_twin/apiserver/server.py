@@ -581,12 +581,15 @@ class _Handler(BaseHTTPRequestHandler):
             unnamed = logs.lines(ns, name, "") if want == first else []
             return unnamed + (logs.lines(ns, name, want) if want else [])
 
-        lines = read()
+        if self.query.get("previous") in ("true", "1", "True"):
+            lines = self._previous_run(pod, want)
+        else:
+            lines = read()
         tail = self.query.get("tailLines")
         if tail is not None:
             n = int(_float(tail, 0))
             lines = lines[-n:] if n > 0 else []
-        if self.query.get("follow") not in ("true", "1", "True"):
+        if self.query.get("follow") not in ("true", "1", "True") or self.query.get("previous") in ("true", "1", "True"):
             return self._send_bytes(200, "".join(ln + "\n" for ln in lines).encode(), "text/plain")
         self.send_response(200)
         self.send_header("Content-Type", "text/plain")
@@ -606,6 +609,19 @@ class _Handler(BaseHTTPRequestHandler):
                 self._chunk("".join(ln + "\n" for ln in now_lines[sent:]).encode())
             sent = len(now_lines)
         self._chunk(b"")
+
+    def _previous_run(self, pod: Obj, container: str) -> list[str]:
+        """previous=true: the kubelet serves the container of lastState.terminated. A container
+        waiting to restart has no newer run, so that is the run its current log shows; a running
+        one's is the run before it."""
+        ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+        statuses = (pod.get("status") or {}).get("containerStatuses") or []
+        cs: Obj = next((c for c in statuses if c.get("name") == container), {})
+        if not ((cs.get("lastState") or {}).get("terminated")):
+            raise ApiError(400, "BadRequest", f'previous terminated container "{container}" in pod "{name}" not found')
+        if "running" in (cs.get("state") or {}):
+            return self.api.pod_logs.previous(ns, name, container) or []
+        return self.api.pod_logs.lines(ns, name, container)
 
     def _scale(self, method: str, req: _Request) -> None:
         """The scale subresource: an autoscaling/v1 Scale view of .spec.replicas."""

@@ -5,7 +5,9 @@ container is shown as kubelet shows it: phase Running, Ready False (ContainersNo
 state.waiting reason CrashLoopBackOff, lastState.terminated with the exit code, and a
 restartCount that grows on kubelet's back-off (10 s doubling to 5 min, divided by
 time_scale). Each restart re-runs the check, so fixing the cause (e.g. creating the missing
-publish Service) lets the next restart succeed.
+publish Service) lets the next restart succeed. Each run has its own log: the container's log
+is that of its last run (what the kubelet serves for a container waiting to restart), and
+``previous=true`` serves the run before it.
 """
 from __future__ import annotations
 
@@ -135,6 +137,8 @@ class Kubelet(LoopController):
         failures: dict[str, images.StartResult] = {}
         restarts = {n: int(c.get("restartCount", 0)) for n, c in prev.items()}
         for c in pod.get("spec", {}).get("containers") or []:
+            if c["name"] in crashing:  # a new run of the container: a new log, the last one kept as previous
+                self.logs.restart(ns, name, c["name"])
             result = images.startup(self.store, pod, c)
             for line in result.logs:
                 self.logs.append(ns, name, line, container=c["name"])

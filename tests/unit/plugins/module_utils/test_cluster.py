@@ -111,9 +111,13 @@ def test_node_summary() -> None:
     assert cl.node_summary({"metadata": {"name": "w"}})["role"] == "worker"
 
 
-def test_default_kubeconfig_path() -> None:
-    assert cl.default_kubeconfig_path({"KUBECONFIG": "/a/one:/a/two", "HOME": "/h"}) == "/a/one"
-    assert cl.default_kubeconfig_path({}).endswith("/.kube/config")
+def test_default_kubeconfig_path(tmp_path) -> None:
+    present = tmp_path / "two"
+    present.write_text("")
+    missing = str(tmp_path / "one")
+    # kind's pathForMerge: the first entry that exists, not merely the first entry.
+    assert cl.default_kubeconfig_path({"KUBECONFIG": "%s:%s" % (missing, present), "HOME": "/h"}) == str(present)
+    assert cl.default_kubeconfig_path({"HOME": "/h"}) == "/h/.kube/config"
 
 
 # --- detect_backend -----------------------------------------------------------------------------
@@ -130,7 +134,24 @@ def which_all(name):
 def test_detect_kind_when_docker_answers() -> None:
     backend = cl.detect_backend(lambda argv, data=None: (0, DOCKER_UP, ""), which_all)
     assert backend.name == "kind"
-    assert backend.reason == "using kind: /usr/bin/kind with Docker 29.0.2 (Ubuntu 24.04.3 LTS)"
+    assert backend.reason == "using kind: /usr/bin/kind with Docker 29.0.2 (Ubuntu 24.04.3 LTS); helm /usr/bin/helm"
+
+
+def test_detect_twin_when_helm_is_missing() -> None:
+    # The kind path installs the controllers with helm: without it, auto must not pick kind
+    # (it would fail only after the cluster exists).
+    backend = cl.detect_backend(lambda argv, data=None: (0, DOCKER_UP, ""), lambda n: None if n == "helm" else "/usr/bin/" + n)
+    assert backend.name == "twin"
+    assert "helm_binary: 'helm' was not found on PATH" in backend.reason
+
+
+def test_detect_uses_the_given_helm_binary(tmp_path) -> None:
+    helm = tmp_path / "helm"
+    helm.write_text("#!/bin/sh\n")
+    helm.chmod(0o755)
+    backend = cl.detect_backend(lambda argv, data=None: (0, DOCKER_UP, ""), lambda n: None if n == "helm" else "/usr/bin/" + n,
+                                {"helm": str(helm)})
+    assert backend.name == "kind" and backend.reason.endswith("helm %s" % helm)
 
 
 def test_detect_twin_when_docker_is_down() -> None:

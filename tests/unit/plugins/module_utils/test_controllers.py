@@ -8,6 +8,7 @@ import json
 import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _controllers as ctl
+from ansible_collections.kindlab.ingress.plugins.module_utils import _k8s
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import ApplyResult, apply_order
 
 SEED_ONE = {"controller": {"scope": {"enabled": True}, "admissionWebhooks": {"enabled": False}}, "rbac": {"scope": {"enabled": True}}}
@@ -95,7 +96,7 @@ class FakeHelm:
             old = self.releases.get((ns, name))
             self.releases[(ns, name)] = {"rev": (old["rev"] + 1) if old else 1, "status": "deployed", "version": version, "values": values}
             return 0, "Release has been upgraded", ""
-        if verb == "status":  # helm v4's shape: no chart in it, which is why the module must not rely on it
+        if verb == "status":  # helm v3 and v4 strip the chart from status, which is why the module must not rely on it
             rel = self.releases[(ns, argv[2])]
             return 0, json.dumps({"name": argv[2], "namespace": ns, "version": rel["rev"], "apply_method": "csa",
                                   "info": {"status": rel["status"], "last_deployed": "2026-11-21T23:00:00Z"}}), ""
@@ -178,9 +179,32 @@ def test_manifest_wait_times_out_with_detail(monkeypatch):
     def wait_until(check, timeout, what, **kw):
         raise ctl.K8sError("timed out waiting for %s; last seen: %s" % (what, check()[1]))
 
-    monkeypatch.setattr(ctl, "wait_until", wait_until)
+    monkeypatch.setattr(_k8s, "wait_until", wait_until)
     with pytest.raises(ctl.K8sError, match="Deployment two/ingress-ingress-nginx-controller to be ready; last seen: 0/1 ready"):
         ctl.run(req(method="manifest", wait=True), check_mode=False, client_factory=lambda: client)
+
+
+def test_manifest_wait_fails_at_once_when_the_controller_crash_loops():
+    from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_k8s_wait import FATAL, crashing_pod
+
+    class Crashing(FakeClient):
+        def pod_log(self, namespace, name, container=None, since_seconds=None, tail_lines=None, previous=False):
+            return FATAL + "\n"
+
+    client = Crashing()
+    client.ready = False
+    pod = crashing_pod()
+    pod["metadata"]["labels"] = _controller_selector()
+    client.store[client.key("Pod", pod["metadata"]["name"], "two")] = pod
+    with pytest.raises(_k8s.WorkloadFailed, match="Deployment two/ingress-ingress-nginx-controller cannot start: .*"
+                                                  "CrashLoopBackOff.*last exit code 255.*no service with name missing") as info:
+        ctl.run(req(method="manifest", wait=True), check_mode=False, client_factory=lambda: client)
+    assert info.value.details["changed"] is True  # the objects were applied before the wait failed
+
+
+def _controller_selector():
+    (dep,) = [o for o in ctl.plan(req(method="manifest")).objects if o["kind"] == "Deployment"]
+    return dict(dep["spec"]["selector"]["matchLabels"])
 
 
 def test_manifest_refuses_another_releases_ingress_class():
@@ -280,7 +304,7 @@ def test_parse_controllers_healthy_lab():
     parsed = ctl.parse_controllers([{"namespace": ns, "type": "ingress_nginx", "release": "ingress", "values": lab_values(ns)}
                                     for ns in ("one", "two", "three")])
     for ns, c in zip(("one", "two", "three"), parsed):
-        assert (c["namespace"], c["rbac_scope"], c["watch_namespace"], c["ingress_class"]) == (ns, "namespace", ns, "nginx-" + ns)
+        assert (c["namespace"], c["rbac_scope"], c["watch_namespace"], c["ingress_class_resource"]) == (ns, "namespace", ns, "nginx-" + ns)
         assert c["publish"] == {"source": "service", "service": ns + "/ingress-ingress-nginx-controller", "addresses": [], "node_address_type": None}
         assert "--ingress-class=nginx" in c["args"] and "--controller-class=k8s.io/ingress-nginx-" + ns in c["args"]
 
@@ -291,6 +315,48 @@ def test_parse_controllers_puzzle_keeps_the_seed_behaviour():
     assert "--ingress-class=nginx" in two["args"]  # claims every namespace's annotated Ingress
     for c in (one, three):
         assert c["rbac_scope"] == "namespace" and c["publish"]["source"] == "service"
+
+
+def test_parsed_values_carry_the_convenience_options():
+    """What lab.yml installs is the parsed entry's values: scope/publish_service/ingress_class
+    must be folded in, not left beside them for a role to drop."""
+    (c,) = ctl.parse_controllers([{"namespace": "two", "scope": True, "publish_service": False, "ingress_class": "nginx-two",
+                                   "values": {"controller": {"admissionWebhooks": {"enabled": False}}}}])
+    assert "scope" not in c and "publish_service" not in c
+    assert c["values"]["controller"]["scope"] == {"enabled": True} and c["values"]["rbac"] == {"scope": True}
+    assert c["values"]["controller"]["publishService"] == {"enabled": False}
+    assert c["ingress_class_resource"] == "nginx-two" and c["deployment"] == "two/ingress-ingress-nginx-controller"
+    # Installing the parsed values alone renders what was validated.
+    p = ctl.plan(ctl.Request(namespace="two", values=c["values"], method="manifest"))
+    assert p.config.summary()["args"] == c["args"] and "--watch-namespace=$(POD_NAMESPACE)" in c["args"]
+    assert not any(a.startswith("--publish-service") for a in c["args"])
+
+
+def test_health_says_which_controller_started_and_why_the_other_did_not():
+    from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_k8s_wait import FATAL, crashing_pod
+
+    class Cluster(FakeClient):
+        def pod_log(self, namespace, name, container=None, since_seconds=None, tail_lines=None, previous=False):
+            return FATAL + "\n"
+
+    client = Cluster()
+    parsed = ctl.parse_controllers([{"namespace": ns, "values": lab_values(ns)} for ns in ("one", "two", "three")])
+    for ns in ("one", "two"):
+        ctl.run(ctl.Request(namespace=ns, values=lab_values(ns), method="manifest", wait=False), False, lambda: client)
+    client.ready = False
+    pod = crashing_pod()
+    pod["metadata"]["labels"] = _controller_selector()
+    client.store[client.key("Pod", pod["metadata"]["name"], "two")] = pod
+    result = ctl.health(client, parsed)
+    assert result["passed"] is False
+    one, two, three = (result["controllers"][ns + "/ingress"] for ns in ("one", "two", "three"))
+    assert one["passed"] is False and one["reason"] == "not ready: Deployment one/ingress-ingress-nginx-controller 0/1 ready, 0 updated, 0 available"
+    assert two["reason"].startswith("cannot start: pod two/ingress-ingress-nginx-controller-") and two["reason"].endswith(FATAL)
+    assert two["failure"]["exit_code"] == 255
+    assert three["reason"] == "Deployment three/ingress-ingress-nginx-controller not found"
+    client.ready = True
+    assert ctl.health(client, parsed[:1])["controllers"]["one/ingress"]["reason"].startswith(
+        "started: Deployment one/ingress-ingress-nginx-controller 1/1 ready")
 
 
 def test_parse_controllers_clashes():

@@ -96,6 +96,12 @@ def test_create_argv_without_wait_or_image() -> None:
         "kind", "create", "cluster", "--name", "lab", "--config", "c.yaml", "--kubeconfig", "k"]
 
 
+@pytest.fixture(autouse=True)
+def _no_network_override(monkeypatch) -> None:
+    """The tests choose KIND_EXPERIMENTAL_DOCKER_NETWORK themselves, whatever the caller's shell has."""
+    monkeypatch.delenv(kd.KIND_NETWORK_ENV, raising=False)
+
+
 def test_other_argv() -> None:
     assert kd.get_clusters_argv("kind") == ["kind", "get", "clusters"]
     assert kd.delete_argv("kind", "lab", "/k") == ["kind", "delete", "cluster", "--name", "lab", "--kubeconfig", "/k"]
@@ -103,6 +109,23 @@ def test_other_argv() -> None:
     assert kd.export_kubeconfig_argv("kind", "lab", "/k") == ["kind", "export", "kubeconfig", "--name", "lab", "--kubeconfig", "/k"]
     assert kd.docker_info_argv("docker") == ["docker", "info", "--format", "{{json .}}"]
     assert kd.network_inspect_argv("docker") == ["docker", "network", "inspect", "kind"]
+    assert kd.network_inspect_argv("docker", "lab-net") == ["docker", "network", "inspect", "lab-net"]
+
+
+def test_network_name_follows_kind_experimental_docker_network() -> None:
+    # kind: an unset or empty variable means the fixed network "kind".
+    assert kd.network_name({}) == "kind"
+    assert kd.network_name({"KIND_EXPERIMENTAL_DOCKER_NETWORK": ""}) == "kind"
+    assert kd.network_name({"KIND_EXPERIMENTAL_DOCKER_NETWORK": "lab-net"}) == "lab-net"
+
+
+def test_provider_reads_the_network_kind_was_told_to_use(monkeypatch) -> None:
+    monkeypatch.setenv("KIND_EXPERIMENTAL_DOCKER_NETWORK", "lab-net")
+    missing = "Error response from daemon: network lab-net not found\n"
+    run = FakeRun({("network", "inspect"): (1, "[]\n", missing)})
+    with pytest.raises(ClusterError, match="the docker network 'lab-net' does not exist"):
+        get_provider("kind", run, which).network_subnets()
+    assert run.calls == [["/usr/bin/docker", "network", "inspect", "lab-net"]]
 
 
 # --- parsers --------------------------------------------------------------------------------

@@ -62,6 +62,11 @@ def controllers_with(index: int, **changes: Any) -> list[dict[str, Any]]:
          "controller.scope.enabled: expected a boolean, got 'yes'"),
         ({"lab_expect": {"status": {"failing": {"one/test": "("}}}}, "lab_expect.status.failing[one/test]"),
         ({"lab_expect": {"latency": {}}}, "lab_expect: expected only the keys"),
+        ({"lab_expect": {"controllers": {"failing": {"two/nginx": "CrashLoopBackOff"}}}},
+         "lab_expect.controllers.failing[two/nginx]: expected a controller of lab_controllers (namespace/release), "
+         "one of ['one/ingress', 'two/ingress', 'three/ingress']"),
+        ({"lab_expect": {"addresses": {"failing": {"two/web": "no address"}}}},
+         "lab_expect.addresses.failing[two/web]: expected an Ingress of lab_workloads (namespace/name)"),
         ({"lab_workloads": [{"name": "test", "namespace": "four"}]},
          "lab_workloads[0].namespace: expected one of lab_namespaces"),
         ({"lab_workloads": [{"name": "test", "namespace": "one", "ingress": {"paths": [{"path": "/", "path_type": "Regex"}]}}]},
@@ -79,3 +84,23 @@ def test_two_releases_creating_the_same_ingressclass_are_refused() -> None:
     ctls[1]["values"]["controller"]["ingressClassResource"]["name"] = "nginx-one"
     with pytest.raises(LabError, match=r"lab_controllers\[1\]\.values\.controller\.ingressClassResource\.name: IngressClass 'nginx-one'"):
         run(lab(lab_controllers=ctls))
+
+
+def test_convenience_options_are_folded_into_the_values_the_lab_installs() -> None:
+    """lab.yml installs lab_definition's controllers: `scope: true` must reach the chart values."""
+    ctls = [{"namespace": "one", "scope": True, "publish_service": True,
+             "values": {"controller": {"admissionWebhooks": {"enabled": False},
+                                       "ingressClassResource": {"name": "nginx-one", "controllerValue": "k8s.io/ingress-nginx-one"}}}}]
+    (one,) = run(lab(lab_namespaces=["one"], lab_controllers=ctls, lab_workloads=[], lab_expect={}))["controllers"]
+    assert one["values"]["controller"]["scope"] == {"enabled": True} and one["values"]["rbac"] == {"scope": True}
+    assert "--watch-namespace=$(POD_NAMESPACE)" in one["args"] and one["rbac_scope"] == "namespace"
+
+
+def test_ingresses_expected_to_get_no_address_are_not_waited_for() -> None:
+    scenario = yaml.safe_load((ROOT / "scenarios/missing-publish-service.yml").read_text())
+    out = run(lab(**scenario))
+    assert out["ingresses"] == ["one/test", "two/test", "three/test"]
+    assert out["addressed_ingresses"] == ["one/test", "three/test"]
+    assert set(out["expect"]["controllers"]["failing"]) == {"two/ingress"}
+    two = next(c for c in out["controllers"] if c["namespace"] == "two")
+    assert "--publish-service=two/ingress-nginx-missing" in two["args"]

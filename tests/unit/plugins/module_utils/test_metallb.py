@@ -320,6 +320,9 @@ class FakeClient:
             return dict(obj, status=status)
         return self.store.get((kind, namespace, name))
 
+    def list(self, api_version, kind, namespace=None, label_selector=None, field_selector=None):
+        return []  # no pods: a controller that is not ready is still starting, not failing
+
 
 def run(client, check_mode=False, **params):
     the_plan = mlb.plan({"pools": [{"name": "lab", "addresses": ["100.64.0.0/16"]}], "cluster": KIND_RESULT, **params})

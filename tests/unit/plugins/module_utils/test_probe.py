@@ -68,6 +68,32 @@ def test_node_without_a_name_or_kind_context_fails_before_any_request() -> None:
                           lambda _b: None)
 
 
+def test_the_result_says_where_the_probe_ran_from() -> None:
+    def never(*_a: Any, **_k: Any) -> Any:
+        raise AssertionError("no request may be sent from the host")
+
+    argvs: list[list[str]] = []
+
+    def docker_exec(argv: list[str]) -> tuple[int, str, str]:
+        argvs.append(argv)
+        return 0, "pod: test-1\n__kindlab_probe_status__:200", ""
+
+    result = probe_from_module(params(url="http://100.64.0.1/", via="node", context="kind-ingress-lab"), never, never,
+                               HTTPError, docker_exec, lambda _b: "/usr/bin/docker")
+    assert result["passed"] and (result["via"], result["node"]) == ("node", "ingress-lab-control-plane")
+    assert argvs[0][:3] == ["/usr/bin/docker", "exec", "ingress-lab-control-plane"]
+
+    class Answer:
+        status = 200
+
+        def read(self, _n: int) -> bytes:
+            return b"pod: test-1\n"
+
+    host = probe_from_module(params(url="http://127.0.0.1:9/"), never, lambda *_a, **_k: Answer(), HTTPError, never,
+                             lambda _b: None)
+    assert host["via"] == "host" and "node" not in host
+
+
 @pytest.mark.parametrize("entry, parsed", [
     ("100.64.0.0:80:127.0.0.1:40123", ConnectTo("100.64.0.0", "80", "127.0.0.1", "40123")),
     ("shop.example:443:127.0.0.1:8443", ConnectTo("shop.example", "443", "127.0.0.1", "8443")),

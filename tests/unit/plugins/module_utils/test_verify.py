@@ -8,14 +8,20 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._verify import (
     VerifyError, evaluate, markdown, report, validate_expect,
 )
 
+# Shaped like ingress_status's result (_status.verdict): per-Ingress outcomes with the addresses
+# seen, and timeline entries with the field manager and the pod whose log line announced the change.
 PUZZLE_STATUS = {
     "ingresses": {
-        "one/test": {"passed": False, "reason": "4 changes in 10s (max 0): 100.64.0.0 <-> 172.18.0.2"},
-        "two/test": {"passed": False, "reason": "172.18.0.2 is outside the expected pools"},
-        "three/test": {"passed": False, "reason": "4 changes in 10s (max 0)"},
+        "one/test": {"passed": False, "reason": "4 changes in 10s (max 0): 100.64.0.0 <-> 172.18.0.2",
+                     "addresses_seen": [["100.64.0.0"], ["172.18.0.2"]]},
+        "two/test": {"passed": False, "reason": "172.18.0.2 is outside the expected pools", "addresses_seen": [["172.18.0.2"]]},
+        "three/test": {"passed": False, "reason": "4 changes in 10s (max 0)", "addresses_seen": [["100.64.0.2"], ["172.18.0.2"]]},
     },
-    "timeline": [{"time": "1.0", "ingress": "one/test", "old": ["100.64.0.0"], "new": ["172.18.0.2"],
-                  "writer": {"manager": "nginx-ingress-controller"}}],
+    "timeline": [{"time": "1.0", "ingress": "one/test", "event": "MODIFIED", "old": ["100.64.0.0"], "new": ["172.18.0.2"],
+                  "manager": "nginx-ingress-controller", "operation": "Update",
+                  "pod": "two/ingress-ingress-nginx-controller-6d9f8b7c4-x2k8q"},
+                 {"time": "2.0", "ingress": "one/test", "event": "MODIFIED", "old": ["172.18.0.2"], "new": ["100.64.0.0"],
+                  "manager": "nginx-ingress-controller", "operation": "Update", "pod": None}],
 }
 PUZZLE_EXPECT = {"status": {"failing": {"one/test": "changes", "three/test": "changes", "two/test": "outside"}}}
 
@@ -31,9 +37,10 @@ def test_expected_failures_are_met_only_with_the_expected_reason() -> None:
 
 
 def test_an_unexpected_pass_is_unmet_and_an_unexpected_failure_too() -> None:
-    healthy = {"ingresses": {"one/test": {"passed": True, "reason": ""}, "two/test": {"passed": False, "reason": "2 changes"}}}
+    healthy = {"ingresses": {"one/test": {"passed": True, "reason": "", "addresses_seen": [["100.64.0.0"]]},
+                             "two/test": {"passed": False, "reason": "2 changes", "addresses_seen": [["100.64.0.1"]]}}}
     verdicts = met(evaluate({"status": healthy}, {"status": {"failing": {"one/test": "changes"}}}))
-    assert verdicts == {"status one/test": False, "status two/test": False}
+    assert verdicts == {"addresses one/test": True, "addresses two/test": True, "status one/test": False, "status two/test": False}
 
 
 def test_an_expected_subject_that_was_not_observed_is_unmet() -> None:
@@ -74,6 +81,44 @@ def test_reachability_checks_failure_reason_and_backends() -> None:
     assert [v.met for v in evaluate({"reachability": [one_backend[1]]}, {"reachability": at_least_two})] == [False]
 
 
+def test_reachability_says_when_the_probe_ran_inside_a_node() -> None:
+    from_node = {"passed": True, "via": "node", "node": "ingress-lab-control-plane"}
+    verdict, = evaluate({"reachability": [from_node]}, {"reachability": [{"ingress": "one/test"}]})
+    assert verdict.met and verdict.observed == "pass (probed from inside node ingress-lab-control-plane)"
+    verdict, = evaluate({"reachability": [{"passed": True, "via": "host"}]}, {"reachability": [{"ingress": "one/test"}]})
+    assert verdict.observed == "pass"
+
+
+def test_a_controller_expected_not_to_start_is_asserted_by_its_cause() -> None:
+    health = {"controllers": {
+        "one/ingress": {"passed": True, "reason": "started: Deployment one/ingress-ingress-nginx-controller 1/1 ready"},
+        "two/ingress": {"passed": False, "reason": "cannot start: pod two/c-x container controller: CrashLoopBackOff, last exit code 255"
+                                                   " (Error); last log lines: F1123 main.go:89] no service with name missing found"}}}
+    expect = {"controllers": {"failing": {"two/ingress": "CrashLoopBackOff.*no service with name missing"}}}
+    assert met(evaluate({"controllers": health}, expect)) == {"controllers one/ingress": True, "controllers two/ingress": True}
+    # The cause must be the expected one, and a controller that did start fails the expectation.
+    wrong = {"controllers": {"failing": {"two/ingress": "ImagePullBackOff"}}}
+    assert met(evaluate({"controllers": health}, wrong))["controllers two/ingress"] is False
+    started = {"controllers": {"failing": {"one/ingress": "CrashLoopBackOff"}}}
+    verdict = [v for v in evaluate({"controllers": health}, started) if v.subject == "one/ingress"][0]
+    assert not verdict.met and verdict.observed.startswith("pass")
+    # An unexpected crash is unmet.
+    assert met(evaluate({"controllers": health}, {}))["controllers two/ingress"] is False
+
+
+def test_an_ingress_expected_to_get_no_address_is_judged_from_the_watch() -> None:
+    status = {"ingresses": {"one/test": {"passed": True, "reason": "stable", "addresses_seen": [["100.64.0.0"]]},
+                            "two/test": {"passed": False, "reason": "status was empty", "addresses_seen": [[]]}}}
+    expect = {"addresses": {"failing": {"two/test": "no address"}}, "status": {"failing": {"two/test": "empty"}}}
+    verdicts = evaluate({"status": status}, expect)
+    assert all(v.met for v in verdicts)
+    assert [(v.check, v.subject, v.observed) for v in verdicts if v.check == "addresses"] == [
+        ("addresses", "one/test", "pass"), ("addresses", "two/test", "fail: no address during the watch window")]
+    # An Ingress that did get an address fails the expectation.
+    got = {"addresses": {"failing": {"one/test": "no address"}}}
+    assert met(evaluate({"status": status}, got))["addresses one/test"] is False
+
+
 @pytest.mark.parametrize("expect, message", [
     ([], "lab_expect: expected a mapping"),
     ({"latency": {}}, "lab_expect: expected only the keys"),
@@ -82,6 +127,8 @@ def test_reachability_checks_failure_reason_and_backends() -> None:
     ({"diagnose": {"findings": [{"ingress": "x"}]}}, r"lab_expect.diagnose.findings\[0\]: expected a mapping with kind"),
     ({"conflicts": {"expected": [{"ingresses": ["a/b"]}]}}, r"lab_expect.conflicts.expected\[0\]"),
     ({"reachability": {"ingress": "a/b"}}, "lab_expect.reachability: expected a list"),
+    ({"controllers": {"failing": {"two/ingress": "("}}}, r"lab_expect.controllers.failing\[two/ingress\]: .* not a valid"),
+    ({"addresses": {"expected": {}}}, "lab_expect.addresses: expected only the keys failing"),
 ])
 def test_malformed_expectations_name_the_field(expect: Any, message: str) -> None:
     with pytest.raises(VerifyError, match=message):
@@ -91,9 +138,12 @@ def test_malformed_expectations_name_the_field(expect: Any, message: str) -> Non
 def test_report_and_markdown_carry_verdicts_and_timeline() -> None:
     verdicts = evaluate({"status": PUZZLE_STATUS}, PUZZLE_EXPECT)
     doc = report("puzzle", "twin", verdicts, {"status": PUZZLE_STATUS})
-    assert doc["passed"] and doc["unmet"] == [] and len(doc["verdicts"]) == 3
+    assert doc["passed"] and doc["unmet"] == [] and len(doc["verdicts"]) == 6  # 3 addresses, 3 status
     text = markdown("puzzle", "twin", verdicts, {"status": PUZZLE_STATUS})
-    assert "Backend: **twin**. 3 checks, 3 as expected, 0 unmet: **PASS**." in text
-    assert "| 1.0 | one/test | 100.64.0.0 | 172.18.0.2 | {\"manager\": \"nginx-ingress-controller\"} |" in text.replace('\\"', '"')
+    assert "Backend: **twin**. 6 checks, 6 as expected, 0 unmet: **PASS**." in text
+    # The writer column names the pod and the field manager of each change.
+    assert ("| 1.0 | one/test | 100.64.0.0 | 172.18.0.2 | two/ingress-ingress-nginx-controller-6d9f8b7c4-x2k8q "
+            "(nginx-ingress-controller Update) |") in text
+    assert "| 2.0 | one/test | 172.18.0.2 | 100.64.0.0 | nginx-ingress-controller Update (pod unknown) |" in text
     failing = evaluate({"status": PUZZLE_STATUS}, {})
     assert "**FAIL**" in markdown("puzzle", "twin", failing, {}) and not report("p", "t", failing, {})["passed"]

@@ -6,6 +6,7 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
+from ansible_collections.kindlab.ingress.plugins.module_utils import _module
 from ansible_collections.kindlab.ingress.plugins.modules import http_probe
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_probe import Server
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json
@@ -48,7 +49,7 @@ def run(args: dict[str, Any]) -> Exit:
 
 def test_ingress_probe_follows_the_status_address(module: None, server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
     client = FakeClient(server.port)
-    monkeypatch.setattr(http_probe, "Client", lambda kubeconfig=None, context=None: client)
+    monkeypatch.setattr(_module, "Client", lambda kubeconfig=None, context=None: client)
     r = run({"ingress": "one/test", "attempts": 3, "interval": 0, "samples": 2, "_ansible_check_mode": True,
              "connect_to": ["100.64.0.7:80:127.0.0.1:%d" % server.port]})
     assert not r.failed, r.result

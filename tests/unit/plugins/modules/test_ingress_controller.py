@@ -9,6 +9,7 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
+from ansible_collections.kindlab.ingress.plugins.module_utils import _module
 from ansible_collections.kindlab.ingress.plugins.modules import ingress_controller as mod
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_controllers import (
     SEED_ONE,
@@ -21,7 +22,7 @@ from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_co
 @pytest.fixture
 def cluster(monkeypatch):
     client = FakeClient()
-    monkeypatch.setattr(mod, "Client", lambda kubeconfig=None, context=None: client)
+    monkeypatch.setattr(_module, "Client", lambda kubeconfig=None, context=None: client)
     return client
 
 
@@ -95,6 +96,6 @@ def test_missing_helm(capsys, monkeypatch):
 
 
 def test_missing_kubernetes_library(capsys, monkeypatch):
-    monkeypatch.setattr(mod, "K8S_IMPORT_ERROR", "Traceback: No module named kubernetes")
+    monkeypatch.setitem(_module.LIBRARIES, "kubernetes", "Traceback: No module named kubernetes")
     res = run_module(capsys, {"namespace": "one", "method": "manifest", "values": SEED_ONE})
     assert res["failed"] is True and "kubernetes" in res["msg"]

@@ -6,7 +6,7 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _checks
+from ansible_collections.kindlab.ingress.plugins.module_utils import _module
 from ansible_collections.kindlab.ingress.plugins.modules import ingress_diagnose
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_diagnose import puzzle
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json
@@ -32,7 +32,7 @@ def made(monkeypatch) -> list[tuple]:
         calls.append((kubeconfig, context))
         return FakeClient()
 
-    monkeypatch.setattr(_checks, "Client", make_client)
+    monkeypatch.setattr(_module, "Client", make_client)
     monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
     monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
     return calls

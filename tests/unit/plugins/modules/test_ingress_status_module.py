@@ -6,7 +6,7 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _checks
+from ansible_collections.kindlab.ingress.plugins.module_utils import _module
 from ansible_collections.kindlab.ingress.plugins.modules import ingress_status
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_status import FakeClient, ing, line
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json
@@ -21,7 +21,7 @@ def made(monkeypatch) -> list[tuple]:
         events = [("MODIFIED", ing("one", "172.18.0.2", rv=6, writes=[("nginx-ingress-controller", "2026-11-21T23:40:02Z")]))]
         return FakeClient(events, {"two/p2": line("23:40:02.000000", "one", "172.18.0.2")})
 
-    monkeypatch.setattr(_checks, "Client", make_client)
+    monkeypatch.setattr(_module, "Client", make_client)
     monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
     monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
     return calls

@@ -9,6 +9,8 @@ import yaml
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
+from ansible_collections.kindlab.ingress.plugins.module_utils import _module
+from ansible_collections.kindlab.ingress.plugins.module_utils._versions import KIND_NODE_IMAGE
 from ansible_collections.kindlab.ingress.plugins.modules import kind_cluster
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json
 
@@ -88,7 +90,7 @@ def engine(monkeypatch, tmp_path):
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **k: "/usr/bin/" + name)
     monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
     monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
-    monkeypatch.setattr(kind_cluster, "Client", FakeClient)
+    monkeypatch.setattr(_module, "Client", FakeClient)
     FakeClient.instances = []
     return eng
 
@@ -108,7 +110,7 @@ def test_create_then_idempotent(engine, tmp_path) -> None:
     assert r["changed"] is True and r["provider"] == "kind" and r["context"] == "kind-lab"
     create = engine.changing_calls()[0]
     assert create[:5] == ["/usr/bin/kind", "create", "cluster", "--name", "lab"]
-    assert create[-4:] == ["--image", kind_cluster.KIND_NODE_IMAGE, "--wait", "120s"]
+    assert create[-4:] == ["--image", KIND_NODE_IMAGE, "--wait", "120s"]
     assert [n["role"] for n in engine.configs[0]["nodes"]] == ["control-plane", "worker", "worker"]
     assert r["node_subnets"] == ["fc00:f853:ccd:e793::/64", "172.18.0.0/16"]
     assert r["nodes"][0] == {"name": "lab-control-plane", "role": "control-plane", "internal_ip": "172.18.0.3", "internal_ips": ["172.18.0.3"]}

@@ -7,6 +7,7 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
+from ansible_collections.kindlab.ingress.plugins.module_utils import _metallb, _module
 from ansible_collections.kindlab.ingress.plugins.modules import metallb
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_metallb import FakeClient
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json
@@ -57,11 +58,11 @@ def cluster(monkeypatch):
         downloads.append(url)
         return io.BytesIO(UPSTREAM)
 
-    monkeypatch.setattr(metallb, "Client", make_client)
-    monkeypatch.setattr(metallb, "open_url", open_url)
+    monkeypatch.setattr(_module, "Client", make_client)
+    monkeypatch.setattr(_metallb, "open_url", open_url)
     monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
     monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
-    monkeypatch.setattr(metallb, "ensure_metallb", _fast(metallb.ensure_metallb))
+    monkeypatch.setattr(_metallb, "ensure_metallb", _fast(_metallb.ensure_metallb))
     client.made, client.downloads = made, downloads
     return client
 
@@ -102,7 +103,7 @@ def test_rendered_install_then_idempotent(cluster) -> None:
 
 def test_upstream_downloads_the_pinned_manifest(cluster) -> None:
     r = run({"cluster": KIND_RESULT, "pools": POOLS}).result
-    assert cluster.downloads == [metallb.METALLB_MANIFEST_URL]
+    assert cluster.downloads == [_metallb.METALLB_MANIFEST_URL]
     assert "Deployment metallb-system/controller" in [o["ref"] for o in r["objects"]]
 
 
