@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import ApplyResult
 
@@ -78,3 +78,27 @@ def exit_json(self: Any, **kwargs: Any) -> None:
 def fail_json(self: Any, **kwargs: Any) -> None:
     """Stand-in for AnsibleModule.fail_json (monkeypatched in)."""
     raise Exit(kwargs, True)
+
+
+def use_fake_exits(monkeypatch: Any, client: Any = None) -> None:
+    """Make AnsibleModule exit through Exit, and give modules CLIENT as their Kubernetes client."""
+    from ansible.module_utils import basic
+
+    from ansible_collections.kindlab.ingress.plugins.module_utils import _module
+
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+    if client is not None:
+        monkeypatch.setattr(_module, "Client", lambda kubeconfig=None, context=None: client)
+
+
+def run_module(main: Callable[[], None], args: dict[str, Any]) -> Exit:
+    """Run a module's main() with ARGS as its task arguments; its exit or failure as an Exit
+    (use_fake_exits must be in place)."""
+    import pytest
+    from ansible.module_utils.testing import patch_module_args
+
+    with patch_module_args(args):
+        with pytest.raises(Exit) as exc:
+            main()
+    return exc.value

@@ -4,12 +4,11 @@ from typing import Any
 
 import pytest
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _module
 from ansible_collections.kindlab.ingress.plugins.modules import http_probe
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_probe import Server
-from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json
+from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json, run_module
 
 
 class FakeClient:
@@ -41,10 +40,7 @@ def server() -> Any:
 
 
 def run(args: dict[str, Any]) -> Exit:
-    with patch_module_args(args):
-        with pytest.raises(Exit) as exc:
-            http_probe.main()
-    return exc.value
+    return run_module(http_probe.main, args)
 
 
 def test_ingress_probe_follows_the_status_address(module: None, server: Server, monkeypatch: pytest.MonkeyPatch) -> None:

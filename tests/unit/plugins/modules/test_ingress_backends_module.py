@@ -3,12 +3,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _module
 from ansible_collections.kindlab.ingress.plugins.modules import ingress_backends
-from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json
+from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, run_module, use_fake_exits
 
 
 class FakeClient:
@@ -30,13 +27,8 @@ class FakeClient:
 
 
 def run(args: dict[str, Any], client: FakeClient, monkeypatch: pytest.MonkeyPatch) -> Exit:
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
-    monkeypatch.setattr(_module, "Client", lambda kubeconfig=None, context=None: client)
-    with patch_module_args(args):
-        with pytest.raises(Exit) as exc:
-            ingress_backends.main()
-    return exc.value
+    use_fake_exits(monkeypatch, client)
+    return run_module(ingress_backends.main, args)
 
 
 def test_ready_passes(monkeypatch: pytest.MonkeyPatch) -> None:

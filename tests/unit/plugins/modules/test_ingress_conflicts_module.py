@@ -3,13 +3,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _module
 from ansible_collections.kindlab.ingress.plugins.modules import ingress_conflicts
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_conflicts import ingress, ingress_class
-from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json
+from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, run_module, use_fake_exits
 
 INGRESSES = [
     ingress("team-a", "web", [("app.example.com", "/", "Prefix")], created="2026-01-01T00:00:00Z", class_name="nginx"),
@@ -31,13 +28,8 @@ class FakeClient:
 
 
 def run(args: dict[str, Any], client: FakeClient, monkeypatch: pytest.MonkeyPatch) -> Exit:
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
-    monkeypatch.setattr(_module, "Client", lambda kubeconfig=None, context=None: client)
-    with patch_module_args(args):
-        with pytest.raises(Exit) as exc:
-            ingress_conflicts.main()
-    return exc.value
+    use_fake_exits(monkeypatch, client)
+    return run_module(ingress_conflicts.main, args)
 
 
 def test_conflict_with_an_ingress_outside_the_selection(monkeypatch: pytest.MonkeyPatch) -> None:

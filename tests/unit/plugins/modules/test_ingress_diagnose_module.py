@@ -4,12 +4,11 @@ from typing import Any
 
 import pytest
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _module
 from ansible_collections.kindlab.ingress.plugins.modules import ingress_diagnose
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_diagnose import puzzle
-from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json
+from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json, run_module
 
 
 class FakeClient:
@@ -39,10 +38,7 @@ def made(monkeypatch) -> list[tuple]:
 
 
 def run(args: dict[str, Any]) -> Exit:
-    with patch_module_args(args):
-        with pytest.raises(Exit) as exc:
-            ingress_diagnose.main()
-    return exc.value
+    return run_module(ingress_diagnose.main, args)
 
 
 def test_puzzle_findings_returned_without_failing(made) -> None:

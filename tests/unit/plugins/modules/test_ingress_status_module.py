@@ -4,12 +4,11 @@ from typing import Any
 
 import pytest
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _module
 from ansible_collections.kindlab.ingress.plugins.modules import ingress_status
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_status import FakeClient, ing, line
-from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json
+from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json, run_module
 
 
 @pytest.fixture
@@ -28,10 +27,7 @@ def made(monkeypatch) -> list[tuple]:
 
 
 def run(args: dict[str, Any]) -> Exit:
-    with patch_module_args(args):
-        with pytest.raises(Exit) as exc:
-            ingress_status.main()
-    return exc.value
+    return run_module(ingress_status.main, args)
 
 
 def test_flap_fails_by_default_and_reports(made) -> None:

@@ -7,12 +7,11 @@ from typing import Any
 import pytest
 import yaml
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _module
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import KIND_NODE_IMAGE
 from ansible_collections.kindlab.ingress.plugins.modules import kind_cluster
-from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json
+from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json, run_module
 
 DOCKER_UP = json.dumps({"ServerVersion": "29.0.2", "OperatingSystem": "Ubuntu 24.04.3 LTS", "ServerErrors": None})
 DOCKER_DOWN = json.dumps({"ServerVersion": "", "ServerErrors": [
@@ -96,10 +95,7 @@ def engine(monkeypatch, tmp_path):
 
 
 def run(args: dict[str, Any]) -> Exit:
-    with patch_module_args(args):
-        with pytest.raises(Exit) as exc:
-            kind_cluster.main()
-    return exc.value
+    return run_module(kind_cluster.main, args)
 
 
 def test_create_then_idempotent(engine, tmp_path) -> None:

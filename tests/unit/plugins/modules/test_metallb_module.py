@@ -5,12 +5,11 @@ from typing import Any
 
 import pytest
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _metallb, _module
 from ansible_collections.kindlab.ingress.plugins.modules import metallb
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_metallb import FakeClient
-from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json
+from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json, run_module
 
 KIND_RESULT = {"node_subnets": ["fc00:f853:ccd:e793::/64", "172.18.0.0/16"], "pod_subnets": ["10.244.0.0/16"],
                "service_subnets": ["10.96.0.0/16"], "kubeconfig": "/tmp/kubeconfig", "context": "kind-lab"}
@@ -79,10 +78,7 @@ def _fast(fn):
 
 
 def run(args: dict[str, Any]) -> Exit:
-    with patch_module_args(args):
-        with pytest.raises(Exit) as exc:
-            metallb.main()
-    return exc.value
+    return run_module(metallb.main, args)
 
 
 POOLS = [{"name": "lab", "addresses": ["100.64.0.0/16"]}]
