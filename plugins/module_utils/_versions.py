@@ -94,14 +94,16 @@ GO_BINARIES: dict[str, dict[str, object]] = {
     "metallb-controller": {"module": "go.universe.tf/metallb", "version": METALLB_VERSION, "package": "controller",
                            "local_replace": "", "ldflags": (),
                            "assets": ("config/manifests/metallb-native.yaml",)},
-    # kwok needs its stages (what a fake kubelet does to nodes and pods); they ship in the module
-    # and are copied beside the binary: the fast node/pod stages and the lease heartbeat, as
-    # kwokctl configures them.
+    # kwok needs its stages (what a fake kubelet does to nodes and pods) and the CRD of its Logs
+    # resource; they ship in the module and are copied beside the binary: the fast node/pod stages
+    # and the lease heartbeat, as kwokctl configures them.
     "kwok": {"module": "sigs.k8s.io/kwok", "version": KWOK_VERSION, "package": "cmd/kwok",
              "local_replace": "", "ldflags": (),
              "assets": ("kustomize/stage/node/fast/node-initialize.yaml",
                         "kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
                         "kustomize/stage/pod/fast/pod-ready.yaml",
                         "kustomize/stage/pod/fast/pod-complete.yaml",
-                        "kustomize/stage/pod/fast/pod-delete.yaml")},
+                        "kustomize/stage/pod/fast/pod-delete.yaml",
+                        # the Logs resource: which file `kubectl logs` of a pod's container reads
+                        "kustomize/crd/bases/kwok.x-k8s.io_logs.yaml")},
 }

@@ -43,6 +43,8 @@ log = logging.getLogger("kindlab_twin.controlplane")
 
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 KUBELET_PORT = 10250  # what nodes advertise (daemonEndpoints), as a kubelet does
+KWOK_API = "kwok.x-k8s.io/v1alpha1"
+KWOK_CRD_PREFIX = "kwok.x-k8s.io_"
 READY_TIMEOUT = 60.0
 
 
@@ -174,7 +176,7 @@ def component_argv(component: str, *, bins: dict[str, Path], layout: Layout, pki
                 "--profiling=false"]
     if component == "kwok":
         return [str(bins["kwok"]), f"--kubeconfig={layout.kubeconfig(KWOK)}", f"--config={layout.root / 'kwok.yaml'}",
-                "--node-lease-duration-seconds=40",
+                "--node-lease-duration-seconds=40", "--enable-crds=Logs",
                 "--manage-all-nodes=true", f"--server-address=127.0.0.1:{ports.kwok}",
                 f"--node-port={KUBELET_PORT}",
                 f"--tls-cert-file={p('kubelet-serving', 'crt')}",
@@ -317,8 +319,10 @@ class ControlPlane:
         for client in (ADMIN, CONTROLLER_MANAGER, SCHEDULER, KWOK):
             _write_yaml(self.layout.kubeconfig(client), client_kubeconfig(self.pki, client, self.server, self.cluster))
         _write_yaml(self.layout.root / "egress-selector.yaml", egress_selector_config(self.layout.egress_socket))
-        # kwok's stages, as shipped in its module (binaries.py copies them beside the binary).
-        stages = sorted(binaries.assets_dir("kwok").glob("*.yaml"))
+        # kwok's stages and CRDs, as shipped in its module (binaries.py copies them beside the binary).
+        kwok_assets = sorted(binaries.assets_dir("kwok").glob("*.yaml"))
+        crds = [p for p in kwok_assets if p.name.startswith(KWOK_CRD_PREFIX)]
+        stages = [p for p in kwok_assets if p not in crds]
         (self.layout.root / "kwok.yaml").write_text("\n---\n".join(p.read_text() for p in stages))
         self.egress = EgressProxy(self.layout.egress_socket, [n.internal_ip for n in self.nodes], KUBELET_PORT,
                                   self.ports.kwok)
@@ -331,6 +335,9 @@ class ControlPlane:
         self._spawn("kube-apiserver", argv["kube-apiserver"])
         self._wait("kube-apiserver /readyz", lambda: self._get("/readyz") == "ok", deadline)
         say(f"  kube-apiserver ready ({self.server})")
+        for crd in crds:
+            self._post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", yaml.safe_load(crd.read_text()))
+        self._wait("kwok's CRDs served", lambda: bool(self._get(f"/apis/{KWOK_API}")), deadline)
         for c in ("kube-controller-manager", "kube-scheduler", "kwok"):
             self._spawn(c, argv[c])
         for node in self.nodes:
@@ -366,6 +373,18 @@ class ControlPlane:
                  if n["spec"].get("podCIDR") and any(c["type"] == "Ready" and c["status"] == "True"
                                                      for c in n.get("status", {}).get("conditions", []))}
         return all(n.name in ready for n in self.nodes)
+
+    def serve_logs(self, namespace: str, pod: str, containers: Sequence[str], logs_file: Path,
+                   previous_file: Path | None = None) -> None:
+        """Make `kubectl logs` of POD's CONTAINERS read LOGS_FILE (kwok's Logs resource): the
+        kubelet's job, for a pod whose process the twin runs. The files are in the CRI log format
+        a kubelet reads (`<RFC 3339 time> <stdout|stderr> F <line>`); kwok refuses anything else."""
+        log_spec: dict[str, Any] = {"containers": list(containers), "logsFile": str(logs_file), "follow": True}
+        if previous_file is not None:
+            log_spec["previousLogsFile"] = str(previous_file)
+        self._post(f"/apis/{KWOK_API}/namespaces/{namespace}/logs",
+                   {"apiVersion": KWOK_API, "kind": "Logs", "metadata": {"name": pod, "namespace": namespace},
+                    "spec": {"logs": [log_spec]}})
 
     # -- watch and stop ----------------------------------------------------------------------
     def check(self) -> None:

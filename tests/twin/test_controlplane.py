@@ -71,6 +71,24 @@ def test_a_deployment_runs_with_pod_ips_from_its_node_cidr(cp: ControlPlane) -> 
     kubectl(cp, "wait", "--for=delete", "pod", "-l", "app=web", "--timeout=60s")
 
 
+def test_pod_logs_come_from_the_file_its_process_writes(cp: ControlPlane, tmp_path: Path) -> None:
+    """kubectl logs -> API server -> egress proxy -> kwok's kubelet endpoint -> the file."""
+    kubectl(cp, "run", "writer", "--image", "nginx:1.29.3")
+    kubectl(cp, "wait", "--for=condition=Ready", "pod/writer", "--timeout=60s")
+    current, previous = tmp_path / "current.log", tmp_path / "previous.log"
+    # The CRI log format a kubelet reads from a container's log file: <time> <stream> <F|P> <text>.
+    current.write_text("2026-11-23T10:00:00.000000001Z stderr F I1123 started\n"
+                       "2026-11-23T10:00:01.000000001Z stderr F I1123 \"updating Ingress status\" namespace=\"one\"\n")
+    previous.write_text("2026-11-23T09:59:00.000000001Z stderr F F1123 the run before\n")
+    cp.serve_logs("default", "writer", ["writer"], current, previous)
+    deadline = time.monotonic() + 20
+    while "updating Ingress status" not in (out := kubectl(cp, "logs", "writer", check=False)):
+        assert time.monotonic() < deadline, out
+        time.sleep(0.5)
+    assert out.splitlines()[0] == "I1123 started"
+    assert kubectl(cp, "logs", "writer", "--previous").strip() == "F1123 the run before"
+
+
 def test_namespace_deletion_waits_for_its_contents(cp: ControlPlane) -> None:
     kubectl(cp, "create", "namespace", "gone")
     kubectl(cp, "-n", "gone", "create", "configmap", "c", "--from-literal=a=b")
