@@ -80,6 +80,21 @@ def pinned() -> dict[str, GoBinary]:
     }
 
 
+# Named sets of pinned binaries (`build binaries --set NAME`), as _versions.py lists them.
+SETS = {"twin": "TWIN_BINARIES", "kind-clients": "KIND_CLIENT_BINARIES"}
+
+
+def named_set(name: str) -> tuple[str, ...]:
+    if name not in SETS:
+        raise BuildError(f"no set of binaries named {name!r}; sets: {', '.join(SETS)}")
+    return tuple(getattr(_load_versions(), SETS[name]))
+
+
+def default_names() -> tuple[str, ...]:
+    """What `build binaries` builds without names: the twin's (TWIN_BINARIES)."""
+    return named_set("twin")
+
+
 def cache_root() -> Path:
     env = os.environ.get("KINDLAB_CACHE")
     return Path(env) if env else Path.home() / ".cache" / "kindlab"
@@ -153,18 +168,18 @@ def generated_gomod(binary: GoBinary, go_directive: str, replaces: list[str]) ->
 
 
 def build(names: Sequence[str], *, say: Callable[[str], None] = print, run: Runner = _run,
-          force: bool = False) -> dict[str, Path]:
-    """Build the pinned binaries NAMES (all when empty) into the cache; returns name -> path."""
+          which: Callable[[str], str | None] = shutil.which, force: bool = False) -> dict[str, Path]:
+    """Build the pinned binaries NAMES (the twin's when empty) into the cache; returns name -> path."""
     pins = pinned()
     unknown = [n for n in names if n not in pins]
     if unknown:
         raise BuildError(f"no pinned binary named {', '.join(unknown)}; pinned: {', '.join(sorted(pins))}")
-    wanted = [pins[n] for n in (names or sorted(pins))]
+    wanted = [pins[n] for n in (names or default_names())]
     if not force and all(_complete(b) for b in wanted):
         for b in wanted:
             say(f"  {b.name} {b.version}: cached")
         return {b.name: cache_root() / "bin" / b.file_name for b in wanted}
-    if shutil.which("go") is None:
+    if which("go") is None:
         raise BuildError("the Go toolchain (`go`, 1.25 or newer) is needed to build the pinned binaries "
                          f"({', '.join(b.name for b in wanted if not _complete(b))}) and is not on PATH")
     bin_dir = cache_root() / "bin"
@@ -205,11 +220,22 @@ def build(names: Sequence[str], *, say: Callable[[str], None] = print, run: Runn
     return result
 
 
-def main(argv: Sequence[str]) -> int:
+def main(names: Sequence[str], set_name: str = "", link_into: str = "") -> int:
+    """`kindlab-twin build binaries [--set NAME] [--link-into DIR] [NAME ...]`."""
     try:
         started = time.monotonic()
+        wanted = list(names) + list(named_set(set_name) if set_name else ())
         print(f"kindlab-twin: pinned binaries in {cache_root() / 'bin'}", file=sys.stderr)
-        build(list(argv), say=lambda m: print(m, file=sys.stderr, flush=True))
+        paths = build(wanted, say=lambda m: print(m, file=sys.stderr, flush=True))
+        if link_into:
+            target = Path(link_into)
+            target.mkdir(parents=True, exist_ok=True)
+            for name, path in paths.items():
+                link = target / name
+                if link.is_symlink() or link.exists():
+                    link.unlink()
+                link.symlink_to(path)
+            print(f"kindlab-twin: linked {', '.join(paths)} into {target}", file=sys.stderr)
         print(f"kindlab-twin: binaries ready ({time.monotonic() - started:.0f} s)", file=sys.stderr)
         return 0
     except BuildError as e:

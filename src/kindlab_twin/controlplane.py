@@ -184,10 +184,16 @@ def component_argv(component: str, *, bins: dict[str, Path], layout: Layout, pki
     raise ValueError(f"unknown component {component!r}")
 
 
+# Loaded once, at import: nothing may be loaded between fork and exec in a threaded process.
+_LIBC = ctypes.CDLL("libc.so.6", use_errno=True)
+_PR_SET_PDEATHSIG = 1
+
+
 def _die_with_parent() -> None:
-    """Child side of fork: SIGKILL this process when the twin's supervisor dies (PR_SET_PDEATHSIG)."""
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(1, signal.SIGKILL)
+    """Child side of fork: SIGKILL this process when the thread that started it dies
+    (PR_SET_PDEATHSIG), so a killed supervisor leaves no component behind. Start components
+    from a thread that lives as long as the cluster (the supervisor's main thread)."""
+    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def last_lines(path: Path, n: int = 15) -> str:
@@ -301,8 +307,15 @@ class ControlPlane:
 
     # -- start -------------------------------------------------------------------------------
     def start(self, *, timeout: float = READY_TIMEOUT, say: Callable[[str], None] | None = None) -> None:
-        """Everything up, nodes registered and Ready with pod CIDRs; raises ControlPlaneError."""
-        say = say or _log
+        """Everything up, nodes registered and Ready with pod CIDRs; raises ControlPlaneError,
+        having stopped whatever it had started."""
+        try:
+            self._start(timeout, say or _log)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, timeout: float, say: Callable[[str], None]) -> None:
         missing = binaries.missing(COMPONENTS)
         if missing:
             raise ControlPlaneError(
@@ -414,19 +427,20 @@ class ControlPlane:
         return "\n".join(f"--- {c}:\n{last_lines(self.layout.log_file(c), 5)}" for c in self.procs)
 
     # -- admin client --------------------------------------------------------------------------
-    def _context(self) -> ssl.SSLContext:
+    def _opener(self) -> urllib.request.OpenerDirector:
+        """Admin client for 127.0.0.1 that never goes through an HTTP(S)_PROXY of the environment."""
         ctx = ssl.create_default_context(cafile=str(self.pki.ca_cert))
         ctx.load_cert_chain(str(self.pki.path(ADMIN.stem, "crt")), str(self.pki.path(ADMIN.stem, "key")))
-        return ctx
+        return urllib.request.build_opener(urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=ctx))
 
     def _get(self, path: str) -> str:
-        with urllib.request.urlopen(self.server + path, context=self._context(), timeout=5) as resp:
+        with self._opener().open(self.server + path, timeout=5) as resp:
             return str(resp.read().decode())
 
     def _post(self, path: str, body: dict[str, Any]) -> None:
         req = urllib.request.Request(self.server + path, data=json.dumps(body).encode(), method="POST",
                                      headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, context=self._context(), timeout=10):
+        with self._opener().open(req, timeout=10):
             pass
 
 

@@ -61,7 +61,8 @@ def _name(cn: str, groups: tuple[str, ...] = ()) -> x509.Name:
 
 
 class Pki:
-    """Creates (once) and locates the cluster's keys and certificates under DIRECTORY."""
+    """Creates and locates the cluster's keys and certificates under DIRECTORY. create() makes
+    a new CA and ServiceAccount key each time: a cluster is created once, with fresh etcd data."""
 
     def __init__(self, directory: Path) -> None:
         self.dir = directory

@@ -66,7 +66,7 @@ def test_build_runs_go_once_then_uses_the_cache(tmp_path: Path, monkeypatch: pyt
         return ""
 
     messages: list[str] = []
-    paths = binaries.build(["etcd"], say=messages.append, run=fake_go)
+    paths = binaries.build(["etcd"], say=messages.append, run=fake_go, which=lambda _name: "/usr/bin/go")
     version = binaries.pinned()["etcd"].version
     assert paths["etcd"] == tmp_path / "bin" / f"etcd-{version}" and paths["etcd"].read_text() == "binary"
     assert [c[:2] for c in calls] == [["go", "mod"], ["go", "mod"], ["go", "get"], ["go", "build"]]
@@ -75,12 +75,39 @@ def test_build_runs_go_once_then_uses_the_cache(tmp_path: Path, monkeypatch: pyt
     assert any("built in" in m for m in messages)
 
     calls.clear()
-    binaries.build(["etcd"], say=messages.append, run=fake_go)
+    binaries.build(["etcd"], say=messages.append, run=fake_go, which=lambda _name: None)
     assert calls == [] and "cached" in messages[-1]
     assert binaries.missing(["etcd", "kwok"]) == ["kwok"]
+
+
+def test_no_go_toolchain_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KINDLAB_CACHE", str(tmp_path))
+    with pytest.raises(binaries.BuildError, match=r"the Go toolchain \(`go`.*\(etcd\)"):
+        binaries.build(["etcd"], run=lambda *a: pytest.fail("go must not run"), which=lambda _name: None)
 
 
 def test_unknown_names_are_refused_before_any_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KINDLAB_CACHE", str(tmp_path))
     with pytest.raises(binaries.BuildError, match="no pinned binary named kubelet-x"):
         binaries.build(["etcd", "kubelet-x"], run=lambda *a: pytest.fail("go must not run"))
+
+
+def test_sets_name_pinned_binaries_and_the_twin_set_is_the_default() -> None:
+    pins = binaries.pinned()
+    for name in binaries.SETS:
+        assert set(binaries.named_set(name)) <= set(pins)
+    assert binaries.default_names() == binaries.named_set("twin")
+    assert {"kind", "helm", "kubectl"} == set(binaries.named_set("kind-clients"))
+    assert not set(binaries.named_set("kind-clients")) & set(binaries.default_names())
+    with pytest.raises(binaries.BuildError, match="no set of binaries named 'x'"):
+        binaries.named_set("x")
+
+
+def test_link_into_points_at_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KINDLAB_CACHE", str(tmp_path / "cache"))
+    pin = binaries.pinned()["etcd"]
+    (tmp_path / "cache" / "bin").mkdir(parents=True)
+    (tmp_path / "cache" / "bin" / pin.file_name).write_text("binary")
+    assert binaries.main(["etcd"], link_into=str(tmp_path / "tools")) == 0
+    assert (tmp_path / "tools" / "etcd").resolve() == (tmp_path / "cache" / "bin" / pin.file_name).resolve()
+    assert binaries.main([], set_name="nope") == 1

@@ -98,8 +98,9 @@ def test_namespace_deletion_waits_for_its_contents(cp: ControlPlane) -> None:
 
 def test_anonymous_requests_are_refused(cp: ControlPlane) -> None:
     ctx = ssl.create_default_context(cafile=str(cp.pki.ca_cert))
+    no_proxy = urllib.request.build_opener(urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=ctx))
     with pytest.raises(urllib.error.HTTPError) as err:
-        urllib.request.urlopen(cp.server + "/api/v1/namespaces", context=ctx, timeout=5)
+        no_proxy.open(cp.server + "/api/v1/namespaces", timeout=5)
     assert err.value.code == 401
 
 
@@ -131,3 +132,12 @@ def test_a_killed_component_is_reported(tmp_path: Path) -> None:
     finally:
         plane.stop()
     assert plane.procs == {}
+
+
+def test_a_start_that_fails_leaves_nothing_running(tmp_path: Path) -> None:
+    plane = control_plane("cpfail", tmp_path, {})
+    with pytest.raises(ControlPlaneError, match="timed out waiting for"):
+        plane.start(timeout=0.5)
+    assert plane.procs == {}
+    out = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True, check=False).stdout
+    assert out == "", out

@@ -48,7 +48,7 @@ def wait_for(what: str, fn: Callable[[], str], timeout: float = 30.0) -> str:
 @pytest.fixture(scope="module")
 def metallb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
     root = tmp_path_factory.mktemp("mlb")
-    cp = control_plane("mlb", root, {})
+    cp = control_plane("mlb", root, {})  # the controller's kubeconfig goes to cp.layout.root
     proc: subprocess.Popen[bytes] | None = None
     try:
         cp.start(timeout=90)
@@ -96,6 +96,14 @@ def test_the_real_controller_allocates_from_the_pool_in_order(metallb: ControlPl
 
 
 def test_its_token_carries_only_its_service_account_rights(metallb: ControlPlane) -> None:
-    as_sa = ["--as", "system:serviceaccount:metallb-system:controller"]
-    assert kubectl(metallb, "auth", "can-i", "update", "services", "--subresource=status", *as_sa, check=False).strip() == "yes"
-    assert kubectl(metallb, "auth", "can-i", "list", "secrets", "-A", *as_sa, check=False).strip() == "no"
+    """Asked with the very kubeconfig (the ServiceAccount token) the controller process runs with."""
+    def as_controller(*args: str) -> str:
+        proc = subprocess.run(["kubectl", "--kubeconfig", str(metallb.layout.root / "metallb-controller.kubeconfig"),
+                               *args], capture_output=True, text=True, timeout=30, check=False)
+        return proc.stdout.strip()
+
+    whoami = as_controller("auth", "whoami", "-o", "jsonpath={.status.userInfo.username}")
+    assert whoami == "system:serviceaccount:metallb-system:controller"
+    assert as_controller("auth", "can-i", "update", "services", "--subresource=status") == "yes"
+    assert as_controller("auth", "can-i", "list", "secrets", "-A") == "no"
+    assert as_controller("auth", "can-i", "list", "ingressclasses") == "no"
