@@ -441,15 +441,39 @@ def selector_string(selector: Obj | None) -> str:
     return ",".join(parts)
 
 
+REVISION = "deployment.kubernetes.io/revision"
+
+
+def current_pods(client: Any, workload: Obj) -> list[Obj]:
+    """The workload's pods; for a Deployment only those of its current ReplicaSet (the one whose
+    revision annotation is the Deployment's, by its pod-template-hash label), so that a pod of
+    the revision being replaced - the crash-looping one a fix rolls out over - is not blamed.
+    All pods matching the selector while no ReplicaSet carries the revision yet."""
+    meta = workload.get("metadata") or {}
+    selector = selector_string((workload.get("spec") or {}).get("selector"))
+    if not selector:
+        return []
+    namespace = meta.get("namespace")
+    pods: list[Obj] = client.list("v1", "Pod", namespace=namespace, label_selector=selector)
+    revision = (meta.get("annotations") or {}).get(REVISION)
+    if workload.get("kind") != "Deployment" or not revision:
+        return pods
+    hashes = {
+        (rs.get("metadata", {}).get("labels") or {}).get("pod-template-hash")
+        for rs in client.list("apps/v1", "ReplicaSet", namespace=namespace, label_selector=selector)
+        if (rs.get("metadata", {}).get("annotations") or {}).get(REVISION) == revision
+        and any(o.get("uid") == meta.get("uid") for o in rs.get("metadata", {}).get("ownerReferences") or [])
+    } - {None}
+    if not hashes:
+        return pods
+    return [p for p in pods if (p.get("metadata", {}).get("labels") or {}).get("pod-template-hash") in hashes]
+
+
 def workload_failure(client: Any, workload: Obj, log_lines: int = LOG_TAIL_LINES) -> Obj | None:
     """The first container of the workload's pods that will not start (container_failures),
     with the last lines of its log; None while nothing has failed. The log is that of the
     last run (the kubelet serves it for a container waiting to restart), else the previous one."""
-    meta = workload.get("metadata") or {}
-    selector = selector_string((workload.get("spec") or {}).get("selector"))
-    if not selector:
-        return None
-    for pod in client.list("v1", "Pod", namespace=meta.get("namespace"), label_selector=selector):
+    for pod in current_pods(client, workload):
         for failure in container_failures(pod):
             ns, _sep, name = failure["pod"].partition("/")
             if log_lines > 0:

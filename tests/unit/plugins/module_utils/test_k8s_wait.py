@@ -182,3 +182,47 @@ def test_a_slow_start_still_times_out_with_what_it_last_saw() -> None:
 def test_only_deployments_and_daemonsets_are_waited_for() -> None:
     with pytest.raises(K8sError, match="cannot wait for a StatefulSet: expected a Deployment or a DaemonSet"):
         wait_for_workload(Cluster([]), "StatefulSet", "two", "c", 10)
+
+
+class Rollout:
+    """A Deployment at revision 2 rolling out over a crash-looping revision 1 (how a fixed
+    controller is installed over a broken one): ReplicaSets and pods as the API returns them."""
+
+    def __init__(self, new_pod: dict[str, Any]) -> None:
+        self.deployment = {"kind": "Deployment", "metadata": {
+            "name": "ingress-ingress-nginx-controller", "namespace": "two", "uid": "d-uid",
+            "annotations": {"deployment.kubernetes.io/revision": "2"}},
+            "spec": {"selector": {"matchLabels": LABELS}}}
+        self.replicasets = [
+            {"metadata": {"name": "rs-" + h, "namespace": "two", "labels": dict(LABELS, **{"pod-template-hash": h}),
+                          "annotations": {"deployment.kubernetes.io/revision": rev},
+                          "ownerReferences": [{"kind": "Deployment", "uid": "d-uid", "controller": True}]}}
+            for h, rev in (("6d9f8b7c4", "1"), ("7b5c9d8e1", "2"))]
+        self.pods = [crashing_pod(), new_pod]
+
+    def list(self, api_version: str, kind: str, namespace: str | None = None, label_selector: str | None = None,
+             field_selector: str | None = None) -> list[dict[str, Any]]:
+        return copy.deepcopy(self.replicasets if kind == "ReplicaSet" else self.pods)
+
+    def pod_log(self, namespace: str, name: str, container: str | None = None, since_seconds: int | None = None,
+                tail_lines: int | None = None, previous: bool = False) -> str:
+        return FATAL
+
+
+def test_a_crashing_pod_of_the_replaced_revision_is_not_blamed() -> None:
+    starting = running_pod()
+    starting["metadata"]["labels"]["pod-template-hash"] = "7b5c9d8e1"
+    starting["status"]["containerStatuses"][0].update(ready=False, state={"waiting": {"reason": "ContainerCreating"}})
+    rollout = Rollout(starting)
+    assert [p["metadata"]["labels"]["pod-template-hash"] for p in _k8s.current_pods(rollout, rollout.deployment)] \
+        == ["7b5c9d8e1"]
+    assert workload_failure(rollout, rollout.deployment) is None
+
+
+def test_a_crashing_pod_of_the_current_revision_is() -> None:
+    new = crashing_pod()
+    new["metadata"]["labels"]["pod-template-hash"] = "7b5c9d8e1"
+    new["metadata"]["name"] = "ingress-ingress-nginx-controller-7b5c9d8e1-abcde"
+    rollout = Rollout(new)
+    failure = workload_failure(rollout, rollout.deployment)
+    assert failure is not None and failure["pod"] == "two/ingress-ingress-nginx-controller-7b5c9d8e1-abcde"
