@@ -112,13 +112,26 @@ engine_summary() {
 install_docker_io() {
     command -v dockerd >/dev/null && command -v docker >/dev/null && return 0
     command -v apt-get >/dev/null || die "dockerd is missing and this is not a Debian-family system: install a Docker engine package first"
-    say "installing Debian's docker.io (dockerd, containerd, runc)"
+    say "installing Debian's docker.io (dockerd, containerd, runc) without starting its services"
     export DEBIAN_FRONTEND=noninteractive
+    # The package's maintainer scripts would start docker.service (and containerd) in the
+    # machine's own network namespace - docker0 with 172.17.0.1/16 on the machine. A
+    # policy-rc.d that answers 101 ("action forbidden") keeps invoke-rc.d/deb-systemd-invoke
+    # from starting anything; it is removed again whatever happens.
+    local policy=/usr/sbin/policy-rc.d made_policy=false
+    if [ ! -e "$policy" ]; then
+        printf '#!/bin/sh\n# kindlab: hack/kind-engine.sh installs docker.io; start nothing\nexit 101\n' >"$policy"
+        chmod 0755 "$policy"
+        made_policy=true
+    fi
+    local rc=0
     apt-get install -y -q --no-install-recommends docker.io \
-        || { apt-get update -q && apt-get install -y -q --no-install-recommends docker.io; } \
-        || die "apt-get install docker.io failed"
-    # On a machine that runs systemd the package starts its own docker.service: that is then
-    # an engine the system runs, and `up` below leaves it alone.
+        || { apt-get update -q && apt-get install -y -q --no-install-recommends docker.io; } || rc=$?
+    if [ "$made_policy" = true ]; then rm -f "$policy"; fi
+    [ "$rc" -eq 0 ] || die "apt-get install docker.io failed"
+    if socket_answers; then
+        die "installing docker.io started an engine at $SOCK (not ours; a policy-rc.d of yours allowed it): stop it (systemctl disable --now docker.service docker.socket) or use it"
+    fi
 }
 
 create_netns() {
