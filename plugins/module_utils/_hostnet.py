@@ -45,9 +45,10 @@ Which = Callable[[str], "str | None"]
 CGNAT = ipaddress.ip_network("100.64.0.0/10")  # RFC 6598; Tailscale hands out addresses from it
 TAILSCALE_INTERFACE = "tailscale0"
 TAILSCALE_CHAIN = "ts-input"
-# A pool outside every range that kind, Docker, Kubernetes and Tailscale use by default
-# (RFC 5737 documentation block, never routed): what the Tailscale message suggests.
-SUGGESTED_POOL = "192.0.2.0/24"
+# Pools to suggest, outside every range that kind, Docker, Kubernetes and Tailscale use by
+# default (the RFC 5737 documentation blocks); the first that no network of this host overlaps
+# is suggested (a machine may use one of them itself).
+POOL_CANDIDATES = ("198.51.100.0/24", "203.0.113.0/24", "192.0.2.0/24")
 
 
 class HostNetError(OptionError):
@@ -61,8 +62,8 @@ def ip_link_argv(ip: str) -> list[str]:
     return [ip, "-j", "link", "show"]
 
 
-def ip_addr_argv(ip: str, device: str) -> list[str]:
-    return [ip, "-j", "addr", "show", "dev", device]
+def ip_addr_argv(ip: str, device: str | None = None) -> list[str]:
+    return [ip, "-j", "addr", "show"] + (["dev", device] if device else [])
 
 
 def iptables_chain_argv(iptables: str) -> list[str]:
@@ -101,6 +102,21 @@ def parse_ip_addr(stdout: str) -> list[str]:
         for info in item.get("addr_info") or []:
             if isinstance(info, dict) and info.get("local") and info.get("prefixlen") is not None:
                 out.append("%s/%s" % (info["local"], info["prefixlen"]))
+    return out
+
+
+def parse_host_networks(stdout: str, exclude: set[str]) -> dict[str, str]:
+    """`ip -j addr show`: network (CIDR) -> interface, for every address of this host outside
+    loopback and the EXCLUDEd interfaces (the kind bridge, whose network is the lab's own)."""
+    out: dict[str, str] = {}
+    for item in _json_list(stdout, "ip -j addr show"):
+        if not isinstance(item, dict) or item.get("ifname") in exclude or "LOOPBACK" in (item.get("flags") or []):
+            continue
+        for info in item.get("addr_info") or []:
+            if isinstance(info, dict) and info.get("local") and info.get("prefixlen") is not None:
+                net = ipaddress.ip_interface("%s/%s" % (info["local"], info["prefixlen"])).network
+                if not net.is_link_local:
+                    out[str(net)] = str(item.get("ifname"))
     return out
 
 
@@ -160,6 +176,29 @@ def parse_engine(rc: int, stdout: str, stderr: str) -> Engine:
 # --- verdicts --------------------------------------------------------------------------------
 
 
+def _overlaps(pool: Pool, network: str) -> bool:
+    net = ipaddress.ip_network(network)
+    return any(r.version == net.version and int(r.first) <= int(net.broadcast_address)
+               and int(net.network_address) <= int(r.last) for r in pool.ranges)
+
+
+def host_conflicts(pools: list[Pool], host_networks: dict[str, str]) -> list[str]:
+    """Pools that overlap a network of this host: host_access would put an address of the
+    host's own network on the bridge and take its route."""
+    return ["pool %s overlaps %s on this host's %s" % (p.name, net, dev)
+            for p in pools for net, dev in sorted(host_networks.items()) if _overlaps(p, net)]
+
+
+def suggested_pool(host_networks: dict[str, str]) -> str:
+    """The first candidate pool that no network of this host overlaps."""
+    for candidate in POOL_CANDIDATES:
+        cand = ipaddress.ip_network(candidate)
+        if not any(cand.overlaps(ipaddress.ip_network(n)) for n in host_networks
+                   if ipaddress.ip_network(n).version == cand.version):
+            return candidate
+    return POOL_CANDIDATES[0]
+
+
 def cgnat_pools(pools: list[Pool]) -> list[str]:
     """Names of the pools with an address inside 100.64.0.0/10."""
     first, last = int(CGNAT.network_address), int(CGNAT.broadcast_address)
@@ -172,6 +211,7 @@ class Tailscale:
     interface: bool
     chain: bool | None
     pools: list[str]  # the pools inside 100.64.0.0/10
+    suggestion: str = POOL_CANDIDATES[0]  # a pool to use instead
 
     @property
     def running(self) -> bool:
@@ -193,7 +233,7 @@ class Tailscale:
             "never reach this host and every probe times out. Choose a pool outside %s, e.g. "
             "make lab LAB_ARGS=\"-e '{lab_metallb_pools: [{name: lab-pool, addresses: [%s]}]}'\" "
             "(or stop tailscaled while the lab runs)"
-            % (", ".join(self.pools), CGNAT, evidence, TAILSCALE_CHAIN, CGNAT, TAILSCALE_INTERFACE, CGNAT, SUGGESTED_POOL)
+            % (", ".join(self.pools), CGNAT, evidence, TAILSCALE_CHAIN, CGNAT, TAILSCALE_INTERFACE, CGNAT, self.suggestion)
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -201,10 +241,11 @@ class Tailscale:
                 "blocks": self.blocks, "message": self.message()}
 
 
-def tailscale(pools: list[Pool], interfaces: list[str], chains: list[bool | None]) -> Tailscale:
+def tailscale(pools: list[Pool], interfaces: list[str], chains: list[bool | None],
+              suggestion: str = POOL_CANDIDATES[0]) -> Tailscale:
     """Tailscale is taken to run when tailscale0 exists or any probe found its ts-input chain."""
     known = [c for c in chains if c is not None]
-    return Tailscale(TAILSCALE_INTERFACE in interfaces, any(known) if known else None, cgnat_pools(pools))
+    return Tailscale(TAILSCALE_INTERFACE in interfaces, any(known) if known else None, cgnat_pools(pools), suggestion)
 
 
 def host_cidrs(pools: list[Pool], node_subnets: list[str]) -> list[str]:
@@ -250,11 +291,15 @@ def reach(
     if engine.rootless:
         return Reach(False, "the engine is rootless Docker: its networks live in rootlesskit's network namespace, "
                             "not on this host", False)
-    if not wanted:
-        return Reach(False, "no pool needs a host address", False)
     if network_found and (not bridge or bridge not in interfaces):
         return Reach(False, "the bridge %s of the docker network %r is not an interface of this host (the engine runs "
                             "elsewhere: a VM or a remote DOCKER_HOST)" % (bridge, network), False)
+    if not wanted:
+        if network_found:  # the pools lie inside the kind network, which the bridge's own address reaches
+            return Reach(True, "the pools lie inside the docker network %r, which the bridge %s reaches"
+                         % (network, bridge), False)
+        return Reach(False, "no pool needs a host address, and the docker network %r does not exist yet" % network,
+                     False)
     if ts.blocks:
         return Reach(False, ts.message(), True)
     if not network_found:
@@ -310,6 +355,7 @@ def inspect_host(params: Mapping[str, Any], run: Runner, which: Which, system: s
 
     interfaces: list[str] = []
     present: list[str] = []
+    host_networks: dict[str, str] = {}
     if system == "Linux":
         if ip is None:
             notes.append("ip_binary: %r was not found; install iproute2" % (params.get("ip_binary") or "ip"))
@@ -319,6 +365,11 @@ def inspect_host(params: Mapping[str, Any], run: Runner, which: Which, system: s
                 interfaces = parse_ip_link(out)
             else:
                 notes.append("ip -j link show failed (rc=%s): %s" % (rc, err.strip()))
+            rc, out, err = run(ip_addr_argv(ip))
+            if rc == 0:
+                host_networks = parse_host_networks(out, {net["bridge"]} if net["bridge"] else set())
+            else:
+                notes.append("ip -j addr show failed (rc=%s): %s" % (rc, err.strip()))
             if net["bridge"] and net["bridge"] in interfaces:
                 rc, out, err = run(ip_addr_argv(ip, net["bridge"]))
                 if rc == 0:
@@ -331,7 +382,9 @@ def inspect_host(params: Mapping[str, Any], run: Runner, which: Which, system: s
         for binary, argv in firewall:
             if binary is not None:
                 chains.append(chain_state(*run(argv(binary))))
-    ts = tailscale(pools, interfaces, chains)
+    suggestion = suggested_pool(host_networks)
+    ts = tailscale(pools, interfaces, chains, suggestion)
+    conflicts = host_conflicts(pools, host_networks)
     wanted = host_cidrs(pools, [c for c in net["subnets"] if isinstance(c, str)])
     verdict = reach(system, engine, network, bool(net["found"]), net["bridge"], interfaces, wanted, present, ts)
     return {
@@ -347,6 +400,9 @@ def inspect_host(params: Mapping[str, Any], run: Runner, which: Which, system: s
         "present_cidrs": [c for c in wanted if c in present],
         "missing_cidrs": [c for c in wanted if c not in present],
         "tailscale": ts.as_dict(),
+        "host_networks": host_networks,
+        "host_conflicts": conflicts,
+        "suggested_pool": suggestion,
         "host_reaches_pool": verdict.reaches,
         "host_access_needed": verdict.host_access_needed,
         "via": verdict.via,

@@ -140,6 +140,22 @@ tailscale:
       C(pools) (the pools inside 100.64.0.0/10), C(running), C(blocks) and C(message) (what to do).
   returned: always
   type: dict
+host_networks:
+  description: This host's own networks (CIDR to interface; loopback and the kind bridge left out), from C(ip -j addr show).
+  returned: always
+  type: dict
+  sample: {"192.0.2.0/24": "eth0"}
+host_conflicts:
+  description: Pools that overlap a network of this host (host_access would take that network's route); the preflight stops on them.
+  returned: always
+  type: list
+  elements: str
+  sample: ["pool lab-pool overlaps 192.0.2.0/24 on this host's eth0"]
+suggested_pool:
+  description: A pool that no network of this host overlaps (an RFC 5737 documentation block), for messages.
+  returned: always
+  type: str
+  sample: 198.51.100.0/24
 notes:
   description: Commands that were missing or failed.
   returned: always

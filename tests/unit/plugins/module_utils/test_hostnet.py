@@ -138,7 +138,8 @@ def test_tailscale_needs_a_cgnat_pool_and_evidence() -> None:
     assert not hn.tailscale(pools, ["lo"], [False, False]).blocks
     assert not hn.tailscale(parse_pools([{"name": "x", "addresses": ["192.0.2.0/24"]}]), ["tailscale0"], []).blocks
     message = hn.tailscale(pools, ["tailscale0"], []).message()
-    assert "lab-pool lie inside 100.64.0.0/10" in message and "192.0.2.0/24" in message and "lab_metallb_pools" in message
+    assert "lab-pool lie inside 100.64.0.0/10" in message and hn.POOL_CANDIDATES[0] in message
+    assert "lab_metallb_pools" in message
 
 
 # --- inspect_host with fake tools -------------------------------------------------------------
@@ -151,7 +152,7 @@ class FakeRun:
 
     def __call__(self, argv):
         self.calls.append(list(argv))
-        for n in (4, 3, 2):
+        for n in (6, 4, 3, 2):
             if tuple(argv[1:n]) in self.answers:
                 return self.answers[tuple(argv[1:n])]
         raise AssertionError("unexpected command %r" % argv)
@@ -257,3 +258,42 @@ def test_string_pools_are_pools_of_their_own_and_bad_pools_name_the_field() -> N
         hn.inspect_host({"pools": [{"name": "lab-pool", "addresses": ["100.64.0.0/33"]}]}, FakeRun({}), which, "Linux")
     with pytest.raises(hn.HostNetError, match="ip_binary: expected a binary name or path"):
         hn.inspect_host({"pools": POOLS, "ip_binary": " "}, FakeRun({}), which, "Linux")
+
+
+# `ip -j addr show` of a machine whose own network is 192.0.2.0/24 (as on the development machines).
+_ETH_ADDR = dict({k: v for k, v in _ETH.items() if k != "linkmode"},
+                 addr_info=[dict(_addr("192.0.2.2", 24), label="eth0"), _addr("fd00::2", 64, "inet6")])
+_LO_ADDR = dict({k: v for k, v in _LO.items() if k != "linkmode"},
+                addr_info=[dict(_addr("127.0.0.1", 8, scope="host"), label="lo")])
+
+
+def host_answers(eth_addr: dict, **kwargs):
+    all_addrs = json.dumps([_LO_ADDR, eth_addr, json.loads(IP_ADDR_BARE)[0]], separators=(",", ":")) + "\n"
+    table = answers(**kwargs)
+    table[("-j", "addr", "show")] = (0, all_addrs, "")
+    table[("-j", "addr", "show", "dev", BRIDGE)] = (0, IP_ADDR_BARE, "")
+    return table
+
+
+def test_a_pool_that_overlaps_a_network_of_this_host_is_flagged_and_not_suggested() -> None:
+    r = hn.inspect_host({"pools": [{"name": "doc", "addresses": ["192.0.2.0/24"]}]}, FakeRun(host_answers(_ETH_ADDR)),
+                        which, "Linux")
+    assert r["host_networks"] == {"192.0.2.0/24": "eth0", "fd00::/64": "eth0"}  # not lo, not the kind bridge
+    assert r["host_conflicts"] == ["pool doc overlaps 192.0.2.0/24 on this host's eth0"]
+    assert r["suggested_pool"] == "198.51.100.0/24"
+    taken = dict(_ETH_ADDR, addr_info=[dict(_addr("198.51.100.7", 24), label="eth0")])
+    r = hn.inspect_host({"pools": POOLS}, FakeRun(host_answers(taken)), which, "Linux")
+    assert r["host_conflicts"] == [] and r["suggested_pool"] == "203.0.113.0/24"
+
+
+def test_pools_inside_the_kind_network_are_reached_through_the_bridge() -> None:
+    r = hn.inspect_host({"pools": [{"name": "in-kind", "addresses": ["172.18.255.200-172.18.255.250"]}]},
+                        FakeRun(answers()), which, "Linux")
+    assert r["host_cidrs"] == []
+    assert (r["host_reaches_pool"], r["via"], r["host_access_needed"]) == (True, "host", False)
+
+
+def test_without_pools_a_remote_bridge_is_still_named() -> None:
+    r = hn.inspect_host({}, FakeRun(answers(link=IP_LINK_NO_BRIDGE)), which, "Linux")
+    assert r["via"] == "node" and "is not an interface of this host" in r["reason"]
+
