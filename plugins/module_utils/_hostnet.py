@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._cluster import ClusterError
-from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._kind import (
     docker_info_argv,
     network_inspect_argv,
@@ -52,7 +52,11 @@ POOL_CANDIDATES = ("198.51.100.0/24", "203.0.113.0/24", "192.0.2.0/24")
 
 
 class HostNetError(OptionError):
-    """An option is invalid or a tool printed something unreadable; the message says which."""
+    """An option is invalid; the message names it and what was expected."""
+
+
+class HostToolError(KindlabError):
+    """A host tool (ip, docker) printed something unreadable; the message says which and what."""
 
 
 # --- argv ------------------------------------------------------------------------------------
@@ -81,9 +85,9 @@ def _json_list(stdout: str, what: str) -> list[Any]:
     try:
         data = json.loads(stdout or "[]")
     except ValueError as exc:
-        raise HostNetError("%s printed something that is not JSON (%s): %.200s" % (what, exc, stdout)) from None
+        raise HostToolError("%s printed something that is not JSON (%s): %.200s" % (what, exc, stdout)) from None
     if not isinstance(data, list):
-        raise HostNetError("%s: expected a JSON list, got %s" % (what, type(data).__name__))
+        raise HostToolError("%s: expected a JSON list, got %s" % (what, type(data).__name__))
     return data
 
 
@@ -331,7 +335,7 @@ def inspect_host(params: Mapping[str, Any], run: Runner, which: Which, system: s
     try:
         pools = parse_pools(raw_pools) if raw_pools else []
     except ValueError as exc:
-        raise HostNetError(str(exc)) from None
+        raise HostNetError("pools: %s" % exc) from None
     network = params.get("network") or network_name(environ)
     docker = _tool(which, "docker_binary", params.get("docker_binary") or "docker")
     ip = _tool(which, "ip_binary", params.get("ip_binary") or "ip")

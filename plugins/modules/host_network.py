@@ -22,7 +22,7 @@ description:
     interface exists, or, when the module runs as root, C(iptables -S ts-input) or C(nft list chain ip filter ts-input)
     finds the chain.
   - Commands that are missing or fail are reported in RV(notes); the module itself fails only on invalid options or output it cannot read.
-version_added: 0.2.0
+version_added: 0.1.0
 author: kindlab.ingress developers (@kindlab)
 options:
   pools:

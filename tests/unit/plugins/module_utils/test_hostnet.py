@@ -96,7 +96,7 @@ def test_parse_ip_link_and_addr() -> None:
     assert hn.parse_ip_link(IP_LINK_TAILSCALE) == ["lo", "eth0", "tailscale0", BRIDGE, "veth3f1c2a9"]
     assert hn.parse_ip_addr(IP_ADDR_WITH_HOST) == ["172.18.0.1/16", "100.64.255.254/16", "fc00:f853:ccd:e793::1/64",
                                                    "fe80::42:9cff:fe1a:2b3c/64"]
-    with pytest.raises(hn.HostNetError, match="ip -j link show printed something that is not JSON"):
+    with pytest.raises(hn.HostToolError, match="ip -j link show printed something that is not JSON"):
         hn.parse_ip_link("Object \"link\" is unknown")
 
 
@@ -254,7 +254,7 @@ def test_engine_down_and_missing_tools_are_reported_not_raised() -> None:
 def test_string_pools_are_pools_of_their_own_and_bad_pools_name_the_field() -> None:
     r = hn.inspect_host({"pools": ["100.64.0.0/16", "192.0.2.0/24"]}, FakeRun(answers()), which, "Linux")
     assert r["host_cidrs"] == ["100.64.255.254/16", "192.0.2.254/24"]
-    with pytest.raises(hn.HostNetError, match="pool 'lab-pool'"):
+    with pytest.raises(hn.HostNetError, match="pools: pool 'lab-pool'"):
         hn.inspect_host({"pools": [{"name": "lab-pool", "addresses": ["100.64.0.0/33"]}]}, FakeRun({}), which, "Linux")
     with pytest.raises(hn.HostNetError, match="ip_binary: expected a binary name or path"):
         hn.inspect_host({"pools": POOLS, "ip_binary": " "}, FakeRun({}), which, "Linux")
