@@ -82,10 +82,8 @@ collection: setup
 	VENV=$(VENV) hack/collection-check.sh
 
 # The CI workflow (.github/workflows): actionlint (built from its Go module) and zizmor.
-.tools/bin/actionlint:
-	hack/get-actionlint.sh
-
-workflows: setup .tools/bin/actionlint
+workflows: setup
+	$(BIN)/kindlab-twin build binaries actionlint --link-into .tools/bin
 	VENV=$(VENV) hack/workflow-lint.sh
 
 # The lab's own Docker engine, for real (Linux as root; says SKIPPED elsewhere): up, a privileged

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Lints the CI workflows under .github/workflows: actionlint (with shellcheck over every `run:`
-# script; built by hack/get-actionlint.sh) and zizmor (security audits, offline: no GitHub API).
+# script; built by `kindlab-twin build binaries actionlint`) and zizmor (security audits, offline: no GitHub API).
 # Also checks that the GitLab template is YAML with the job the README documents.
 #   hack/workflow-lint.sh
 set -euo pipefail
@@ -10,7 +10,7 @@ require_venv_tool zizmor
 require_venv_tool shellcheck
 cd "$ROOT"
 actionlint="${ACTIONLINT:-$ROOT/.tools/bin/actionlint}"
-[ -x "$actionlint" ] || die "$actionlint is missing: run hack/get-actionlint.sh (make workflows does)"
+[ -x "$actionlint" ] || die "$actionlint is missing: run 'make workflows' (it builds it)"
 workflows=(.github/workflows/*.yml)
 [ -e "${workflows[0]}" ] || die "no workflow under .github/workflows"
 run "$actionlint" -shellcheck "$VENV/bin/shellcheck" "${workflows[@]}"

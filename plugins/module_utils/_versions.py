@@ -63,6 +63,8 @@ KUBERNETES_VERSION = "v1.35.4"
 # kubeadm v1.35's DefaultEtcdVersion (cmd/kubeadm/app/constants) is 3.6.6.
 ETCD_VERSION = "v3.6.6"
 KWOK_VERSION = "v0.8.0"
+# helm for the kind path on CI runners (hack/ci-tools.sh); the collection works with helm >= 3.7.
+HELM_VERSION = "v4.3.1"
 
 _K8S = ("k8s.io/kubernetes", KUBERNETES_VERSION)
 _K8S_STAGING = "v0" + KUBERNETES_VERSION[2:]  # k8s.io/api etc. are published as v0.<minor>.<patch>
@@ -80,6 +82,12 @@ _K8S_LDFLAGS = tuple(
     for key, value in (("gitVersion", KUBERNETES_VERSION), ("gitTreeState", "clean"))
 )
 
+# What `kindlab-twin build binaries` builds when no name is given (`make binaries`, `make test`):
+# the twin's real control plane and controllers.
+TWIN_BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "metallb-controller")
+# Built on demand: the kind clients for CI runners (hack/ci-tools.sh), actionlint for `make workflows`.
+KIND_CLIENT_BINARIES = ("kind", "helm", "kubectl")
+
 GO_BINARIES: dict[str, dict[str, object]] = {
     "kube-apiserver": {"module": _K8S[0], "version": _K8S[1], "package": "cmd/kube-apiserver",
                        "local_replace": _K8S_STAGING, "ldflags": _K8S_LDFLAGS},
@@ -89,6 +97,17 @@ GO_BINARIES: dict[str, dict[str, object]] = {
                        "local_replace": _K8S_STAGING, "ldflags": _K8S_LDFLAGS},
     "etcd": {"module": "go.etcd.io/etcd/server/v3", "version": ETCD_VERSION, "package": "",
              "local_replace": ETCD_VERSION, "ldflags": ()},
+    # The kind path's client tools, for CI runners (hack/ci-tools.sh): kubectl at the Kubernetes
+    # version above (one minor of skew is allowed either way), kind and helm at their pins.
+    "kubectl": {"module": _K8S[0], "version": _K8S[1], "package": "cmd/kubectl",
+                "local_replace": _K8S_STAGING, "ldflags": _K8S_LDFLAGS},
+    "kind": {"module": "sigs.k8s.io/kind", "version": KIND_VERSION, "package": "",
+             "local_replace": "", "ldflags": ()},
+    "helm": {"module": "helm.sh/helm/v4", "version": HELM_VERSION, "package": "cmd/helm",
+             "local_replace": "", "ldflags": ("-X helm.sh/helm/v4/internal/version.version=" + HELM_VERSION,)},
+    # The GitHub Actions workflow checker `make test` runs (its PyPI wrapper downloads from GitHub).
+    "actionlint": {"module": "github.com/rhysd/actionlint", "version": "v1.7.12", "package": "cmd/actionlint",
+                   "local_replace": "", "ldflags": ()},
     # MetalLB's controller (address allocation; the speaker answers ARP, which the twin does not need).
     # Its native manifest ships in the module (config/manifests/metallb-native.yaml).
     "metallb-controller": {"module": "go.universe.tf/metallb", "version": METALLB_VERSION, "package": "controller",
