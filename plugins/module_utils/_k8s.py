@@ -33,7 +33,6 @@ except ImportError:
     K8S_IMPORT_ERROR = traceback.format_exc()
 else:
     K8S_IMPORT_ERROR = None
-HAS_K8S = K8S_IMPORT_ERROR is None
 
 Obj = dict[str, Any]
 

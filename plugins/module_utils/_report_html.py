@@ -16,6 +16,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils._status import change_writer
+
 Obj = dict[str, Any]
 
 # Distinct for the common colour-vision deficiencies (Okabe-Ito), then a few more. The
@@ -289,7 +291,7 @@ def _changes_table(key: str, timeline: list[Obj]) -> str:
         return ""
     rows = "".join("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
         _e(_fmt_s(_num(e.get("t")))), _e(e.get("time", "")), _e(", ".join(_addrs(e.get("old"))) or "(empty)"),
-        _e(", ".join(_addrs(e.get("new"))) or "(empty)"), _e(e.get("pod") or e.get("manager") or "unknown")) for e in mine)
+        _e(", ".join(_addrs(e.get("new"))) or "(empty)"), _e(change_writer(e))) for e in mine)
     return ("<details><summary>%d status change%s</summary><table><thead><tr><th>at</th><th>time</th><th>from</th><th>to</th>"
             "<th>writer</th></tr></thead><tbody>%s</tbody></table></details>" % (len(mine), "" if len(mine) == 1 else "s", rows))
 

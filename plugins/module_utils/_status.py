@@ -77,6 +77,18 @@ def _parse_time(value: Any) -> dt.datetime | None:
         return None
 
 
+def change_writer(event: Obj) -> str:
+    """Who made a recorded status change, for reports: the controller pod whose log announced it,
+    and the field manager of the status write (with its operation)."""
+    manager = str(event.get("manager") or "")
+    if manager and event.get("operation"):
+        manager += " " + str(event["operation"])
+    pod = str(event.get("pod") or "")
+    if pod and manager:
+        return "%s (%s)" % (pod, manager)
+    return pod or (manager + " (pod unknown)" if manager else "unknown")
+
+
 def status_writer(obj: Obj) -> dict[str, str] | None:
     """The manager (and operation, time) of the newest managedFields entry on the status
     subresource: who last wrote the status."""

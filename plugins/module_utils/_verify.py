@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._report_html import render as render_html
+from ansible_collections.kindlab.ingress.plugins.module_utils._status import change_writer
 
 if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
@@ -242,18 +243,6 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def writer(event: Obj) -> str:
-    """Who made a status change, as ingress_status recorded it: the controller pod whose log
-    announced it, and the field manager of the status write (with its operation)."""
-    manager = str(event.get("manager") or "")
-    if manager and event.get("operation"):
-        manager += " " + str(event["operation"])
-    pod = str(event.get("pod") or "")
-    if pod and manager:
-        return "%s (%s)" % (pod, manager)
-    return pod or (manager + " (pod unknown)" if manager else "unknown")
-
-
 def markdown(scenario: str, backend: str, verdicts: list[Verdict], results: Obj) -> str:
     """The human summary: one table of verdicts, then the details that explain failures."""
     unmet = [v for v in verdicts if not v.met]
@@ -283,7 +272,7 @@ def markdown(scenario: str, backend: str, verdicts: list[Verdict], results: Obj)
         for event in timeline[:200]:
             lines.append("| %s | %s | %s | %s | %s |" % (
                 event.get("time", ""), event.get("ingress", ""), ", ".join(event.get("old") or []) or "-",
-                ", ".join(event.get("new") or []) or "-", _cell(writer(event))))
+                ", ".join(event.get("new") or []) or "-", _cell(change_writer(event))))
         if len(timeline) > 200:
             lines.append("| … | %d more in report.json | | | |" % (len(timeline) - 200))
     return "\n".join(lines) + "\n"

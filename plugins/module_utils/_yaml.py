@@ -12,13 +12,11 @@ try:
     from yaml import YAMLError
 except ImportError:
     yaml = None
-    HAS_YAML = False
     YAML_IMPORT_ERROR = traceback.format_exc()
 
     class YAMLError(Exception):  # type: ignore[no-redef]
         """Stand-in so except clauses stay valid without PyYAML."""
 else:
-    HAS_YAML = True
     YAML_IMPORT_ERROR = None
 
-__all__ = ["HAS_YAML", "YAML_IMPORT_ERROR", "YAMLError", "yaml"]
+__all__ = ["YAML_IMPORT_ERROR", "YAMLError", "yaml"]

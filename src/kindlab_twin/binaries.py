@@ -57,6 +57,16 @@ class GoBinary:
     def file_name(self) -> str:
         return f"{self.name}-{self.version}"
 
+    @property
+    def path(self) -> Path:
+        """Where the binary is (or will be) in the cache."""
+        return cache_root() / "bin" / self.file_name
+
+    @property
+    def assets_dir(self) -> Path:
+        """Where its assets (files of its module) are copied."""
+        return cache_root() / "assets" / self.file_name
+
 
 def _load_versions() -> ModuleType:
     spec = importlib.util.spec_from_file_location("kindlab_versions", VERSIONS_FILE)
@@ -100,23 +110,26 @@ def cache_root() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "kindlab"
 
 
-def binary_path(name: str) -> Path:
-    """Where the pinned binary NAME is (or will be) in the cache."""
+def pin(name: str) -> GoBinary:
+    """The pinned binary NAME; a BuildError naming the pinned ones for an unknown name."""
     pins = pinned()
     if name not in pins:
         raise BuildError(f"no pinned binary named {name!r}; pinned: {', '.join(sorted(pins))}")
-    return cache_root() / "bin" / pins[name].file_name
+    return pins[name]
+
+
+def binary_path(name: str) -> Path:
+    """Where the pinned binary NAME is (or will be) in the cache."""
+    return pin(name).path
 
 
 def assets_dir(name: str) -> Path:
     """Where the pinned binary NAME's assets (files of its module) are copied."""
-    return cache_root() / "assets" / binary_path(name).name
+    return pin(name).assets_dir
 
 
 def _complete(binary: GoBinary) -> bool:
-    out = cache_root() / "bin" / binary.file_name
-    assets = cache_root() / "assets" / binary.file_name
-    return out.is_file() and all((assets / Path(a).name).is_file() for a in binary.assets)
+    return binary.path.is_file() and all((binary.assets_dir / Path(a).name).is_file() for a in binary.assets)
 
 
 def missing(names: Sequence[str]) -> list[str]:
@@ -178,16 +191,15 @@ def build(names: Sequence[str], *, say: Callable[[str], None] = print, run: Runn
     if not force and all(_complete(b) for b in wanted):
         for b in wanted:
             say(f"  {b.name} {b.version}: cached")
-        return {b.name: cache_root() / "bin" / b.file_name for b in wanted}
+        return {b.name: b.path for b in wanted}
     if which("go") is None:
         raise BuildError("the Go toolchain (`go`, 1.25 or newer) is needed to build the pinned binaries "
                          f"({', '.join(b.name for b in wanted if not _complete(b))}) and is not on PATH")
-    bin_dir = cache_root() / "bin"
-    bin_dir.mkdir(parents=True, exist_ok=True)
+    (cache_root() / "bin").mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, CGO_ENABLED="0", GOFLAGS="-mod=mod -buildvcs=false")
     result: dict[str, Path] = {}
     for binary in wanted:
-        out = bin_dir / binary.file_name
+        out = binary.path
         result[binary.name] = out
         if _complete(binary) and not force:
             say(f"  {binary.name} {binary.version}: cached")
@@ -200,7 +212,7 @@ def build(names: Sequence[str], *, say: Callable[[str], None] = print, run: Runn
         if info.get("Error"):
             raise BuildError(f"{binary.module}@{binary.version}: {info['Error']}")
         if binary.assets:
-            assets = cache_root() / "assets" / binary.file_name
+            assets = binary.assets_dir
             assets.mkdir(parents=True, exist_ok=True)
             for asset in binary.assets:
                 source = Path(info["Dir"]) / asset
