@@ -21,5 +21,9 @@ doc = yaml.safe_load(open(".gitlab/kind-lab.gitlab-ci.yml", encoding="utf-8"))
 job = doc["kind-lab"]
 assert any("make lab SCENARIO=" in line for line in job["script"]), "kind-lab: no make lab step"
 assert any("make teardown" in line for line in job["after_script"]), "kind-lab: no make teardown in after_script"
+import glob, os
+listed = sorted(job["parallel"]["matrix"][0]["SCENARIO"])
+present = sorted(os.path.basename(f)[:-4] for f in glob.glob("scenarios/*.yml"))
+assert listed == present, "kind-lab: its SCENARIO list %s is not scenarios/*.yml %s" % (listed, present)
 print("GitLab template: ok")'
 echo "workflow lint passed: ${workflows[*]}" >&2
