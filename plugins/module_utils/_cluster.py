@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._images import parse_load
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import kubeconfig_path_for_merge, wait_until
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import KIND_NODE_IMAGE
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAMLError, yaml
@@ -131,6 +132,15 @@ class ClusterProvider(ABC):
     def connect_to(self, name: str) -> list[str]:
         """curl-style HOST:PORT:127.0.0.1:PORT mappings to reach cluster addresses."""
         return []
+
+    def adapt_config(self, config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """The config this backend needs (after check_available), with what it changed, said."""
+        return config, []
+
+    def load_images(self, name: str, images: list[str], check_mode: bool) -> dict[str, Any]:
+        """Put local images into the cluster's nodes; a backend without nodes to load skips it."""
+        return {"changed": False, "skipped": True, "command": [], "loaded": [], "present": [], "nodes": [],
+                "msg": "the %s backend does not load images (%s): its pods run no images" % (self.name, ", ".join(images))}
 
 
 _REGISTRY: dict[str, type[ClusterProvider]] = {}
@@ -248,6 +258,21 @@ def render_kind_config(workers: int | None, node_image: str | None, user: dict[s
     return config
 
 
+# The KubeletConfiguration patch that lets Kubernetes 1.35's kubelet start on a cgroup v1 host.
+CGROUP_V1_PATCH = "kind: KubeletConfiguration\nfailCgroupV1: false\n"
+
+
+def patch_cgroup_v1(config: dict[str, Any]) -> dict[str, Any]:
+    """The kind config with failCgroupV1: false in every node's kubeadmConfigPatches (kind
+    merges each node's patches into that node's kubeadm config, KubeletConfiguration included)."""
+    out = copy.deepcopy(config)
+    for node in out.get("nodes") or []:
+        patches = node.setdefault("kubeadmConfigPatches", [])
+        if CGROUP_V1_PATCH not in patches:
+            patches.append(CGROUP_V1_PATCH)
+    return out
+
+
 def cluster_subnets(config: dict[str, Any]) -> dict[str, list[str]]:
     """Pod and service subnets as the cluster will have them (kind's defaults filled in)."""
     networking = config.get("networking") or {}
@@ -351,8 +376,10 @@ def ensure_cluster(
     wait_timeout: int,
     check_mode: bool,
     client_factory: ClientFactory,
+    load_images: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Make the cluster present or absent; returns the module result (without msg)."""
+    """Make the cluster present or absent, and load `load_images` into its nodes; returns the
+    module result (without msg)."""
     validate_cluster_name(name)
     available = provider.check_available()
     exists = provider.exists(name)
@@ -369,6 +396,9 @@ def ensure_cluster(
                 provider.delete(name, kubeconfig)
         return result
 
+    config, adapted = provider.adapt_config(config)
+    result["warnings"].extend(adapted)
+    result["config"] = config
     created = not exists
     if created:
         result["changed"] = True
@@ -418,6 +448,12 @@ def ensure_cluster(
         result["connect_to"] = provider.connect_to(name)
     result["pod_subnets"] = subnets["pod"]
     result["service_subnets"] = subnets["service"]
+    if load_images:
+        loaded = provider.load_images(name, load_images, check_mode)
+        result["images_loaded"] = loaded
+        result["changed"] = result["changed"] or loaded["changed"]
+        if loaded["skipped"]:
+            result["warnings"].append(loaded["msg"])
     return result
 
 
@@ -431,6 +467,7 @@ def run_kind_cluster(params: Params, runtime: Runtime) -> dict[str, Any]:
                 "helm": params["helm_binary"]}
     image = params["node_image"] or KIND_NODE_IMAGE
     config = render_kind_config(params["workers"], image, params["kind_config"])
+    load = parse_load(params["load_images"], {}, "load_images")
     time_scale = params["time_scale"]
     if time_scale is not None and time_scale <= 0:
         raise OptionError("time_scale: expected a number greater than 0, got %s" % time_scale)
@@ -449,8 +486,6 @@ def run_kind_cluster(params: Params, runtime: Runtime) -> dict[str, Any]:
     provider = get_provider(name, runtime.run_command, runtime.which, binaries, **options)
     result = ensure_cluster(
         provider, params["name"], params["state"], config, params["kubeconfig"] or default_kubeconfig_path(), image,
-        params["wait"], params["wait_timeout"], runtime.check_mode, runtime.client,
+        params["wait"], params["wait_timeout"], runtime.check_mode, runtime.client, load,
     )
-    if params["state"] == "present":
-        result["config"] = config
     return dict(result, provider_reason=reason)

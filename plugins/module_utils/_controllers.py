@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 from ansible_collections.kindlab.ingress.plugins.module_utils import _helm
 from ansible_collections.kindlab.ingress.plugins.module_utils import _ingress_nginx as nginx
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._images import DEFAULT_IMAGES
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
     LOG_TAIL_LINES,
     K8sError,
@@ -79,6 +80,8 @@ class ControllerType:
     # For the manifest method's pruning: the kinds it may render, and the selector of a release's objects.
     rendered_kinds: tuple[tuple[str, str], ...]
     release_selector: Callable[[str], str]
+    # (values, the lab's image map) → values that run the lab's image for this type
+    with_images: Callable[[Values, "dict[str, str]"], Values]
 
 
 REGISTRY: dict[str, ControllerType] = {
@@ -93,6 +96,8 @@ REGISTRY: dict[str, ControllerType] = {
         value_errors=(nginx.ValuesError,),
         rendered_kinds=nginx.RENDERED_KINDS,
         release_selector=nginx.release_selector,
+        with_images=lambda values, images: nginx.with_image(
+            values, images["ingress_nginx_controller"], DEFAULT_IMAGES["ingress_nginx_controller"]),
     ),
 }
 
@@ -167,9 +172,10 @@ def plan(req: Request) -> Plan:
 _DEFINITION_KEYS = {"type", "namespace", "release", "values", "scope", "publish_service", "ingress_class"}
 
 
-def parse_controller(raw: Any, where: str = "") -> dict[str, Any]:
+def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = None) -> dict[str, Any]:
     """One controller of a lab definition → normalised dict with what the chart will do.
-    Errors are prefixed with `where` (e.g. "[1]") and name the field."""
+    `images` (the parsed lab_images) are folded into the values. Errors are prefixed with
+    `where` (e.g. "[1]") and name the field."""
     if not isinstance(raw, dict):
         raise ControllerError("%s: expected a mapping with %s, got %r" % (where or "controller", ", ".join(sorted(_DEFINITION_KEYS)), raw))
     unknown = sorted(set(raw) - _DEFINITION_KEYS)
@@ -189,6 +195,8 @@ def parse_controller(raw: Any, where: str = "") -> dict[str, Any]:
             raise ControllerError("%s.%s: expected a boolean, got %r" % (where, key, raw[key]))
     try:
         values = ctype.apply_options(raw.get("values") or {}, raw.get("scope"), raw.get("publish_service"), raw.get("ingress_class"))
+        if images is not None:
+            values = ctype.with_images(values, images)
         config = ctype.effective_config(values, release, namespace)
     except ctype.value_errors as exc:
         raise ControllerError("%s.values: %s" % (where, exc)) from None
@@ -211,13 +219,13 @@ def parse_controller(raw: Any, where: str = "") -> dict[str, Any]:
     }
 
 
-def parse_controllers(raw: Any) -> list[dict[str, Any]]:
+def parse_controllers(raw: Any, images: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """A lab's controller list: each validated, then the clashes between releases that
     helm would only report half-way through the lab (same release twice in a namespace,
     one cluster-scoped IngressClass name created by two releases)."""
     if not isinstance(raw, list):
         raise ControllerError("expected a list of controllers, got %r" % (raw,))
-    parsed = [parse_controller(item, "[%d]" % i) for i, item in enumerate(raw)]
+    parsed = [parse_controller(item, "[%d]" % i, images) for i, item in enumerate(raw)]
     releases: dict[tuple[str, str], int] = {}
     classes: dict[str, int] = {}
     for i, ctl in enumerate(parsed):

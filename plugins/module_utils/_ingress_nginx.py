@@ -25,6 +25,7 @@ from decimal import Decimal
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._images import ingress_nginx_image_values
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     INGRESS_NGINX_CHART_REPO,
     INGRESS_NGINX_CHART_VERSION,
@@ -1162,3 +1163,22 @@ def apply_options(values: Values | None, scope: bool | None = None, publish_serv
             node = child
         node[parts[-1]] = value
     return out
+
+
+# Values keys that choose the controller image (controller-deployment.yaml's image template).
+IMAGE_KEYS = ("global.image.registry", "controller.image.registry", "controller.image.image",
+              "controller.image.repository", "controller.image.tag", "controller.image.digest")
+
+
+def with_image(values: Values | None, image: str, default_image: str) -> Values:
+    """Fold the lab's controller image (lab_images.ingress_nginx_controller) into the values as
+    controller.image.repository/tag/digest. The pinned default is what the chart renders anyway,
+    so it adds nothing; another image in values that choose one themselves is an error naming both."""
+    out = copy.deepcopy(values or {})
+    if image == default_image:
+        return out
+    chosen = [key for key in IMAGE_KEYS if get_path(out, key) is not None]
+    if chosen:
+        raise ValuesError("%s: chooses the controller image while lab_images.ingress_nginx_controller is %r; "
+                          "set the image in one place" % (chosen[0], image))
+    return merge_values(out, ingress_nginx_image_values(image))

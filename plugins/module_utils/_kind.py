@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any, Mapping
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._cluster import (
     ClusterError,
     ClusterProvider,
     EngineUnavailable,
+    patch_cgroup_v1,
     register,
 )
 
@@ -59,6 +61,12 @@ def network_name(environ: Mapping[str, str] | None = None) -> str:
     return env.get(KIND_NETWORK_ENV) or KIND_NETWORK
 
 
+def load_argv(kind: str, name: str, images: list[str]) -> list[str]:
+    """`kind load docker-image IMAGE... --name NAME`: kind saves the images from the local
+    engine and imports them into every node that lacks them."""
+    return [kind, "load", "docker-image"] + list(images) + ["--name", name]
+
+
 def docker_info_argv(docker: str) -> list[str]:
     return [docker, "info", "--format", "{{json .}}"]
 
@@ -101,6 +109,42 @@ def parse_docker_info(rc: int, stdout: str, stderr: str) -> str:
     return "Docker %s (%s)" % (info.get("ServerVersion"), info.get("OperatingSystem") or info.get("OSType") or "unknown OS")
 
 
+def parse_cgroup_version(stdout: str) -> str | None:
+    """The engine's cgroup version ("1" or "2") from `docker info --format '{{json .}}'`
+    (its CgroupVersion field); None when the engine does not say. This is the engine's host
+    (Docker Desktop's VM, a remote DOCKER_HOST), which is where kind's nodes run."""
+    text = stdout.strip()
+    try:
+        info = json.loads(text.splitlines()[-1] if text and not text.startswith("{") else text or "{}")
+    except ValueError:
+        return None
+    version = info.get("CgroupVersion") if isinstance(info, dict) else None
+    return str(version) if version else None
+
+
+# kind's logger (stderr) for each image: "Image: "<ref>" with ID "<id>" not yet present on node
+# "<node>", loading..." per node that lacks it, or "... found to be already present on all nodes."
+_LOADING = re.compile(r'^Image: "(?P<image>[^"]+)" with ID "[^"]*" not yet present on node "(?P<node>[^"]+)"')
+_PRESENT = re.compile(r'^Image: "(?P<image>[^"]+)" with ID "[^"]*" found to be already present on all nodes')
+
+
+def parse_load_output(text: str) -> dict[str, list[str]]:
+    """Which images kind loaded (into which nodes) and which every node had already."""
+    loaded: dict[str, list[str]] = {}
+    present: list[str] = []
+    for line in text.splitlines():
+        line = line.strip()
+        match = _LOADING.match(line)
+        if match:
+            loaded.setdefault(match.group("image"), []).append(match.group("node"))
+            continue
+        match = _PRESENT.match(line)
+        if match:
+            present.append(match.group("image"))
+    return {"loaded": sorted(loaded), "present": present,
+            "nodes": sorted({node for nodes in loaded.values() for node in nodes})}
+
+
 def parse_network_inspect(stdout: str, network: str | None = None) -> dict[str, Any]:
     """`docker network inspect kind` prints a JSON list with one network; return its id,
     bridge interface and IPAM subnets (IPv4 and IPv6 as configured)."""
@@ -137,12 +181,42 @@ class KindProvider(ClusterProvider):
     def docker(self) -> str:
         return self.binary("docker", "docker")
 
+    cgroup_version: str | None = None
+
     def check_available(self) -> str:
         kind = self.kind
         docker = self.docker
         rc, out, err = self.call(docker_info_argv(docker), "docker info")
         engine = parse_docker_info(rc, out, err)
+        self.cgroup_version = parse_cgroup_version(out)
         return "%s with %s" % (kind, engine)
+
+    def adapt_config(self, config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """On an engine whose host runs cgroup v1, every node's kubelet gets failCgroupV1: false:
+        Kubernetes 1.35's kubelet refuses to start on cgroup v1 otherwise (KEP-5573)."""
+        if self.cgroup_version != "1":
+            return config, []
+        return patch_cgroup_v1(config), [
+            "the Docker engine's host uses cgroup v1: failCgroupV1: false is patched into every node's "
+            "KubeletConfiguration (kubeadmConfigPatches), because Kubernetes 1.35's kubelet refuses to start on "
+            "cgroup v1 otherwise; cgroup v1 is deprecated, move the host to cgroup v2 when you can"]
+
+    def load_images(self, name: str, images: list[str], check_mode: bool) -> dict[str, Any]:
+        argv = load_argv(self.kind, name, images)
+        if check_mode:
+            return {"changed": True, "skipped": False, "command": argv, "loaded": [], "present": [], "nodes": [],
+                    "msg": "would run: %s" % " ".join(argv)}
+        rc, out, err = self.call(argv, "kind load docker-image")
+        if rc != 0:
+            raise ClusterError("loading images into cluster %r failed (rc=%s): %s: %s"
+                               % (name, rc, " ".join(argv), (err or out).strip()))
+        parsed = parse_load_output(err + "\n" + out)
+        # kind says, per image, whether it loaded it or every node had it; an image it said
+        # nothing about counts as loaded.
+        changed = bool(parsed["loaded"]) or any(image not in parsed["present"] for image in images)
+        msg = ("loaded %s into %s" % (", ".join(parsed["loaded"]), ", ".join(parsed["nodes"])) if parsed["loaded"]
+               else "every node already has %s" % ", ".join(images))
+        return dict(parsed, changed=changed, skipped=False, command=argv, msg=msg)
 
     def list_clusters(self) -> list[str]:
         rc, out, err = self.call(get_clusters_argv(self.kind), "kind get clusters")

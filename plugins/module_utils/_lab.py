@@ -17,6 +17,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._controllers impor
     ControllerError, parse_controllers,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._images import ImageError, parse_images, parse_load
 from ansible_collections.kindlab.ingress.plugins.module_utils._pools import PoolError, parse_pools
 from ansible_collections.kindlab.ingress.plugins.module_utils._verify import VerifyError, validate_expect
 from ansible_collections.kindlab.ingress.plugins.module_utils._workloads import (
@@ -63,11 +64,16 @@ def _cluster(raw: Any) -> dict[str, Any]:
 
 
 def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controllers: Any, workloads: Any,
-             expect: Any = None) -> dict[str, Any]:
+             expect: Any = None, images: Any = None, images_load: Any = None) -> dict[str, Any]:
     """Validate the whole lab; returns a normalised summary (and the Ingresses it declares)."""
     if backend not in BACKENDS:
         raise LabError("lab_backend: expected one of %s, got %r" % (", ".join(BACKENDS), backend))
     cluster_out = _cluster(cluster)
+    try:  # the errors name lab_images.<key> and lab_images_load[i] already
+        parsed_images = parse_images(images)
+        load = parse_load(images_load, parsed_images)
+    except ImageError as exc:
+        raise LabError(str(exc)) from None
     try:
         parsed_pools = parse_pools(pools)
     except PoolError as exc:
@@ -77,11 +83,11 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
     except WorkloadError as exc:
         raise LabError("lab_namespaces: %s" % exc) from None
     try:
-        parsed_controllers = parse_controllers(controllers)
+        parsed_controllers = parse_controllers(controllers, parsed_images)
     except ControllerError as exc:
         raise LabError(_prefixed("lab_controllers", exc)) from None
     try:
-        parsed_workloads = parse_workloads(workloads, where="lab_workloads")
+        parsed_workloads = parse_workloads(workloads, where="lab_workloads", default_image=parsed_images["test_app"])
     except WorkloadError as exc:
         raise LabError(str(exc)) from None
 
@@ -115,6 +121,10 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
         # The build waits for an address on these only: the others are expected to get none.
         "addressed_ingresses": [i for i in ingresses if i not in no_address],
         "expect": parsed_expect,
+        # Every image the lab runs (the pins unless lab_images overrides them), and what the kind
+        # provider loads into the nodes (lab_images_load).
+        "images": parsed_images,
+        "images_load": load,
     }
 
 
@@ -128,5 +138,6 @@ def _expected_subjects(expect: dict[str, Any], check: str, known: list[str], wha
 def run_lab_definition(params: Params, runtime: Runtime) -> dict[str, Any]:
     """The lab_definition module: validate the whole lab definition, change nothing."""
     result = validate(params["backend"], params["cluster"], params["metallb_pools"], params["namespaces"],
-                      params["controllers"], params["workloads"], params["expect"])
+                      params["controllers"], params["workloads"], params["expect"], params["images"],
+                      params["images_load"])
     return dict(result, changed=False)

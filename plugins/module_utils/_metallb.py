@@ -12,6 +12,7 @@ only in the upstream manifest; the pool apply is retried while it is not answeri
 """
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
@@ -19,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
+from ansible_collections.kindlab.ingress.plugins.module_utils._images import EXPECTED as IMAGE_EXPECTED
+from ansible_collections.kindlab.ingress.plugins.module_utils._images import ImageError, valid_image
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
     K8sError,
     apply_order,
@@ -323,6 +326,28 @@ def render_native(controller_image: str = METALLB_CONTROLLER_IMAGE, speaker_imag
     ]
 
 
+def use_images(objects: list[Obj], controller_image: str, speaker_image: str) -> tuple[list[Obj], list[str]]:
+    """The manifest's objects with the lab's images (lab_images) in place of the pinned ones: every
+    container (init containers too) that runs the pinned controller or speaker image runs the
+    given one instead. Returns the objects and a warning for each given image that replaced
+    nothing (a manifest_url of another release names other images)."""
+    wanted = {METALLB_CONTROLLER_IMAGE: controller_image, METALLB_SPEAKER_IMAGE: speaker_image}
+    used: set[str] = set()
+    out = []
+    for obj in objects:
+        obj = copy.deepcopy(obj)
+        pod = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+        for key in ("initContainers", "containers"):
+            for container in pod.get(key) or []:
+                if isinstance(container, dict) and container.get("image") in wanted:
+                    used.add(container["image"])
+                    container["image"] = wanted[container["image"]]
+        out.append(obj)
+    warnings = ["no container of the MetalLB manifest runs %s, so %s replaced nothing" % (pinned, image)
+                for pinned, image in wanted.items() if pinned not in used and image != pinned]
+    return out, warnings
+
+
 def parse_manifest(text: str) -> list[Obj]:
     """The documents of a multi-document manifest (empty ones dropped)."""
     try:
@@ -496,10 +521,17 @@ def run_metallb(params: Params, runtime: Runtime) -> dict[str, Any]:
     the_plan = plan(dict(params))
     cluster = params["cluster"] or {}
     client = runtime.client(params["kubeconfig"] or cluster.get("kubeconfig"), params["context"] or cluster.get("context"))
+    controller_image = params["controller_image"] or METALLB_CONTROLLER_IMAGE
+    speaker_image = params["speaker_image"] or METALLB_SPEAKER_IMAGE
+    for option, image in (("controller_image", controller_image), ("speaker_image", speaker_image)):
+        if not valid_image(image):
+            raise ImageError("%s: expected %s, got %r" % (option, IMAGE_EXPECTED, image))
     if params["source"] == "upstream":
-        objects = fetch_manifest(params["manifest_url"] or METALLB_MANIFEST_URL, open_url)
+        objects, image_warnings = use_images(fetch_manifest(params["manifest_url"] or METALLB_MANIFEST_URL, open_url),
+                                             controller_image, speaker_image)
+        the_plan.warnings.extend(image_warnings)
     else:
-        objects = render_native()
+        objects = render_native(controller_image, speaker_image)
     result = ensure_metallb(client, the_plan, params["source"], objects, params["l2_advertisement"] or None,
                             params["wait"], params["wait_timeout"], runtime.check_mode)
     # result["diff"] is one diff per changed object, the list form Ansible's callback takes.

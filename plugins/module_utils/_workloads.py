@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._images import EXPECTED as IMAGE_EXPECTED
+from ansible_collections.kindlab.ingress.plugins.module_utils._images import valid_image
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import TEST_APP_IMAGE
 
 if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
@@ -126,8 +128,9 @@ def _parse_ingress(raw: Any, default_name: str, where: str) -> IngressSpec | Non
     return IngressSpec(name=name, ingress_class=ingress_class, host=host, paths=paths, annotations=annotations)
 
 
-def parse_workload(raw: Any, where: str) -> Workload:
-    """Validate one workload spec; `where` prefixes error messages (e.g. workloads[0])."""
+def parse_workload(raw: Any, where: str, default_image: str = TEST_APP_IMAGE) -> Workload:
+    """Validate one workload spec; `where` prefixes error messages (e.g. workloads[0]). A
+    workload without `image` runs `default_image` (the lab's lab_images.test_app)."""
     _require(isinstance(raw, dict), where, "a mapping", raw)
     # Ansible's argument spec fills unset suboptions with None: treat them as unset.
     raw = {key: val for key, val in raw.items() if val is not None}
@@ -136,7 +139,7 @@ def parse_workload(raw: Any, where: str) -> Workload:
     _require(not unknown, where, "only the keys " + ", ".join(sorted(known)), sorted(unknown))
     name = _dns_label(raw.get("name"), where + ".name")
     namespace = _dns_label(raw.get("namespace", "default"), where + ".namespace")
-    image = raw.get("image", TEST_APP_IMAGE)
+    image = raw.get("image", default_image)
     _require(isinstance(image, str) and image.strip() != "" and " " not in image, where + ".image",
              "a container image reference", image)
     replicas = _int_in(raw.get("replicas", 1), where + ".replicas", 0, 100)
@@ -147,10 +150,10 @@ def parse_workload(raw: Any, where: str) -> Workload:
                     labels=labels, ingress=ingress)
 
 
-def parse_workloads(raw: Any, where: str = "workloads") -> list[Workload]:
+def parse_workloads(raw: Any, where: str = "workloads", default_image: str = TEST_APP_IMAGE) -> list[Workload]:
     """Validate every workload, and that no two share a namespace/name."""
     _require(isinstance(raw, list), where, "a list of workloads", raw)
-    parsed = [parse_workload(item, "%s[%d]" % (where, i)) for i, item in enumerate(raw)]
+    parsed = [parse_workload(item, "%s[%d]" % (where, i), default_image) for i, item in enumerate(raw)]
     seen: dict[tuple[str, str], int] = {}
     for i, wl in enumerate(parsed):
         key = (wl.namespace, wl.name)
@@ -307,6 +310,9 @@ def run_lab_namespaces(params: Params, runtime: Runtime) -> Obj:
 
 def run_lab_workload(params: Params, runtime: Runtime) -> Obj:
     """The lab_workload module: validate every workload, then ensure (or delete) their objects."""
-    workloads = parse_workloads(params["workloads"])
+    default_image = params.get("default_image") or TEST_APP_IMAGE
+    if not valid_image(default_image):
+        raise WorkloadError("default_image: expected %s, got %r" % (IMAGE_EXPECTED, default_image))
+    workloads = parse_workloads(params["workloads"], default_image=default_image)
     result = ensure(runtime.client(), workloads, params["state"], runtime.check_mode, params["wait"], params["wait_timeout"])
     return dict(result, workloads=[summary(wl) for wl in workloads])

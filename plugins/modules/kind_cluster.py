@@ -55,7 +55,20 @@ options:
         (mappings merge, lists replace). C(networking.podSubnet) and C(networking.serviceSubnet)
         from here are returned and used for address-pool overlap checks.
       - A C(nodes) list replaces the generated nodes; nodes without C(image) get O(node_image).
+      - "When the Docker engine's host runs cgroup v1 (C(docker info) reports C(CgroupVersion) 1), the module adds
+        C(failCgroupV1: false) to every node's C(kubeadmConfigPatches) as a C(KubeletConfiguration) patch, and
+        warns that it did: Kubernetes 1.35's kubelet refuses to start on cgroup v1 otherwise."
     type: dict
+  load_images:
+    description:
+      - Local images (in the Docker engine) to put into every node once the cluster exists, with
+        C(kind load docker-image IMAGE... --name NAME), for clusters that cannot pull them.
+      - kind loads an image only into the nodes that lack it (by image ID); the task reports a change only when kind
+        says it loaded one. In check mode the result says which command would run.
+      - The twin skips this, with a warning.
+    type: list
+    elements: str
+    default: []
   kubeconfig:
     description:
       - Kubeconfig file the cluster's context is written into.
@@ -135,6 +148,13 @@ EXAMPLES = r"""
               hostPort: 8080
         - role: worker
 
+- name: A kind cluster with local images loaded into its nodes (no registry needed for them)
+  kindlab.ingress.kind_cluster:
+    name: lab
+    provider: kind
+    load_images:
+      - registry.example.com/mirror/nginx:1.29.3
+
 - name: Remove it
   kindlab.ingress.kind_cluster:
     name: lab
@@ -192,9 +212,18 @@ connect_to:
   elements: str
   sample: ["100.64.0.1:80:127.0.0.1:41234"]
 config:
-  description: The kind config the cluster is (or would be) created with.
+  description: The kind config the cluster is (or would be) created with (with the cgroup v1 patch when it was needed).
   returned: state=present
   type: dict
+images_loaded:
+  description:
+    - What O(load_images) did, C(command) (the argv), C(loaded) (images kind loaded), C(nodes) (where),
+      C(present) (images every node had), C(skipped) (the twin) and C(msg).
+  returned: state=present and O(load_images) is not empty
+  type: dict
+  sample: {"command": ["kind", "load", "docker-image", "nginx:1.29.3", "--name", "lab"], "loaded": ["nginx:1.29.3"],
+           "nodes": ["lab-control-plane"], "present": [], "skipped": false, "changed": true,
+           "msg": "loaded nginx:1.29.3 into lab-control-plane"}
 """
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import WAIT_ARGS, with_args
@@ -223,6 +252,7 @@ def main() -> None:
             helm_binary={"type": "str", "default": "helm"},
             twin_binary={"type": "str"},
             time_scale={"type": "float"},
+            load_images={"type": "list", "elements": "str", "default": []},
         ),
         requires=("PyYAML",),
     ).run(run_kind_cluster)

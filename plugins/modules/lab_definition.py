@@ -55,6 +55,23 @@ options:
         build go on past them and verification asserts them.
     type: dict
     default: {}
+  images:
+    description:
+      - The images the lab runs (C(lab_images)), by key, C(metallb_controller), C(metallb_speaker),
+        C(ingress_nginx_controller) and C(test_app); each defaults to the collection's pin.
+      - Point them at a private mirror, or at images already on the machine. The MetalLB images go into MetalLB's
+        manifest, the controller image into the ingress-nginx chart values (C(controller.image.repository),
+        C(tag) and C(digest); a controller whose values choose an image itself is an error unless this is the pin),
+        and C(test_app) is the image of every workload without C(image).
+    type: dict
+    default: {}
+  images_load:
+    description:
+      - Images the kind provider loads into the nodes with C(kind load docker-image) (C(lab_images_load)) once the
+        cluster exists. C(true) loads every image of O(images), a list names image references, C(false) or C([])
+        loads none. The twin loads nothing (it says so).
+    type: raw
+    default: []
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - kindlab.ingress.read_only
@@ -70,6 +87,8 @@ EXAMPLES = r"""
     controllers: "{{ lab_controllers }}"
     workloads: "{{ lab_workloads }}"
     expect: "{{ lab_expect | default({}) }}"
+    images: "{{ lab_images | default({}) }}"
+    images_load: "{{ lab_images_load | default([]) }}"
   register: lab_definition
 """
 
@@ -113,6 +132,19 @@ expect:
   description: The validated expectations.
   returned: success
   type: dict
+images:
+  description: Every image the lab runs, the pins with O(images) over them.
+  returned: success
+  type: dict
+  sample: {"metallb_controller": "quay.io/metallb/controller:v0.16.1", "metallb_speaker": "quay.io/metallb/speaker:v0.16.1",
+           "ingress_nginx_controller": "registry.k8s.io/ingress-nginx/controller:v1.15.1@sha256:594c...",
+           "test_app": "nginx:1.29.3"}
+images_load:
+  description: The image references to load into a kind cluster's nodes (O(images_load) resolved).
+  returned: success
+  type: list
+  elements: str
+  sample: ["registry.example.com/mirror/nginx:1.29.3"]
 """
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._lab import run_lab_definition
@@ -129,6 +161,8 @@ def main() -> None:
             "controllers": {"type": "list", "elements": "raw", "required": True},
             "workloads": {"type": "list", "elements": "raw", "required": True},
             "expect": {"type": "dict", "default": {}},
+            "images": {"type": "dict", "default": {}},
+            "images_load": {"type": "raw", "default": []},
         },
     ).run(run_lab_definition)
 

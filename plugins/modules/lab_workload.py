@@ -32,7 +32,7 @@ options:
         type: str
         default: default
       image:
-        description: Container image. The default is the pinned nginx image, which answers with the nginx welcome page.
+        description: Container image. The default is O(default_image).
         type: str
       replicas:
         description: Number of pods; C(0) gives a Service with no endpoints.
@@ -58,6 +58,11 @@ options:
     type: str
     choices: [present, absent]
     default: present
+  default_image:
+    description:
+      - The image of every workload without C(image). Defaults to the pinned nginx image, which answers with the
+        nginx welcome page; C(playbooks/lab.yml) passes C(lab_images.test_app).
+    type: str
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - kindlab.ingress.cluster
@@ -143,6 +148,7 @@ def main() -> None:
                 "ingress": {"type": "raw"},
             }},
             state={"type": "str", "choices": ["present", "absent"], "default": "present"},
+            default_image={"type": "str"},
         ),
     ).run(run_lab_workload)
 

@@ -35,6 +35,14 @@ options:
   manifest_url:
     description: URL of the native manifest for O(source=upstream). Defaults to the pinned release's.
     type: str
+  controller_image:
+    description:
+      - The image of MetalLB's C(controller) (a private mirror, or an image loaded into the nodes). Defaults to the
+        pinned release's. With O(source=upstream) it replaces the pinned image in the downloaded manifest.
+    type: str
+  speaker_image:
+    description: The image of MetalLB's C(speaker), like O(controller_image).
+    type: str
   pools:
     description: The address pools.
     type: list
@@ -176,6 +184,8 @@ def main() -> None:
             WAIT_ARGS,
             source={"type": "str", "choices": ["upstream", "rendered"], "default": "upstream"},
             manifest_url={"type": "str"},
+            controller_image={"type": "str"},
+            speaker_image={"type": "str"},
             pools={"type": "list", "elements": "dict", "required": True, "options": {
                 "name": {"type": "str", "required": True},
                 "addresses": {"type": "list", "elements": "str", "required": True},

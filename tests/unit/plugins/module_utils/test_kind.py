@@ -275,3 +275,58 @@ def test_provider_create_writes_the_config_for_the_call_only() -> None:
 def test_provider_kubeconfig() -> None:
     run = FakeRun({("get", "kubeconfig"): (0, KUBECONFIG, "")})
     assert "name: kind-lab" in get_provider("kind", run, which).kubeconfig("lab")
+
+
+# --- cgroup version and kind load ------------------------------------------------------------
+
+# `docker info --format '{{json .}}'` of an engine on a cgroup v1 host (trimmed), and of
+# Docker Desktop (its VM runs cgroup v2).
+DOCKER_INFO_V1 = json.dumps({"ServerVersion": "20.10.24+dfsg1", "OperatingSystem": "Debian GNU/Linux 12 (bookworm)",
+                             "OSType": "linux", "Driver": "overlay2", "CgroupDriver": "cgroupfs", "CgroupVersion": "1",
+                             "ServerErrors": None})
+DOCKER_INFO_DESKTOP = json.dumps({"ServerVersion": "29.0.1", "OperatingSystem": "Docker Desktop", "OSType": "linux",
+                                  "CgroupDriver": "cgroupfs", "CgroupVersion": "2", "ServerErrors": None})
+
+
+def test_parse_cgroup_version() -> None:
+    assert kd.parse_cgroup_version(DOCKER_INFO_V1) == "1"
+    assert kd.parse_cgroup_version(DOCKER_INFO_DESKTOP) == "2"
+    assert kd.parse_cgroup_version(DOCKER_INFO_UP) is None  # an engine that does not say
+    assert kd.parse_cgroup_version("WARNING: bridge-nf-call-iptables is disabled\n" + DOCKER_INFO_V1) == "1"
+    assert kd.parse_cgroup_version("not json") is None
+
+
+def test_load_argv() -> None:
+    assert kd.load_argv("kind", "lab", ["nginx:1.29.3", "busybox:1.37"]) == [
+        "kind", "load", "docker-image", "nginx:1.29.3", "busybox:1.37", "--name", "lab"]
+
+
+# kind v0.32's stderr for `kind load docker-image` of two images on a two-node cluster.
+KIND_LOAD_STDERR = """\
+Image: "nginx:1.29.3" with ID "sha256:%s" not yet present on node "lab-control-plane", loading...
+Image: "nginx:1.29.3" with ID "sha256:%s" not yet present on node "lab-worker", loading...
+Image: "quay.io/metallb/speaker:v0.16.1" with ID "sha256:%s" found to be already present on all nodes.
+""" % ("a1" * 32, "a1" * 32, "b2" * 32)
+
+
+def test_parse_load_output() -> None:
+    assert kd.parse_load_output(KIND_LOAD_STDERR) == {
+        "loaded": ["nginx:1.29.3"], "present": ["quay.io/metallb/speaker:v0.16.1"],
+        "nodes": ["lab-control-plane", "lab-worker"]}
+    assert kd.parse_load_output("") == {"loaded": [], "present": [], "nodes": []}
+
+
+def test_adapt_config_patches_every_node_on_cgroup_v1_only() -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils._cluster import CGROUP_V1_PATCH, render_kind_config
+
+    config = render_kind_config(2, "kindest/node:v1.35.5")
+    provider = get_provider("kind", lambda argv, **kw: (0, DOCKER_INFO_V1, ""), lambda name: "/usr/bin/" + name)
+    provider.check_available()
+    patched, notes = provider.adapt_config(config)
+    assert [n["kubeadmConfigPatches"] for n in patched["nodes"]] == [[CGROUP_V1_PATCH]] * 3
+    assert "kubeadmConfigPatches" not in config["nodes"][0]  # the input is left as it was
+    assert len(notes) == 1 and "cgroup v1" in notes[0]
+    assert provider.adapt_config(patched)[0] == patched  # patching twice adds nothing
+    provider = get_provider("kind", lambda argv, **kw: (0, DOCKER_INFO_DESKTOP, ""), lambda name: "/usr/bin/" + name)
+    provider.check_available()
+    assert provider.adapt_config(config) == (config, [])

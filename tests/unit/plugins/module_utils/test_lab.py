@@ -104,3 +104,58 @@ def test_ingresses_expected_to_get_no_address_are_not_waited_for() -> None:
     assert set(out["expect"]["controllers"]["failing"]) == {"two/ingress"}
     two = next(c for c in out["controllers"] if c["namespace"] == "two")
     assert "--publish-service=two/ingress-nginx-missing" in two["args"]
+
+
+# --- lab_images ------------------------------------------------------------------------------
+
+MIRROR = "registry.example.com/mirror"
+
+
+def run_with_images(images: Any, load: Any = None, **overrides: Any) -> dict[str, Any]:
+    v = lab(**overrides)
+    return validate(v["lab_backend"], v["lab_cluster"], v["lab_metallb_pools"], v["lab_namespaces"],
+                    v["lab_controllers"], v["lab_workloads"], v.get("lab_expect"), images, load)
+
+
+def test_the_default_images_change_nothing_the_chart_would_not_render() -> None:
+    out = run_with_images(None)
+    assert out["images"]["test_app"] == "nginx:1.29.3" and out["images_load"] == []
+    assert all("image" not in (ctl["values"].get("controller") or {}) for ctl in out["controllers"])
+    assert {wl["image"] for wl in out["workloads"]} == {"nginx:1.29.3"}
+
+
+def test_lab_images_reach_the_controllers_and_the_workloads() -> None:
+    images = {"ingress_nginx_controller": MIRROR + "/ingress-nginx/controller:v1.15.1", "test_app": MIRROR + "/nginx:1.29.3"}
+    out = run_with_images(images, True)
+    for ctl in out["controllers"]:
+        assert ctl["values"]["controller"]["image"] == {
+            "repository": MIRROR + "/ingress-nginx/controller", "tag": "v1.15.1", "digest": ""}
+        assert ctl["values"]["controller"]["scope"] == {"enabled": True}  # the lab's own values stay
+    assert {wl["image"] for wl in out["workloads"]} == {MIRROR + "/nginx:1.29.3"}
+    assert MIRROR + "/nginx:1.29.3" in out["images_load"] and len(out["images_load"]) == 4
+    # A workload's own image still wins over the default.
+    workloads = copy.deepcopy(DEFAULT_LAB["lab_workloads"])
+    workloads[0]["image"] = "busybox:1.37"
+    out = run_with_images(images, None, lab_workloads=workloads)
+    assert [wl["image"] for wl in out["workloads"]] == ["busybox:1.37", MIRROR + "/nginx:1.29.3", MIRROR + "/nginx:1.29.3"]
+
+
+def test_a_controller_image_in_two_places_is_an_error() -> None:
+    controllers = copy.deepcopy(DEFAULT_LAB["lab_controllers"])
+    controllers[1]["values"]["controller"]["image"] = {"tag": "v1.15.0"}
+    with pytest.raises(LabError, match=r"lab_controllers\[1\]\.values: controller\.image\.tag: chooses the controller "
+                                       r"image while lab_images\.ingress_nginx_controller is"):
+        run_with_images({"ingress_nginx_controller": MIRROR + "/controller:v1"}, None, lab_controllers=controllers)
+    # With the pinned image the controller's own choice stands.
+    out = run_with_images({}, None, lab_controllers=controllers)
+    assert out["controllers"][1]["values"]["controller"]["image"] == {"tag": "v1.15.0"}
+
+
+@pytest.mark.parametrize("images, load, message", [
+    ({"test_app": "nginx latest"}, None, "lab_images.test_app: expected an image reference"),
+    ({"speaker": "x:1"}, None, "lab_images.speaker: expected one of the keys"),
+    ({}, ["nginx:1.29.3", "no spaces allowed"], r"lab_images_load\[1\]: expected an image reference"),
+])
+def test_bad_images_fail_naming_the_field(images, load, message) -> None:
+    with pytest.raises(LabError, match=message.replace("lab_images.", r"lab_images\.")):
+        run_with_images(images, load)

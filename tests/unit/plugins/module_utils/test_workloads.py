@@ -108,3 +108,10 @@ def test_rendered_namespaces_validate_against_the_pinned_schema() -> None:
     client = FakeClient([])
     wl.ensure_namespaces(client, ["one", "two"], {"team": "a"}, "present", False)
     validate_all([obj for (kind, _ns, _name), obj in client.objects.items()])
+
+
+def test_workloads_without_image_run_the_default_image() -> None:
+    a, b = wl.parse_workloads([{"name": "a", "namespace": "one"}, {"name": "b", "namespace": "one", "image": "busybox:1.37"}],
+                              default_image="registry.example.com/mirror/nginx:1.29.3")
+    assert (a.image, b.image) == ("registry.example.com/mirror/nginx:1.29.3", "busybox:1.37")
+    assert wl.render(a)[0]["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.example.com/mirror/nginx:1.29.3"

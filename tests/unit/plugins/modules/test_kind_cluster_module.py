@@ -13,7 +13,12 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import K
 from ansible_collections.kindlab.ingress.plugins.modules import kind_cluster
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json, run_module
 
-DOCKER_UP = json.dumps({"ServerVersion": "29.0.2", "OperatingSystem": "Ubuntu 24.04.3 LTS", "ServerErrors": None})
+DOCKER_UP = json.dumps({"ServerVersion": "29.0.2", "OperatingSystem": "Ubuntu 24.04.3 LTS", "ServerErrors": None,
+                        "CgroupDriver": "systemd", "CgroupVersion": "2"})
+# The engine of a cgroup v1 host (cgroupfs driver, CgroupVersion "1"), trimmed.
+DOCKER_UP_V1 = json.dumps({"ServerVersion": "20.10.24+dfsg1", "OperatingSystem": "Debian GNU/Linux 12 (bookworm)",
+                           "ServerErrors": None, "CgroupDriver": "cgroupfs", "CgroupVersion": "1"})
+IMAGE_ID = "sha256:" + "5e" * 32
 DOCKER_DOWN = json.dumps({"ServerVersion": "", "ServerErrors": [
     "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"]})
 NETWORK = json.dumps([{"Name": "kind", "Id": "5e3b1c9f0a7d4e2b8c6f1a3d", "IPAM": {"Driver": "default", "Config": [
@@ -29,12 +34,16 @@ class FakeEngine:
         self.docker_up = docker_up
         self.calls: list[list[str]] = []
         self.configs: list[dict] = []
+        self.cgroup_v1 = False
+        self.node_images: set[str] = set()
 
     def __call__(self, module, argv, **kw):
         self.calls.append(list(argv))
         verb = argv[1:3]
         if verb == ["info", "--format"]:
-            return (0, DOCKER_UP, "") if self.docker_up else (0, DOCKER_DOWN, DOCKER_DOWN)
+            if not self.docker_up:
+                return 0, DOCKER_DOWN, DOCKER_DOWN
+            return 0, DOCKER_UP_V1 if self.cgroup_v1 else DOCKER_UP, ""
         if verb == ["network", "inspect"]:
             return (0, NETWORK, "") if self.clusters else (1, "[]", "Error: No such network: kind")
         if verb == ["get", "clusters"]:
@@ -52,6 +61,18 @@ class FakeEngine:
         if verb == ["delete", "cluster"]:
             self.clusters.remove(argv[argv.index("--name") + 1])
             return 0, "", ""
+        if verb == ["load", "docker-image"]:
+            # kind's logger writes to stderr, one line per image (per node when it loads).
+            name = argv[argv.index("--name") + 1]
+            lines = []
+            for image in argv[3:argv.index("--name")]:
+                if image in self.node_images:
+                    lines.append('Image: "%s" with ID "%s" found to be already present on all nodes.' % (image, IMAGE_ID))
+                else:
+                    lines.append('Image: "%s" with ID "%s" not yet present on node "%s-control-plane", loading...'
+                                 % (image, IMAGE_ID, name))
+                    self.node_images.add(image)
+            return 0, "", "".join(line + "\n" for line in lines)
         if verb == ["get", "connect-to"]:
             return 0, "100.64.0.1:80:127.0.0.1:41234\n", ""
         raise AssertionError("unexpected argv %r" % argv)
@@ -175,3 +196,67 @@ def test_auto_picking_kind_ignores_time_scale(engine, tmp_path) -> None:
     r = run({"name": "lab", "kubeconfig": str(tmp_path / "k"), "time_scale": 1})
     assert not r.failed and r.result["provider"] == "kind"
     assert "--time-scale" not in engine.changing_calls()[0]
+
+
+def test_cgroup_v1_engine_gets_fail_cgroup_v1_false_on_every_node(engine, tmp_path, monkeypatch) -> None:
+    warnings: list[str] = []
+    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, msg: warnings.append(msg))
+    engine.cgroup_v1 = True
+    r = run({"name": "lab", "provider": "kind", "workers": 1, "kubeconfig": str(tmp_path / "k")})
+    assert not r.failed, r.result
+    created = engine.configs[0]
+    assert [n["kubeadmConfigPatches"] for n in created["nodes"]] == [
+        ["kind: KubeletConfiguration\nfailCgroupV1: false\n"]] * 2
+    assert r.result["config"] == created
+    assert any("cgroup v1" in w and "failCgroupV1: false" in w for w in warnings)
+
+
+def test_cgroup_v1_patch_keeps_the_users_patches(engine, tmp_path) -> None:
+    engine.cgroup_v1 = True
+    user_patch = "kind: InitConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n    node-labels: ingress-ready=true\n"
+    r = run({"name": "lab", "provider": "kind", "kubeconfig": str(tmp_path / "k"),
+             "kind_config": {"nodes": [{"role": "control-plane", "kubeadmConfigPatches": [user_patch]}]}})
+    assert not r.failed, r.result
+    assert engine.configs[0]["nodes"][0]["kubeadmConfigPatches"] == [
+        user_patch, "kind: KubeletConfiguration\nfailCgroupV1: false\n"]
+
+
+def test_cgroup_v2_engine_is_left_alone(engine, tmp_path) -> None:
+    run({"name": "lab", "provider": "kind", "kubeconfig": str(tmp_path / "k")})
+    assert all("kubeadmConfigPatches" not in n for n in engine.configs[0]["nodes"])
+
+
+def test_load_images_after_create_then_idempotent(engine, tmp_path) -> None:
+    args = {"name": "lab", "provider": "kind", "kubeconfig": str(tmp_path / "k"),
+            "load_images": ["registry.example.com/mirror/nginx:1.29.3", "quay.io/metallb/controller:v0.16.1"]}
+    check = run(dict(args, _ansible_check_mode=True)).result
+    assert check["changed"] is True and engine.changing_calls() == []
+    assert check["images_loaded"]["msg"].startswith("would run: /usr/bin/kind load docker-image")
+    first = run(args).result
+    loads = [c for c in engine.calls if c[1] == "load"]
+    assert loads == [["/usr/bin/kind", "load", "docker-image", "registry.example.com/mirror/nginx:1.29.3",
+                      "quay.io/metallb/controller:v0.16.1", "--name", "lab"]]
+    assert engine.calls.index(loads[0]) > engine.calls.index(engine.changing_calls()[0])  # after the create
+    assert first["images_loaded"]["loaded"] == ["quay.io/metallb/controller:v0.16.1", "registry.example.com/mirror/nginx:1.29.3"]
+    assert first["images_loaded"]["nodes"] == ["lab-control-plane"]
+    second = run(args).result
+    assert second["changed"] is False and second["images_loaded"]["present"] == args["load_images"]
+    assert second["images_loaded"]["msg"].startswith("every node already has")
+
+
+def test_bad_load_images_fail_before_any_command(engine, tmp_path) -> None:
+    r = run({"name": "lab", "provider": "kind", "kubeconfig": str(tmp_path / "k"), "load_images": ["nginx 1.29"]})
+    assert r.failed and r.result["msg"].startswith("load_images[0]: expected an image reference")
+    assert engine.calls == []
+
+
+def test_the_twin_skips_load_images_and_says_so(engine, tmp_path, monkeypatch) -> None:
+    warnings: list[str] = []
+    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, msg: warnings.append(msg))
+    twin = tmp_path / "kindlab-twin"
+    twin.write_text("#!/bin/sh\n")
+    twin.chmod(twin.stat().st_mode | stat.S_IXUSR)
+    r = run({"name": "lab", "provider": "twin", "kubeconfig": str(tmp_path / "k"), "twin_binary": str(twin),
+             "load_images": ["nginx:1.29.3"]}).result
+    assert r["images_loaded"]["skipped"] is True and not [c for c in engine.calls if c[1] == "load"]
+    assert warnings == ["the twin backend does not load images (nginx:1.29.3): its pods run no images"]

@@ -126,3 +126,33 @@ def test_network_option_aliases(cluster) -> None:
     r = run({"source": "rendered", "pools": [{"name": "lab", "addresses": ["172.18.255.200-172.18.255.250"]}],
              "node_networks": ["172.18.0.0/16"], "pod_subnet": "10.244.0.0/16", "service_subnet": "10.96.0.0/16"})
     assert r.failed and "overlaps the node network 172.18.0.0/16" in r.result["msg"]
+
+
+def _image(store, kind, name):
+    return store[(kind, "metallb-system", name)]["spec"]["template"]["spec"]["containers"][0]["image"]
+
+
+def test_upstream_manifest_runs_the_given_images(cluster, monkeypatch) -> None:
+    warnings: list[str] = []
+    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, msg: warnings.append(msg))
+    mirror = "registry.example.com/mirror/metallb/controller:v0.16.1"
+    r = run({"cluster": KIND_RESULT, "pools": POOLS, "controller_image": mirror,
+             "speaker_image": "registry.example.com/mirror/metallb/speaker:v0.16.1"})
+    assert not r.failed, r.result
+    assert _image(cluster.store, "Deployment", "controller") == mirror
+    # The trimmed manifest has no speaker: the speaker image replaced nothing, and the module says so.
+    assert any("quay.io/metallb/speaker:v0.16.1" in w and "replaced nothing" in w for w in warnings)
+
+
+def test_rendered_objects_run_the_given_images(cluster) -> None:
+    r = run({"source": "rendered", "cluster": KIND_RESULT, "pools": POOLS,
+             "controller_image": "controller-local:dev", "speaker_image": "speaker-local:dev"})
+    assert not r.failed, r.result
+    assert _image(cluster.store, "Deployment", "controller") == "controller-local:dev"
+    assert _image(cluster.store, "DaemonSet", "speaker") == "speaker-local:dev"
+
+
+def test_a_bad_image_fails_before_the_cluster_is_touched(cluster) -> None:
+    r = run({"source": "rendered", "cluster": KIND_RESULT, "pools": POOLS, "speaker_image": "Speaker:1"})
+    assert r.failed and r.result["msg"].startswith("speaker_image: expected an image reference")
+    assert cluster.store == {}
