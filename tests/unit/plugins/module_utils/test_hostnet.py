@@ -296,4 +296,3 @@ def test_pools_inside_the_kind_network_are_reached_through_the_bridge() -> None:
 def test_without_pools_a_remote_bridge_is_still_named() -> None:
     r = hn.inspect_host({}, FakeRun(answers(link=IP_LINK_NO_BRIDGE)), which, "Linux")
     assert r["via"] == "node" and "is not an interface of this host" in r["reason"]
-
