@@ -42,6 +42,14 @@ DEFAULT_POD_SUBNET = {"ipv4": "10.244.0.0/16", "ipv6": "fd00:10:244::/56", "dual
 DEFAULT_SERVICE_SUBNET = {"ipv4": "10.96.0.0/16", "ipv6": "fd00:10:96::/112", "dual": "10.96.0.0/16,fd00:10:96::/112"}
 
 
+def find_binary(wanted: str, which: Callable[[str], str | None]) -> str | None:
+    """A tool's binary: an explicit path when it is an executable file, a bare name looked up
+    with WHICH; None when neither finds it."""
+    if os.sep in wanted:
+        return wanted if os.path.isfile(wanted) and os.access(wanted, os.X_OK) else None
+    return which(wanted)
+
+
 class ClusterError(KindlabError):
     """A provider operation failed; the message is meant for the user."""
 
@@ -68,11 +76,9 @@ class ClusterProvider(ABC):
     def binary(self, tool: str, default: str) -> str:
         """Resolve a tool: an explicit path must be executable; a bare name is looked up."""
         wanted = self._binaries.get(tool, default)
-        if os.sep in wanted:
-            if os.path.isfile(wanted) and os.access(wanted, os.X_OK):
-                return wanted
+        found = find_binary(wanted, self._which)
+        if not found and os.sep in wanted:
             raise BinaryNotFound("%s_binary: %s is not an executable file" % (tool, wanted))
-        found = self._which(wanted)
         if not found:
             raise BinaryNotFound(
                 "%s_binary: %r was not found on PATH; install it or set %s_binary to its full path" % (tool, wanted, tool)

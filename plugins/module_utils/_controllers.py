@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _helm
 from ansible_collections.kindlab.ingress.plugins.module_utils import _ingress_nginx as nginx
+from ansible_collections.kindlab.ingress.plugins.module_utils._cluster import find_binary
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import DEFAULT_IMAGES
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
@@ -483,13 +484,6 @@ __all__ = [
 # --- the ingress_controller module ------------------------------------------------------------
 
 
-def _find_binary(runtime: Runtime, binary: str) -> str | None:
-    """A path is used as given when it is an executable file; a name is looked up on PATH."""
-    if os.sep in binary:
-        return binary if os.path.isfile(binary) and os.access(binary, os.X_OK) else None
-    return runtime.which(binary)
-
-
 def run_ingress_controller(params: Params, runtime: Runtime) -> dict[str, Any]:
     """The ingress_controller module: the request from its options, the tools it needs, then run()."""
     req = Request(**{k: params[k] for k in Request.__dataclass_fields__})
@@ -497,7 +491,7 @@ def run_ingress_controller(params: Params, runtime: Runtime) -> dict[str, Any]:
         runtime.require("kubernetes")
     helm = None
     if req.method == "helm":
-        helm = _find_binary(runtime, req.helm_binary)
+        helm = find_binary(req.helm_binary, runtime.which)
         if helm is None:
             raise OptionError("helm_binary: %r was not found (or is not executable); install helm v3/v4 or set "
                               "helm_binary to its path" % req.helm_binary)
