@@ -37,7 +37,7 @@ $(BIN)/.installed: requirements.txt requirements-test.txt pyproject.toml
 
 setup: $(BIN)/.installed .collections/ansible_collections/kindlab/ingress
 
-lab: setup
+lab: setup binaries
 	$(JUNIT) $(BIN)/ansible-playbook playbooks/lab.yml $(SCENARIO_ARGS) $(LAB_ARGS)
 
 verify: setup

@@ -1,4 +1,6 @@
-"""`kindlab-twin`: kind's verbs for the emulated cluster.
+"""`kindlab-twin`: kind's verbs for the twin, a cluster whose control plane is real (etcd,
+kube-apiserver, controller-manager, scheduler, kwok as the kubelets) and whose containers,
+MetalLB, ingress-nginx and data plane are emulated on loopback (runtime.py).
 
     kindlab-twin create cluster [--name N] [--config kind.yaml] [--kubeconfig PATH]
                                 [--time-scale S] [--wait DURATION]
@@ -28,11 +30,13 @@ from typing import Any
 
 import yaml
 
-from . import state
+from . import binaries, state
 from .contract import CONNECT_TO_FILE
+from .controlplane import COMPONENTS, Layout
+from .pki import ADMIN, Pki
 
 DEFAULT_NAME = "kind"
-START_TIMEOUT = 60.0
+START_TIMEOUT = 120.0  # the control plane is Ready in ~12 s on 2 cores; a loaded CI runner is slower
 
 
 class CliError(Exception):
@@ -88,14 +92,17 @@ def _load_kind_config(path: str | None) -> tuple[dict[str, Any], str]:
 
 # --- API readiness ----------------------------------------------------------------------
 
-def _ssl_context(d: Path) -> ssl.SSLContext:
-    return ssl.create_default_context(cafile=str(d / state.CA_CERT))
+def _pki(d: Path) -> Pki:
+    return Pki(Layout(d / state.CONTROL_PLANE_DIR).pki)
 
 
 def api_get(d: Path, path: str, timeout: float = 2.0) -> Any:
-    port, token = state.read(d, state.PORT_FILE), state.read(d, state.TOKEN_FILE)
-    req = urllib.request.Request(f"https://127.0.0.1:{port}{path}", headers={"Authorization": f"Bearer {token}"})
-    with urllib.request.urlopen(req, timeout=timeout, context=_ssl_context(d)) as resp:
+    """GET as the cluster's admin (kind's kubeconfig user), straight to 127.0.0.1."""
+    pki = _pki(d)
+    ctx = ssl.create_default_context(cafile=str(pki.ca_cert))
+    ctx.load_cert_chain(str(pki.path(ADMIN.stem, "crt")), str(pki.path(ADMIN.stem, "key")))
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=ctx))
+    with opener.open(f"https://127.0.0.1:{state.read(d, state.PORT_FILE)}{path}", timeout=timeout) as resp:
         body = resp.read()
     return json.loads(body) if body[:1] in (b"{", b"[") else body.decode()
 
@@ -104,16 +111,23 @@ def _wait_api(d: Path, proc: subprocess.Popen[bytes], timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
+            reason = state.read(d, state.FAILED_FILE)
             raise CliError(f"failed to create cluster: the twin process exited with status {proc.returncode}"
-                           f"{_log_tail(d)}")
+                           + (f": {reason}" if reason else _log_tail(d)))
         if state.read(d, state.PORT_FILE):
             try:
                 if api_get(d, "/readyz") == "ok":
                     return
             except (OSError, ValueError):
                 pass
-        time.sleep(0.05)
+        time.sleep(0.1)
     raise CliError(f"failed to create cluster: timed out after {timeout:.0f}s waiting for the twin API{_log_tail(d)}")
+
+
+def stopped_reason(name: str) -> str:
+    """Why a cluster whose process is gone stopped (a component that died), if known."""
+    reason = state.read(state.cluster_dir(name), state.FAILED_FILE)
+    return f": {reason.splitlines()[0]}" if reason else ""
 
 
 def _log_tail(d: Path) -> str:
@@ -194,8 +208,12 @@ def create_cluster(args: argparse.Namespace) -> int:
         if d.exists():
             if state.is_running(name):
                 raise CliError(f'failed to create cluster: node(s) already exist for a cluster with the name "{name}"')
-            _say(f'Removing stale state of cluster "{name}" (its process is gone) ...')
+            _say(f'WARNING: removing stale state of cluster "{name}" (its process is gone{stopped_reason(name)})')
             _teardown(name)
+        missing = binaries.missing(COMPONENTS)
+        if missing:
+            raise CliError(f"failed to create cluster: the pinned control-plane binaries are not built yet "
+                           f"({', '.join(missing)}); run `kindlab-twin build binaries` (or `make binaries`) first")
         _say(f'Creating cluster "{name}" ...')
         try:
             proc = _spawn(name, d, cfg_text, args)
@@ -226,10 +244,8 @@ def create_cluster(args: argparse.Namespace) -> int:
 def _spawn(name: str, d: Path, cfg_text: str, args: argparse.Namespace) -> subprocess.Popen[bytes]:
     d.mkdir(parents=True, exist_ok=True)
     os.chmod(d, 0o700)
-    state.make_certs(d)
-    state.write_private(d / state.TOKEN_FILE, state.new_token() + "\n")
     if cfg_text:
-        state.write_private(d / "kind-config.yaml", cfg_text)
+        state.write_private(d / state.KIND_CONFIG_FILE, cfg_text)
     cmd = [sys.executable, "-m", "kindlab_twin.runtime", "--name", name, "--state-dir", str(d),
            "--time-scale", str(args.time_scale)]
     with open(os.open(d / state.LOG_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as logf:
@@ -241,17 +257,19 @@ def _spawn(name: str, d: Path, cfg_text: str, args: argparse.Namespace) -> subpr
 
 def _kubeconfig_doc(name: str) -> dict[str, Any]:
     d = state.cluster_dir(name)
-    port, token = state.read(d, state.PORT_FILE), state.read(d, state.TOKEN_FILE)
-    ca = state.read(d, state.CA_CERT)
-    if not (port and token and ca):
+    pki = _pki(d)
+    port, ca = state.read(d, state.PORT_FILE), state.read(pki.dir, pki.ca_cert.name)
+    cert, key = state.read(pki.dir, f"{ADMIN.stem}.crt"), state.read(pki.dir, f"{ADMIN.stem}.key")
+    if not (port and ca and cert and key):
         raise CliError(f"could not locate any control plane nodes for cluster named '{name}'. "
                        "Use the --name option to select a different cluster")
-    return state.kubeconfig_doc(name, int(port), token, ca + "\n")
+    return state.kubeconfig_doc(name, int(port), ca + "\n", cert + "\n", key + "\n")
 
 
 def _require_running(name: str) -> Path:
     if not state.is_running(name):
-        raise CliError(f"could not locate any control plane nodes for cluster named '{name}'. "
+        stopped = f" (it stopped{stopped_reason(name)})" if state.cluster_dir(name).exists() else ""
+        raise CliError(f"could not locate any control plane nodes for cluster named '{name}'{stopped}. "
                        "Use the --name option to select a different cluster")
     return state.cluster_dir(name)
 
@@ -263,7 +281,7 @@ def get_clusters(args: argparse.Namespace) -> int:
             print(name)
             found = True
         else:
-            _say(f'WARNING: cluster "{name}" is not running (stale state; '
+            _say(f'WARNING: cluster "{name}" is not running{stopped_reason(name)} (stale state; '
                  f'"kindlab-twin delete cluster --name {name}" removes it)')
     if not found:
         _say("No kind clusters found.")
@@ -320,7 +338,8 @@ def delete_clusters(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="kindlab-twin", description="An emulated kind cluster on loopback.")
+    p = argparse.ArgumentParser(prog="kindlab-twin", description="A kind-like cluster on loopback: a real control "
+                                "plane, kwok nodes, emulated containers.")
     verbs = p.add_subparsers(dest="verb", required=True)
 
     create = verbs.add_parser("create").add_subparsers(dest="what", required=True)
@@ -375,7 +394,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def build_binaries(args: argparse.Namespace) -> int:
-    from . import binaries
     return binaries.main(args.names, set_name=args.set_name, link_into=args.link_into)
 
 

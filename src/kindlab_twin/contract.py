@@ -1,10 +1,9 @@
-"""The contract between the twin's object store and its emulated controllers.
+"""What the twin's emulated controllers may use of the cluster: a Store (the real
+kube-apiserver behind an informer cache, ``kindlab_twin.kubeapi.CachedStore``), the
+Runtime they are started with, and the pod logs they write.
 
-The API server (``kindlab_twin.apiserver``) and the controllers
-(``kindlab_twin.controllers``) meet only here, so either side can change its
-insides freely. Controllers write through the same store path as API clients:
-every write gets a resourceVersion, a watch event and a managedFields entry
-with the controller's own manager name, exactly as an API write would.
+Every write is a real API request with the controller's own field manager, so
+resourceVersions, watch events and managedFields are the API server's own.
 
 Objects are plain dicts as they appear on the wire (apiVersion, kind, metadata,
 spec, status). A resource is named by ``(apiVersion, kind)``, e.g.
@@ -31,6 +30,10 @@ class Conflict(Exception):
 
 class Invalid(Exception):
     """The object was rejected by validation."""
+
+
+class Forbidden(Exception):
+    """The API server's authorizer or admission refused the request (HTTP 403)."""
 
 
 class Store(Protocol):
@@ -73,14 +76,29 @@ class Store(Protocol):
         thread, outside the store lock. Returns an unsubscribe function."""
 
 
+class PodLogSink(Protocol):
+    """Where emulated containers write their output (served by `kubectl logs`)."""
+
+    def append(self, namespace: str, pod: str, line: str, container: str = "") -> None: ...
+
+    def restart(self, namespace: str, pod: str, container: str) -> None: ...
+
+    def clear(self, namespace: str, pod: str) -> None: ...
+
+
 class Runtime(Protocol):
     """What the twin process hands every controller at start."""
 
-    store: Store
+    store: Store  # the admin's view, for controllers that play cluster components
     cluster_name: str
     time_scale: float  # divide every controller period by this
-    state_dir: str  # per-cluster state directory (pid, port, token, connect_to.json live here)
+    state_dir: str  # per-cluster state directory (pid, port, connect_to.json live here)
     kind_config: Obj  # the parsed kind Cluster config (nodes with roles); {} = one control-plane
+    pod_logs: PodLogSink
+
+    def pod_store(self, pod: Obj) -> Store:
+        """A store that acts as POD: its ServiceAccount's token (TokenRequest bound to the
+        pod), uncached, so the real authorizer decides what the pod's process may do."""
 
 
 class Controller(Protocol):
@@ -101,110 +119,3 @@ class Controller(Protocol):
 CONNECT_TO_FILE = "connect_to.json"
 
 
-# --- Added by the controllers helper ----------------------------------------------------
-# Controllers log through the API side's PodLogs below (runtime.pod_logs):
-# append(namespace, pod, line, container=<container name>), clear(namespace, pod) when the
-# pod is gone. Without a runtime.pod_logs (bare tests) they create a private PodLogs.
-
-
-# --- additions by the API-server side (existing signatures above are unchanged) -----------
-
-import threading as _threading
-from collections import deque as _deque
-
-
-class PodLogs:
-    """Log lines of emulated pods, served on GET .../pods/NAME/log.
-
-    Controllers append lines (without trailing newline); the API reads them, and with
-    ``follow=true`` waits for more. Keeps the last `max_lines` per container. Thread-safe.
-    Also reachable as ``runtime.pod_logs`` (see RuntimeWithLogs)."""
-
-    def __init__(self, max_lines: int = 5000) -> None:
-        self._cond = _threading.Condition()
-        self._lines: dict[tuple[str, str, str], _deque[str]] = {}
-        self._previous: dict[tuple[str, str, str], list[str]] = {}
-        self._max = max_lines
-        self._seq = 0
-
-    def append(self, namespace: str, pod: str, line: str, container: str = "") -> None:
-        """Add one line for a pod's container ("" = the pod's only/first container)."""
-        with self._cond:
-            q = self._lines.setdefault((namespace, pod, container), _deque(maxlen=self._max))
-            q.append(line)
-            self._seq += 1
-            self._cond.notify_all()
-
-    def containers(self, namespace: str, pod: str) -> list[str]:
-        with self._cond:
-            return [c for (ns, p, c) in self._lines if ns == namespace and p == pod]
-
-    def lines(self, namespace: str, pod: str, container: str | None = None) -> list[str]:
-        """Kept lines of one container ("" = lines appended without a container name);
-        with container None all lines of the pod."""
-        with self._cond:
-            if container is not None:
-                return list(self._lines.get((namespace, pod, container), ()))
-            out: list[str] = []
-            for (ns, p, _c), q in self._lines.items():
-                if ns == namespace and p == pod:
-                    out.extend(q)
-            return out
-
-    def wait(self, seq: int, timeout: float) -> int:
-        """Block until any line is appended after sequence `seq` (or timeout); returns
-        the current sequence number. Use with `sequence()` to follow."""
-        with self._cond:
-            if self._seq == seq:
-                self._cond.wait(timeout)
-            return self._seq
-
-    def sequence(self) -> int:
-        with self._cond:
-            return self._seq
-
-    def restart(self, namespace: str, pod: str, container: str) -> None:
-        """The container runs again (the kubelet restarted it): the lines so far become the
-        previous run's, served with ``previous=true``; the current log starts empty, as a new
-        container's does."""
-        with self._cond:
-            key = (namespace, pod, container)
-            self._previous[key] = list(self._lines.pop(key, ()))
-            self._seq += 1
-            self._cond.notify_all()
-
-    def previous(self, namespace: str, pod: str, container: str) -> list[str] | None:
-        """The previous run's lines of a restarted container, or None if it never restarted."""
-        with self._cond:
-            lines = self._previous.get((namespace, pod, container))
-            return None if lines is None else list(lines)
-
-    def clear(self, namespace: str, pod: str) -> None:
-        with self._cond:
-            for k in [k for k in self._lines if k[0] == namespace and k[1] == pod]:
-                del self._lines[k]
-            for k in [k for k in self._previous if k[0] == namespace and k[1] == pod]:
-                del self._previous[k]
-
-
-class RuntimeWithLogs(Runtime, Protocol):
-    """The runtime the twin actually passes to controllers: a Runtime plus `pod_logs`."""
-
-    pod_logs: PodLogs
-
-
-# Store behaviour notes (as on a real API server):
-# - create() drops .status for kinds that have a status subresource (Pods, Deployments,
-#   Services, Ingresses, CRDs with subresources.status, ...); write status afterwards with
-#   update(obj, manager, subresource="status") or apply(..., subresource="status").
-# - Objects with metadata.finalizers are not removed by delete(): they get
-#   metadata.deletionTimestamp and vanish once an update empties the finalizers.
-# - A write that changes nothing (same object) is a no-op: no new resourceVersion, no event.
-# - delete() cascades to dependents (ownerReferences) at once, in the same call.
-# - In the running twin a deleted Namespace is first Terminating (status.phase, about 1 s),
-#   then its contents and itself go; creating in it meanwhile raises
-#   kindlab_twin.store.Forbidden (a plain Exception, not one of the three above).
-# - Unknown apiVersion/kind raises kindlab_twin.store.UnknownKind (a NotFound).
-# - ObjectStore (kindlab_twin.store) also offers list_selector(ref, namespace, selector_str)
-#   for full label-selector strings ("app in (a,b),!canary"), and register_listener (=
-#   subscribe) which the runtime uses.

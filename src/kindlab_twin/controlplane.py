@@ -23,6 +23,7 @@ import ctypes
 import json
 import logging
 import os
+import random
 import signal
 import socket
 import ssl
@@ -46,6 +47,11 @@ KUBELET_PORT = 10250  # what nodes advertise (daemonEndpoints), as a kubelet doe
 KWOK_API = "kwok.x-k8s.io/v1alpha1"
 KWOK_CRD_PREFIX = "kwok.x-k8s.io_"
 READY_TIMEOUT = 60.0
+# kwok keeps the nodes Ready and finishes pod deletion as a kubelet would; starting containers
+# stays with the twin's kubelet emulation (controllers/kubelet.py), because whether a lab's
+# container comes up depends on the cluster (ingress-nginx exits when its publish Service is
+# missing) and kwok's stages cannot ask it. So kwok's pod-ready and pod-complete stages are left out.
+KWOK_STAGES = ("node-initialize", "node-heartbeat-with-lease", "pod-delete")
 
 
 class ControlPlaneError(Exception):
@@ -88,10 +94,27 @@ class Layout:
         return self.logs / f"{component}.log"
 
 
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A free loopback port below the kernel's ephemeral range: a port the kernel hands out
+    (bind to 0) can be taken, before the component binds it, by one of the many outgoing
+    connections the components open (kube-apiserver to etcd), which draw from that range."""
+    low = _ephemeral_low()
+    for _ in range(200):
+        port = random.randrange(max(1024, low - 12000), low)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise ControlPlaneError(f"no free loopback port below {low}")
 
 
 def client_kubeconfig(pki: Pki, client: Client, server: str, cluster: str) -> dict[str, Any]:
@@ -335,7 +358,7 @@ class ControlPlane:
         # kwok's stages and CRDs, as shipped in its module (binaries.py copies them beside the binary).
         kwok_assets = sorted(binaries.assets_dir("kwok").glob("*.yaml"))
         crds = [p for p in kwok_assets if p.name.startswith(KWOK_CRD_PREFIX)]
-        stages = [p for p in kwok_assets if p not in crds]
+        stages = [p for p in kwok_assets if p.stem in KWOK_STAGES]
         (self.layout.root / "kwok.yaml").write_text("\n---\n".join(p.read_text() for p in stages))
         self.egress = EgressProxy(self.layout.egress_socket, [n.internal_ip for n in self.nodes], KUBELET_PORT,
                                   self.ports.kwok)

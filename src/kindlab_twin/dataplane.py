@@ -267,7 +267,7 @@ def desired_targets(store: Store, kind_config: Obj | None = None, cluster: str =
                         "pod", ns, name, int(p["containerPort"]), f"{ns}/{name} hostPort")
     # kind extraPortMappings: host listenAddress:hostPort → node:containerPort
     if kind_config and cluster:
-        from .controllers.nodes import node_names, node_roles
+        from .kindnodes import node_names, node_roles
 
         for cfg, nname in zip(node_roles(kind_config), node_names(cluster, kind_config)):
             for m in cfg.get("extraPortMappings") or []:

@@ -1,85 +1,125 @@
-"""The twin cluster process: object store + API server + emulated controllers.
+"""The twin cluster process: the real control plane (controlplane.py) and, as its clients,
+the emulations of what cannot run here (kubelet containers, MetalLB, ingress-nginx, the
+loopback data plane).
 
 `kindlab-twin create cluster` starts ``python -m kindlab_twin.runtime`` in its own session;
-it runs until SIGTERM/SIGINT. `TwinCluster` is the same thing in-process (tests).
+it supervises the control-plane processes and runs until SIGTERM/SIGINT, or until a
+component dies: then it writes the reason to the state dir's `failed` file, stops
+everything and exits 1, so that the next command reports the cluster as broken instead of
+waiting on it. `TwinCluster` is the same thing in-process (tests).
 """
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import os
 import signal
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
 from . import state
-from .apiserver import ApiServer
-from .contract import Controller, Obj, PodLogs, Store
-from .store import ObjectStore
+from .contract import Controller, Obj, Store
+from .controlplane import ControlPlane, ControlPlaneError, NodeSpec
+from .kindnodes import desired_nodes
+from .kubeapi import CachedStore, Credentials, DirectStore, KubeClient, ServiceAccountToken
+from .pki import ADMIN
+from .podlogs import PodLogFiles
 
 log = logging.getLogger("kindlab_twin.runtime")
-MANAGER = "kube-apiserver"
+
+# kind's defaults (pkg/apis/config/v1alpha4/default.go) where the config says nothing.
+DEFAULT_POD_SUBNET = "10.244.0.0/16"
+DEFAULT_SERVICE_SUBNET = "10.96.0.0/16"
+SUPERVISE_EVERY = 0.5
 
 
 @dataclass
 class TwinRuntime:
-    """What controllers get (contract.Runtime plus pod_logs)."""
+    """What controllers get (contract.Runtime)."""
 
-    store: Store
+    store: CachedStore
     cluster_name: str
     time_scale: float
     state_dir: str
     kind_config: Obj
-    pod_logs: PodLogs = field(default_factory=PodLogs)
+    pod_logs: PodLogFiles
+    credentials: Credentials
+
+    def pod_store(self, pod: Obj) -> Store:
+        m = pod["metadata"]
+        token = ServiceAccountToken(self.store.client, m["namespace"],
+                                    pod.get("spec", {}).get("serviceAccountName") or "default")
+        token()  # fail here, at the pod's start, if the ServiceAccount is missing
+        return DirectStore(KubeClient(self.credentials.without_certificate(), user_agent=m["name"],
+                                      token_source=token))
 
 
 def load_controllers() -> list[Controller]:
-    """The emulated controllers, if that package is installed; none otherwise."""
-    try:
-        from .controllers import all_controllers
-    except ImportError as e:
-        if e.name and not e.name.startswith("kindlab_twin.controllers") and e.name != "kindlab_twin":
-            raise
-        log.warning("kindlab_twin.controllers.all_controllers not available (%s): running without controllers", e)
-        return []
+    from .controllers import all_controllers
     return list(all_controllers())
 
 
-def bootstrap(store: ObjectStore) -> None:
-    """Objects the API server itself maintains on a real cluster."""
-    store.create({"apiVersion": "v1", "kind": "Service",
-                  "metadata": {"name": "kubernetes", "namespace": "default",
-                               "labels": {"component": "apiserver", "provider": "kubernetes"}},
-                  "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1"],
-                           "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}},
-                 MANAGER)
+def subnets(kind_config: Obj) -> tuple[str, str, str]:
+    """(pod subnet, service subnet, the `kubernetes` Service's address) of a kind config."""
+    net = kind_config.get("networking") or {}
+    pods = str(net.get("podSubnet") or DEFAULT_POD_SUBNET)
+    services = str(net.get("serviceSubnet") or DEFAULT_SERVICE_SUBNET)
+    first = next(ipaddress.ip_network(services, strict=False).hosts())
+    return pods, services, str(first)
+
+
+def node_specs(cluster: str, kind_config: Obj) -> list[NodeSpec]:
+    return [NodeSpec(n["metadata"]["name"], n["status"]["addresses"][0]["address"], n)
+            for n in desired_nodes(cluster, kind_config)]
 
 
 class TwinCluster:
-    """Store + API + controllers, started and stopped together."""
+    """Control plane + emulated controllers, started and stopped together."""
 
-    def __init__(self, name: str, state_dir: str | Path, token: str, kind_config: Obj | None = None,
-                 time_scale: float = 1.0, tls: tuple[str, str] | None = None, port: int = 0,
-                 controllers: list[Controller] | None = None, namespace_grace: float = 1.0) -> None:
-        self.store = ObjectStore(namespace_grace=namespace_grace)
-        self.runtime = TwinRuntime(self.store, name, time_scale, str(state_dir), kind_config or {})
-        self.api = ApiServer(self.store, token, port=port, pod_logs=self.runtime.pod_logs, tls=tls)
+    def __init__(self, name: str, state_dir: str | Path, kind_config: Obj | None = None,
+                 time_scale: float = 1.0, controllers: list[Controller] | None = None) -> None:
+        self.name = name
+        self.state_dir = Path(state_dir)
+        self.kind_config = kind_config or {}
+        self.time_scale = time_scale
+        pods, services, kube_ip = subnets(self.kind_config)
+        self.control_plane = ControlPlane(cluster=name, root=self.state_dir / state.CONTROL_PLANE_DIR,
+                                          nodes=node_specs(name, self.kind_config), pod_subnet=pods,
+                                          service_subnet=services, kubernetes_service_ip=kube_ip)
         self.controllers = controllers if controllers is not None else load_controllers()
+        self.runtime: TwinRuntime | None = None
         self._started: list[Controller] = []
 
-    def start(self) -> "TwinCluster":
-        bootstrap(self.store)
-        self.api.start()
-        for c in self.controllers:
-            log.info("starting controller %s", getattr(c, "name", c))
-            c.start(self.runtime)
-            self._started.append(c)
+    @property
+    def credentials(self) -> Credentials:
+        cp = self.control_plane
+        return Credentials(cp.server, str(cp.pki.ca_cert), str(cp.pki.path(ADMIN.stem, "crt")),
+                           str(cp.pki.path(ADMIN.stem, "key")))
+
+    def start(self, say: Callable[[str], None] | None = None) -> "TwinCluster":
+        try:
+            self.control_plane.start(say=say)
+            store = CachedStore(KubeClient(self.credentials, user_agent="kindlab-twin"))
+            self.runtime = TwinRuntime(store, self.name, self.time_scale, str(self.state_dir), self.kind_config,
+                                       PodLogFiles(self.state_dir / "pod-logs"), self.credentials)
+            for c in self.controllers:
+                log.info("starting controller %s", getattr(c, "name", c))
+                c.start(self.runtime)
+                self._started.append(c)
+        except BaseException:
+            self.stop()
+            raise
         return self
+
+    def check(self) -> None:
+        """Raise ControlPlaneError if a control-plane component died."""
+        self.control_plane.check()
 
     def stop(self) -> None:
         for c in reversed(self._started):
@@ -88,7 +128,9 @@ class TwinCluster:
             except Exception:  # one broken controller must not block shutdown
                 log.exception("stopping controller %s failed", getattr(c, "name", c))
         self._started.clear()
-        self.api.stop()
+        if self.runtime is not None:
+            self.runtime.store.close()
+        self.control_plane.stop()
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -96,7 +138,6 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--name", required=True)
     p.add_argument("--state-dir", required=True)
     p.add_argument("--time-scale", type=float, default=1.0)
-    p.add_argument("--port", type=int, default=0)
     return p.parse_args(argv)
 
 
@@ -105,12 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     d = Path(args.state_dir)
     logging.basicConfig(filename=str(d / state.LOG_FILE), level=os.environ.get("KINDLAB_TWIN_LOG", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    token = state.read(d, state.TOKEN_FILE)
-    if not token:
-        log.error("no token in %s", d)
-        return 1
     kind_config: Obj = {}
-    cfg_text = state.read(d, "kind-config.yaml")
+    cfg_text = state.read(d, state.KIND_CONFIG_FILE)
     if cfg_text:
         loaded: Any = yaml.safe_load(cfg_text)
         kind_config = loaded if isinstance(loaded, dict) else {}
@@ -118,21 +155,32 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    cluster = TwinCluster(args.name, d, token, kind_config, args.time_scale,
-                          tls=(str(d / state.SERVER_CERT), str(d / state.SERVER_KEY)), port=args.port)
+    cluster = TwinCluster(args.name, d, kind_config, args.time_scale)
     state.write_private(d / state.PID_FILE, f"{os.getpid()}\n")
-    cluster.start()
-    state.write_private(d / state.PORT_FILE, f"{cluster.api.port}\n")
-    log.info("cluster %s serving on %s (time scale %s, %d controllers)", args.name, cluster.api.url,
-             args.time_scale, len(cluster.controllers))
     try:
-        while not stop.wait(0.5):
-            pass
+        cluster.start(say=log.info)
+    except ControlPlaneError as exc:
+        log.error("%s", exc)
+        state.write_private(d / state.FAILED_FILE, f"{exc}\n")
+        return 1
+    state.write_private(d / state.PORT_FILE, f"{cluster.control_plane.ports.apiserver}\n")
+    log.info("cluster %s serving on %s (time scale %s, %d controllers)", args.name, cluster.control_plane.server,
+             args.time_scale, len(cluster.controllers))
+    code = 0
+    try:
+        while not stop.wait(SUPERVISE_EVERY):
+            try:
+                cluster.check()
+            except ControlPlaneError as exc:
+                log.error("%s", exc)
+                state.write_private(d / state.FAILED_FILE, f"{exc}\n")
+                code = 1
+                break
     finally:
         log.info("shutting down")
         cluster.stop()
     log.info("stopped")
-    return 0
+    return code
 
 
 if __name__ == "__main__":

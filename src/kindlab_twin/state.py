@@ -1,9 +1,9 @@
 """Per-user state of twin clusters: directories, credentials, kubeconfig entries.
 
 Layout: ``$KINDLAB_TWIN_HOME`` (default ``~/.local/state/kindlab-twin``)/<name>/ holds
-pid, port, token, ca.crt/server.crt/server.key, kubeconfig, runtime.log and whatever the
-controllers publish (connect_to.json). kubectl refuses to send a bearer token over plain
-HTTP, so the API is served over TLS with a per-cluster CA, like kind's.
+pid, port (the API server's), failed (why the cluster stopped, if it did), kind-config.yaml,
+kubeconfig, runtime.log, control-plane/ (PKI, etcd data, component logs: controlplane.py),
+pod-logs/ and whatever the controllers publish (connect_to.json).
 """
 from __future__ import annotations
 
@@ -11,17 +11,15 @@ import base64
 import contextlib
 import fcntl
 import os
-import secrets
-import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
 import yaml
 
-PID_FILE, PORT_FILE, TOKEN_FILE, LOG_FILE = "pid", "port", "token", "runtime.log"
-CA_CERT, SERVER_CERT, SERVER_KEY = "ca.crt", "server.crt", "server.key"
+PID_FILE, PORT_FILE, FAILED_FILE, LOG_FILE = "pid", "port", "failed", "runtime.log"
+KIND_CONFIG_FILE = "kind-config.yaml"
+CONTROL_PLANE_DIR = "control-plane"  # controlplane.Layout: PKI, etcd data, component logs
 KUBECONFIG_FILE = "kubeconfig"
 KUBECONFIG_TARGET = "kubeconfig_path"  # which user kubeconfig we merged into
 
@@ -58,10 +56,6 @@ def write_private(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-
-
-def new_token() -> str:
-    return secrets.token_urlsafe(32)
 
 
 def pid_alive(pid: int) -> bool:
@@ -120,54 +114,25 @@ def locked(name: str) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-# --- TLS --------------------------------------------------------------------------------
-
-def make_certs(d: Path) -> None:
-    """A CA and a server certificate for 127.0.0.1/localhost (openssl CLI, EC P-256)."""
-    d.mkdir(parents=True, exist_ok=True)
-    ca_key, ca_crt = d / "ca.key", d / CA_CERT
-    csr, ext = d / "server.csr", d / "server.ext"
-    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-    _openssl(["req", "-x509", *ec, "-keyout", str(ca_key), "-out", str(ca_crt), "-days", "3650",
-              "-subj", "/CN=kindlab-twin-ca", "-addext", "basicConstraints=critical,CA:TRUE",
-              "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature"])
-    _openssl(["req", *ec, "-keyout", str(d / SERVER_KEY), "-out", str(csr), "-subj", "/CN=kube-apiserver"])
-    ext.write_text("subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default\n"
-                   "extendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n"
-                   "keyUsage=critical,digitalSignature,keyEncipherment\n")
-    _openssl(["x509", "-req", "-in", str(csr), "-CA", str(ca_crt), "-CAkey", str(ca_key),
-              "-CAcreateserial", "-out", str(d / SERVER_CERT), "-days", "3650", "-extfile", str(ext)])
-    for f in (csr, ext, d / "ca.srl"):
-        with contextlib.suppress(OSError):
-            f.unlink()
-    for f in (ca_key, d / SERVER_KEY):
-        os.chmod(f, 0o600)
-
-
-def _openssl(args: list[str]) -> None:
-    exe = shutil.which("openssl")
-    if not exe:
-        raise RuntimeError("kindlab-twin needs the openssl command to create the cluster's TLS certificates")
-    res = subprocess.run([exe, *args], capture_output=True, text=True, check=False)
-    if res.returncode != 0:
-        raise RuntimeError(f"openssl {args[0]} failed: {res.stderr.strip()}")
-
-
 # --- kubeconfig -----------------------------------------------------------------------
 
 def context_name(name: str) -> str:
     return f"kind-{name}"
 
 
-def kubeconfig_doc(name: str, port: int, token: str, ca_pem: str) -> dict[str, Any]:
+def kubeconfig_doc(name: str, port: int, ca_pem: str, cert_pem: str, key_pem: str) -> dict[str, Any]:
+    """kind's kubeconfig entry: the CA and the admin's client certificate, embedded."""
     ctx = context_name(name)
+
+    def b64(text: str) -> str:
+        return base64.b64encode(text.encode()).decode()
     return {
         "apiVersion": "v1", "kind": "Config", "preferences": {}, "current-context": ctx,
-        "clusters": [{"name": ctx, "cluster": {
-            "server": f"https://127.0.0.1:{port}",
-            "certificate-authority-data": base64.b64encode(ca_pem.encode()).decode()}}],
+        "clusters": [{"name": ctx, "cluster": {"server": f"https://127.0.0.1:{port}",
+                                               "certificate-authority-data": b64(ca_pem)}}],
         "contexts": [{"name": ctx, "context": {"cluster": ctx, "user": ctx}}],
-        "users": [{"name": ctx, "user": {"token": token}}],
+        "users": [{"name": ctx, "user": {"client-certificate-data": b64(cert_pem),
+                                         "client-key-data": b64(key_pem)}}],
     }
 
 

@@ -1,88 +1,68 @@
-"""Shared fixtures for the twin's tests: an in-process API server over TLS, clients for it."""
+"""Shared fixtures for the twin's tests: a twin cluster (the real control plane from the pinned
+binaries, with every emulated controller) per test, and kubectl for it."""
 from __future__ import annotations
 
-import http.client
-import json
 import os
-import ssl
+import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+import tempfile
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
 import pytest
-import yaml
 
-from kindlab_twin import state
-from kindlab_twin.apiserver import ApiServer
-from kindlab_twin.store import ObjectStore
+from kindlab_twin import binaries
+from kindlab_twin.controlplane import COMPONENTS
+from kindlab_twin.pki import ADMIN
+from kindlab_twin.runtime import TwinCluster, TwinRuntime
 
 sys.path.insert(0, str(Path(__file__).parent / "controllers"))
 
-from twinlib import Runtime  # noqa: E402
-
-TOKEN = "test-token-0123456789"
-
-
-@pytest.fixture(scope="session")
-def twin_certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("twin-certs")
-    state.make_certs(d)
-    return d
-
-
-@dataclass
-class Api:
-    """A running in-process API server and what clients need to reach it."""
-
-    server: ApiServer
-    store: ObjectStore
-    url: str
-    token: str
-    ca_file: str
-    kubeconfig: str
-
-    @property
-    def pod_logs(self) -> Any:
-        return self.server.pod_logs
+TIME_SCALE = 60.0  # a 60 s status sync of ingress-nginx takes 1 s
 
 
 @pytest.fixture
-def api(twin_certs: Path, tmp_path: Path) -> Iterator[Api]:
-    store = ObjectStore()
-    server = ApiServer(store, TOKEN, tls=(str(twin_certs / state.SERVER_CERT), str(twin_certs / state.SERVER_KEY)))
-    server.start()
-    kc = tmp_path / "kubeconfig"
-    doc = state.kubeconfig_doc("test", server.port, TOKEN, (twin_certs / state.CA_CERT).read_text())
-    kc.write_text(yaml.safe_dump(doc))
-    kc.chmod(0o600)
+def twin_cluster() -> Iterator[TwinCluster]:
+    """A started twin cluster named "kind" (time_scale 60), stopped and removed after the test.
+    Its state lives in a short /tmp path: the egress proxy's Unix socket path must stay under
+    108 bytes, which pytest's tmp_path does not promise."""
+    missing = binaries.missing(COMPONENTS)
+    if missing:
+        message = f"pinned binaries not built ({', '.join(missing)}): run `kindlab-twin build binaries`"
+        if os.environ.get("KINDLAB_REQUIRE_BINARIES") == "1":  # `make unit` built them: missing is a failure
+            pytest.fail(message)
+        pytest.skip(message)
+    root = tempfile.mkdtemp(prefix="twin-")
+    cluster = TwinCluster("kind", root, time_scale=TIME_SCALE)
     try:
-        yield Api(server, store, server.url, TOKEN, str(twin_certs / state.CA_CERT), str(kc))
+        cluster.start()
+        yield cluster
     finally:
-        server.stop()
+        cluster.stop()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture
-def k8s(api: Api) -> Iterator[Any]:
-    """A kubernetes.client.ApiClient for the fixture server."""
-    from kubernetes import config
-
-    c = config.new_client_from_config(config_file=api.kubeconfig)
-    try:
-        yield c
-    finally:
-        c.close()
+def twin(twin_cluster: TwinCluster) -> TwinRuntime:
+    """The running twin's runtime: `.store` (admin, cached), `.pod_logs`, `.state_dir`."""
+    assert twin_cluster.runtime is not None
+    return twin_cluster.runtime
 
 
 @pytest.fixture
-def kubectl(api: Api, tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run kubectl against the fixture server: kubectl("get", "ns", check=False, input=...)."""
+def twin_kubeconfig(twin_cluster: TwinCluster) -> str:
+    return str(twin_cluster.control_plane.layout.kubeconfig(ADMIN))
+
+
+@pytest.fixture
+def kubectl(twin_kubeconfig: str, tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run kubectl as the twin's admin: kubectl("get", "ns", check=False, input=...)."""
     cache = tmp_path / "kubectl-cache"
 
     def run(*args: str, check: bool = True, input: str | None = None,  # noqa: A002
-            timeout: float = 30) -> subprocess.CompletedProcess[str]:
-        env = dict(os.environ, KUBECONFIG=api.kubeconfig, HOME=str(tmp_path))
+            timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        env = dict(os.environ, KUBECONFIG=twin_kubeconfig, HOME=str(tmp_path))
         res = subprocess.run(["kubectl", "--cache-dir", str(cache), *args], input=input, text=True,
                              capture_output=True, env=env, timeout=timeout, check=False)
         if check and res.returncode != 0:
@@ -90,44 +70,3 @@ def kubectl(api: Api, tmp_path: Path) -> Callable[..., subprocess.CompletedProce
         return res
 
     return run
-
-
-@pytest.fixture
-def twin(tmp_path: Any) -> Any:
-    """An in-process twin: real ObjectStore + all emulated controllers, time_scale 60 (the
-    helpers that drive it are in controllers/twinlib.py)."""
-    from kindlab_twin.controllers import all_controllers
-
-    rt = Runtime(store=ObjectStore(), state_dir=str(tmp_path), cluster_name="kind", time_scale=60.0)
-    ctrls = all_controllers()
-    for c in ctrls:
-        c.start(rt)
-    yield rt
-    for c in reversed(ctrls):
-        c.stop()
-
-
-def _raw(api: Any, method: str, path: str, body: Any = None, ctype: str = "application/json",
-         token: str | None = "default", headers: dict[str, str] | None = None) -> tuple[int, Any, dict[str, str]]:
-    ctx = ssl.create_default_context(cafile=api.ca_file)
-    conn = http.client.HTTPSConnection("127.0.0.1", api.server.port, context=ctx, timeout=10)
-    h = {"Content-Type": ctype, **(headers or {})}
-    if token:
-        h["Authorization"] = f"Bearer {api.token if token == 'default' else token}"
-    data = body if isinstance(body, (bytes, str)) or body is None else json.dumps(body)
-    conn.request(method, path, body=data, headers=h)
-    resp = conn.getresponse()
-    text = resp.read()
-    conn.close()
-    try:
-        parsed: Any = json.loads(text)
-    except ValueError:
-        parsed = text.decode(errors="replace")
-    return resp.status, parsed, dict(resp.getheaders())
-
-
-@pytest.fixture
-def raw() -> Callable[..., tuple[int, Any, dict[str, str]]]:
-    """raw(api, method, path, body=None, ctype=..., token="default"|None|str, headers=None)
-    -> (status, parsed body, headers): for requests no client library sends."""
-    return _raw

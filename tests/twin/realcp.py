@@ -10,9 +10,9 @@ from typing import Any, Sequence
 import pytest
 
 from kindlab_twin import binaries
-from kindlab_twin.controllers.nodes import desired_nodes
-from kindlab_twin.controlplane import ControlPlane, NodeSpec
+from kindlab_twin.controlplane import ControlPlane
 from kindlab_twin.pki import ADMIN
+from kindlab_twin.runtime import node_specs
 
 POD_SUBNET = "10.244.0.0/16"
 
@@ -24,15 +24,6 @@ def require(names: Sequence[str]) -> pytest.MarkDecorator:
     return pytest.mark.skipif(
         bool(missing) and os.environ.get("KINDLAB_REQUIRE_BINARIES") != "1",
         reason=f"pinned binaries not built ({', '.join(missing)}): run `kindlab-twin build binaries`")
-
-
-def node_specs(cluster: str, kind_config: dict[str, Any]) -> list[NodeSpec]:
-    specs = []
-    for obj in desired_nodes(cluster, kind_config):
-        obj["spec"].pop("podCIDR", None)  # the controller-manager allocates them, as on kind
-        obj["spec"].pop("podCIDRs", None)
-        specs.append(NodeSpec(obj["metadata"]["name"], obj["status"]["addresses"][0]["address"], obj))
-    return specs
 
 
 def control_plane(cluster: str, root: Path, kind_config: dict[str, Any]) -> ControlPlane:

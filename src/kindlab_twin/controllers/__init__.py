@@ -1,7 +1,7 @@
-"""The twin's emulated controllers. all_controllers() returns fresh instances in start order:
-nodes first (everything schedules onto them), then the API-side allocators, the workload
-controllers, scheduler and kubelets, endpoints, MetalLB, the ingress controllers, and last
-the data plane that exposes what they produce."""
+"""The twin's emulations of what cannot run here, each a client of the real API server.
+all_controllers() returns fresh instances in start order: the kubelets' container side first
+(pods become Running), then MetalLB, the ingress controllers, and last the data plane that
+exposes what they produce."""
 from __future__ import annotations
 
 from kindlab_twin.contract import Controller
@@ -13,21 +13,5 @@ def all_controllers() -> list[Controller]:
     from .ingress_nginx import IngressNginxController
     from .kubelet import Kubelet
     from .metallb import MetalLBController
-    from .nodes import NodeController
-    from .scheduler import Scheduler
-    from .services import EndpointSliceController, ServiceAllocator
-    from .workloads import DaemonSetController, DeploymentController, ReplicaSetController
 
-    return [
-        NodeController(),
-        ServiceAllocator(),
-        DeploymentController(),
-        ReplicaSetController(),
-        DaemonSetController(),
-        Scheduler(),
-        Kubelet(),
-        EndpointSliceController(),
-        MetalLBController(),
-        IngressNginxController(),
-        DataPlane(),
-    ]
+    return [Kubelet(), MetalLBController(), IngressNginxController(), DataPlane()]

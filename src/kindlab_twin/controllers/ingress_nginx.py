@@ -1,6 +1,11 @@
 """Emulated ingress-nginx controller processes: one per Running pod whose container image is
 registry.k8s.io/ingress-nginx/controller, configured only from that container's args (after
-$(VAR) expansion), its ServiceAccount's RBAC and the IngressClasses. Rules: nginx_logic.py.
+$(VAR) expansion), its ServiceAccount's rights and the IngressClasses. Rules: nginx_logic.py.
+
+Each process acts with its pod's ServiceAccount token (runtime.pod_store): what it may list
+and get at start-up, and every write it makes (Lease, Ingress status, Events), is decided by
+the real API server's authorizer. It reads Ingresses, Pods and Services from the twin's
+shared cache, as the real controller reads its informers, filtered to what it watches.
 
 Each process: start-up checks (kubelet crash-loops the pod when they are fatal) → informer
 (IngressTracker) → leader election on its Lease → while leader, status sync at once and then
@@ -16,13 +21,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from kindlab_twin.contract import Conflict, NotFound, Obj, PodLogs, Store
+from kindlab_twin.contract import Conflict, Forbidden, NotFound, Obj, Store
 
 from . import images
 from . import nginx_logic as nl
-from .base import (EVENT, INGRESS, INGRESSCLASS, LEASE, NAMESPACE, POD, SERVICE, LoopController, is_terminating,
-                   pod_ready, pod_running)
-from .kubelet import pod_logs_of
+from .base import (EVENT, INGRESS, INGRESSCLASS, LEASE, NAMESPACE, NODE, POD, SERVICE, LoopController,
+                   is_terminating, pod_ready, pod_running)
 
 CONTAINER_KIND = images.INGRESS_NGINX
 HASH_LABELS = ("pod-template-hash", "controller-revision-hash", "pod-template-generation")
@@ -88,6 +92,7 @@ class Instance:
     service_account: str
     cfg: nl.NginxConfig
     tracker: nl.IngressTracker
+    api: Store  # as the pod's ServiceAccount
     leader: bool = False
     next_sync: float = 0.0
     observed: tuple[str, str] | None = None  # (holder, renewTime) last seen on the Lease
@@ -128,7 +133,8 @@ class IngressNginxController(LoopController):
     period = 5.0
 
     def setup(self) -> None:
-        self.logs: PodLogs = pod_logs_of(self.runtime)
+        assert self.runtime is not None
+        self.logs = self.runtime.pod_logs
         self.hub = hub_for(self.store)
         self.instances: dict[str, Instance] = {}
         self._events: dict[tuple[str, str, str, str], str] = {}
@@ -182,15 +188,26 @@ class IngressNginxController(LoopController):
             return None  # the kubelet already crash-loops it
         ns, name = pod["metadata"].get("namespace", "default"), pod["metadata"]["name"]
         sa = pod.get("spec", {}).get("serviceAccountName") or "default"
-        ignore = not nl.can_list_cluster_scoped(self.store, ns, sa, "networking.k8s.io", "ingressclasses")
-        can_get_nodes = nl.can_list_cluster_scoped(self.store, ns, sa, "", "nodes", "get")
+        assert self.runtime is not None
+        api = self.runtime.pod_store(pod)
+        # main.go lists IngressClasses once at start: forbidden → the IngressClass feature is off.
+        try:
+            api.list(INGRESSCLASS)
+            forbidden_classes = ""
+        except Forbidden as exc:
+            forbidden_classes = str(exc)
+        can_get_nodes = True
+        node_name = pod.get("spec", {}).get("nodeName", "")
+        try:
+            api.get(NODE, None, node_name)
+        except Forbidden:
+            can_get_nodes = False
         inst = Instance(ns, name, pod["metadata"].get("uid", name), c["name"],
                         dict(pod["metadata"].get("labels") or {}), sa, cfg,
-                        nl.IngressTracker(cfg, ignore))
-        if ignore:
+                        nl.IngressTracker(cfg, bool(forbidden_classes)), api)
+        if forbidden_classes:
             self.log(inst, nl.klog_line("W", "main.go:111", "No permissions to list and get Ingress Classes: "
-                                        f"{nl.forbidden_message(ns, sa, 'networking.k8s.io', 'ingressclasses')}, "
-                                        "IngressClass feature will be disabled"))
+                                        f"{forbidden_classes}, IngressClass feature will be disabled"))
         self.log(inst, nl.klog_infos("nginx.go:273", "Starting NGINX Ingress controller"))
         inst.extra["can_get_nodes"] = can_get_nodes
         inst.extra["node"] = pod.get("spec", {}).get("nodeName", "")
@@ -239,7 +256,10 @@ class IngressNginxController(LoopController):
             return
         retry = self.scaled(inst.cfg.election_ttl / 4)
         inst.next_renew = now + retry
-        lease = self.store.get(LEASE, inst.namespace, inst.cfg.election_id)
+        try:
+            lease = inst.api.get(LEASE, inst.namespace, inst.cfg.election_id)
+        except Forbidden:
+            return
         ttl = int(inst.cfg.election_ttl)
         if lease is None:
             body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
@@ -247,8 +267,8 @@ class IngressNginxController(LoopController):
                     "spec": {"holderIdentity": inst.pod_name, "leaseDurationSeconds": ttl,
                              "acquireTime": micro_time(), "renewTime": micro_time(), "leaseTransitions": 0}}
             try:
-                self.store.create(body, self.manager)
-            except Conflict:
+                inst.api.create(body, self.manager)
+            except (Conflict, Forbidden):
                 return
             self.became_leader(inst)
             return
@@ -270,8 +290,8 @@ class IngressNginxController(LoopController):
                 spec["acquireTime"] = micro_time()
                 spec["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + (1 if holder else 0)
             try:
-                updated = self.store.update(lease, self.manager)
-            except (Conflict, NotFound):
+                updated = inst.api.update(lease, self.manager)
+            except (Conflict, NotFound, Forbidden):
                 inst.leader = False
                 return
             inst.observed = (inst.pod_name, str(updated.get("spec", {}).get("renewTime", "")))
@@ -300,14 +320,14 @@ class IngressNginxController(LoopController):
         now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         name = self._events.get(key)
         try:
-            ev = self.store.get(EVENT, ns, name) if name else None
+            ev = inst.api.get(EVENT, ns, name) if name else None
             if ev is not None:
                 ev["count"] = int(ev.get("count", 1)) + 1
                 ev["lastTimestamp"] = now
-                self.store.update(ev, self.manager)
+                inst.api.update(ev, self.manager)
                 return
             name = f"{m['name']}.{time.time_ns():x}"
-            self.store.create({
+            inst.api.create({
                 "apiVersion": "v1", "kind": "Event",
                 "metadata": {"name": name, "namespace": ns},
                 "involvedObject": {"kind": obj.get("kind", "Ingress"), "apiVersion": obj.get("apiVersion", "networking.k8s.io/v1"),
@@ -358,7 +378,11 @@ class IngressNginxController(LoopController):
             if nl.status_equal(cur_list, new):
                 continue
             ns, name = ing["metadata"].get("namespace", ""), ing["metadata"]["name"]
-            fresh = self.store.get(INGRESS, ns, name)
+            try:
+                fresh = inst.api.get(INGRESS, ns, name)
+            except Forbidden as exc:
+                self.log(inst, nl.klog_line("W", "status.go:315", f"error updating ingress rule: {exc}"))
+                continue
             if fresh is None:
                 continue
             current = ((fresh.get("status") or {}).get("loadBalancer") or {}).get("ingress")
@@ -368,8 +392,8 @@ class IngressNginxController(LoopController):
             status["loadBalancer"] = {"ingress": copy.deepcopy(new)} if new else {}
             fresh["status"] = status
             try:
-                self.store.update(fresh, self.manager, subresource="status")
-            except (Conflict, NotFound) as exc:
+                inst.api.update(fresh, self.manager, subresource="status")
+            except (Conflict, NotFound, Forbidden) as exc:
                 self.log(inst, nl.klog_line("W", "status.go:315", f"error updating ingress rule: {exc}"))
 
     def next_wait(self) -> float:

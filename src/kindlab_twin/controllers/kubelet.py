@@ -1,4 +1,5 @@
-"""The kubelets: start the containers of pods bound to the twin's nodes.
+"""The kubelets' container side: start the containers of pods bound to the twin's nodes
+(kwok plays the rest of each kubelet: node status, leases, the log endpoint, pod deletion).
 
 A container comes up unless its image's start-up check fails (images.startup); a failing
 container is shown as kubelet shows it: phase Running, Ready False (ContainersNotReady),
@@ -7,7 +8,7 @@ restartCount that grows on kubelet's back-off (10 s doubling to 5 min, divided b
 time_scale). Each restart re-runs the check, so fixing the cause (e.g. creating the missing
 publish Service) lets the next restart succeed. Each run has its own log: the container's log
 is that of its last run (what the kubelet serves for a container waiting to restart), and
-``previous=true`` serves the run before it.
+``previous=true`` serves the run before it (podlogs.py; kwok serves the files).
 """
 from __future__ import annotations
 
@@ -15,24 +16,14 @@ import time
 from typing import Any
 
 from kindlab_twin import ipam
-from kindlab_twin.contract import Obj, PodLogs
+from kindlab_twin.contract import Conflict, Obj
+from kindlab_twin.podlogs import PodLogFiles
 
 from . import images
 from .base import NODE, POD, LoopController, is_terminating, now_rfc3339
 
 BACKOFF_START = 10.0
 BACKOFF_MAX = 300.0
-
-
-def pod_logs_of(runtime: Any) -> PodLogs:
-    logs = getattr(runtime, "pod_logs", None)
-    if logs is None:
-        logs = PodLogs()
-        try:
-            setattr(runtime, "pod_logs", logs)
-        except AttributeError:
-            pass
-    return logs  # type: ignore[no-any-return,unused-ignore]
 
 
 def image_id(image: str) -> str:
@@ -93,7 +84,8 @@ class Kubelet(LoopController):
     period = 2.0
 
     def setup(self) -> None:
-        self.logs = pod_logs_of(self.runtime)
+        assert self.runtime is not None
+        self.logs = self.runtime.pod_logs
         # uid -> {container: next restart due (monotonic)}; restart counts live in the pod status
         self._next_try: dict[str, float] = {}
         self._known: set[tuple[str, str]] = set()
@@ -134,6 +126,8 @@ class Kubelet(LoopController):
         pod["status"]["hostIP"] = next((a["address"] for a in node.get("status", {}).get("addresses") or []
                                         if a.get("type") == "InternalIP"), "")
         ns, name = pod["metadata"].get("namespace", ""), pod["metadata"]["name"]
+        if not status.get("startTime"):
+            self.serve_logs(pod)
         failures: dict[str, images.StartResult] = {}
         restarts = {n: int(c.get("restartCount", 0)) for n, c in prev.items()}
         for c in pod.get("spec", {}).get("containers") or []:
@@ -155,6 +149,16 @@ class Kubelet(LoopController):
             self._next_try.pop(uid, None)
         pod["status"] = new_status
         self.store.update(pod, self.manager, subresource="status")
+
+    def serve_logs(self, pod: Obj) -> None:
+        """A new pod's log files, and the kwok Logs object through which `kubectl logs` reads them."""
+        if not isinstance(self.logs, PodLogFiles):
+            return
+        self.logs.open_pod(pod)
+        try:
+            self.store.create(self.logs.logs_object(pod), self.manager)
+        except Conflict:
+            pass
 
     def next_wait(self) -> float:
         if not self._next_try:

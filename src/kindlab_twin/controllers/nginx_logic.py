@@ -452,41 +452,6 @@ def status_equal(current: list[dict[str, Any]] | None, new: list[dict[str, str]]
                for a, b in zip(cur, new))
 
 
-# --- RBAC ---------------------------------------------------------------------------------
-
-def _rule_allows(rule: dict[str, Any], group: str, resource: str, verb: str) -> bool:
-    groups = rule.get("apiGroups") or []
-    resources = rule.get("resources") or []
-    verbs = rule.get("verbs") or []
-    return (("*" in groups or group in groups) and ("*" in resources or resource in resources)
-            and ("*" in verbs or verb in verbs) and not rule.get("resourceNames"))
-
-
-def can_list_cluster_scoped(store: Store, namespace: str, service_account: str, group: str, resource: str,
-                            verb: str = "list") -> bool:
-    """Cluster-wide list needs a ClusterRoleBinding to a ClusterRole (a RoleBinding, even to a
-    ClusterRole, only grants inside its namespace and cannot cover cluster-scoped kinds)."""
-    for crb in store.list(CLUSTERROLEBINDING):
-        subjects = crb.get("subjects") or []
-        if not any(s.get("kind") == "ServiceAccount" and s.get("name") == service_account
-                   and s.get("namespace") == namespace for s in subjects) and \
-                not any(s.get("kind") == "Group" and s.get("name") in ("system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated")
-                        for s in subjects):
-            continue
-        role_ref = crb.get("roleRef") or {}
-        if role_ref.get("kind") != "ClusterRole":
-            continue
-        if role_ref.get("name") == "cluster-admin":
-            return True
-        role = store.get(CLUSTERROLE, None, role_ref.get("name", ""))
-        if role and any(_rule_allows(r, group, resource, verb) for r in role.get("rules") or []):
-            return True
-    return False
-
-
-def forbidden_message(namespace: str, sa: str, group: str, resource: str) -> str:
-    return (f'{resource}.{group} is forbidden: User "system:serviceaccount:{namespace}:{sa}" cannot list '
-            f'resource "{resource}" in API group "{group}" at the cluster scope')
 
 
 # --- klog -------------------------------------------------------------------------------------

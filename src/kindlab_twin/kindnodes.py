@@ -1,4 +1,5 @@
-"""Nodes as kind creates them, plus the `kubernetes` Service.
+"""The twin's nodes, named, labelled and addressed as kind makes them (registered by the
+control plane; kwok then keeps them Ready, and the controller-manager gives each its pod CIDR).
 
 kind (v0.32.0 pkg/cluster/internal/providers/common/namer.go) names nodes
 `<cluster>-<role>` then `<cluster>-<role>2`, `3`…; roles are control-plane and worker.
@@ -11,13 +12,12 @@ kind v0.32.0's default node image is kindest/node:v1.35.0.
 """
 from __future__ import annotations
 
+import datetime as _dt
 import re
 from typing import Any
 
 from kindlab_twin import ipam
-from kindlab_twin.contract import Conflict, Obj
-
-from .base import NODE, SERVICE, LoopController, create_with_status, now_rfc3339
+from kindlab_twin.contract import Obj
 
 DEFAULT_KUBELET_VERSION = "v1.35.0"
 CONTROL_PLANE_TAINT = {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}
@@ -84,9 +84,9 @@ def desired_nodes(cluster: str, kind_config: Obj | None) -> list[Obj]:
                 labels["node.kubernetes.io/exclude-from-external-load-balancers"] = ""
                 taints.append(dict(CONTROL_PLANE_TAINT))
         version = kubelet_version(cfg, kind_config)
-        ts = now_rfc3339()
-        spec: dict[str, Any] = {"podCIDR": ipam.pod_cidr(i), "podCIDRs": [ipam.pod_cidr(i)],
-                                "providerID": f"kind://docker/{cluster}/{name}"}
+        ts = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        # No podCIDR: the controller-manager allocates it from the pod subnet, as on kind.
+        spec: dict[str, Any] = {"providerID": f"kind://docker/{cluster}/{name}"}
         if taints:
             spec["taints"] = taints
         out.append({
@@ -122,40 +122,3 @@ def desired_nodes(cluster: str, kind_config: Obj | None) -> list[Obj]:
             },
         })
     return out
-
-
-def kubernetes_service() -> Obj:
-    return {
-        "apiVersion": "v1", "kind": "Service",
-        "metadata": {"name": "kubernetes", "namespace": "default",
-                     "labels": {"component": "apiserver", "provider": "kubernetes"}},
-        "spec": {"type": "ClusterIP", "clusterIP": ipam.KUBERNETES_SERVICE_IP,
-                 "clusterIPs": [ipam.KUBERNETES_SERVICE_IP], "ipFamilies": ["IPv4"],
-                 "ipFamilyPolicy": "SingleStack", "sessionAffinity": "None",
-                 "internalTrafficPolicy": "Cluster",
-                 "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]},
-        "status": {"loadBalancer": {}},
-    }
-
-
-class NodeController(LoopController):
-    """Registers kind's nodes once (as the kubelets would) and keeps them Ready."""
-
-    name = "nodes"
-    manager = "kubelet"
-    watches = ("Node",)
-    period = 30.0
-
-    def reconcile(self) -> None:
-        assert self.runtime is not None
-        for node in desired_nodes(self.runtime.cluster_name, self.runtime.kind_config):
-            if self.store.get(NODE, None, node["metadata"]["name"]) is None:
-                try:
-                    create_with_status(self.store, node, self.manager)
-                except Conflict:
-                    pass
-        if self.store.get(SERVICE, "default", "kubernetes") is None:
-            try:
-                self.store.create(kubernetes_service(), "kube-apiserver")
-            except Exception:  # the API server may own this; never fight it
-                pass
