@@ -37,7 +37,15 @@ $(BIN)/.installed: requirements.txt requirements-test.txt pyproject.toml
 
 setup: $(BIN)/.installed .collections/ansible_collections/kindlab/ingress
 
-lab: setup binaries
+# The twin's binaries are built unless the lab will surely run on kind (lab_backend=kind, or
+# auto with kind, helm and an answering Docker engine: kind_cluster's own rule).
+lab: setup
+	@case "$(LAB_ARGS)" in \
+	  *lab_backend=kind*) ;; \
+	  *lab_backend=twin*) $(MAKE) --no-print-directory binaries ;; \
+	  *) if command -v kind >/dev/null && command -v helm >/dev/null && docker info >/dev/null 2>&1; then :; \
+	     else $(MAKE) --no-print-directory binaries; fi ;; \
+	esac
 	$(JUNIT) $(BIN)/ansible-playbook playbooks/lab.yml $(SCENARIO_ARGS) $(LAB_ARGS)
 
 verify: setup
@@ -74,7 +82,7 @@ syntax: setup
 mypy: setup
 	VENV=$(VENV) hack/mypy.sh
 
-molecule: setup
+molecule: setup binaries
 	VENV=$(VENV) hack/molecule.sh
 
 # The Galaxy artifact: changelog lint, build + install + ansible-doc, docs site (build/collection).

@@ -89,12 +89,18 @@ class PodLogSink(Protocol):
 class Runtime(Protocol):
     """What the twin process hands every controller at start."""
 
-    store: Store  # the admin's view, for controllers that play cluster components
+    @property
+    def store(self) -> Store:
+        """The admin's view, for controllers that play cluster components."""
+
     cluster_name: str
     time_scale: float  # divide every controller period by this
     state_dir: str  # per-cluster state directory (pid, port, connect_to.json live here)
     kind_config: Obj  # the parsed kind Cluster config (nodes with roles); {} = one control-plane
-    pod_logs: PodLogSink
+
+    @property
+    def pod_logs(self) -> PodLogSink:
+        """Where emulated containers write their output."""
 
     def pod_store(self, pod: Obj) -> Store:
         """A store that acts as POD: its ServiceAccount's token (TokenRequest bound to the

@@ -1,16 +1,14 @@
 """Shared machinery for the emulated controllers: a level-triggered reconcile loop plus the
-small object helpers every controller needs (readiness, owners, selectors, timestamps)."""
+small object helpers they need (readiness, selectors, timestamps)."""
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
-import json
 import logging
 import threading
 import time
 from typing import Any, Callable
 
-from kindlab_twin.contract import Conflict, EventType, Invalid, NotFound, Obj, ResourceRef, Runtime, Store
+from kindlab_twin.contract import Conflict, EventType, Forbidden, Invalid, NotFound, Obj, ResourceRef, Runtime, Store
 
 log = logging.getLogger("kindlab_twin.controllers")
 
@@ -18,19 +16,12 @@ NODE: ResourceRef = ("v1", "Node")
 POD: ResourceRef = ("v1", "Pod")
 SERVICE: ResourceRef = ("v1", "Service")
 NAMESPACE: ResourceRef = ("v1", "Namespace")
-SERVICE_ACCOUNT: ResourceRef = ("v1", "ServiceAccount")
 DEPLOYMENT: ResourceRef = ("apps/v1", "Deployment")
-REPLICASET: ResourceRef = ("apps/v1", "ReplicaSet")
-DAEMONSET: ResourceRef = ("apps/v1", "DaemonSet")
 ENDPOINTSLICE: ResourceRef = ("discovery.k8s.io/v1", "EndpointSlice")
 INGRESS: ResourceRef = ("networking.k8s.io/v1", "Ingress")
 INGRESSCLASS: ResourceRef = ("networking.k8s.io/v1", "IngressClass")
 LEASE: ResourceRef = ("coordination.k8s.io/v1", "Lease")
 EVENT: ResourceRef = ("v1", "Event")
-ROLEBINDING: ResourceRef = ("rbac.authorization.k8s.io/v1", "RoleBinding")
-CLUSTERROLEBINDING: ResourceRef = ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding")
-ROLE: ResourceRef = ("rbac.authorization.k8s.io/v1", "Role")
-CLUSTERROLE: ResourceRef = ("rbac.authorization.k8s.io/v1", "ClusterRole")
 IPADDRESSPOOL: ResourceRef = ("metallb.io/v1beta1", "IPAddressPool")
 L2ADVERTISEMENT: ResourceRef = ("metallb.io/v1beta1", "L2Advertisement")
 
@@ -41,26 +32,6 @@ def now_rfc3339() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def ref_of(obj: Obj) -> ResourceRef:
-    return (str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
-
-
-def meta(obj: Obj) -> dict[str, Any]:
-    m = obj.setdefault("metadata", {})
-    assert isinstance(m, dict)
-    return m
-
-
-def key(obj: Obj) -> tuple[str, str]:
-    m = obj.get("metadata", {})
-    return (m.get("namespace") or "", m.get("name") or "")
-
-
-def labels_match(selector: dict[str, str] | None, labels: dict[str, str] | None) -> bool:
-    if not selector:
-        return False
-    labels = labels or {}
-    return all(labels.get(k) == v for k, v in selector.items())
 
 
 def label_selector_match(selector: dict[str, Any] | None, labels: dict[str, str] | None) -> bool:
@@ -84,25 +55,8 @@ def label_selector_match(selector: dict[str, Any] | None, labels: dict[str, str]
     return True
 
 
-def owner_ref(owner: Obj, controller: bool = True) -> dict[str, Any]:
-    m = owner["metadata"]
-    return {
-        "apiVersion": owner["apiVersion"],
-        "kind": owner["kind"],
-        "name": m["name"],
-        "uid": m.get("uid", ""),
-        "controller": controller,
-        "blockOwnerDeletion": True,
-    }
 
 
-def owned_by(obj: Obj, owner: Obj) -> bool:
-    uid = owner.get("metadata", {}).get("uid")
-    name = owner.get("metadata", {}).get("name")
-    for ref in obj.get("metadata", {}).get("ownerReferences") or []:
-        if ref.get("kind") == owner.get("kind") and (ref.get("uid") == uid if uid else ref.get("name") == name):
-            return True
-    return False
 
 
 def is_terminating(obj: Obj) -> bool:
@@ -120,48 +74,10 @@ def pod_running(pod: Obj) -> bool:
     return bool(pod.get("status", {}).get("phase") == "Running")
 
 
-def stable_hash(data: Any, length: int = 10) -> str:
-    """A deterministic stand-in for the pod-template-hash (kube uses fnv32a + safe encoding;
-    only stability and the alphabet matter to clients)."""
-    digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
-    alphabet = "bcdfghjklmnpqrstvwxz2456789"
-    n = int(digest, 16)
-    out = []
-    for _pos in range(length):
-        n, r = divmod(n, len(alphabet))
-        out.append(alphabet[r])
-    return "".join(out)
 
 
-def random_suffix(seed: str, length: int = 5) -> str:
-    return stable_hash([seed, time.time_ns()], length)
 
 
-def set_condition(conds: list[dict[str, Any]], ctype: str, status: str, reason: str = "",
-                  message: str = "", probe_time: bool = False) -> list[dict[str, Any]]:
-    """Upsert a condition, keeping lastTransitionTime when the status does not change."""
-    ts = now_rfc3339()
-    for c in conds:
-        if c.get("type") == ctype:
-            if c.get("status") != status:
-                c["lastTransitionTime"] = ts
-            c["status"] = status
-            if reason:
-                c["reason"] = reason
-            if message:
-                c["message"] = message
-            if probe_time:
-                c["lastUpdateTime"] = ts
-            return conds
-    new: dict[str, Any] = {"type": ctype, "status": status, "lastTransitionTime": ts}
-    if probe_time:
-        new["lastUpdateTime"] = ts
-    if reason:
-        new["reason"] = reason
-    if message:
-        new["message"] = message
-    conds.append(new)
-    return conds
 
 
 def strip_volatile_conditions(status: dict[str, Any]) -> Any:
@@ -252,11 +168,10 @@ class LoopController:
             except WriteErrors as exc:  # raced with another writer: the next pass converges
                 log.debug("%s: retry after %s", self.name, exc)
                 self._wake.wait(timeout=0.02)  # brief back-off, then converge
-            except Exception as exc:  # keep the emulated controller alive
-                if type(exc).__name__ == "Forbidden":  # e.g. creating in a Terminating namespace
-                    log.debug("%s: %s", self.name, exc)
-                else:
-                    log.exception("%s: reconcile failed", self.name)
+            except Forbidden as exc:  # e.g. creating in a Terminating namespace
+                log.debug("%s: %s", self.name, exc)
+            except Exception:  # keep the emulated controller alive
+                log.exception("%s: reconcile failed", self.name)
             self._wake.wait(timeout=max(0.005, self.next_wait()))
             # debounce bursts of events (one write often triggers several)
             time.sleep(0.002)
@@ -273,11 +188,6 @@ def safe_list(store: Store, ref: ResourceRef, namespace: str | None = None) -> l
         return []
 
 
-def safe_get(store: Store, ref: ResourceRef, namespace: str | None, name: str) -> Obj | None:
-    try:
-        return store.get(ref, namespace, name)
-    except NotFound:
-        return None
 
 
 def create_with_status(store: Store, obj: Obj, manager: str) -> Obj:

@@ -33,7 +33,7 @@ from typing import Any
 
 from kindlab_twin.contract import Obj, Store
 
-from .base import (CLUSTERROLE, CLUSTERROLEBINDING, NODE, POD, SERVICE, pod_ready, pod_running)
+from .base import NODE, POD, SERVICE, pod_ready, pod_running
 
 FIELD_MANAGER = "nginx-ingress-controller"
 CONTROLLER_VERSION = "v1.15.1"
