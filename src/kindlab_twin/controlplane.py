@@ -62,7 +62,7 @@ class ControlPlaneError(Exception):
 class NodeSpec:
     name: str
     internal_ip: str
-    object: dict[str, Any]  # the Node as kind's kubelet registers it (nodes.desired_nodes)
+    object: dict[str, Any]  # the Node as kind's kubelet registers it (kindnodes.desired_nodes)
 
 
 @dataclass
@@ -409,18 +409,6 @@ class ControlPlane:
                  if n["spec"].get("podCIDR") and any(c["type"] == "Ready" and c["status"] == "True"
                                                      for c in n.get("status", {}).get("conditions", []))}
         return all(n.name in ready for n in self.nodes)
-
-    def serve_logs(self, namespace: str, pod: str, containers: Sequence[str], logs_file: Path,
-                   previous_file: Path | None = None) -> None:
-        """Make `kubectl logs` of POD's CONTAINERS read LOGS_FILE (kwok's Logs resource): the
-        kubelet's job, for a pod whose process the twin runs. The files are in the CRI log format
-        a kubelet reads (`<RFC 3339 time> <stdout|stderr> F <line>`); kwok refuses anything else."""
-        log_spec: dict[str, Any] = {"containers": list(containers), "logsFile": str(logs_file), "follow": True}
-        if previous_file is not None:
-            log_spec["previousLogsFile"] = str(previous_file)
-        self._post(f"/apis/{KWOK_API}/namespaces/{namespace}/logs",
-                   {"apiVersion": KWOK_API, "kind": "Logs", "metadata": {"name": pod, "namespace": namespace},
-                    "spec": {"logs": [log_spec]}})
 
     # -- watch and stop ----------------------------------------------------------------------
     def check(self) -> None:

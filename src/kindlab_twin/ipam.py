@@ -4,20 +4,15 @@
   CIDR from its first address (metallb v0.16.1 internal/allocator/allocator.go getIPFromCIDR:
   a cursor from the prefix's First(); only ``avoidBuggyIPs`` skips .0/.255), so 100.64.0.0/16
   hands out 100.64.0.0 first, exactly as seeds/01 shows.
-- Service ClusterIPs from 10.96.0.0/16 (kind's default service subnet; .1 is `kubernetes`).
-- NodePorts from 30000-32767.
-- Pod CIDRs 10.244.N.0/24 per node (kind's podSubnet 10.244.0.0/16, /24 per node).
+- Node addresses 172.18.0.2.. (docker's "kind" network).
+- Pod IPs inside the pod CIDR the controller-manager gives each node.
+ClusterIPs and nodePorts are the real API server's allocations.
 """
 from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable, Iterator
-from typing import Any
 
-SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/16")
-KUBERNETES_SERVICE_IP = "10.96.0.1"
-NODE_PORT_RANGE = (30000, 32767)
-POD_SUBNET = ipaddress.ip_network("10.244.0.0/16")
 NODE_SUBNET_BASE = ipaddress.ip_address("172.18.0.2")  # docker's "kind" network: .1 is the gateway
 
 
@@ -70,28 +65,6 @@ def first_free(addresses: Iterable[str], used: set[str], avoid_buggy_ips: bool =
     return None
 
 
-def next_cluster_ip(used: set[str]) -> str:
-    """Lowest free ClusterIP above 10.96.0.1 (the real allocator picks at random; the twin is
-    deterministic so tests and scenarios are reproducible)."""
-    for i, addr in enumerate(SERVICE_CIDR.hosts()):
-        if i < 10:  # .1 (kubernetes) .. .10 (kube-dns) stay free for the cluster's own services
-            continue
-        if str(addr) not in used:
-            return str(addr)
-    raise RuntimeError("service CIDR exhausted")
-
-
-def next_node_port(used: set[int]) -> int:
-    for port in range(NODE_PORT_RANGE[0], NODE_PORT_RANGE[1] + 1):
-        if port not in used:
-            return port
-    raise RuntimeError("node port range exhausted")
-
-
-def pod_cidr(index: int) -> str:
-    return f"10.244.{index}.0/24"
-
-
 def node_ip(index: int) -> str:
     return str(NODE_SUBNET_BASE + index)
 
@@ -104,29 +77,3 @@ def next_pod_ip(cidr: str, used: set[str]) -> str:
         if str(addr) not in used:
             return str(addr)
     raise RuntimeError(f"pod CIDR {cidr} exhausted")
-
-
-def allocate_service_addresses(svc: dict[str, Any], others: Iterable[dict[str, Any]]) -> bool:
-    """Fill spec.clusterIP(s) and missing nodePorts the way kube-apiserver's allocators do on
-    create (ExternalName and headless "None" get no ClusterIP; NodePort/LoadBalancer get a
-    nodePort per port unless allocateLoadBalancerNodePorts is false). `others` are the existing
-    Services. Returns True if it changed `svc`. The API server may call this inside create so
-    clients see the addresses in the create response; the controllers call it otherwise."""
-    used_ips = {str(s.get("spec", {}).get("clusterIP")) for s in others} - {"None", ""}
-    used_ports = {int(p["nodePort"]) for s in others for p in s.get("spec", {}).get("ports") or [] if p.get("nodePort")}
-    spec = svc.setdefault("spec", {})
-    stype = spec.setdefault("type", "ClusterIP")
-    changed = False
-    if stype != "ExternalName" and not spec.get("clusterIP"):
-        ip = next_cluster_ip(used_ips)
-        spec["clusterIP"], spec["clusterIPs"] = ip, [ip]
-        spec.setdefault("ipFamilies", ["IPv4"])
-        spec.setdefault("ipFamilyPolicy", "SingleStack")
-        changed = True
-    if stype in ("NodePort", "LoadBalancer") and not (stype == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is False):
-        for p in spec.get("ports") or []:
-            if not p.get("nodePort"):
-                p["nodePort"] = next_node_port(used_ports)
-                used_ports.add(p["nodePort"])
-                changed = True
-    return changed

@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-KWOK_API = "kwok.x-k8s.io/v1alpha1"
+from .controlplane import KWOK_API
 
 
 def cri_line(line: str, stream: str = "stdout", when: _dt.datetime | None = None) -> str:

@@ -1,69 +1,67 @@
-"""The controllers inside a full in-process twin (runtime.TwinCluster: store + TLS API),
-driven with the real kubectl: rollout status, pod logs, the status writer in managedFields."""
+"""The emulated controllers inside a full twin (runtime.TwinCluster: the real control plane and
+every emulation), driven with the real kubectl: rollout status, a crash-looping ingress-nginx
+controller's log and status, and its recovery once what it missed exists."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
-from pathlib import Path
-from typing import Any
+from typing import Callable
 
 import pytest
-import yaml
 
-sys.path.insert(0, str(Path(__file__).parent / "controllers"))
+from kindlab_twin.runtime import TwinRuntime
 
-from twinlib import deployment, nginx_release, service, wait_for  # noqa: E402
-
-from kindlab_twin import state  # noqa: E402
-from kindlab_twin.runtime import TwinCluster  # noqa: E402
+from realcp import NGINX_LABELS, deployment, ingress_nginx_release, namespace, service, wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed")
-TOKEN = "controllers-test-token-0123"
+Kubectl = Callable[..., subprocess.CompletedProcess[str]]
+CONTROLLER = "ingress-ingress-nginx-controller"
 
 
-@pytest.fixture
-def cluster(twin_certs: Path, tmp_path: Path) -> Any:
-    tc = TwinCluster("kind", tmp_path, TOKEN, {}, time_scale=60.0,
-                     tls=(str(twin_certs / state.SERVER_CERT), str(twin_certs / state.SERVER_KEY)))
-    tc.start()
-    kc = tmp_path / "kubeconfig"
-    kc.write_text(yaml.safe_dump(state.kubeconfig_doc("kind", tc.api.port, TOKEN, (twin_certs / state.CA_CERT).read_text())))
-    kc.chmod(0o600)
-    try:
-        yield tc, str(kc)
-    finally:
-        tc.stop()
-
-
-def kubectl(kc: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, KUBECONFIG=kc, HOME=str(Path(kc).parent))
-    return subprocess.run(["kubectl", *args], env=env, capture_output=True, text=True, timeout=30, check=check)
-
-
-def test_rollout_status_logs_and_crash_loop_through_kubectl(cluster: Any) -> None:
-    tc, kc = cluster
-    s = tc.store
+def test_rollout_status_logs_and_crash_loop_through_kubectl(twin: TwinRuntime, kubectl: Kubectl) -> None:
+    s = twin.store
     s.create(deployment("web", "default", "nginx:1.27", replicas=2), "test")
-    out = kubectl(kc, "rollout", "status", "deployment/web", "--timeout=10s")
+    out = kubectl("rollout", "status", "deployment/web", "--timeout=60s")
     assert "successfully rolled out" in out.stdout
-    nodes = json.loads(kubectl(kc, "get", "nodes", "-o", "json").stdout)["items"]
+    nodes = json.loads(kubectl("get", "nodes", "-o", "json").stdout)["items"]
     assert [n["metadata"]["name"] for n in nodes] == ["kind-control-plane"]
-    s.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "two"}}, "test")
-    nginx_release(s, "two", scope=False, publish_service=False, extra_args=["--publish-service=two/svc"])
+
+    # a cluster-wide controller whose --publish-service names a Service that does not exist:
+    # main.go exits (klog.Fatal, status 255) and the kubelet crash-loops it
+    s.create(namespace("two"), "test")
+    for obj in ingress_nginx_release("two", scope=False, publish_service=False,
+                                     extra_args=["--publish-service=two/svc"]):
+        s.create(obj, "test")
+    selector = ",".join(f"{k}={v}" for k, v in NGINX_LABELS.items())
 
     def crash_logs() -> str | None:
-        pods = s.list(("v1", "Pod"), "two", {"app.kubernetes.io/component": "controller"})
+        pods = json.loads(kubectl("-n", "two", "get", "pods", "-l", selector, "-o", "json").stdout)["items"]
         if not pods:
             return None
-        out = kubectl(kc, "-n", "two", "logs", pods[0]["metadata"]["name"], check=False)
+        out = kubectl("-n", "two", "logs", pods[0]["metadata"]["name"], check=False)
         return out.stdout if "main.go:89]" in out.stdout else None
-    logs = wait_for(crash_logs, timeout=8, what="kubectl logs of the crashing controller")
-    assert 'no service with name svc found in namespace two: services "svc" not found' in logs
-    table = kubectl(kc, "-n", "two", "get", "pods").stdout
-    assert "CrashLoopBackOff" in table
+    logs = wait_for(crash_logs, what="kubectl logs of the crashing controller")
+    fatal = [line for line in logs.splitlines() if "main.go:89]" in line]
+    assert len(fatal) == 1 and fatal[0].startswith("F"), logs
+    assert fatal[0].endswith('no service with name svc found in namespace two: services "svc" not found')
+
+    def crash_looping() -> str | None:
+        table = kubectl("-n", "two", "get", "pods").stdout
+        return table if "CrashLoopBackOff" in table else None
+    wait_for(crash_looping, what="the pod shown in CrashLoopBackOff")
+    pod = json.loads(kubectl("-n", "two", "get", "pods", "-l", selector, "--show-managed-fields", "-o", "json")
+                     .stdout)["items"][0]
+    status = pod["status"]["containerStatuses"][0]
+    assert status["lastState"]["terminated"]["exitCode"] == 255 and status["ready"] is False
+    managers = {m["manager"] for m in pod["metadata"]["managedFields"] if m.get("subresource") == "status"}
+    assert "kubelet" in managers, managers
+
+    # the Service appears: the next restart comes up and the rollout completes
     s.create(service("svc", "two", {"x": "y"}, [{"port": 80}]), "test")
-    out = kubectl(kc, "-n", "two", "rollout", "status", "deployment/ingress-ingress-nginx-controller", "--timeout=15s")
+    out = kubectl("-n", "two", "rollout", "status", f"deployment/{CONTROLLER}", "--timeout=60s", timeout=90)
     assert "successfully rolled out" in out.stdout
+    logs = kubectl("-n", "two", "logs", f"deployment/{CONTROLLER}").stdout
+    assert '"Starting NGINX Ingress controller"' in logs and "main.go:89]" not in logs
+    previous = kubectl("-n", "two", "logs", f"deployment/{CONTROLLER}", "--previous").stdout
+    assert 'services "svc" not found' in previous

@@ -1,17 +1,17 @@
-"""Pure-function tests: address pools, ingress-nginx flags, class claiming, addresses, RBAC."""
+"""Pure-function tests: address pools, kind nodes, ingress-nginx flags, class claiming,
+addresses. (What RBAC allows is the real API server's authorizer: test_controllers_metallb_nginx.)"""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from kindlab_twin import ipam
+from kindlab_twin.contract import Obj, ResourceRef, Store
 from kindlab_twin.controllers import images
 from kindlab_twin.controllers import metallb as mlb
 from kindlab_twin.controllers import nginx_logic as nl
-from kindlab_twin.controllers.base import create_with_status
-from kindlab_twin.controllers.nodes import desired_nodes, node_names
-from kindlab_twin.store import ObjectStore
+from kindlab_twin.kindnodes import desired_nodes, node_names
 
 
 # --- ipam / MetalLB -----------------------------------------------------------------------
@@ -77,7 +77,10 @@ def test_kind_node_names_ips_and_taints() -> None:
     assert node_names("lab", cfg) == ["lab-control-plane", "lab-worker", "lab-worker2"]
     nodes = desired_nodes("lab", cfg)
     assert [n["status"]["addresses"][0]["address"] for n in nodes] == ["172.18.0.2", "172.18.0.3", "172.18.0.4"]
-    assert [n["spec"]["podCIDR"] for n in nodes] == ["10.244.0.0/24", "10.244.1.0/24", "10.244.2.0/24"]
+    assert all("podCIDR" not in n["spec"] for n in nodes)  # the controller-manager allocates it, as on kind
+    assert [n["spec"]["providerID"] for n in nodes] == ["kind://docker/lab/lab-control-plane", "kind://docker/lab/lab-worker",
+                                                        "kind://docker/lab/lab-worker2"]
+    assert "node.kubernetes.io/exclude-from-external-load-balancers" in nodes[0]["metadata"]["labels"]
     assert nodes[0]["spec"]["taints"][0]["key"] == "node-role.kubernetes.io/control-plane"
     assert "taints" not in nodes[1]["spec"]
     single = desired_nodes("kind", {})
@@ -209,18 +212,33 @@ def _node(name: str, internal: str, external: str | None = None) -> dict[str, An
     return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "status": {"addresses": addrs}}
 
 
+class _Objects:
+    """The reads running_addresses makes (contract.Store get/list), over a fixed set of objects."""
+
+    def __init__(self, objs: list[Obj]) -> None:
+        self.objs = objs
+
+    def _match(self, o: Obj, ref: ResourceRef, namespace: str | None) -> bool:
+        return (o["apiVersion"], o["kind"]) == ref and (namespace is None or o["metadata"].get("namespace") == namespace)
+
+    def get(self, ref: ResourceRef, namespace: str | None, name: str) -> Obj | None:
+        return next((o for o in self.objs if self._match(o, ref, namespace) and o["metadata"]["name"] == name), None)
+
+    def list(self, ref: ResourceRef, namespace: str | None = None, label_selector: dict[str, str] | None = None) -> list[Obj]:
+        return [o for o in self.objs if self._match(o, ref, namespace)
+                and all((o["metadata"].get("labels") or {}).get(k) == v for k, v in (label_selector or {}).items())]
+
+
 def test_publish_order_and_node_ips() -> None:
-    store = ObjectStore()
-    store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}}, "t")
-    create_with_status(store, _node("n1", "172.18.0.2"), "t")
-    create_with_status(store, _node("n2", "172.18.0.3", "203.0.113.3"), "t")
+    objs = [_node("n1", "172.18.0.2"), _node("n2", "172.18.0.3", "203.0.113.3")]
     for i, (node, ready) in enumerate((("n1", True), ("n2", True), ("n1", False))):
-        pod = store.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "x", "labels": {"app": "c"}},
-                            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "i"}]}}, "t")
-        pod["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
-        store.update(pod, "t", subresource="status")
-    store.create({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "x"},
-                  "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.99", "ports": [{"port": 80}]}}, "t")
+        objs.append({"apiVersion": "v1", "kind": "Pod",
+                     "metadata": {"name": f"p{i}", "namespace": "x", "labels": {"app": "c"}},
+                     "spec": {"nodeName": node, "containers": [{"name": "c", "image": "i"}]},
+                     "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}})
+    objs.append({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "x"},
+                 "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.99", "ports": [{"port": 80}]}})
+    store = cast(Store, _Objects(objs))  # running_addresses only reads
 
     def ra(args: list[str]) -> list[dict[str, str]]:
         return nl.running_addresses(nl.config_from_args(args), store, "x", {"app": "c"})
@@ -241,22 +259,6 @@ def test_status_compare_and_sort() -> None:
     assert not nl.status_equal(None, new) and nl.status_equal(None, [])
 
 
-def test_rbac_role_cannot_grant_ingressclasses() -> None:
-    store = ObjectStore()
-    store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "one"}}, "t")
-    rules = [{"apiGroups": ["networking.k8s.io"], "resources": ["ingressclasses"], "verbs": ["list"]}]
-    store.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "cr"}, "rules": rules}, "t")
-    store.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "rb", "namespace": "one"},
-                  "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cr"},
-                  "subjects": [{"kind": "ServiceAccount", "name": "sa", "namespace": "one"}]}, "t")
-    assert not nl.can_list_cluster_scoped(store, "one", "sa", "networking.k8s.io", "ingressclasses")
-    store.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "crb"},
-                  "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cr"},
-                  "subjects": [{"kind": "ServiceAccount", "name": "sa", "namespace": "one"}]}, "t")
-    assert nl.can_list_cluster_scoped(store, "one", "sa", "networking.k8s.io", "ingressclasses")
-    assert not nl.can_list_cluster_scoped(store, "two", "sa", "networking.k8s.io", "ingressclasses")
-
-
 def test_klog_status_line_format() -> None:
     line = nl.klog_infos("status.go:311", "updating Ingress status", namespace="one", ingress="test",
                          currentValue=nl.lb_status_value([{"ip": "172.18.0.2"}]), newValue=nl.lb_status_value([{"ip": "100.64.0.0"}]))
@@ -274,14 +276,3 @@ def test_watch_namespace_selector() -> None:
     assert [i["metadata"]["namespace"] for i in tr.list_ingresses()] == ["one"]
     assert nl.selector_matches("env=prod,tier!=db,app", {"env": "prod", "app": "x"})
     assert not nl.selector_matches("env==prod", {"env": "dev"})
-
-
-def test_service_address_allocation() -> None:
-    others = [{"spec": {"clusterIP": "10.96.0.11", "ports": [{"port": 80, "nodePort": 30000}]}}]
-    lb = {"spec": {"type": "LoadBalancer", "ports": [{"port": 80}, {"port": 443}]}}
-    assert ipam.allocate_service_addresses(lb, others)
-    assert lb["spec"]["clusterIP"] == "10.96.0.12" and [p["nodePort"] for p in lb["spec"]["ports"]] == [30001, 30002]
-    headless = {"spec": {"clusterIP": "None", "ports": [{"port": 80}]}}
-    assert not ipam.allocate_service_addresses(headless, others)
-    ext = {"spec": {"type": "ExternalName", "externalName": "x.example"}}
-    assert not ipam.allocate_service_addresses(ext, others)

@@ -1,15 +1,19 @@
-"""MetalLB and ingress-nginx emulation against the real ObjectStore (time_scale 60:
-a 60 s status sync takes 1 s)."""
+"""The MetalLB and ingress-nginx emulations as clients of a running twin (the real control
+plane; time_scale 60: a 60 s status sync takes 1 s)."""
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).parent / "controllers"))
 
-from twinlib import (update_retry, Runtime, deployment, ingress, ingress_addr, install_metallb_crds, lb_ip, metallb,  # noqa: E402,F401
-                     namespace, nginx_release, ready_deployment, service, wait_for)
+from twinlib import (MANAGER, deployment, ingress, ingress_addr, install_metallb_crds, lb_ip, metallb,  # noqa: E402
+                     namespace, nginx_release, ready_deployment, service, update_retry, wait_for)
+
+from kindlab_twin.runtime import TwinRuntime  # noqa: E402
 
 DEP = ("apps/v1", "Deployment")
 POD = ("v1", "Pod")
@@ -19,67 +23,70 @@ LEASE = ("coordination.k8s.io/v1", "Lease")
 CTRL = {"app.kubernetes.io/component": "controller"}
 
 
-def controller_pods(rt: Runtime, ns: str) -> list[dict]:
+def controller_pods(rt: TwinRuntime, ns: str) -> list[dict]:
     return rt.store.list(POD, ns, CTRL)
 
 
-def logs(rt: Runtime, ns: str) -> list[str]:
+def logs(rt: TwinRuntime, ns: str) -> list[str]:
     pods = controller_pods(rt, ns)
     return rt.pod_logs.lines(ns, pods[0]["metadata"]["name"]) if pods else []
 
 
 # --- MetalLB ---------------------------------------------------------------------------------
 
-def test_metallb_pending_until_controller_and_pool(twin: Runtime) -> None:
+def test_metallb_pending_until_controller_and_pool(twin: TwinRuntime) -> None:
     s = twin.store
     install_metallb_crds(s)
     namespace(s, "metallb-system")
-    s.create(service("lb", "default", {"app": "x"}, [{"port": 80}], "LoadBalancer"), "test")
+    s.create(service("lb", "default", {"app": "x"}, [{"port": 80}], "LoadBalancer"), MANAGER)
     s.create({"apiVersion": "metallb.io/v1beta1", "kind": "IPAddressPool",
-              "metadata": {"name": "p", "namespace": "metallb-system"}, "spec": {"addresses": ["100.64.0.0/16"]}}, "test")
-    time.sleep(0.3)
+              "metadata": {"name": "p", "namespace": "metallb-system"}, "spec": {"addresses": ["100.64.0.0/16"]}}, MANAGER)
+    time.sleep(1.0)
     assert lb_ip(s, "default", "lb") is None  # no MetalLB controller Deployment yet
     s.create(deployment("controller", "metallb-system", "quay.io/metallb/controller:v0.16.1",
-                        labels={"app": "metallb", "component": "controller"}), "test")
+                        labels={"app": "metallb", "component": "controller"}), MANAGER)
     assert wait_for(lambda: lb_ip(s, "default", "lb"), what="LB IP") == "100.64.0.0"
     svc = s.get(SVC, "default", "lb")
     assert svc["metadata"]["annotations"]["metallb.io/ip-allocated-from-pool"] == "p"
-    assert "ipMode" not in svc["status"]["loadBalancer"]["ingress"][0]
+    # MetalLB writes only the ip; ipMode VIP is the API server's default (as on kind)
+    assert svc["status"]["loadBalancer"]["ingress"] == [{"ip": "100.64.0.0", "ipMode": "VIP"}]
     status_mf = [m for m in svc["metadata"]["managedFields"] if m.get("subresource") == "status"]
     assert status_mf and status_mf[0]["manager"] == "controller"
     # a second service gets the next address; type change releases, the address is reused
-    s.create(service("lb2", "default", {"app": "y"}, [{"port": 80}], "LoadBalancer"), "test")
+    s.create(service("lb2", "default", {"app": "y"}, [{"port": 80}], "LoadBalancer"), MANAGER)
     assert wait_for(lambda: lb_ip(s, "default", "lb2"), what="LB2 IP") == "100.64.0.1"
     svc = s.get(SVC, "default", "lb")
+    assert svc["spec"]["clusterIP"] and svc["spec"]["ports"][0]["nodePort"]  # the API server's allocations
     svc["spec"]["type"] = "ClusterIP"
     for p in svc["spec"]["ports"]:
         p.pop("nodePort", None)
     update_retry(s, svc)
     wait_for(lambda: lb_ip(s, "default", "lb") is None, what="release")
-    s.create(service("lb3", "default", {"app": "z"}, [{"port": 80}], "LoadBalancer"), "test")
+    s.create(service("lb3", "default", {"app": "z"}, [{"port": 80}], "LoadBalancer"), MANAGER)
     assert wait_for(lambda: lb_ip(s, "default", "lb3"), what="LB3 IP") == "100.64.0.0"
 
 
-def test_metallb_no_pools_stays_pending(twin: Runtime) -> None:
+def test_metallb_no_pools_stays_pending(twin: TwinRuntime) -> None:
     s = twin.store
     install_metallb_crds(s)
     namespace(s, "metallb-system")
-    s.create(deployment("controller", "metallb-system", "quay.io/metallb/controller:v0.16.1"), "test")
+    s.create(deployment("controller", "metallb-system", "quay.io/metallb/controller:v0.16.1"), MANAGER)
     ready_deployment(s, "metallb-system", "controller")
-    s.create(service("lb", "default", {"app": "x"}, [{"port": 80}], "LoadBalancer"), "test")
-    time.sleep(0.3)
+    s.create(service("lb", "default", {"app": "x"}, [{"port": 80}], "LoadBalancer"), MANAGER)
+    time.sleep(1.0)  # MetalLB passes every 10 s / 60
     assert (s.get(SVC, "default", "lb").get("status") or {}).get("loadBalancer", {}) == {}
 
 
 # --- ingress-nginx ------------------------------------------------------------------------------
 
-def _app(rt: Runtime, ns: str, ann: dict[str, str] | None = None, class_name: str | None = None, name: str = "test") -> None:
-    rt.store.create(deployment(name, ns, "nginx:1.27"), "test")
-    rt.store.create(service(name, ns, {"app": name}, [{"port": 80}]), "test")
-    rt.store.create(ingress(name, ns, name, annotations=ann, class_name=class_name), "test")
+def _app(rt: TwinRuntime, ns: str, ann: dict[str, str] | None = None, class_name: str | None = None, name: str = "test") -> None:
+    rt.store.create(deployment(name, ns, "nginx:1.27"), MANAGER)
+    rt.store.create(service(name, ns, {"app": name}, [{"port": 80}]), MANAGER)
+    rt.store.create(ingress(name, ns, name, annotations=ann, class_name=class_name), MANAGER)
 
 
-def test_missing_publish_service_crash_loops_then_recovers(twin: Runtime) -> None:
+def test_missing_publish_service_crash_loops_then_recovers(
+        twin: TwinRuntime, kubectl: Callable[..., subprocess.CompletedProcess[str]]) -> None:
     s = twin.store
     namespace(s, "two")
     nginx_release(s, "two", scope=False, publish_service=False,
@@ -98,15 +105,17 @@ def test_missing_publish_service_crash_loops_then_recovers(twin: Runtime) -> Non
     assert sum("Creating API client" in line for line in logs(twin, "two")) == 1 and logs(twin, "two")[-1].startswith("F")
     d = s.get(DEP, "two", "ingress-ingress-nginx-controller")
     assert d["status"].get("readyReplicas", 0) == 0
-    s.create(service("svc", "two", {"x": "y"}, [{"port": 80}]), "test")
-    ready_deployment(s, "two", "ingress-ingress-nginx-controller", timeout=8)
-    # Running again: a new log, the crashed run kept as the previous one.
+    s.create(service("svc", "two", {"x": "y"}, [{"port": 80}]), MANAGER)
+    ready_deployment(s, "two", "ingress-ingress-nginx-controller")
+    # Running again: a new log, the crashed run kept as the previous one (kubectl logs --previous, served by kwok).
     pod = controller_pods(twin, "two")[0]["metadata"]["name"]
     assert not any(line.startswith("F") for line in logs(twin, "two"))
-    assert (twin.pod_logs.previous("two", pod, "controller") or [""])[-1].startswith("F")
+    assert any("Starting NGINX Ingress controller" in line for line in logs(twin, "two"))
+    previous = kubectl("-n", "two", "logs", pod, "-c", "controller", "--previous").stdout.splitlines()
+    assert previous and previous[-1].startswith("F") and 'services "svc" not found' in previous[-1]
 
 
-def test_publish_service_later_missing_keeps_status(twin: Runtime) -> None:
+def test_publish_service_later_missing_keeps_status(twin: TwinRuntime) -> None:
     s = twin.store
     metallb(s, ["100.64.0.0/16"])
     namespace(s, "one")
@@ -127,16 +136,17 @@ def test_publish_service_later_missing_keeps_status(twin: Runtime) -> None:
     assert ingress_addr(s, "one", "test") == ["100.64.0.0"]  # unchanged, no node-IP fallback
 
 
-def test_node_ip_publish_with_ingress_class_name_and_lease(twin: Runtime) -> None:
+def test_node_ip_publish_with_ingress_class_name_and_lease(twin: TwinRuntime) -> None:
     s = twin.store
     namespace(s, "edge")
     s.create({"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass", "metadata": {"name": "nginx"},
-              "spec": {"controller": "k8s.io/ingress-nginx"}}, "test")
+              "spec": {"controller": "k8s.io/ingress-nginx"}}, MANAGER)
     nginx_release(s, "edge", scope=False, publish_service=False)
     _app(twin, "edge", class_name="nginx")
     _app(twin, "edge", class_name="other", name="foreign")
     assert wait_for(lambda: ingress_addr(s, "edge", "test"), what="node IP status") == ["172.18.0.2"]
-    events = [e for e in s.list(("v1", "Event"), "edge") if e["involvedObject"]["name"] == "test"]
+    events = [e for e in s.list(("v1", "Event"), "edge")
+              if e["involvedObject"]["kind"] == "Ingress" and e["involvedObject"]["name"] == "test"]
     assert events and events[0]["reason"] == "Sync" and events[0]["source"]["component"] == "nginx-ingress-controller"
     lease = s.get(LEASE, "edge", "ingress-ingress-nginx-leader")
     assert lease["spec"]["holderIdentity"] == controller_pods(twin, "edge")[0]["metadata"]["name"]
@@ -144,16 +154,22 @@ def test_node_ip_publish_with_ingress_class_name_and_lease(twin: Runtime) -> Non
     assert ingress_addr(s, "edge", "foreign") == []
 
 
-def test_ignore_ingress_class_when_rbac_is_namespaced(twin: Runtime) -> None:
+def test_ignore_ingress_class_when_rbac_is_namespaced(twin: TwinRuntime) -> None:
     s = twin.store
     namespace(s, "one")
     s.create({"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass", "metadata": {"name": "nginx"},
-              "spec": {"controller": "k8s.io/ingress-nginx"}}, "test")
+              "spec": {"controller": "k8s.io/ingress-nginx"}}, MANAGER)
     nginx_release(s, "one", scope=True, publish_service=True, service_type="ClusterIP")
     _app(twin, "one", class_name="nginx")
-    wait_for(lambda: any("No permissions to list and get Ingress Classes" in line and "IngressClass feature will be disabled" in line
-                         for line in logs(twin, "one")), what="warning")
-    time.sleep(1.2)
+    # the real authorizer's 403: a Role cannot grant a cluster-scoped kind
+    warning = wait_for(lambda: [line for line in logs(twin, "one") if "No permissions to list and get Ingress Classes" in line],
+                       what="warning")[0]
+    assert warning.startswith("W") and 'cannot list resource "ingressclasses"' in warning
+    assert 'User "system:serviceaccount:one:ingress-ingress-nginx"' in warning
+    assert "IngressClass feature will be disabled" in warning
+    wait_for(lambda: (s.get(LEASE, "one", "ingress-ingress-nginx-leader") or {}).get("spec", {}).get("holderIdentity"),
+             what="leader")
+    time.sleep(1.2)  # a status sync period as the leader
     assert ingress_addr(s, "one", "test") == []  # ignored on add: ingressClassName is not looked at
     ing = s.get(ING, "one", "test")
     ing["metadata"].setdefault("labels", {})["touched"] = "yes"
@@ -162,7 +178,7 @@ def test_ignore_ingress_class_when_rbac_is_namespaced(twin: Runtime) -> None:
     assert wait_for(lambda: ingress_addr(s, "one", "test"), what="taken up on update") == [cluster_ip]
 
 
-def test_scoped_rbac_cannot_read_nodes(twin: Runtime) -> None:
+def test_scoped_rbac_cannot_read_nodes(twin: TwinRuntime) -> None:
     """Node-IP mode with a namespace Role: Nodes are cluster-scoped, GetNodeIPs fails, so the
     controller has no address to publish (and says so in its log)."""
     s = twin.store
@@ -174,7 +190,7 @@ def test_scoped_rbac_cannot_read_nodes(twin: Runtime) -> None:
     assert ingress_addr(s, "one", "test") == []
 
 
-def test_single_leader_and_update_status_on_shutdown(twin: Runtime) -> None:
+def test_single_leader_and_update_status_on_shutdown(twin: TwinRuntime) -> None:
     s = twin.store
     namespace(s, "x")
     nginx_release(s, "x", scope=False, publish_service=False)
@@ -185,16 +201,22 @@ def test_single_leader_and_update_status_on_shutdown(twin: Runtime) -> None:
     ready_deployment(s, "x", "ingress-ingress-nginx-controller")
     assert wait_for(lambda: ingress_addr(s, "x", "test"), what="status") == ["172.18.0.2"]
     time.sleep(1.2)
-    writers = [line for p in controller_pods(twin, "x") for line in twin.pod_logs.lines("x", p["metadata"]["name"])
-               if "updating Ingress status" in line]
-    assert len(writers) == 1  # only the leader syncs
-    d = s.get(DEP, "x", "ingress-ingress-nginx-controller")
-    d["spec"]["replicas"] = 0
-    update_retry(s, d)
+    pods = [p["metadata"]["name"] for p in controller_pods(twin, "x")]
+    writers = [line for p in pods for line in twin.pod_logs.lines("x", p) if "updating Ingress status" in line]
+    assert len(pods) == 2 and len(writers) == 1  # only the leader syncs
+    # down to one pod, then none: the last pod to stop clears the status (--update-status-on-shutdown);
+    # while another controller pod exists a stopping one leaves it to the next leader (isRunningMultiplePods)
+    for replicas in (1, 0):
+        d = s.get(DEP, "x", "ingress-ingress-nginx-controller")
+        d["spec"]["replicas"] = replicas
+        update_retry(s, d)
+        wait_for(lambda: len(controller_pods(twin, "x")) == replicas, what=f"{replicas} controller pod(s)")
+        if replicas:
+            assert ingress_addr(s, "x", "test") == ["172.18.0.2"]
     wait_for(lambda: ingress_addr(s, "x", "test") == [], what="status cleared on shutdown")
 
 
-def test_puzzle_flapping_emerges(twin: Runtime) -> None:
+def test_puzzle_flapping_emerges(twin: TwinRuntime) -> None:
     """seeds/01: one/three scoped with --publish-service, two unscoped without; all Ingresses
     annotated kubernetes.io/ingress.class: nginx → one/three alternate between their MetalLB IP
     and the node IP, two stays on the node IP."""
@@ -205,12 +227,18 @@ def test_puzzle_flapping_emerges(twin: Runtime) -> None:
         nginx_release(s, ns, scope=ns != "two", publish_service=ns != "two")
         _app(twin, ns, ann={"kubernetes.io/ingress.class": "nginx"})
     seen: dict[str, list[tuple[str, ...]]] = {ns: [] for ns in ("one", "two", "three")}
-    deadline = time.monotonic() + 4.5
-    while time.monotonic() < deadline:
+
+    def observe() -> None:
         for ns in seen:
             a = tuple(ingress_addr(s, ns, "test"))
             if a and (not seen[ns] or seen[ns][-1] != a):
                 seen[ns].append(a)
+    for ns in seen:  # the three controllers up (pods scheduled and started by the real control plane)
+        ready_deployment(s, ns, "ingress-ingress-nginx-controller")
+        observe()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        observe()
         time.sleep(0.01)
     one_ip, three_ip = lb_ip(s, "one", "ingress-ingress-nginx-controller"), lb_ip(s, "three", "ingress-ingress-nginx-controller")
     assert (one_ip, three_ip) == ("100.64.0.0", "100.64.0.2")

@@ -1,4 +1,6 @@
-"""The real control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok) on loopback.
+"""The real control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok) on loopback,
+with the one emulation a pod needs to run: the kubelets' container side (kwok plays the rest
+of each kubelet, but leaves starting containers to the twin).
 
 Needs the pinned binaries (`kindlab-twin build binaries`; `make unit` builds them first).
 """
@@ -15,28 +17,39 @@ import urllib.request
 from collections.abc import Iterator
 from ipaddress import ip_address, ip_network
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from ansible_collections.kindlab.ingress.plugins.module_utils import _k8s
 from kindlab_twin import binaries
+from kindlab_twin.controllers.kubelet import Kubelet
 from kindlab_twin.controlplane import COMPONENTS, ControlPlane, ControlPlaneError
+from kindlab_twin.runtime import TwinCluster
 
-from realcp import POD_SUBNET, control_plane, kget, kubectl, require
+from realcp import POD_SUBNET, control_plane, kget, kubectl, require, wait_for
 
 pytestmark = require(COMPONENTS)
 KIND_CONFIG = {"nodes": [{"role": "control-plane"}, {"role": "worker"}]}
 
 
 @pytest.fixture(scope="module")
-def cp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
-    plane = control_plane("cptest", tmp_path_factory.mktemp("cp"), KIND_CONFIG)
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwinCluster]:
+    """The control plane of a two-node cluster, and the kubelet emulation that runs its pods."""
+    twin = TwinCluster("cptest", tmp_path_factory.mktemp("cp"), KIND_CONFIG, time_scale=60.0,
+                       controllers=[Kubelet()])
     started = time.monotonic()
     try:
-        plane.start(timeout=90)
+        twin.start()
         print(f"control plane Ready in {time.monotonic() - started:.1f} s")
-        yield plane
+        yield twin
     finally:
-        plane.stop()
+        twin.stop()
+
+
+@pytest.fixture(scope="module")
+def cp(cluster: TwinCluster) -> ControlPlane:
+    return cluster.control_plane
 
 
 def test_version_is_the_pinned_one(cp: ControlPlane) -> None:
@@ -71,22 +84,107 @@ def test_a_deployment_runs_with_pod_ips_from_its_node_cidr(cp: ControlPlane) -> 
     kubectl(cp, "wait", "--for=delete", "pod", "-l", "app=web", "--timeout=60s")
 
 
-def test_pod_logs_come_from_the_file_its_process_writes(cp: ControlPlane, tmp_path: Path) -> None:
-    """kubectl logs -> API server -> egress proxy -> kwok's kubelet endpoint -> the file."""
+DAEMONSET = """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: default}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      containers: [{name: agent, image: "busybox:1.36"}]
+"""
+TOLERATE_CONTROL_PLANE = json.dumps([{"op": "add", "path": "/spec/template/spec/tolerations", "value": [
+    {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}]}])
+
+
+def test_a_daemonset_runs_one_pod_per_node_it_tolerates(cp: ControlPlane) -> None:
+    """As MetalLB's speaker: on the workers only, until it tolerates the control plane's taint."""
+    kubectl(cp, "apply", "-f", "-", stdin=DAEMONSET)
+    kubectl(cp, "rollout", "status", "daemonset/agent", "--timeout=60s")
+    assert [p["spec"]["nodeName"] for p in kget(cp, "pods", "-l", "app=agent")["items"]] == ["cptest-worker"]
+    kubectl(cp, "patch", "daemonset", "agent", "--type=json", "-p", TOLERATE_CONTROL_PLANE)
+    kubectl(cp, "rollout", "status", "daemonset/agent", "--timeout=60s")
+    assert _k8s.daemonset_ready(kget(cp, "daemonset", "agent")) == (True, "2/2 ready, 2 updated, 2 available")
+
+    def one_running_pod_per_node() -> bool:
+        pods = [p for p in kget(cp, "pods", "-l", "app=agent")["items"] if not p["metadata"].get("deletionTimestamp")]
+        return sorted((p["spec"]["nodeName"], p["status"].get("phase")) for p in pods) == [
+            ("cptest-control-plane", "Running"), ("cptest-worker", "Running")]
+    wait_for(one_running_pod_per_node, what="an agent pod Running on each node")
+    kubectl(cp, "delete", "daemonset", "agent", "--wait", "--timeout=60s")
+
+
+SERVICE_AND_BACKENDS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: default}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      containers:
+      - name: api
+        image: registry.k8s.io/e2e-test-images/agnhost:2.53
+        ports: [{name: web, containerPort: 8080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: api, namespace: default}
+spec:
+  type: NodePort
+  selector: {app: api}
+  ports: [{name: http, port: 80, targetPort: web}]
+"""
+
+
+def test_a_service_has_an_address_a_node_port_and_the_ready_pods_as_endpoints(cp: ControlPlane) -> None:
+    """The real EndpointSlice controller, from the readiness the kubelet emulation reports."""
+    kubectl(cp, "apply", "-f", "-", stdin=SERVICE_AND_BACKENDS)
+    kubectl(cp, "rollout", "status", "deployment/api", "--timeout=60s")
+    svc = kget(cp, "service", "api")
+    assert ip_address(svc["spec"]["clusterIP"]) in ip_network("10.96.0.0/16")
+    assert svc["spec"]["clusterIP"] != "10.96.0.1" and 30000 <= svc["spec"]["ports"][0]["nodePort"] <= 32767
+    pod_ips = sorted(p["status"]["podIP"] for p in kget(cp, "pods", "-l", "app=api")["items"])
+
+    def ready_endpoints(want: int) -> Any:
+        slices = kget(cp, "endpointslices", "-l", "kubernetes.io/service-name=api")["items"]
+        ready = [e for s in slices for e in s.get("endpoints") or [] if e["conditions"].get("ready")]
+        return slices if len(slices) == 1 and len(ready) == want else None
+    (eps,) = wait_for(lambda: ready_endpoints(2), what="2 ready endpoints")
+    assert eps["ports"] == [{"name": "http", "port": 8080, "protocol": "TCP"}]  # the named targetPort, resolved
+    assert sorted(a for e in eps["endpoints"] for a in e["addresses"]) == pod_ips
+    assert {(e["nodeName"], e["targetRef"]["kind"]) for e in eps["endpoints"]} == {("cptest-worker", "Pod")}
+    kubectl(cp, "scale", "deployment/api", "--replicas=0")
+    wait_for(lambda: ready_endpoints(0), what="no endpoints after the scale to 0")
+    kubectl(cp, "delete", "-f", "-", stdin=SERVICE_AND_BACKENDS)
+
+
+def test_pod_logs_come_from_the_file_its_process_writes(cluster: TwinCluster, cp: ControlPlane) -> None:
+    """kubectl logs -> API server -> egress proxy -> kwok's kubelet endpoint -> the file the
+    kubelet emulation keeps for the container (its kwok Logs object points there)."""
     kubectl(cp, "run", "writer", "--image", "nginx:1.29.3")
     kubectl(cp, "wait", "--for=condition=Ready", "pod/writer", "--timeout=60s")
-    current, previous = tmp_path / "current.log", tmp_path / "previous.log"
-    # The CRI log format a kubelet reads from a container's log file: <time> <stream> <F|P> <text>.
-    current.write_text("2026-11-23T10:00:00.000000001Z stderr F I1123 started\n"
-                       "2026-11-23T10:00:01.000000001Z stderr F I1123 \"updating Ingress status\" namespace=\"one\"\n")
-    previous.write_text("2026-11-23T09:59:00.000000001Z stderr F F1123 the run before\n")
-    cp.serve_logs("default", "writer", ["writer"], current, previous)
+    logs = kget(cp, "logs.kwok.x-k8s.io", "writer")["spec"]["logs"]
+    assert [entry["containers"] for entry in logs] == [["writer"]]
+    assert cluster.runtime is not None
+    pod_logs = cluster.runtime.pod_logs
+    pod_logs.append("default", "writer", "I1123 the run before", container="writer")
+    pod_logs.restart("default", "writer", "writer")  # a new run: the log so far becomes the previous one
+    pod_logs.append("default", "writer", "I1123 started", container="writer")
+    pod_logs.append("default", "writer", 'I1123 "updating Ingress status" namespace="one"', container="writer")
+    current = Path(logs[0]["logsFile"])
+    assert current.read_text().splitlines()[0].endswith(" stdout F I1123 started")  # the CRI log format
     deadline = time.monotonic() + 20
     while "updating Ingress status" not in (out := kubectl(cp, "logs", "writer", check=False)):
         assert time.monotonic() < deadline, out
         time.sleep(0.5)
-    assert out.splitlines()[0] == "I1123 started"
-    assert kubectl(cp, "logs", "writer", "--previous").strip() == "F1123 the run before"
+    assert out.splitlines() == ["I1123 started", 'I1123 "updating Ingress status" namespace="one"']
+    assert kubectl(cp, "logs", "writer", "--tail=1").strip() == 'I1123 "updating Ingress status" namespace="one"'
+    assert kubectl(cp, "logs", "writer", "--previous").strip() == "I1123 the run before"
 
 
 def test_namespace_deletion_waits_for_its_contents(cp: ControlPlane) -> None:

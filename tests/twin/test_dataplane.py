@@ -1,4 +1,5 @@
-"""The data plane: routing rules (pure) and real HTTP over loopback listeners."""
+"""The data plane: routing rules (pure) and real HTTP over loopback listeners of a running
+twin (the real control plane with the emulated controllers)."""
 from __future__ import annotations
 
 import sys
@@ -8,10 +9,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent / "controllers"))
 
-from twinlib import (update_retry, ECHO_IMAGE, Runtime, connect_to, deployment, http_get, ingress, metallb, namespace,  # noqa: E402,F401
-                     nginx_release, ready_deployment, service, target_for, wait_for)
+from twinlib import (ECHO_IMAGE, MANAGER, connect_to, deployment, http_get, ingress, ingress_addr, metallb,  # noqa: E402
+                     namespace, nginx_release, ready_deployment, service, started_twin, target_for, update_retry,
+                     wait_for)
 
-from kindlab_twin.dataplane import host_matches, prefix_match, select_route  # noqa: E402
+from kindlab_twin.dataplane import host_matches, prefix_match, ready_endpoints, select_route  # noqa: E402
+from kindlab_twin.runtime import TwinRuntime  # noqa: E402
 
 DEP = ("apps/v1", "Deployment")
 
@@ -50,20 +53,22 @@ def test_host_and_path_matching_rules() -> None:
     assert select_route(only_host, "h.test", "/b") is None  # a matched host server never falls back
 
 
-def test_http_through_metallb_ip_and_ingress_nginx(twin: Runtime) -> None:
+def test_http_through_metallb_ip_and_ingress_nginx(twin: TwinRuntime) -> None:
     s = twin.store
     metallb(s, ["100.64.0.0/16"])
     namespace(s, "one")
     nginx_release(s, "one", scope=True, publish_service=True)
-    s.create(deployment("web", "one", "nginx:1.27"), "test")
-    s.create(service("web", "one", {"app": "web"}, [{"port": 80}]), "test")
-    s.create(deployment("echo", "one", ECHO_IMAGE, replicas=2, ports=[{"name": "http", "containerPort": 8080}]), "test")
-    s.create(service("echo", "one", {"app": "echo"}, [{"port": 80, "targetPort": "http"}]), "test")
+    s.create(deployment("web", "one", "nginx:1.27"), MANAGER)
+    s.create(service("web", "one", {"app": "web"}, [{"port": 80}]), MANAGER)
+    s.create(deployment("echo", "one", ECHO_IMAGE, replicas=2, ports=[{"name": "http", "containerPort": 8080}]), MANAGER)
+    s.create(service("echo", "one", {"app": "echo"}, [{"port": 80, "targetPort": "http"}]), MANAGER)
     ann = {"kubernetes.io/ingress.class": "nginx"}
-    s.create(ingress("web", "one", "web", host="web.test", annotations=ann), "test")
-    s.create(ingress("echo", "one", "echo", host="echo.test", annotations=ann), "test")
+    s.create(ingress("web", "one", "web", host="web.test", annotations=ann), MANAGER)
+    s.create(ingress("echo", "one", "echo", host="echo.test", annotations=ann), MANAGER)
     ready_deployment(s, "one", "echo")
     ready_deployment(s, "one", "ingress-ingress-nginx-controller")
+    # both echo pods in the EndpointSlice (the real controller-manager's endpointslice controller)
+    wait_for(lambda: len(ready_endpoints(s, "one", "echo", None)) == 2, what="2 ready echo endpoints")
     port = wait_for(lambda: target_for(twin.state_dir, "100.64.0.0", 80), what="LB listener")
     entry = [e for e in connect_to(twin.state_dir) if e["host"] == "100.64.0.0" and e["port"] == 80][0]
     assert entry["target_host"] == "127.0.0.1" and entry["what"] == "one/ingress-ingress-nginx-controller"
@@ -84,12 +89,12 @@ def test_http_through_metallb_ip_and_ingress_nginx(twin: Runtime) -> None:
     assert "503 Service Temporarily Unavailable" in body
 
 
-def test_unannounced_pool_and_host_ports(twin: Runtime) -> None:
+def test_unannounced_pool_and_host_ports(twin: TwinRuntime) -> None:
     s = twin.store
     metallb(s, ["100.64.0.0/16"], l2=False)
-    s.create(deployment("web", "default", "nginx:1.27"), "test")
-    s.create(service("web", "default", {"app": "web"}, [{"port": 80}], "LoadBalancer"), "test")
-    s.create(deployment("hp", "default", ECHO_IMAGE, ports=[{"containerPort": 8080, "hostPort": 8080}]), "test")
+    s.create(deployment("web", "default", "nginx:1.27"), MANAGER)
+    s.create(service("web", "default", {"app": "web"}, [{"port": 80}], "LoadBalancer"), MANAGER)
+    s.create(deployment("hp", "default", ECHO_IMAGE, ports=[{"containerPort": 8080, "hostPort": 8080}]), MANAGER)
     ready_deployment(s, "default", "web")
     svc = wait_for(lambda: (x := s.get(("v1", "Service"), "default", "web"))
                    and (x.get("status") or {}).get("loadBalancer", {}).get("ingress") and x, what="LB IP")
@@ -99,30 +104,28 @@ def test_unannounced_pool_and_host_ports(twin: Runtime) -> None:
     hp = wait_for(lambda: target_for(twin.state_dir, "172.18.0.2", 8080), what="hostPort listener")
     code, body = http_get(hp, "/x")
     assert code == 200 and body.startswith("pod: hp-")
-    time.sleep(0.2)
+    assert svc["status"]["loadBalancer"]["ingress"][0]["ip"] == "100.64.0.0"
+    time.sleep(1.0)  # a few data-plane passes
     assert target_for(twin.state_dir, "100.64.0.0", 80) is None  # assigned but not announced (no L2Advertisement)
-    assert target_for(twin.state_dir, "172.18.0.2", 31999) is None  # nothing there: no mapping
+    used = {p.get("nodePort") for x in s.list(("v1", "Service")) for p in x["spec"].get("ports") or []}
+    unused = next(p for p in range(32767, 30000, -1) if p not in used)
+    assert target_for(twin.state_dir, "172.18.0.2", unused) is None  # nothing there: no mapping
     s.create({"apiVersion": "metallb.io/v1beta1", "kind": "L2Advertisement",
-              "metadata": {"name": "l2", "namespace": "metallb-system"}, "spec": {"ipAddressPools": ["default"]}}, "test")
+              "metadata": {"name": "l2", "namespace": "metallb-system"}, "spec": {"ipAddressPools": ["default"]}}, MANAGER)
     lb = wait_for(lambda: target_for(twin.state_dir, "100.64.0.0", 80), what="announced")
     assert "Welcome to nginx!" in http_get(lb)[1]
 
 
-def test_kind_extra_port_mappings_to_an_ingress_host_port(tmp_path: Path) -> None:
-    """kind's ingress set-up: node label from kubeadmConfigPatches, extraPortMappings 80→80,
+def test_kind_extra_port_mappings_to_an_ingress_host_port() -> None:
+    """kind's ingress set-up: node label from kubeadmConfigPatches, extraPortMappings 80→8080,
     a controller pod with hostPort 80 selected by nodeSelector ingress-ready=true."""
-    from kindlab_twin.controllers import all_controllers
-    from kindlab_twin.store import ObjectStore
-
     patch = "kind: InitConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n    node-labels: \"ingress-ready=true\"\n"
     cfg = {"nodes": [{"role": "control-plane", "kubeadmConfigPatches": [patch],
                       "extraPortMappings": [{"containerPort": 80, "hostPort": 8080, "protocol": "TCP"}]}]}
-    rt = Runtime(store=ObjectStore(), state_dir=str(tmp_path), cluster_name="kind", time_scale=60, kind_config=cfg)
-    ctrls = all_controllers()
-    for c in ctrls:
-        c.start(rt)
-    try:
+    with started_twin(cfg) as rt:
         s = rt.store
+        node = s.get(("v1", "Node"), None, "kind-control-plane")
+        assert node is not None and node["metadata"]["labels"]["ingress-ready"] == "true"
         namespace(s, "ingress-nginx")
         nginx_release(s, "ingress-nginx", scope=False, publish_service=False, service_type="NodePort",
                       extra_args=["--watch-ingress-without-class=true", "--publish-status-address=localhost"])
@@ -131,36 +134,32 @@ def test_kind_extra_port_mappings_to_an_ingress_host_port(tmp_path: Path) -> Non
         c0["ports"][0]["hostPort"] = 80
         d["spec"]["template"]["spec"]["nodeSelector"] = {"ingress-ready": "true"}
         update_retry(s, d)
-        s.create(deployment("web", "default", "nginx:1.27"), "test")
-        s.create(service("web", "default", {"app": "web"}, [{"port": 80}]), "test")
-        s.create(ingress("web", "default", "web"), "test")
+        s.create(deployment("web", "default", "nginx:1.27"), MANAGER)
+        s.create(service("web", "default", {"app": "web"}, [{"port": 80}]), MANAGER)
+        s.create(ingress("web", "default", "web"), MANAGER)
         ready_deployment(s, "ingress-nginx", "ingress-ingress-nginx-controller")
         port = wait_for(lambda: target_for(rt.state_dir, "127.0.0.1", 8080), what="extraPortMappings entry")
         assert target_for(rt.state_dir, "172.18.0.2", 80) is not None
         code, body = wait_for(lambda: (r := http_get(port, "/", "anything")) and r[0] == 200 and r, what="200")
         assert "Welcome to nginx!" in body
-        from twinlib import ingress_addr
         assert wait_for(lambda: ingress_addr(s, "default", "web"), what="status") == ["localhost"]
-    finally:
-        for c in reversed(ctrls):
-            c.stop()
 
 
-def test_no_speaker_no_announcement(twin: Runtime) -> None:
+def test_no_speaker_no_announcement(twin: TwinRuntime) -> None:
     s = twin.store
     metallb(s, ["100.64.0.0/16"])
-    s.create(deployment("web", "default", "nginx:1.27"), "test")
-    s.create(service("web", "default", {"app": "web"}, [{"port": 80}], "LoadBalancer"), "test")
+    s.create(deployment("web", "default", "nginx:1.27"), MANAGER)
+    s.create(service("web", "default", {"app": "web"}, [{"port": 80}], "LoadBalancer"), MANAGER)
     wait_for(lambda: target_for(twin.state_dir, "100.64.0.0", 80), what="announced")
     s.delete(("apps/v1", "DaemonSet"), "metallb-system", "speaker")  # speakers gone: nobody answers ARP
     wait_for(lambda: target_for(twin.state_dir, "100.64.0.0", 80) is None, what="withdrawn")
 
 
-def test_default_backend_service_flag(twin: Runtime) -> None:
+def test_default_backend_service_flag(twin: TwinRuntime) -> None:
     s = twin.store
     namespace(s, "edge")
-    s.create(deployment("fallback", "edge", ECHO_IMAGE, ports=[{"containerPort": 8080}]), "test")
-    s.create(service("fallback", "edge", {"app": "fallback"}, [{"port": 80, "targetPort": 8080}]), "test")
+    s.create(deployment("fallback", "edge", ECHO_IMAGE, ports=[{"containerPort": 8080}]), MANAGER)
+    s.create(service("fallback", "edge", {"app": "fallback"}, [{"port": 80, "targetPort": 8080}]), MANAGER)
     nginx_release(s, "edge", scope=False, publish_service=False, service_type="NodePort",
                   extra_args=["--default-backend-service=$(POD_NAMESPACE)/fallback"])
     ready_deployment(s, "edge", "fallback")
@@ -171,9 +170,9 @@ def test_default_backend_service_flag(twin: Runtime) -> None:
     assert body.startswith("pod: fallback-") and "path: /nothing" in body
 
 
-def test_whoami_pods_answer_with_their_hostname(twin: Runtime) -> None:
+def test_whoami_pods_answer_with_their_hostname(twin: TwinRuntime) -> None:
     s = twin.store
-    s.create(deployment("who", "default", "traefik/whoami:v1.11.0", ports=[{"containerPort": 80, "hostPort": 8081}]), "test")
+    s.create(deployment("who", "default", "traefik/whoami:v1.11.0", ports=[{"containerPort": 80, "hostPort": 8081}]), MANAGER)
     port = wait_for(lambda: target_for(twin.state_dir, "172.18.0.2", 8081), what="hostPort listener")
     code, body = http_get(port, "/x", "who.test")
     pod = s.list(("v1", "Pod"), "default", {"app": "who"})[0]["metadata"]["name"]

@@ -2,8 +2,9 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The `ingress_controller` module's method=helm path for real: the module's main() with the
 real AnsibleModule.run_command and the real _k8s.Client, a real helm binary ($HELM_BIN or
-PATH), a twin cluster (API + emulated controllers) and a chart repository this test serves
-on 127.0.0.1. Nothing leaves the loopback interface."""
+PATH), a twin cluster (the real control plane + emulated controllers; the module and helm use
+its admin kubeconfig, a client certificate) and a chart repository this test serves on
+127.0.0.1. Nothing leaves the loopback interface."""
 from __future__ import annotations
 
 import functools
@@ -24,13 +25,11 @@ from ansible.module_utils.testing import patch_module_args
 from ansible_collections.kindlab.ingress.plugins.module_utils import _ingress_nginx as nginx
 from ansible_collections.kindlab.ingress.plugins.module_utils import _versions
 from ansible_collections.kindlab.ingress.plugins.modules import ingress_controller as mod
-from kindlab_twin import state
-from kindlab_twin.runtime import TwinCluster
+from kindlab_twin.runtime import TwinRuntime
 
 HELM = os.environ.get("HELM_BIN") or shutil.which("helm")
 pytestmark = pytest.mark.skipif(not HELM, reason="no helm binary ($HELM_BIN or PATH)")
 
-TOKEN = "ingress-controller-helm-token-0123"
 ROOT = Path(__file__).resolve().parents[2]
 NAMESPACE = "one"
 RELEASE = "ingress"
@@ -54,20 +53,6 @@ def helm_cli(*args: str, env: dict[str, str]) -> str:
     res = subprocess.run([str(HELM), *args], env=dict(os.environ, **env), text=True, capture_output=True, timeout=60, check=False)
     assert res.returncode == 0, "helm %s failed:\n%s%s" % (" ".join(args), res.stdout, res.stderr)
     return res.stdout
-
-
-@pytest.fixture
-def cluster(twin_certs: Path, tmp_path: Path) -> Iterator[tuple[TwinCluster, str]]:
-    twin = TwinCluster("kind", tmp_path, TOKEN, {}, time_scale=60.0,
-                       tls=(str(twin_certs / state.SERVER_CERT), str(twin_certs / state.SERVER_KEY)))
-    twin.start()
-    kc = tmp_path / "kubeconfig"
-    kc.write_text(yaml.safe_dump(state.kubeconfig_doc("kind", twin.api.port, TOKEN, (twin_certs / state.CA_CERT).read_text())))
-    kc.chmod(0o600)
-    try:
-        yield twin, str(kc)
-    finally:
-        twin.stop()
 
 
 @pytest.fixture
@@ -149,9 +134,11 @@ def subcommands(calls: list[list[str]]) -> list[str]:
     return [argv[1] for argv in calls]
 
 
-def test_helm_install_noop_check_and_uninstall(capsys: pytest.CaptureFixture[str], cluster: tuple[TwinCluster, str], chart_repo: str,
-                                               helm_home: dict[str, str], helm_calls: list[list[str]]) -> None:
-    twin, kubeconfig = cluster
+def test_helm_install_noop_check_and_uninstall(capsys: pytest.CaptureFixture[str], twin: TwinRuntime,
+                                               twin_kubeconfig: str, chart_repo: str, helm_home: dict[str, str],
+                                               helm_calls: list[list[str]]) -> None:
+    kubeconfig = twin_kubeconfig
+    api = twin.store.client  # uncached reads: what the server holds right now
     values = lab_values(NAMESPACE)
     args = {"namespace": NAMESPACE, "release": RELEASE, "method": "helm", "values": values, "helm_binary": str(HELM),
             "chart_repo": chart_repo, "kubeconfig": kubeconfig, "wait": True, "wait_timeout": 20}
@@ -179,7 +166,7 @@ def test_helm_install_noop_check_and_uninstall(capsys: pytest.CaptureFixture[str
     listed = releases()
     assert [(r["name"], r["chart"], r["status"], r["revision"]) for r in listed] == [
         (RELEASE, "ingress-nginx-%s" % CHART_VERSION, "deployed", "1")]
-    deployment = twin.store.get(DEPLOYMENT, NAMESPACE, "ingress-ingress-nginx-controller")
+    deployment = api.get(DEPLOYMENT, NAMESPACE, "ingress-ingress-nginx-controller")
     assert deployment is not None
     assert deployment["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "Helm"
     rendered_args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
@@ -207,7 +194,7 @@ def test_helm_install_noop_check_and_uninstall(capsys: pytest.CaptureFixture[str
     assert check["changed"] is True and check["reason"] == "user-supplied values differ"
     assert subcommands(helm_calls) == ["list", "get"]
     assert releases()[0]["revision"] == "1"
-    unchanged = twin.store.get(DEPLOYMENT, NAMESPACE, "ingress-ingress-nginx-controller")
+    unchanged = api.get(DEPLOYMENT, NAMESPACE, "ingress-ingress-nginx-controller")
     assert unchanged is not None and unchanged["spec"]["replicas"] == 1
 
     # (4) uninstall, then uninstall again
@@ -218,8 +205,8 @@ def test_helm_install_noop_check_and_uninstall(capsys: pytest.CaptureFixture[str
     assert gone["changed"] is True and gone["release"]["revision"] == 1
     assert subcommands(helm_calls) == ["list", "uninstall"]
     assert releases() == []
-    assert twin.store.get(DEPLOYMENT, NAMESPACE, "ingress-ingress-nginx-controller") is None
-    secrets = [obj["metadata"]["name"] for obj in twin.store.list(("v1", "Secret"), NAMESPACE)]
+    assert api.get(DEPLOYMENT, NAMESPACE, "ingress-ingress-nginx-controller") is None
+    secrets = [obj["metadata"]["name"] for obj in api.list(("v1", "Secret"), NAMESPACE)[0]]
     assert not [name for name in secrets if name.startswith("sh.helm.release.")], secrets
     helm_calls.clear()
     again = run_module(capsys, absent)

@@ -25,7 +25,7 @@ from kindlab_twin.contract import Conflict, Forbidden, NotFound, Obj, Store
 
 from . import images
 from . import nginx_logic as nl
-from .base import (EVENT, INGRESS, INGRESSCLASS, LEASE, NAMESPACE, NODE, POD, SERVICE, LoopController,
+from .base import (INGRESS, INGRESSCLASS, LEASE, NAMESPACE, NODE, POD, SERVICE, LoopController,
                    is_terminating, pod_ready, pod_running)
 
 CONTAINER_KIND = images.INGRESS_NGINX
@@ -137,7 +137,7 @@ class IngressNginxController(LoopController):
         self.logs = self.runtime.pod_logs
         self.hub = hub_for(self.store)
         self.instances: dict[str, Instance] = {}
-        self._events: dict[tuple[str, str, str, str], str] = {}
+        self._events: dict[tuple[str, str, str, str], tuple[str, int]] = {}  # → (Event name, count)
 
     def teardown(self) -> None:
         with self.hub.lock:
@@ -318,13 +318,15 @@ class IngressNginxController(LoopController):
         ns = m.get("namespace", "default")
         key = (inst.uid, m.get("uid", ""), reason, message)
         now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        name = self._events.get(key)
+        seen = self._events.get(key)
         try:
-            ev = inst.api.get(EVENT, ns, name) if name else None
-            if ev is not None:
-                ev["count"] = int(ev.get("count", 1)) + 1
-                ev["lastTimestamp"] = now
-                inst.api.update(ev, self.manager)
+            if seen is not None:
+                # client-go's correlator raises count with a PATCH (the chart grants events create and
+                # patch, not get or update); server-side apply is a PATCH.
+                name, count = seen[0], seen[1] + 1
+                inst.api.apply({"apiVersion": "v1", "kind": "Event", "metadata": {"name": name, "namespace": ns},
+                                "count": count, "lastTimestamp": now}, self.manager)
+                self._events[key] = (name, count)
                 return
             name = f"{m['name']}.{time.time_ns():x}"
             inst.api.create({
@@ -338,7 +340,7 @@ class IngressNginxController(LoopController):
                 "source": {"component": nl.FIELD_MANAGER, "host": inst.extra.get("node", "")},
                 "reportingComponent": "", "reportingInstance": "",
             }, self.manager)
-            self._events[key] = name
+            self._events[key] = (name, 1)
         except Exception:  # events are best effort, as in client-go
             pass
 

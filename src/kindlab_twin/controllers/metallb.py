@@ -241,6 +241,9 @@ class MetalLBController(LoopController):
         if ann != (svc["metadata"].get("annotations") or {}):
             svc["metadata"]["annotations"] = ann
             svc = self.store.update(svc, self.manager)
+        lb_ingress = ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+        if [e.get("ip") for e in lb_ingress] == ([ip] if ip else []):
+            return  # compare addresses only: the API server adds ipMode: VIP to what MetalLB writes
         status: dict[str, Any] = copy.deepcopy(svc.get("status") or {})
         status["loadBalancer"] = {"ingress": [{"ip": ip}]} if ip else {}
         update_status(self.store, svc, status, self.manager)

@@ -1,31 +1,34 @@
-"""Helpers for the controller/data-plane tests: an in-process twin (real ObjectStore, all
-emulated controllers, a large time_scale) and bounded polling."""
+"""Helpers for the controller/data-plane tests against a running twin (the real control plane
+plus the emulated controllers, time_scale 60; tests/twin/conftest.py's `twin` fixture): object
+builders, bounded polling, the data plane's connect-to map, HTTP over loopback."""
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
+import shutil
+import tempfile
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-from kindlab_twin.contract import CONNECT_TO_FILE, PodLogs
-from kindlab_twin.store import ObjectStore
+import pytest
+
+from kindlab_twin import binaries
+from kindlab_twin.contract import CONNECT_TO_FILE, Conflict, NotFound, Store
+from kindlab_twin.controlplane import COMPONENTS
+from kindlab_twin.runtime import TwinCluster, TwinRuntime
 
 Obj = dict[str, Any]
+MANAGER = "kindlab-test"  # the field manager of everything the tests write
+CRD: tuple[str, str] = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+IPADDRESSPOOL: tuple[str, str] = ("metallb.io/v1beta1", "IPAddressPool")
+L2ADVERTISEMENT: tuple[str, str] = ("metallb.io/v1beta1", "L2Advertisement")
+POD_READY_TIMEOUT = 30.0  # real controller-manager + scheduler + kwok on a 2-core machine
 
 
-@dataclass
-class Runtime:
-    store: ObjectStore
-    state_dir: str
-    cluster_name: str = "kind"
-    time_scale: float = 60.0
-    kind_config: Obj = field(default_factory=dict)
-    pod_logs: PodLogs = field(default_factory=PodLogs)
-
-
-def wait_for(pred: Callable[[], Any], timeout: float = 10.0, interval: float = 0.02, what: str = "") -> Any:
+def wait_for(pred: Callable[[], Any], timeout: float = POD_READY_TIMEOUT, interval: float = 0.05,
+             what: str = "") -> Any:
     deadline = time.monotonic() + timeout
     last: Any = None
     while time.monotonic() < deadline:
@@ -37,6 +40,27 @@ def wait_for(pred: Callable[[], Any], timeout: float = 10.0, interval: float = 0
             return last
         time.sleep(interval)
     raise AssertionError(f"timed out waiting for {what or pred}: last={last!r}")
+
+
+@contextlib.contextmanager
+def started_twin(kind_config: Obj, name: str = "kind", time_scale: float = 60.0) -> Iterator[TwinRuntime]:
+    """A twin cluster with KIND_CONFIG (conftest's `twin` has none), stopped and removed after.
+    Its state lives in a short /tmp path, as conftest's (the egress proxy's socket path)."""
+    missing = binaries.missing(COMPONENTS)
+    if missing:
+        message = f"pinned binaries not built ({', '.join(missing)}): run `kindlab-twin build binaries`"
+        if os.environ.get("KINDLAB_REQUIRE_BINARIES") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    root = tempfile.mkdtemp(prefix="twin-")
+    cluster = TwinCluster(name, root, kind_config, time_scale=time_scale)
+    try:
+        cluster.start()
+        assert cluster.runtime is not None
+        yield cluster.runtime
+    finally:
+        cluster.stop()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def crd(group: str, kind: str, plural: str, version: str = "v1beta1", status: bool = True) -> Obj:
@@ -51,14 +75,25 @@ def crd(group: str, kind: str, plural: str, version: str = "v1beta1", status: bo
                      "scope": "Namespaced", "versions": [v]}}
 
 
-def install_metallb_crds(store: ObjectStore) -> None:
-    store.create(crd("metallb.io", "IPAddressPool", "ipaddresspools"), "test")
-    store.create(crd("metallb.io", "L2Advertisement", "l2advertisements"), "test")
+def _served(store: Store, ref: tuple[str, str]) -> bool:
+    try:
+        store.list(ref)
+    except NotFound:
+        return False
+    return True
 
 
-def namespace(store: ObjectStore, name: str) -> None:
+def install_metallb_crds(store: Store) -> None:
+    """MetalLB's two CRDs the twin reads, created and waited for until the API serves them."""
+    for kind, plural in (("IPAddressPool", "ipaddresspools"), ("L2Advertisement", "l2advertisements")):
+        if store.get(CRD, None, f"{plural}.metallb.io") is None:
+            store.create(crd("metallb.io", kind, plural), MANAGER)
+    wait_for(lambda: all(_served(store, ref) for ref in (IPADDRESSPOOL, L2ADVERTISEMENT)), what="MetalLB's kinds served")
+
+
+def namespace(store: Store, name: str) -> None:
     if store.get(("v1", "Namespace"), None, name) is None:
-        store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}, "test")
+        store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}, MANAGER)
 
 
 def deployment(name: str, ns: str, image: str, labels: dict[str, str] | None = None, replicas: int = 1,
@@ -94,11 +129,13 @@ def ingress(name: str, ns: str, backend: str, port: int = 80, host: str | None =
     spec: Obj = {"rules": [rule]}
     if class_name:
         spec["ingressClassName"] = class_name
-    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
-            "metadata": {"name": name, "namespace": ns, "annotations": annotations or {}}, "spec": spec}
+    meta: Obj = {"name": name, "namespace": ns}
+    if annotations:
+        meta["annotations"] = annotations
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": meta, "spec": spec}
 
 
-def ready_deployment(store: ObjectStore, ns: str, name: str, timeout: float = 10.0) -> Obj:
+def ready_deployment(store: Store, ns: str, name: str, timeout: float = POD_READY_TIMEOUT) -> Obj:
     def ok() -> Obj | None:
         d = store.get(("apps/v1", "Deployment"), ns, name)
         st = (d or {}).get("status") or {}
@@ -107,7 +144,7 @@ def ready_deployment(store: ObjectStore, ns: str, name: str, timeout: float = 10
         return d if d and st.get("observedGeneration", 0) >= d["metadata"].get("generation", 1) \
             and st.get("updatedReplicas", 0) == want and st.get("replicas", 0) == want \
             and st.get("availableReplicas", 0) == want and st.get("readyReplicas", 0) == want else None
-    return wait_for(ok, timeout, what=f"deployment {ns}/{name} rolled out")
+    return wait_for(ok, timeout, what=f"deployment {ns}/{name} rolled out")  # type: ignore[no-any-return]
 
 
 def connect_to(state_dir: str) -> list[Obj]:
@@ -139,31 +176,47 @@ NGINX_IMAGE = "registry.k8s.io/ingress-nginx/controller:v1.15.1@sha256:" + "0" *
 ECHO_IMAGE = "registry.k8s.io/e2e-test-images/agnhost:2.53"
 
 
-def nginx_release(store: ObjectStore, ns: str, *, scope: bool, publish_service: bool,
+def nginx_release(store: Store, ns: str, *, scope: bool, publish_service: bool,
                   service_type: str = "LoadBalancer", extra_args: list[str] | None = None,
                   release: str = "ingress") -> None:
-    """What helm chart 4.15.1 renders (the parts the twin reads): SA, RBAC (Role when
-    scope.enabled, else ClusterRole), controller Deployment with _params.tpl args, Service."""
+    """What helm chart 4.15.1 renders (the parts the twin reads): SA, RBAC (role.yaml always,
+    clusterrole.yaml unless scope.enabled), controller Deployment with _params.tpl args,
+    Service. The namespace must exist."""
     full = f"{release}-ingress-nginx"
     labels = {"app.kubernetes.io/name": "ingress-nginx", "app.kubernetes.io/instance": release,
               "app.kubernetes.io/component": "controller"}
-    store.create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": full, "namespace": ns}}, "test")
-    rules = [{"apiGroups": ["networking.k8s.io"], "resources": ["ingresses", "ingressclasses"], "verbs": ["get", "list", "watch"]}]
-    cluster_rules = rules + [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get"]}]  # clusterrole.yaml
-    if scope:
-        store.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-                      "metadata": {"name": full, "namespace": ns}, "rules": rules}, "test")
-        store.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-                      "metadata": {"name": full, "namespace": ns},
-                      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": full},
-                      "subjects": [{"kind": "ServiceAccount", "name": full, "namespace": ns}]}, "test")
-    else:
-        store.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-                      "metadata": {"name": f"{ns}-{full}"}, "rules": cluster_rules}, "test")
-        store.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-                      "metadata": {"name": f"{ns}-{full}"},
+    store.create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": full, "namespace": ns}}, MANAGER)
+    ingresses = [{"apiGroups": ["networking.k8s.io"], "resources": ["ingresses"], "verbs": ["get", "list", "watch"]},
+                 {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses/status"], "verbs": ["update"]},
+                 {"apiGroups": ["networking.k8s.io"], "resources": ["ingressclasses"], "verbs": ["get", "list", "watch"]},
+                 {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["list", "watch", "get"]}]
+    # role.yaml, always rendered: its IngressClass rule grants nothing (a cluster-scoped kind)
+    role_rules = [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"]},
+                  {"apiGroups": [""], "resources": ["configmaps", "pods", "secrets", "endpoints", "services"],
+                   "verbs": ["get", "list", "watch"]},
+                  {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": [f"{full}-leader"],
+                   "verbs": ["get", "update"]},
+                  {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+                  {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]}] + ingresses
+    # clusterrole.yaml, rendered unless scope.enabled
+    cluster_rules = [{"apiGroups": [""], "resources": ["configmaps", "endpoints", "nodes", "pods", "secrets", "namespaces"],
+                      "verbs": ["list", "watch"]},
+                     {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["list", "watch"]},
+                     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get"]},
+                     {"apiGroups": [""], "resources": ["services"], "verbs": ["get", "list", "watch"]},
+                     {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]}] + ingresses
+    rbac = "rbac.authorization.k8s.io/v1"
+    store.create({"apiVersion": rbac, "kind": "Role", "metadata": {"name": full, "namespace": ns}, "rules": role_rules},
+                 MANAGER)
+    store.create({"apiVersion": rbac, "kind": "RoleBinding", "metadata": {"name": full, "namespace": ns},
+                  "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": full},
+                  "subjects": [{"kind": "ServiceAccount", "name": full, "namespace": ns}]}, MANAGER)
+    if not scope:
+        store.create({"apiVersion": rbac, "kind": "ClusterRole", "metadata": {"name": f"{ns}-{full}"},
+                      "rules": cluster_rules}, MANAGER)
+        store.create({"apiVersion": rbac, "kind": "ClusterRoleBinding", "metadata": {"name": f"{ns}-{full}"},
                       "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": f"{ns}-{full}"},
-                      "subjects": [{"kind": "ServiceAccount", "name": full, "namespace": ns}]}, "test")
+                      "subjects": [{"kind": "ServiceAccount", "name": full, "namespace": ns}]}, MANAGER)
     args = ["/nginx-ingress-controller"]
     if publish_service:
         args.append(f"--publish-service=$(POD_NAMESPACE)/{full}-controller")
@@ -177,48 +230,50 @@ def nginx_release(store: ObjectStore, ns: str, *, scope: bool, publish_service: 
     dep = deployment(f"{full}-controller", ns, NGINX_IMAGE, labels=labels, args=args, sa=full, env=env,
                      ports=[{"name": "http", "containerPort": 80}, {"name": "https", "containerPort": 443}])
     dep["spec"]["template"]["spec"]["containers"][0]["name"] = "controller"
-    store.create(dep, "test")
+    store.create(dep, MANAGER)
     store.create(service(f"{full}-controller", ns, labels,
                          [{"name": "http", "port": 80, "targetPort": "http"},
-                          {"name": "https", "port": 443, "targetPort": "https"}], service_type), "test")
+                          {"name": "https", "port": 443, "targetPort": "https"}], service_type), MANAGER)
 
 
-def metallb(store: ObjectStore, addresses: list[str], l2: bool = True) -> None:
+def metallb(store: Store, addresses: list[str], l2: bool = True) -> None:
+    """MetalLB's native manifest (the parts the twin reads): CRDs, the controller Deployment,
+    the speaker DaemonSet, a pool `default` and (l2) an L2Advertisement of every pool."""
     namespace(store, "metallb-system")
     install_metallb_crds(store)
     store.create(deployment("controller", "metallb-system", "quay.io/metallb/controller:v0.16.1",
-                            labels={"app": "metallb", "component": "controller"}), "test")
+                            labels={"app": "metallb", "component": "controller"}), MANAGER)
     speaker = deployment("speaker", "metallb-system", "quay.io/metallb/speaker:v0.16.1",
                          labels={"app": "metallb", "component": "speaker"})
     speaker["kind"] = "DaemonSet"
     speaker["spec"].pop("replicas")
+    # as the manifest has it; only multi-node clusters keep the taint this tolerates
     speaker["spec"]["template"]["spec"]["tolerations"] = [
         {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}]
-    store.create(speaker, "test")
+    store.create(speaker, MANAGER)
     store.create({"apiVersion": "metallb.io/v1beta1", "kind": "IPAddressPool",
                   "metadata": {"name": "default", "namespace": "metallb-system"},
-                  "spec": {"addresses": addresses}}, "test")
+                  "spec": {"addresses": addresses}}, MANAGER)
     if l2:
         store.create({"apiVersion": "metallb.io/v1beta1", "kind": "L2Advertisement",
-                      "metadata": {"name": "default", "namespace": "metallb-system"}, "spec": {}}, "test")
+                      "metadata": {"name": "default", "namespace": "metallb-system"}, "spec": {}}, MANAGER)
 
 
-def lb_ip(store: ObjectStore, ns: str, name: str) -> str | None:
+def lb_ip(store: Store, ns: str, name: str) -> str | None:
     svc = store.get(("v1", "Service"), ns, name) or {}
     ing = ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
     return ing[0].get("ip") if ing else None
 
 
-def ingress_addr(store: ObjectStore, ns: str, name: str) -> list[str]:
+def ingress_addr(store: Store, ns: str, name: str) -> list[str]:
     ing = store.get(("networking.k8s.io/v1", "Ingress"), ns, name) or {}
-    return [e.get("ip") or e.get("hostname") for e in ((ing.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []]
+    return [e.get("ip") or e.get("hostname")
+            for e in ((ing.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []]
 
 
-def update_retry(store: ObjectStore, obj: Obj, manager: str = "test", attempts: int = 20) -> Obj:
-    """PUT obj; on a resourceVersion conflict (a controller wrote status meanwhile) carry the
-    test's spec/labels/annotations over to the fresh object and try again."""
-    from kindlab_twin.contract import Conflict
-
+def update_retry(store: Store, obj: Obj, manager: str = MANAGER, attempts: int = 20) -> Obj:
+    """PUT obj; on a resourceVersion conflict (a controller wrote meanwhile) carry the test's
+    spec/labels/annotations over to the fresh object and try again."""
     for _attempt in range(attempts):
         try:
             return store.update(obj, manager)
@@ -226,11 +281,11 @@ def update_retry(store: ObjectStore, obj: Obj, manager: str = "test", attempts: 
             m = obj["metadata"]
             fresh = store.get((obj["apiVersion"], obj["kind"]), m.get("namespace"), m["name"])
             assert fresh is not None
-            for k in ("spec",):
-                if k in obj:
-                    fresh[k] = obj[k]
+            if "spec" in obj:
+                fresh["spec"] = obj["spec"]
             for k in ("labels", "annotations"):
                 if k in m:
                     fresh["metadata"][k] = m[k]
             obj = fresh
+            time.sleep(0.05)
     raise AssertionError("update kept conflicting")
