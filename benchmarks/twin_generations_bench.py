@@ -84,7 +84,7 @@ def main() -> int:
             for label, twin in generations.items():
                 log = tmp / f"{label.split()[0]}.log"
                 print(f"[{label}] create to Ready x{args.runs}, then lab up + basic check ...", flush=True)
-                creates = [create_to_ready(twin, env, tmp, log) for _ in range(args.runs)]
+                creates = [create_to_ready(twin, env, tmp, log) for _run in range(args.runs)]
                 ok = [s for s, rc in creates if rc == 0]
                 lab_s, lab_rc = lab_up(twin, env, tmp, log)
                 rows[label] = {

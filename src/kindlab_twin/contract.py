@@ -123,5 +123,3 @@ class Controller(Protocol):
 # "target_host": "127.0.0.1", "target_port": 41234, "what": "one/ingress-nginx-controller"}.
 # `kindlab-twin get connect-to --name N` prints them curl-style (HOST:PORT:127.0.0.1:PORT).
 CONNECT_TO_FILE = "connect_to.json"
-
-

@@ -106,7 +106,7 @@ def free_port() -> int:
     (bind to 0) can be taken, before the component binds it, by one of the many outgoing
     connections the components open (kube-apiserver to etcd), which draw from that range."""
     low = _ephemeral_low()
-    for _ in range(200):
+    for _attempt in range(200):
         port = random.randrange(max(1024, low - 12000), low)
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
             try:

@@ -32,8 +32,6 @@ def now_rfc3339() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-
-
 def label_selector_match(selector: dict[str, Any] | None, labels: dict[str, str] | None) -> bool:
     """metav1.LabelSelector (matchLabels + matchExpressions). An empty selector matches all."""
     labels = labels or {}
@@ -55,10 +53,6 @@ def label_selector_match(selector: dict[str, Any] | None, labels: dict[str, str]
     return True
 
 
-
-
-
-
 def is_terminating(obj: Obj) -> bool:
     return bool(obj.get("metadata", {}).get("deletionTimestamp"))
 
@@ -72,12 +66,6 @@ def pod_ready(pod: Obj) -> bool:
 
 def pod_running(pod: Obj) -> bool:
     return bool(pod.get("status", {}).get("phase") == "Running")
-
-
-
-
-
-
 
 
 def strip_volatile_conditions(status: dict[str, Any]) -> Any:
@@ -186,8 +174,6 @@ def safe_list(store: Store, ref: ResourceRef, namespace: str | None = None) -> l
         return store.list(ref, namespace)
     except NotFound:
         return []
-
-
 
 
 def create_with_status(store: Store, obj: Obj, manager: str) -> Obj:

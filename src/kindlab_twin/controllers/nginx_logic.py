@@ -452,8 +452,6 @@ def status_equal(current: list[dict[str, Any]] | None, new: list[dict[str, str]]
                for a, b in zip(cur, new))
 
 
-
-
 # --- klog -------------------------------------------------------------------------------------
 
 def klog_line(severity: str, where: str, msg: str, when: _dt.datetime | None = None) -> str:
