@@ -308,6 +308,39 @@ def speaker_daemonset(image: str = METALLB_SPEAKER_IMAGE) -> Obj:
     }
 
 
+def controller_rbac() -> list[Obj]:
+    """The controller's rights in metallb-native.yaml (v0.16.1), limited to the kinds this rendering
+    installs (no BGP, BFD, webhook or ConfigurationState): it updates a Service's status, and
+    through the status its `ip-allocated-from-pool` annotation, and may not update the Service."""
+    rbac = "rbac.authorization.k8s.io/v1"
+    cluster_role = "%s:controller" % NAMESPACE
+    subject = [{"kind": "ServiceAccount", "name": "controller", "namespace": NAMESPACE}]
+    return [
+        {"apiVersion": rbac, "kind": "ClusterRole", "metadata": {"name": cluster_role, "labels": dict(_LABELS)},
+         "rules": [
+             {"apiGroups": [""], "resources": ["services", "namespaces"], "verbs": ["get", "list", "watch"]},
+             {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]},
+             {"apiGroups": [""], "resources": ["services/status"], "verbs": ["update"]},
+             {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
+         ]},
+        {"apiVersion": rbac, "kind": "Role", "metadata": _meta("controller"),
+         "rules": [
+             {"apiGroups": [""], "resources": ["secrets"],
+              "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"]},
+             {"apiGroups": ["apps"], "resourceNames": ["controller"], "resources": ["deployments"], "verbs": ["get"]},
+             {"apiGroups": ["metallb.io"], "resources": ["ipaddresspools"], "verbs": ["get", "list", "watch"]},
+             {"apiGroups": ["metallb.io"], "resources": ["ipaddresspools/status"], "verbs": ["update"]},
+             {"apiGroups": ["metallb.io"], "resources": ["l2advertisements"], "verbs": ["get", "list", "watch"]},
+         ]},
+        {"apiVersion": rbac, "kind": "ClusterRoleBinding", "metadata": {"name": cluster_role, "labels": dict(_LABELS)},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": cluster_role},
+         "subjects": subject},
+        {"apiVersion": rbac, "kind": "RoleBinding", "metadata": _meta("controller"),
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "controller"},
+         "subjects": subject},
+    ]
+
+
 def render_native(controller_image: str = METALLB_CONTROLLER_IMAGE, speaker_image: str = METALLB_SPEAKER_IMAGE) -> list[Obj]:
     """The core of metallb-native.yaml, for clusters that cannot download it."""
     privileged = {"pod-security.kubernetes.io/%s" % mode: "privileged" for mode in ("audit", "enforce", "warn")}
@@ -318,6 +351,7 @@ def render_native(controller_image: str = METALLB_CONTROLLER_IMAGE, speaker_imag
         l2advertisement_crd(),
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta("controller")},
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta("speaker")},
+        *controller_rbac(),
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "metallb-excludel2", "namespace": NAMESPACE},
          "data": {"excludel2.yaml": excl}},
         {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "metallb-webhook-cert", "namespace": NAMESPACE}},

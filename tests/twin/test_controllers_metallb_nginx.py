@@ -10,7 +10,7 @@ from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).parent / "controllers"))
 
-from twinlib import (MANAGER, deployment, ingress, ingress_addr, install_metallb_crds, lb_ip, metallb,  # noqa: E402
+from twinlib import (MANAGER, deployment, ingress, ingress_addr, install_metallb_crds, lb_ip, metallb, metallb_controller, metallb_rbac,  # noqa: E402
                      namespace, nginx_release, ready_deployment, service, update_retry, wait_for)
 
 from kindlab_twin.runtime import TwinRuntime  # noqa: E402
@@ -43,8 +43,7 @@ def test_metallb_pending_until_controller_and_pool(twin: TwinRuntime) -> None:
               "metadata": {"name": "p", "namespace": "metallb-system"}, "spec": {"addresses": ["100.64.0.0/16"]}}, MANAGER)
     time.sleep(1.0)
     assert lb_ip(s, "default", "lb") is None  # no MetalLB controller Deployment yet
-    s.create(deployment("controller", "metallb-system", "quay.io/metallb/controller:v0.16.1",
-                        labels={"app": "metallb", "component": "controller"}), MANAGER)
+    metallb_controller(s)
     assert wait_for(lambda: lb_ip(s, "default", "lb"), what="LB IP") == "100.64.0.0"
     svc = s.get(SVC, "default", "lb")
     assert svc["metadata"]["annotations"]["metallb.io/ip-allocated-from-pool"] == "p"
@@ -66,15 +65,24 @@ def test_metallb_pending_until_controller_and_pool(twin: TwinRuntime) -> None:
     assert wait_for(lambda: lb_ip(s, "default", "lb3"), what="LB3 IP") == "100.64.0.0"
 
 
-def test_metallb_no_pools_stays_pending(twin: TwinRuntime) -> None:
+def test_metallb_pending_without_pools_and_without_its_rights(twin: TwinRuntime) -> None:
     s = twin.store
     install_metallb_crds(s)
     namespace(s, "metallb-system")
-    s.create(deployment("controller", "metallb-system", "quay.io/metallb/controller:v0.16.1"), MANAGER)
+    metallb_controller(s, rbac=False)
     ready_deployment(s, "metallb-system", "controller")
     s.create(service("lb", "default", {"app": "x"}, [{"port": 80}], "LoadBalancer"), MANAGER)
     time.sleep(1.0)  # MetalLB passes every 10 s / 60
     assert (s.get(SVC, "default", "lb").get("status") or {}).get("loadBalancer", {}) == {}
+    # a pool, but the controller's ServiceAccount may not update services/status: the real
+    # authorizer refuses its write, so the Service stays pending ...
+    s.create({"apiVersion": "metallb.io/v1beta1", "kind": "IPAddressPool",
+              "metadata": {"name": "p", "namespace": "metallb-system"}, "spec": {"addresses": ["100.64.0.0/16"]}}, MANAGER)
+    time.sleep(1.5)
+    assert lb_ip(s, "default", "lb") is None
+    # ... until its RBAC is installed
+    metallb_rbac(s)
+    assert wait_for(lambda: lb_ip(s, "default", "lb"), what="LB IP once allowed") == "100.64.0.0"
 
 
 # --- ingress-nginx ------------------------------------------------------------------------------

@@ -68,18 +68,6 @@ def pod_running(pod: Obj) -> bool:
     return bool(pod.get("status", {}).get("phase") == "Running")
 
 
-def strip_volatile_conditions(status: dict[str, Any]) -> Any:
-    """Status without timestamps, for 'did anything change' comparisons."""
-    def clean(v: Any) -> Any:
-        if isinstance(v, dict):
-            return {k: clean(x) for k, x in v.items()
-                    if k not in ("lastTransitionTime", "lastUpdateTime", "lastProbeTime", "startedAt", "finishedAt", "renewTime", "acquireTime")}
-        if isinstance(v, list):
-            return [clean(x) for x in v]
-        return v
-    return clean(status)
-
-
 class LoopController:
     """Level-triggered: any store event of interest (or the period) wakes the loop, which
     recomputes the desired state from the whole store and writes only the differences.
@@ -174,24 +162,3 @@ def safe_list(store: Store, ref: ResourceRef, namespace: str | None = None) -> l
         return store.list(ref, namespace)
     except NotFound:
         return []
-
-
-def create_with_status(store: Store, obj: Obj, manager: str) -> Obj:
-    """Create, then write .status through the status subresource when the create dropped it
-    (a real API server ignores status on create for most kinds; kubelets/controllers then
-    PUT status, which is what managedFields should show)."""
-    created = store.create(obj, manager)
-    want = obj.get("status")
-    if want and created.get("status") != want:
-        created["status"] = want
-        created = store.update(created, manager, subresource="status")
-    return created
-
-
-def update_status(store: Store, obj: Obj, status: dict[str, Any], manager: str) -> Obj | None:
-    """PUT .status only when it differs (ignoring timestamps)."""
-    if strip_volatile_conditions(obj.get("status") or {}) == strip_volatile_conditions(status):
-        return None
-    obj = dict(obj)
-    obj["status"] = status
-    return store.update(obj, manager, subresource="status")

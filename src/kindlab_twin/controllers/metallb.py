@@ -11,8 +11,12 @@ Allocation follows controller/service.go + internal/allocator/allocator.go:
 - `metallb.io/address-pool` pins the pool (AllocateFromPool ignores autoAssign);
 - otherwise the first auto-assign pool with a free IP; inside a pool CIDRs are walked from
   the first address, .0 included unless avoidBuggyIPs (hence 100.64.0.0 in seeds/01);
-- status.loadBalancer.ingress = [{ip}] (no ipMode: MetalLB does not set it) and the
-  annotation `metallb.io/ip-allocated-from-pool` = pool name.
+- status.loadBalancer.ingress = [{ip}] (no ipMode: MetalLB does not set it; the API server
+  adds ipMode VIP) and the annotation `metallb.io/ip-allocated-from-pool` = pool name, both in
+  one update of the status subresource (a Service's status update keeps metadata changes, and
+  the controller's ClusterRole grants services/status update, not services update).
+Writes are made as the controller pod's ServiceAccount (runtime.pod_store), so the real
+authorizer applies the installed RBAC.
 Upstream iterates pools from a Go map (random order); the twin uses pool name order.
 Field manager: client-go's default is the binary name from the user agent: `controller`.
 Announcement (the data plane): an L2Advertisement selecting the pool (ipAddressPools by
@@ -28,10 +32,10 @@ import copy
 from typing import Any
 
 from kindlab_twin import ipam
-from kindlab_twin.contract import EventType, Obj, Store
+from kindlab_twin.contract import EventType, Forbidden, Obj, Store
 
-from .base import (DEPLOYMENT, IPADDRESSPOOL, L2ADVERTISEMENT, NODE, POD, SERVICE, LoopController,
-                   label_selector_match, pod_ready, safe_list, update_status)
+from .base import (DEPLOYMENT, IPADDRESSPOOL, L2ADVERTISEMENT, NODE, POD, SERVICE, LoopController, is_terminating,
+                   label_selector_match, log, pod_ready, pod_running, safe_list)
 
 NAMESPACE = "metallb-system"
 ANN_POOL = "metallb.io/address-pool"
@@ -213,6 +217,20 @@ class MetalLBController(LoopController):
 
     def setup(self) -> None:
         self._seen: dict[str, int] = {}
+        self._api: tuple[str, Store] | None = None  # (controller pod uid, its identity)
+
+    def controller_api(self) -> Store | None:
+        """The running controller pod's identity, or None while no controller pod runs."""
+        pods = [p for p in self.store.list(POD, NAMESPACE, {"app": "metallb", "component": "controller"})
+                if pod_running(p) and not is_terminating(p)]
+        if not pods:
+            self._api = None
+            return None
+        uid = pods[0]["metadata"].get("uid", "")
+        if self._api is None or self._api[0] != uid:
+            assert self.runtime is not None
+            self._api = (uid, self.runtime.pod_store(pods[0]))
+        return self._api[1]
 
     def _on_event(self, event: EventType, obj: Obj) -> None:
         if obj.get("kind") == "Service" and event == "ADDED":
@@ -222,28 +240,34 @@ class MetalLBController(LoopController):
     def reconcile(self) -> None:
         if not metallb_active(self.store):
             return
+        api = self.controller_api()
+        if api is None:
+            return
         services = self.store.list(SERVICE)
         desired = plan(services, safe_list(self.store, IPADDRESSPOOL, NAMESPACE), dict(self._seen))
         for svc in services:
             k = svc_key(svc)
             if k in desired:
                 ip, pool, _err = desired[k]
-                self.write(svc, ip, pool)
+                self.write(api, svc, ip, pool)
             elif current_ip(svc) is not None or annotation(svc, ANN_FROM_POOL):
-                self.write(svc, None, None)  # no longer a LoadBalancer: release
+                self.write(api, svc, None, None)  # no longer a LoadBalancer: release
 
-    def write(self, svc: Obj, ip: str | None, pool: str | None) -> None:
+    def write(self, api: Store, svc: Obj, ip: str | None, pool: str | None) -> None:
         ann = dict(svc["metadata"].get("annotations") or {})
-        if pool and ann.get(ANN_FROM_POOL) != pool:
+        if pool:
             ann[ANN_FROM_POOL] = pool
-        elif not pool and ANN_FROM_POOL in ann:
-            ann.pop(ANN_FROM_POOL)
-        if ann != (svc["metadata"].get("annotations") or {}):
-            svc["metadata"]["annotations"] = ann
-            svc = self.store.update(svc, self.manager)
+        else:
+            ann.pop(ANN_FROM_POOL, None)
         lb_ingress = ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
-        if [e.get("ip") for e in lb_ingress] == ([ip] if ip else []):
-            return  # compare addresses only: the API server adds ipMode: VIP to what MetalLB writes
+        same_ips = [e.get("ip") for e in lb_ingress] == ([ip] if ip else [])  # the server adds ipMode
+        if same_ips and ann == (svc["metadata"].get("annotations") or {}):
+            return
+        svc["metadata"]["annotations"] = ann
         status: dict[str, Any] = copy.deepcopy(svc.get("status") or {})
         status["loadBalancer"] = {"ingress": [{"ip": ip}]} if ip else {}
-        update_status(self.store, svc, status, self.manager)
+        svc["status"] = status
+        try:
+            api.update(svc, self.manager, subresource="status")  # seen again through the shared cache's watch
+        except Forbidden as exc:  # the installed RBAC does not allow it: as the real controller, log and go on
+            log.warning("%s: %s", self.name, exc)

@@ -19,6 +19,8 @@ from kindlab_twin.contract import CONNECT_TO_FILE, Conflict, NotFound, Store
 from kindlab_twin.controlplane import COMPONENTS
 from kindlab_twin.runtime import TwinCluster, TwinRuntime
 
+from ansible_collections.kindlab.ingress.plugins.module_utils import _metallb as mlb
+
 Obj = dict[str, Any]
 MANAGER = "kindlab-test"  # the field manager of everything the tests write
 CRD: tuple[str, str] = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
@@ -236,13 +238,29 @@ def nginx_release(store: Store, ns: str, *, scope: bool, publish_service: bool,
                           {"name": "https", "port": 443, "targetPort": "https"}], service_type), MANAGER)
 
 
+def metallb_rbac(store: Store) -> None:
+    """The controller's RBAC, as the lab renders it (_metallb.controller_rbac)."""
+    for obj in mlb.controller_rbac():
+        store.create(obj, MANAGER)
+
+
+def metallb_controller(store: Store, rbac: bool = True) -> None:
+    """The MetalLB controller Deployment with its ServiceAccount (and, with rbac, its rights):
+    the emulation acts as that pod's ServiceAccount."""
+    store.create({"apiVersion": "v1", "kind": "ServiceAccount",
+                  "metadata": {"name": "controller", "namespace": "metallb-system"}}, MANAGER)
+    if rbac:
+        metallb_rbac(store)
+    store.create(deployment("controller", "metallb-system", "quay.io/metallb/controller:v0.16.1",
+                            labels={"app": "metallb", "component": "controller"}, sa="controller"), MANAGER)
+
+
 def metallb(store: Store, addresses: list[str], l2: bool = True) -> None:
-    """MetalLB's native manifest (the parts the twin reads): CRDs, the controller Deployment,
-    the speaker DaemonSet, a pool `default` and (l2) an L2Advertisement of every pool."""
+    """MetalLB's native manifest (the parts the twin reads): CRDs, the controller Deployment and
+    its RBAC, the speaker DaemonSet, a pool `default` and (l2) an L2Advertisement of every pool."""
     namespace(store, "metallb-system")
     install_metallb_crds(store)
-    store.create(deployment("controller", "metallb-system", "quay.io/metallb/controller:v0.16.1",
-                            labels={"app": "metallb", "component": "controller"}), MANAGER)
+    metallb_controller(store)
     speaker = deployment("speaker", "metallb-system", "quay.io/metallb/speaker:v0.16.1",
                          labels={"app": "metallb", "component": "speaker"})
     speaker["kind"] = "DaemonSet"
