@@ -315,23 +315,23 @@ def controller_rbac() -> list[Obj]:
     rbac = "rbac.authorization.k8s.io/v1"
     cluster_role = "%s:controller" % NAMESPACE
     subject = [{"kind": "ServiceAccount", "name": "controller", "namespace": NAMESPACE}]
+    cluster_rules = [
+        {"apiGroups": [""], "resources": ["services", "namespaces"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]},
+        {"apiGroups": [""], "resources": ["services/status"], "verbs": ["update"]},
+        {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
+    ]
+    namespace_rules = [
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"]},
+        {"apiGroups": ["apps"], "resourceNames": ["controller"], "resources": ["deployments"], "verbs": ["get"]},
+        {"apiGroups": ["metallb.io"], "resources": ["ipaddresspools"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["metallb.io"], "resources": ["ipaddresspools/status"], "verbs": ["update"]},
+        {"apiGroups": ["metallb.io"], "resources": ["l2advertisements"], "verbs": ["get", "list", "watch"]},
+    ]
     return [
         {"apiVersion": rbac, "kind": "ClusterRole", "metadata": {"name": cluster_role, "labels": dict(_LABELS)},
-         "rules": [
-             {"apiGroups": [""], "resources": ["services", "namespaces"], "verbs": ["get", "list", "watch"]},
-             {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]},
-             {"apiGroups": [""], "resources": ["services/status"], "verbs": ["update"]},
-             {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
-         ]},
-        {"apiVersion": rbac, "kind": "Role", "metadata": _meta("controller"),
-         "rules": [
-             {"apiGroups": [""], "resources": ["secrets"],
-              "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"]},
-             {"apiGroups": ["apps"], "resourceNames": ["controller"], "resources": ["deployments"], "verbs": ["get"]},
-             {"apiGroups": ["metallb.io"], "resources": ["ipaddresspools"], "verbs": ["get", "list", "watch"]},
-             {"apiGroups": ["metallb.io"], "resources": ["ipaddresspools/status"], "verbs": ["update"]},
-             {"apiGroups": ["metallb.io"], "resources": ["l2advertisements"], "verbs": ["get", "list", "watch"]},
-         ]},
+         "rules": cluster_rules},
+        {"apiVersion": rbac, "kind": "Role", "metadata": _meta("controller"), "rules": namespace_rules},
         {"apiVersion": rbac, "kind": "ClusterRoleBinding", "metadata": {"name": cluster_role, "labels": dict(_LABELS)},
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": cluster_role},
          "subjects": subject},

@@ -107,3 +107,25 @@ def test_its_token_carries_only_its_service_account_rights(metallb: ControlPlane
     assert as_controller("auth", "can-i", "update", "services", "--subresource=status") == "yes"
     assert as_controller("auth", "can-i", "list", "secrets", "-A") == "no"
     assert as_controller("auth", "can-i", "list", "ingressclasses") == "no"
+
+
+def test_the_rendered_controller_rbac_is_upstreams() -> None:
+    """The lab's rendered install (source: rendered) grants the controller only rules that
+    MetalLB's own manifest, from the same pinned module, grants it."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils import _metallb as mlb
+
+    manifest = binaries.assets_dir("metallb-controller") / "metallb-native.yaml"
+    upstream = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(manifest.read_text()) if d}
+
+    def rules(doc: dict) -> set[tuple]:
+        return {(tuple(r.get("apiGroups", [])), tuple(r.get("resources", [])), tuple(r.get("resourceNames", [])),
+                 tuple(r.get("verbs", []))) for r in doc.get("rules") or []}
+    rendered = mlb.controller_rbac()
+    assert [(d["kind"], d["metadata"]["name"]) for d in rendered if "rules" in d] == [
+        ("ClusterRole", "metallb-system:controller"), ("Role", "controller")]
+    for doc in rendered:
+        up = upstream[(doc["kind"], doc["metadata"]["name"])]
+        if "rules" in doc:
+            assert rules(doc) <= rules(up), doc["kind"]
+        else:
+            assert doc["roleRef"] == up["roleRef"] and doc["subjects"] == up["subjects"]
