@@ -71,6 +71,7 @@ class ClusterProvider(ABC):
         self._run = run
         self._which = which
         self._binaries = {k: v for k, v in (binaries or {}).items() if v}
+        self.warnings: list[str] = []  # what the backend's commands warned about, for the module result
 
     # -- binaries -------------------------------------------------------------------------
     def binary(self, tool: str, default: str) -> str:
@@ -411,6 +412,7 @@ def ensure_cluster(
         if not check_mode:
             provider.create(name, yaml.safe_dump(config, default_flow_style=False, sort_keys=False), kubeconfig,
                             wait_timeout if wait else 0, image)
+            result["warnings"].extend(provider.warnings)
     elif context not in kubeconfig_contexts(read_text(kubeconfig)):
         # The cluster is there but this kubeconfig does not know it: write the context in.
         result["changed"] = True

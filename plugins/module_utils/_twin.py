@@ -113,6 +113,13 @@ class TwinProvider(ClusterProvider):
     def list_clusters(self) -> list[str]:
         return parse_clusters(self.must(get_clusters_argv(self.twin), "kindlab-twin get clusters"))
 
+    def call(self, argv: list[str], what: str, data: str | None = None) -> tuple[int, str, str]:
+        """kindlab-twin's WARNING lines (a cluster whose process stopped, and why: a control-plane
+        component that died) reach the module's warnings."""
+        rc, out, err = super().call(argv, what, data)
+        self.warnings.extend(line[len("WARNING: "):] for line in err.splitlines() if line.startswith("WARNING: "))
+        return rc, out, err
+
     def create_argv(self, name: str, config_path: str, kubeconfig: str, wait: int, image: str | None) -> list[str]:
         # The twin is ready when create returns; the image is informative (in the config).
         return create_argv(self.twin, name, config_path, kubeconfig, self.time_scale)

@@ -92,3 +92,19 @@ def test_provider_verbs(tmp_path) -> None:
     assert calls[-1] == [twin, "delete", "cluster", "--name", "lab", "--kubeconfig", "/k"]
     p.export_kubeconfig("lab", "/k")
     assert calls[-1] == [twin, "export", "kubeconfig", "--name", "lab", "--kubeconfig", "/k"]
+
+
+def test_a_stopped_cluster_is_reported_as_a_warning(tmp_path) -> None:
+    """The twin's runtime stops when a control-plane component dies; the next create says so."""
+    twin = _executable(tmp_path / "kindlab-twin")
+    stale = ('cluster "lab" is not running: kube-apiserver exited with status -9; last lines of its log (...) '
+             '(stale state; "kindlab-twin delete cluster --name lab" removes it)')
+
+    def run(argv, data=None):
+        if argv[1:3] == ["get", "clusters"]:
+            return 0, "", "WARNING: " + stale + "\nNo kind clusters found.\n"
+        return 0, "", ""
+
+    p = get_provider("twin", run, lambda n: None, {"twin": twin})
+    assert not p.exists("lab")
+    assert p.warnings == [stale]
