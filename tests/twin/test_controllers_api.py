@@ -61,7 +61,11 @@ def test_rollout_status_logs_and_crash_loop_through_kubectl(twin: TwinRuntime, k
     s.create(service("svc", "two", {"x": "y"}, [{"port": 80}]), "test")
     out = kubectl("-n", "two", "rollout", "status", f"deployment/{CONTROLLER}", "--timeout=60s", timeout=90)
     assert "successfully rolled out" in out.stdout
-    logs = kubectl("-n", "two", "logs", f"deployment/{CONTROLLER}").stdout
-    assert '"Starting NGINX Ingress controller"' in logs and "main.go:89]" not in logs
+    # the controller process logs its start a moment after the kubelet reported the pod Ready
+    def started() -> str | None:
+        out = kubectl("-n", "two", "logs", f"deployment/{CONTROLLER}").stdout
+        return out if '"Starting NGINX Ingress controller"' in out else None
+    logs = wait_for(started, what="the new run's start-up line")
+    assert "main.go:89]" not in logs
     previous = kubectl("-n", "two", "logs", f"deployment/{CONTROLLER}", "--previous").stdout
     assert 'services "svc" not found' in previous

@@ -118,7 +118,9 @@ def test_missing_publish_service_crash_loops_then_recovers(
     # Running again: a new log, the crashed run kept as the previous one (kubectl logs --previous, served by kwok).
     pod = controller_pods(twin, "two")[0]["metadata"]["name"]
     assert not any(line.startswith("F") for line in logs(twin, "two"))
-    assert any("Starting NGINX Ingress controller" in line for line in logs(twin, "two"))
+    # the controller process logs this once it runs, a moment after the kubelet reported the pod Ready
+    wait_for(lambda: any("Starting NGINX Ingress controller" in line for line in logs(twin, "two")),
+             what="the new run's start-up line")
     previous = kubectl("-n", "two", "logs", pod, "-c", "controller", "--previous").stdout.splitlines()
     assert previous and previous[-1].startswith("F") and 'services "svc" not found' in previous[-1]
 
