@@ -61,6 +61,7 @@ def test_rollout_status_logs_and_crash_loop_through_kubectl(twin: TwinRuntime, k
     s.create(service("svc", "two", {"x": "y"}, [{"port": 80}]), "test")
     out = kubectl("-n", "two", "rollout", "status", f"deployment/{CONTROLLER}", "--timeout=60s", timeout=90)
     assert "successfully rolled out" in out.stdout
+
     # the controller process logs its start a moment after the kubelet reported the pod Ready
     def started() -> str | None:
         out = kubectl("-n", "two", "logs", f"deployment/{CONTROLLER}").stdout
