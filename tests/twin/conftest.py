@@ -3,44 +3,26 @@ binaries, with every emulated controller) per test, and kubectl for it."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
 
-from kindlab_twin import binaries
-from kindlab_twin.controlplane import COMPONENTS
 from kindlab_twin.pki import ADMIN
 from kindlab_twin.runtime import TwinCluster, TwinRuntime
 
-sys.path.insert(0, str(Path(__file__).parent / "controllers"))
+from realcp import started_cluster
 
-TIME_SCALE = 60.0  # a 60 s status sync of ingress-nginx takes 1 s
+sys.path.insert(0, str(Path(__file__).parent / "controllers"))
 
 
 @pytest.fixture
 def twin_cluster() -> Iterator[TwinCluster]:
-    """A started twin cluster named "kind" (time_scale 60), stopped and removed after the test.
-    Its state lives in a short /tmp path: the egress proxy's Unix socket path must stay under
-    108 bytes, which pytest's tmp_path does not promise."""
-    missing = binaries.missing(COMPONENTS)
-    if missing:
-        message = f"pinned binaries not built ({', '.join(missing)}): run `kindlab-twin build binaries`"
-        if os.environ.get("KINDLAB_REQUIRE_BINARIES") == "1":  # `make unit` built them: missing is a failure
-            pytest.fail(message)
-        pytest.skip(message)
-    root = tempfile.mkdtemp(prefix="twin-")
-    cluster = TwinCluster("kind", root, time_scale=TIME_SCALE)
-    try:
-        cluster.start()
+    """A started twin cluster named "kind" (time_scale 60) per test (realcp.started_cluster)."""
+    with started_cluster() as cluster:
         yield cluster
-    finally:
-        cluster.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture

@@ -1,21 +1,24 @@
 """Shared by the tests that run the real control plane (pinned binaries, kwok nodes): the
-binaries' skip rule, a bare ControlPlane, kubectl on it, bounded polling, and the objects of
+binaries' skip rule, a started twin cluster, a bare ControlPlane, kubectl on it, bounded polling, and the objects of
 an ingress-nginx release as its chart renders them (the parts the twin reads)."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import pytest
 
 from kindlab_twin import binaries
-from kindlab_twin.controlplane import ControlPlane
+from kindlab_twin.controlplane import COMPONENTS, ControlPlane
 from kindlab_twin.pki import ADMIN
-from kindlab_twin.runtime import node_specs
+from kindlab_twin.runtime import TwinCluster, node_specs
 
 Obj = dict[str, Any]
 POD_SUBNET = "10.244.0.0/16"
@@ -30,6 +33,28 @@ def require(names: Sequence[str]) -> pytest.MarkDecorator:
     return pytest.mark.skipif(
         bool(missing) and os.environ.get("KINDLAB_REQUIRE_BINARIES") != "1",
         reason=f"pinned binaries not built ({', '.join(missing)}): run `kindlab-twin build binaries`")
+
+
+@contextlib.contextmanager
+def started_cluster(kind_config: Obj | None = None, name: str = "kind", time_scale: float = 60.0) -> Iterator[TwinCluster]:
+    """A started twin cluster (time_scale 60: a 60 s status sync takes 1 s), stopped and removed
+    after. Without the binaries: skipped, or failed under KINDLAB_REQUIRE_BINARIES=1 (see require).
+    Its state lives in a short /tmp path: the egress proxy's Unix socket path must stay under
+    108 bytes, which pytest's tmp_path does not promise."""
+    missing = binaries.missing(COMPONENTS)
+    if missing:
+        message = f"pinned binaries not built ({', '.join(missing)}): run `kindlab-twin build binaries`"
+        if os.environ.get("KINDLAB_REQUIRE_BINARIES") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    root = tempfile.mkdtemp(prefix="twin-")
+    cluster = TwinCluster(name, root, kind_config or {}, time_scale=time_scale)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def control_plane(cluster: str, root: Path, kind_config: dict[str, Any]) -> ControlPlane:
@@ -49,7 +74,7 @@ def kget(cp: ControlPlane, *args: str) -> Any:
     return json.loads(kubectl(cp, "get", *args, "-o", "json"))
 
 
-def wait_for(pred: Callable[[], Any], timeout: float = 30.0, interval: float = 0.2, what: str = "") -> Any:
+def wait_for(pred: Callable[[], Any], timeout: float = 30.0, interval: float = 0.05, what: str = "") -> Any:
     """pred()'s first truthy value; an AssertionError naming WHAT and the last value (or
     exception) seen when TIMEOUT passes first."""
     deadline = time.monotonic() + timeout

@@ -7,19 +7,14 @@ import contextlib
 import http.client
 import json
 import os
-import shutil
-import tempfile
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
-import pytest
-
-from kindlab_twin import binaries
 from kindlab_twin.contract import CONNECT_TO_FILE, Conflict, NotFound, Store
-from kindlab_twin.controlplane import COMPONENTS
-from kindlab_twin.runtime import TwinCluster, TwinRuntime
+from kindlab_twin.runtime import TwinRuntime
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _metallb as mlb
+from realcp import started_cluster, wait_for
 
 Obj = dict[str, Any]
 MANAGER = "kindlab-test"  # the field manager of everything the tests write
@@ -29,40 +24,12 @@ L2ADVERTISEMENT: tuple[str, str] = ("metallb.io/v1beta1", "L2Advertisement")
 POD_READY_TIMEOUT = 30.0  # real controller-manager + scheduler + kwok on a 2-core machine
 
 
-def wait_for(pred: Callable[[], Any], timeout: float = POD_READY_TIMEOUT, interval: float = 0.05,
-             what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = pred()
-        except Exception as exc:  # the object may not exist yet
-            last = exc
-        if last and not isinstance(last, Exception):
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out waiting for {what or pred}: last={last!r}")
-
-
 @contextlib.contextmanager
 def started_twin(kind_config: Obj, name: str = "kind", time_scale: float = 60.0) -> Iterator[TwinRuntime]:
-    """A twin cluster with KIND_CONFIG (conftest's `twin` has none), stopped and removed after.
-    Its state lives in a short /tmp path, as conftest's (the egress proxy's socket path)."""
-    missing = binaries.missing(COMPONENTS)
-    if missing:
-        message = f"pinned binaries not built ({', '.join(missing)}): run `kindlab-twin build binaries`"
-        if os.environ.get("KINDLAB_REQUIRE_BINARIES") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    root = tempfile.mkdtemp(prefix="twin-")
-    cluster = TwinCluster(name, root, kind_config, time_scale=time_scale)
-    try:
-        cluster.start()
+    """A twin cluster with KIND_CONFIG (conftest's `twin` has none): realcp.started_cluster's runtime."""
+    with started_cluster(kind_config, name, time_scale) as cluster:
         assert cluster.runtime is not None
         yield cluster.runtime
-    finally:
-        cluster.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def crd(group: str, kind: str, plural: str, version: str = "v1beta1", status: bool = True) -> Obj:
