@@ -14,7 +14,7 @@ SCENARIO_ARGS := $(if $(SCENARIO),-e @scenarios/$(SCENARIO).yml)
 JUNIT := ANSIBLE_CALLBACKS_ENABLED=ansible.builtin.junit JUNIT_OUTPUT_DIR=$(CURDIR)/artifacts/junit \
 	JUNIT_FAIL_ON_IGNORE=true JUNIT_HIDE_TASK_ARGUMENTS=true
 
-.PHONY: help setup binaries lab verify teardown test unit sanity lint syntax molecule mypy chromium collection workflows engine-test
+.PHONY: help setup binaries lab verify teardown test unit sanity lint syntax molecule mypy chromium collection workflows engine-test test-kind
 
 help:
 	@echo "make lab [SCENARIO=puzzle] [LAB_ARGS='-e lab_backend=twin']  build and check the lab"
@@ -22,6 +22,8 @@ help:
 	@echo "make teardown                                              delete the lab cluster"
 	@echo "make test                                                  run every test"
 	@echo "make kind-engine / kind-engine-down                        (Linux, root) the lab's own Docker engine, when none answers"
+	@echo "make kind-images                                           the kind lab's images, built here (no registry)"
+	@echo "make test-kind                                             the kind path for real, beside the twin"
 
 # A project-local venv with the pinned requirements, the twin console command, and the
 # collection linked where ansible.cfg's collections_path points.
@@ -99,7 +101,13 @@ workflows: setup
 engine-test:
 	hack/test-kind-engine.sh
 
-test: unit mypy syntax lint sanity collection workflows molecule engine-test
+# The kind path for real beside the twin (hack/test-kind.sh): the lab's engine, the offline
+# images, a smoke of the collection's kind path and the same on the twin, verdicts compared.
+# Linux as root only; elsewhere it says SKIPPED. After engine-test, which needs the engine down.
+test-kind: setup binaries
+	VENV=$(VENV) hack/test-kind.sh
+
+test: unit mypy syntax lint sanity collection workflows molecule engine-test test-kind
 
 # The lab's own Docker engine, for Linux as root where no engine answers (hack/kind-engine.sh):
 # dockerd in the network namespace `kindlab`, on the default socket. Does nothing when an
@@ -110,3 +118,10 @@ kind-engine:
 
 kind-engine-down:
 	hack/kind-engine.sh down
+
+# Every image the kind lab needs, built here where no registry answers (hack/kind-images.sh):
+# the node image, control-plane and add-on images, MetalLB, the web server. Cached; a no-op
+# when current. Needs the engine above (or yours).
+.PHONY: kind-images
+kind-images: setup
+	VENV=$(VENV) hack/kind-images.sh

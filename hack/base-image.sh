@@ -1,21 +1,27 @@
 #!/usr/bin/env bash
 # A minimal Debian image for the lab's Docker engine, made here because nothing can be pulled.
 #
-#   hack/base-image.sh [IMAGE]     default IMAGE: kindlab/debian-minbase:bookworm
+#   hack/base-image.sh [IMAGE [PACKAGES]]   default: kindlab/debian-minbase:bookworm iproute2
+#   hack/base-image.sh --tarball [IMAGE [PACKAGES]]   print where that tarball is cached
 #
-# Builds a root filesystem with `debootstrap --variant=minbase bookworm` (plus iproute2) from
+# Builds a root filesystem with `debootstrap --variant=minbase bookworm` plus PACKAGES
+# (comma-separated Debian packages) from
 # the Debian mirror apt already uses (first URI in /etc/apt/sources.list*, or
 # $KINDLAB_DEBIAN_MIRROR), caches it as a tarball under ~/.cache/kindlab/images/, and
 # `docker import`s it unless the engine already has IMAGE. A second run reuses the tarball;
 # delete it to rebuild. Installs Debian's debootstrap when missing. Run as root.
 set -euo pipefail
 
+PRINT_TARBALL=0  # --tarball: print the cached tarball's path for IMAGE/PACKAGES and exit
+if [ "${1:-}" = "--tarball" ]; then PRINT_TARBALL=1; shift; fi
 IMAGE="${1:-kindlab/debian-minbase:bookworm}"
 SUITE="bookworm"
-INCLUDE="iproute2"
+INCLUDE="${2:-iproute2}"
 CACHE="${KINDLAB_IMAGE_CACHE:-$HOME/.cache/kindlab/images}"
-TARBALL="$CACHE/debian-$SUITE-minbase-${INCLUDE//,/-}.tar"
+# One cached tarball per package list (its hash keeps the name short).
+TARBALL="$CACHE/debian-$SUITE-minbase-$(printf '%s' "$INCLUDE" | sha256sum | cut -c1-12).tar"
 
+if [ "$PRINT_TARBALL" = 1 ]; then echo "$TARBALL"; exit 0; fi
 me="$(basename "$0")"
 say() { printf '%s: %s\n' "$me" "$*" >&2; }
 die() { printf '%s: error: %s\n' "$me" "$*" >&2; exit 1; }

@@ -38,3 +38,10 @@ ensure_collection_link() {
         ln -sfn ../../.. "$link"
     fi
 }
+
+# lab_addresses: this namespace's addresses in the ranges the lab uses (docker's 172.17/16,
+# kind's 172.18/16, pod and service ranges in 10/8, pools in 100.64/10 or 192.168/16). A laptop
+# may hold some of its own: only one that appears while a test runs is the lab's.
+lab_addresses() {
+    ip -br addr | grep -oE '[[:space:]](10\.|172\.(1[6-9]|2[0-9]|3[01])\.|100\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\.|192\.168\.)[0-9./]+' | sort || true
+}

@@ -23,7 +23,9 @@ IMAGE="kindlab/debian-minbase:bookworm"
 SOCK="/var/run/docker.sock"
 DATA_ROOT="/var/lib/kindlab-docker"
 STATE="/run/kindlab-docker"
-TARBALL="${KINDLAB_IMAGE_CACHE:-$HOME/.cache/kindlab/images}/debian-bookworm-minbase-iproute2.tar"
+TARBALL="$("$HERE/base-image.sh" --tarball "$IMAGE")"
+# shellcheck source=hack/lib.sh
+source "$HERE/lib.sh"  # lab_addresses
 
 skip() {
     printf '\n*** SKIPPED: %s ***\n\n' "$*" >&2
@@ -73,12 +75,6 @@ host_view() { ip -br addr; ip route; ip -6 route; ip -br link | awk '{ print $1 
 host_mounts() { awk '{ print $5 }' /proc/self/mountinfo | sort; }
 BEFORE_VIEW="$(host_view)"
 BEFORE_MOUNTS="$(host_mounts)"
-# Addresses in the ranges the lab uses (docker's 172.17/16, kind's 172.18/16, pod and service
-# ranges in 10/8, pools in 100.64/10 or 192.168/16). A laptop may hold some of its own: only one
-# that appears during the test is the lab's.
-lab_addresses() {
-    ip -br addr | grep -oE '[[:space:]](10\.|172\.(1[6-9]|2[0-9]|3[01])\.|100\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\.|192\.168\.)[0-9./]+' | sort || true
-}
 BEFORE_LAB_ADDRESSES="$(lab_addresses)"
 lab_address_on_host() { [ "$(lab_addresses)" != "$BEFORE_LAB_ADDRESSES" ]; }
 

@@ -63,10 +63,20 @@ KUBERNETES_VERSION = "v1.35.4"
 # kubeadm v1.35's DefaultEtcdVersion (cmd/kubeadm/app/constants) is 3.6.6.
 ETCD_VERSION = "v3.6.6"
 KWOK_VERSION = "v0.8.0"
+# The offline kind node image (hack/kind-images.sh): containerd, runc and the CNI plugins as
+# kind v0.32.0's base image builds them (images/base/Dockerfile), CoreDNS as kubeadm v1.35 deploys it (CoreDNSVersion).
+CONTAINERD_VERSION = "v2.3.1"
+RUNC_VERSION = "v1.4.2"
+CNI_PLUGINS_VERSION = "v1.9.1"
+COREDNS_VERSION = "v1.13.1"
 # helm for the kind path on CI runners (hack/ci-tools.sh); the collection works with helm >= 3.7.
 HELM_VERSION = "v4.3.1"
 
 _K8S = ("k8s.io/kubernetes", KUBERNETES_VERSION)
+# What `containerd --version`, the CRI version (the node's containerRuntimeVersion) and `runc --version`
+# report, as their release builds set it (without it: "2.3.1+unknown", "unknown").
+_CONTAINERD_LDFLAGS = ("-X github.com/containerd/containerd/v2/version.Version=" + CONTAINERD_VERSION[1:],)
+_RUNC_LDFLAGS = ("-X main.version=" + RUNC_VERSION[1:],)
 _K8S_STAGING = "v0" + KUBERNETES_VERSION[2:]  # k8s.io/api etc. are published as v0.<minor>.<patch>
 # k8s.io/component-base/version: what `kubectl version` and /version report, with no suffix of ours.
 _K8S_LDFLAGS = tuple(
@@ -82,11 +92,22 @@ _K8S_LDFLAGS = tuple(
     for key, value in (("gitVersion", KUBERNETES_VERSION), ("gitTreeState", "clean"))
 )
 
+# The offline kind lab's own images (hack/kind-images.sh, test machinery): the node image for
+# KUBERNETES_VERSION, the pod network that stands in for kindnetd, the workloads' web server.
+KIND_OFFLINE_NODE_IMAGE = "kindlab/node:" + KUBERNETES_VERSION
+KIND_OFFLINE_CNI_IMAGE = "kindlab/cni:v1"
+KIND_OFFLINE_WEB_IMAGE = "kindlab/nginx:bookworm"
+
 # What `kindlab-twin build binaries` builds when no name is given (`make binaries`, `make test`):
 # the twin's real control plane and controllers.
 TWIN_BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "metallb-controller")
 # Built on demand: the kind clients for CI runners (hack/ci-tools.sh), actionlint for `make workflows`.
 KIND_CLIENT_BINARIES = ("kind", "helm", "kubectl")
+# What hack/kind-images.sh puts into the offline kind lab's images.
+KIND_IMAGE_BINARIES = ("kubelet", "kubeadm", "kubectl", "kube-apiserver", "kube-controller-manager",
+                       "kube-scheduler", "kube-proxy", "etcd", "coredns", "containerd", "containerd-shim-runc-v2",
+                       "ctr", "runc", "ptp", "host-local", "loopback", "portmap", "metallb-controller",
+                       "metallb-speaker")
 
 GO_BINARIES: dict[str, dict[str, object]] = {
     "kube-apiserver": {"module": _K8S[0], "version": _K8S[1], "package": "cmd/kube-apiserver",
@@ -95,6 +116,33 @@ GO_BINARIES: dict[str, dict[str, object]] = {
                                 "local_replace": _K8S_STAGING, "ldflags": _K8S_LDFLAGS},
     "kube-scheduler": {"module": _K8S[0], "version": _K8S[1], "package": "cmd/kube-scheduler",
                        "local_replace": _K8S_STAGING, "ldflags": _K8S_LDFLAGS},
+    # The offline kind node image's Kubernetes binaries (hack/kind-images.sh).
+    "kubelet": {"module": _K8S[0], "version": _K8S[1], "package": "cmd/kubelet",
+                "local_replace": _K8S_STAGING, "ldflags": _K8S_LDFLAGS},
+    "kubeadm": {"module": _K8S[0], "version": _K8S[1], "package": "cmd/kubeadm",
+                "local_replace": _K8S_STAGING, "ldflags": _K8S_LDFLAGS},
+    "kube-proxy": {"module": _K8S[0], "version": _K8S[1], "package": "cmd/kube-proxy",
+                   "local_replace": _K8S_STAGING, "ldflags": _K8S_LDFLAGS},
+    "containerd": {"module": "github.com/containerd/containerd/v2", "version": CONTAINERD_VERSION,
+                   "package": "cmd/containerd", "local_replace": "", "ldflags": _CONTAINERD_LDFLAGS},
+    "containerd-shim-runc-v2": {"module": "github.com/containerd/containerd/v2", "version": CONTAINERD_VERSION,
+                                "package": "cmd/containerd-shim-runc-v2", "local_replace": "", "ldflags": _CONTAINERD_LDFLAGS},
+    "ctr": {"module": "github.com/containerd/containerd/v2", "version": CONTAINERD_VERSION,
+            "package": "cmd/ctr", "local_replace": "", "ldflags": _CONTAINERD_LDFLAGS},
+    # runc and the CNI plugins at the versions kind v0.32.0's base image builds. runc links
+    # libseccomp (Debian's libseccomp-dev to build, libseccomp2 in the node image).
+    "runc": {"module": "github.com/opencontainers/runc", "version": RUNC_VERSION, "package": "",
+             "local_replace": "", "ldflags": _RUNC_LDFLAGS, "tags": ("seccomp",), "cgo": True},
+    "ptp": {"module": "github.com/containernetworking/plugins", "version": CNI_PLUGINS_VERSION,
+            "package": "plugins/main/ptp", "local_replace": "", "ldflags": ()},
+    "host-local": {"module": "github.com/containernetworking/plugins", "version": CNI_PLUGINS_VERSION,
+                   "package": "plugins/ipam/host-local", "local_replace": "", "ldflags": ()},
+    "loopback": {"module": "github.com/containernetworking/plugins", "version": CNI_PLUGINS_VERSION,
+                 "package": "plugins/main/loopback", "local_replace": "", "ldflags": ()},
+    "portmap": {"module": "github.com/containernetworking/plugins", "version": CNI_PLUGINS_VERSION,
+                "package": "plugins/meta/portmap", "local_replace": "", "ldflags": ()},
+    "coredns": {"module": "github.com/coredns/coredns", "version": COREDNS_VERSION, "package": "",
+                "local_replace": "", "ldflags": ()},
     "etcd": {"module": "go.etcd.io/etcd/server/v3", "version": ETCD_VERSION, "package": "",
              "local_replace": ETCD_VERSION, "ldflags": ()},
     # The kind path's client tools, for CI runners (hack/ci-tools.sh): kubectl at the Kubernetes
@@ -113,6 +161,8 @@ GO_BINARIES: dict[str, dict[str, object]] = {
     "metallb-controller": {"module": "go.universe.tf/metallb", "version": METALLB_VERSION, "package": "controller",
                            "local_replace": "", "ldflags": (),
                            "assets": ("config/manifests/metallb-native.yaml",)},
+    "metallb-speaker": {"module": "go.universe.tf/metallb", "version": METALLB_VERSION, "package": "speaker",
+                        "local_replace": "", "ldflags": ()},
     # kwok needs its stages (what a fake kubelet does to nodes and pods) and the CRD of its Logs
     # resource; they ship in the module and are copied beside the binary: the fast node/pod stages
     # and the lease heartbeat, as kwokctl configures them.

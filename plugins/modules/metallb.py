@@ -33,7 +33,9 @@ options:
     choices: [upstream, rendered]
     default: upstream
   manifest_url:
-    description: URL of the native manifest for O(source=upstream). Defaults to the pinned release's.
+    description:
+      - URL of the native manifest for O(source=upstream). Defaults to the pinned release's.
+      - A mirror, or a C(file://) URL of a copy on the host the module runs on.
     type: str
   controller_image:
     description:

@@ -15,7 +15,8 @@ directives (k8s.io/kubernetes' staging modules, etcd's sibling modules) with the
 version named by ``local_replace`` - replace directives of a dependency are ignored by `go`,
 which is why ``go install module@version`` cannot build k8s.io/kubernetes. ``go get`` resolves
 the package's dependencies into that module, then ``go build`` writes a static binary
-(CGO_ENABLED=0, -trimpath, the pin's ldflags).
+(CGO_ENABLED=0, -trimpath, the pin's ldflags and tags), or one linked against C libraries
+where the pin says ``cgo`` (runc).
 """
 from __future__ import annotations
 
@@ -48,6 +49,8 @@ class GoBinary:
     local_replace: str  # version for the module's relative-path replaces ("" = none expected)
     ldflags: tuple[str, ...]
     assets: tuple[str, ...] = ()  # files of the module the binary needs at run time
+    tags: tuple[str, ...] = ()  # go build -tags
+    cgo: bool = False  # linked against C libraries (runc: its nsenter and libseccomp)
 
     @property
     def import_path(self) -> str:
@@ -85,13 +88,14 @@ def pinned() -> dict[str, GoBinary]:
         name: GoBinary(name=name, module=str(pin["module"]), version=str(pin["version"]),
                        package=str(pin["package"]), local_replace=str(pin["local_replace"]),
                        ldflags=tuple(str(f) for f in pin["ldflags"]),
-                       assets=tuple(str(f) for f in pin.get("assets", ())))
+                       assets=tuple(str(f) for f in pin.get("assets", ())),
+                       tags=tuple(str(t) for t in pin.get("tags", ())), cgo=bool(pin.get("cgo", False)))
         for name, pin in table.items()
     }
 
 
 # Named sets of pinned binaries (`build binaries --set NAME`), as _versions.py lists them.
-SETS = {"twin": "TWIN_BINARIES", "kind-clients": "KIND_CLIENT_BINARIES"}
+SETS = {"twin": "TWIN_BINARIES", "kind-clients": "KIND_CLIENT_BINARIES", "kind-images": "KIND_IMAGE_BINARIES"}
 
 
 def named_set(name: str) -> tuple[str, ...]:
@@ -226,7 +230,10 @@ def build(names: Sequence[str], *, say: Callable[[str], None] = print, run: Runn
         run(["go", "get", f"{binary.import_path}@{binary.version}"], work, env)
         tmp = out.with_name(out.name + ".tmp")
         ldflags = " ".join(("-s", "-w") + binary.ldflags)
-        run(["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(tmp), binary.import_path], work, env)
+        argv = ["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(tmp)]
+        if binary.tags:
+            argv += ["-tags", ",".join(binary.tags)]
+        run(argv + [binary.import_path], work, dict(env, CGO_ENABLED="1") if binary.cgo else env)
         tmp.replace(out)
         say(f"  {binary.name} {binary.version}: built in {time.monotonic() - started:.0f} s")
     return result

@@ -111,3 +111,35 @@ def test_link_into_points_at_the_cache(tmp_path: Path, monkeypatch: pytest.Monke
     assert binaries.main(["etcd"], link_into=str(tmp_path / "tools")) == 0
     assert (tmp_path / "tools" / "etcd").resolve() == (tmp_path / "cache" / "bin" / pin.file_name).resolve()
     assert binaries.main([], set_name="nope") == 1
+
+
+def test_a_cgo_pin_builds_with_cgo_and_its_tags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """runc links libseccomp (cgo) and needs the seccomp tag; every other pin stays static."""
+    monkeypatch.setenv("KINDLAB_CACHE", str(tmp_path))
+    builds: list[tuple[list[str], str]] = []
+
+    def fake_go(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+        if argv[:3] == ["go", "mod", "download"]:
+            return json.dumps({"GoMod": str(tmp_path / "x.mod")})
+        if argv[:3] == ["go", "mod", "edit"]:
+            return json.dumps({"Go": "1.24"})
+        if argv[:2] == ["go", "build"]:
+            builds.append((argv, env["CGO_ENABLED"]))
+            Path(argv[argv.index("-o") + 1]).write_text("binary")
+        return ""
+
+    binaries.build(["runc", "ptp"], say=lambda _m: None, run=fake_go, which=lambda _name: "/usr/bin/go")
+    (runc_argv, runc_cgo), (ptp_argv, ptp_cgo) = builds
+    assert runc_cgo == "1" and runc_argv[runc_argv.index("-tags") + 1] == "seccomp"
+    assert runc_argv[-1] == "github.com/opencontainers/runc"
+    assert ptp_cgo == "0" and "-tags" not in ptp_argv
+    assert ptp_argv[-1] == "github.com/containernetworking/plugins/plugins/main/ptp"
+
+
+def test_the_kind_images_set_has_what_a_kind_node_runs() -> None:
+    names = set(binaries.named_set("kind-images"))
+    assert {"kubelet", "kubeadm", "containerd", "containerd-shim-runc-v2", "runc", "ptp", "host-local",
+            "loopback", "portmap", "kube-proxy", "coredns", "metallb-speaker"} <= names
+    # the node's Kubernetes binaries and the control plane's are one version
+    versions = {binaries.pin(n).version for n in names if binaries.pin(n).module == "k8s.io/kubernetes"}
+    assert len(versions) == 1
