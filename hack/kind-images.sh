@@ -27,18 +27,6 @@ LABEL="io.kindlab.inputs"
 me="$(basename "$0")"
 say() { printf '%s: %s\n' "$me" "$*" >&2; }
 
-# pin NAME: a value from the pinned versions (the one place that names them).
-pin() {
-    python3 - "$ROOT/plugins/module_utils/_versions.py" "$1" <<'PY'
-import importlib.util, sys
-spec = importlib.util.spec_from_file_location("v", sys.argv[1])
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
-value = getattr(mod, sys.argv[2])
-print(" ".join(value) if isinstance(value, tuple) else value)
-PY
-}
-
 K8S="$(pin KUBERNETES_VERSION)"
 ETCD="$(pin ETCD_VERSION)"
 COREDNS="$(pin COREDNS_VERSION)"

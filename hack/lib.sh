@@ -45,3 +45,16 @@ ensure_collection_link() {
 lab_addresses() {
     ip -br addr | grep -oE '[[:space:]](10\.|172\.(1[6-9]|2[0-9]|3[01])\.|100\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\.|192\.168\.)[0-9./]+' | sort || true
 }
+
+# pin NAME: a value of the pinned versions (plugins/module_utils/_versions.py, the one place
+# that names them); a tuple prints space-separated.
+pin() {
+    python3 - "$ROOT/plugins/module_utils/_versions.py" "$1" <<'PY'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("versions", sys.argv[1])
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+value = getattr(mod, sys.argv[2])
+print(" ".join(value) if isinstance(value, tuple) else value)
+PY
+}

@@ -85,15 +85,6 @@ echo "test-kind: images ready in $((SECONDS - started)) s" >&2
 # kind and kubectl at their pins, first on PATH for the collection's modules and the playbook.
 kindlab-twin build binaries kind kubectl --link-into "$WORK/bin" >&2
 export PATH="$WORK/bin:$PATH"
-pin() {
-    python3 - "$ROOT/plugins/module_utils/_versions.py" "$1" <<'PY'
-import importlib.util, sys
-spec = importlib.util.spec_from_file_location("v", sys.argv[1])
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
-print(getattr(mod, sys.argv[2]))
-PY
-}
 metallb_manifest="$(python3 -c '
 import sys; sys.path.insert(0, sys.argv[1])
 from kindlab_twin import binaries; print(binaries.assets_dir("metallb-controller") / "metallb-native.yaml")' "$ROOT/src")"

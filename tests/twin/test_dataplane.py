@@ -100,7 +100,9 @@ def test_unannounced_pool_and_host_ports(twin: TwinRuntime) -> None:
                    and (x.get("status") or {}).get("loadBalancer", {}).get("ingress") and x, what="LB IP")
     node_port = svc["spec"]["ports"][0]["nodePort"]
     np = wait_for(lambda: target_for(twin.state_dir, "172.18.0.2", node_port), what="nodePort listener")
-    assert http_get(np)[0] == 200
+    # The listener exists as soon as the Service does; until the real EndpointSlice controller has
+    # published the ready pod (a moment after Ready, as for kube-proxy), the connection is reset.
+    assert wait_for(lambda: http_get(np)[0] == 200, what="200 through the nodePort")
     hp = wait_for(lambda: target_for(twin.state_dir, "172.18.0.2", 8080), what="hostPort listener")
     code, body = http_get(hp, "/x")
     assert code == 200 and body.startswith("pod: hp-")
