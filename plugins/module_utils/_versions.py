@@ -109,46 +109,49 @@ KIND_IMAGE_BINARIES = ("kubelet", "kubeadm", "kubectl", "kube-apiserver", "kube-
                        "ctr", "runc", "ptp", "host-local", "loopback", "portmap", "metallb-controller",
                        "metallb-speaker")
 
+
+def _k8s(package: str) -> dict[str, object]:
+    """A binary of k8s.io/kubernetes at KUBERNETES_VERSION (its staging modules published as v0.x)."""
+    return {"module": _K8S[0], "version": _K8S[1], "package": package, "local_replace": _K8S_STAGING,
+            "ldflags": _K8S_LDFLAGS}
+
+
+def _containerd(package: str) -> dict[str, object]:
+    return {"module": "github.com/containerd/containerd/v2", "version": CONTAINERD_VERSION, "package": package,
+            "local_replace": "", "ldflags": _CONTAINERD_LDFLAGS}
+
+
+def _cni(package: str) -> dict[str, object]:
+    return {"module": "github.com/containernetworking/plugins", "version": CNI_PLUGINS_VERSION, "package": package,
+            "local_replace": "", "ldflags": ()}
+
+
 GO_BINARIES: dict[str, dict[str, object]] = {
-    "kube-apiserver": {"module": _K8S[0], "version": _K8S[1], "package": "cmd/kube-apiserver",
-                       "local_replace": _K8S_STAGING, "ldflags": _K8S_LDFLAGS},
-    "kube-controller-manager": {"module": _K8S[0], "version": _K8S[1], "package": "cmd/kube-controller-manager",
-                                "local_replace": _K8S_STAGING, "ldflags": _K8S_LDFLAGS},
-    "kube-scheduler": {"module": _K8S[0], "version": _K8S[1], "package": "cmd/kube-scheduler",
-                       "local_replace": _K8S_STAGING, "ldflags": _K8S_LDFLAGS},
+    "kube-apiserver": _k8s("cmd/kube-apiserver"),
+    "kube-controller-manager": _k8s("cmd/kube-controller-manager"),
+    "kube-scheduler": _k8s("cmd/kube-scheduler"),
     # The offline kind node image's Kubernetes binaries (hack/kind-images.sh).
-    "kubelet": {"module": _K8S[0], "version": _K8S[1], "package": "cmd/kubelet",
-                "local_replace": _K8S_STAGING, "ldflags": _K8S_LDFLAGS},
-    "kubeadm": {"module": _K8S[0], "version": _K8S[1], "package": "cmd/kubeadm",
-                "local_replace": _K8S_STAGING, "ldflags": _K8S_LDFLAGS},
-    "kube-proxy": {"module": _K8S[0], "version": _K8S[1], "package": "cmd/kube-proxy",
-                   "local_replace": _K8S_STAGING, "ldflags": _K8S_LDFLAGS},
-    "containerd": {"module": "github.com/containerd/containerd/v2", "version": CONTAINERD_VERSION,
-                   "package": "cmd/containerd", "local_replace": "", "ldflags": _CONTAINERD_LDFLAGS},
-    "containerd-shim-runc-v2": {"module": "github.com/containerd/containerd/v2", "version": CONTAINERD_VERSION,
-                                "package": "cmd/containerd-shim-runc-v2", "local_replace": "", "ldflags": _CONTAINERD_LDFLAGS},
-    "ctr": {"module": "github.com/containerd/containerd/v2", "version": CONTAINERD_VERSION,
-            "package": "cmd/ctr", "local_replace": "", "ldflags": _CONTAINERD_LDFLAGS},
+    "kubelet": _k8s("cmd/kubelet"),
+    "kubeadm": _k8s("cmd/kubeadm"),
+    "kube-proxy": _k8s("cmd/kube-proxy"),
+    "containerd": _containerd("cmd/containerd"),
+    "containerd-shim-runc-v2": _containerd("cmd/containerd-shim-runc-v2"),
+    "ctr": _containerd("cmd/ctr"),
     # runc and the CNI plugins at the versions kind v0.32.0's base image builds. runc links
     # libseccomp (Debian's libseccomp-dev to build, libseccomp2 in the node image).
     "runc": {"module": "github.com/opencontainers/runc", "version": RUNC_VERSION, "package": "",
              "local_replace": "", "ldflags": _RUNC_LDFLAGS, "tags": ("seccomp",), "cgo": True},
-    "ptp": {"module": "github.com/containernetworking/plugins", "version": CNI_PLUGINS_VERSION,
-            "package": "plugins/main/ptp", "local_replace": "", "ldflags": ()},
-    "host-local": {"module": "github.com/containernetworking/plugins", "version": CNI_PLUGINS_VERSION,
-                   "package": "plugins/ipam/host-local", "local_replace": "", "ldflags": ()},
-    "loopback": {"module": "github.com/containernetworking/plugins", "version": CNI_PLUGINS_VERSION,
-                 "package": "plugins/main/loopback", "local_replace": "", "ldflags": ()},
-    "portmap": {"module": "github.com/containernetworking/plugins", "version": CNI_PLUGINS_VERSION,
-                "package": "plugins/meta/portmap", "local_replace": "", "ldflags": ()},
+    "ptp": _cni("plugins/main/ptp"),
+    "host-local": _cni("plugins/ipam/host-local"),
+    "loopback": _cni("plugins/main/loopback"),
+    "portmap": _cni("plugins/meta/portmap"),
     "coredns": {"module": "github.com/coredns/coredns", "version": COREDNS_VERSION, "package": "",
                 "local_replace": "", "ldflags": ()},
     "etcd": {"module": "go.etcd.io/etcd/server/v3", "version": ETCD_VERSION, "package": "",
              "local_replace": ETCD_VERSION, "ldflags": ()},
     # The kind path's client tools, for CI runners (hack/ci-tools.sh): kubectl at the Kubernetes
     # version above (one minor of skew is allowed either way), kind and helm at their pins.
-    "kubectl": {"module": _K8S[0], "version": _K8S[1], "package": "cmd/kubectl",
-                "local_replace": _K8S_STAGING, "ldflags": _K8S_LDFLAGS},
+    "kubectl": _k8s("cmd/kubectl"),
     "kind": {"module": "sigs.k8s.io/kind", "version": KIND_VERSION, "package": "",
              "local_replace": "", "ldflags": ()},
     "helm": {"module": "helm.sh/helm/v4", "version": HELM_VERSION, "package": "cmd/helm",
