@@ -23,7 +23,9 @@ help:
 	@echo "make test                                                  run every test"
 	@echo "make kind-engine / kind-engine-down                        (Linux, root) the lab's own Docker engine, when none answers"
 	@echo "make kind-images                                           the kind lab's images, built here (no registry)"
-	@echo "make test-kind                                             the kind path for real, beside the twin"
+	@echo "make test-kind                                             every scenario on real kind, beside the twin"
+	@echo "make kind-lab [SCENARIO=puzzle]                            (Linux, root) the lab on real kind here, offline; left up"
+	@echo "make kind-lab-teardown [SCENARIO=puzzle]                   remove it"
 
 # A project-local venv with the pinned requirements, the twin console command, and the
 # collection linked where ansible.cfg's collections_path points.
@@ -69,7 +71,10 @@ chromium:
 binaries: setup
 	$(BIN)/kindlab-twin build binaries
 
+# The ingress-nginx chart 4.11.0 (with the controller it belongs to) from its Go module, for the
+# test that checks the collection's values→args mapping against `helm template` of the real chart.
 unit: setup .tools/bin/helm chromium binaries
+	$(BIN)/kindlab-twin build binaries ingress-nginx-controller
 	KINDLAB_REQUIRE_BINARIES=1 HELM_BIN=$(CURDIR)/.tools/bin/helm $(BIN)/python -m pytest -q -p no:cacheprovider tests/unit tests/twin
 
 sanity: setup
@@ -101,9 +106,10 @@ workflows: setup
 engine-test:
 	hack/test-kind-engine.sh
 
-# The kind path for real beside the twin (hack/test-kind.sh): the lab's engine, the offline
-# images, a smoke of the collection's kind path and the same on the twin, verdicts compared.
-# Linux as root only; elsewhere it says SKIPPED. After engine-test, which needs the engine down.
+# Every scenario on real kind beside the twin (hack/test-kind.sh): the lab's engine, the offline
+# images, each scenario through playbooks/lab.yml on kind (the real ingress-nginx controller,
+# installed by real helm) and on the twin, verdicts compared. Linux as root only; elsewhere it
+# says SKIPPED. After engine-test, which needs the engine down.
 test-kind: setup binaries
 	VENV=$(VENV) hack/test-kind.sh
 
@@ -125,3 +131,14 @@ kind-engine-down:
 .PHONY: kind-images
 kind-images: setup
 	VENV=$(VENV) hack/kind-images.sh
+
+# The lab on real kind on a machine where no registry answers (Linux, root): the lab's engine and
+# images when needed, then `make lab` for SCENARIO with the offline inputs (hack/kind-lab.sh:
+# node image, MetalLB manifest, images, the ingress-nginx chart from its Go module), left up.
+# Reach it with `hack/kind-lab.sh exec kubectl --kubeconfig artifacts/ingress-lab/kubeconfig ...`.
+.PHONY: kind-lab kind-lab-teardown
+kind-lab: setup
+	$(JUNIT) VENV=$(VENV) hack/kind-lab.sh up "$(SCENARIO)" $(LAB_ARGS)
+
+kind-lab-teardown: setup
+	VENV=$(VENV) hack/kind-lab.sh down "$(SCENARIO)" $(LAB_ARGS)

@@ -16,6 +16,10 @@
 #   quay.io/metallb/...     MetalLB's controller and speaker (the manifest's tags)
 #   kindlab/cni             the pod network (kindlab-cni.sh), in place of kindnetd
 #   kindlab/nginx           the workloads' web server: Debian's nginx
+#   kindlab/ingress-nginx-controller
+#                           the real ingress-nginx controller (k8s.io/ingress-nginx at the served
+#                           commit, v1.11.0), its image files from the module, Debian's nginx as
+#                           its data plane (hack/kind-images/ingress-nginx: what differs and why)
 # Each image carries a label with the hash of its inputs; one whose inputs changed is rebuilt.
 set -euo pipefail
 # shellcheck source=hack/lib.sh
@@ -42,6 +46,12 @@ NODE_PACKAGES="systemd,systemd-sysv,conntrack,iptables,nftables,iproute2,ethtool
 NODE_BASE="kindlab/node-base:bookworm"
 WEB_PACKAGES="nginx-light"
 WEB_BASE="kindlab/web-base:bookworm"
+# The ingress-nginx controller's data plane: Debian's nginx with the dynamic modules and Lua
+# libraries ingress-nginx's Lua needs (what Debian lacks is in hack/kind-images/ingress-nginx/lua),
+# dumb-init as upstream's entrypoint, setcap for the file capabilities.
+INGRESS_NGINX_IMAGE="$(pin KIND_OFFLINE_INGRESS_NGINX_IMAGE)"
+INGRESS_NGINX_PACKAGES="nginx-light,libnginx-mod-http-lua,libnginx-mod-http-ndk,libnginx-mod-http-headers-more-filter,lua-resty-core,lua-resty-lrucache,lua-cjson,lua-nginx-dns,lua-nginx-cookie,lua-nginx-string,dumb-init,libcap2-bin"
+INGRESS_NGINX_BASE="kindlab/ingress-nginx-base:bookworm"
 # kubeadm v1.35's pause (PauseVersion) and the one kind's containerd config names (sandbox_image).
 PAUSE_TAGS="registry.k8s.io/pause:3.10.1 registry.k8s.io/pause:3.10"
 
@@ -127,6 +137,7 @@ dpkg -s libseccomp-dev >/dev/null 2>&1 || {
 "$TWIN" build binaries --set kind-images --link-into "$BIN"
 "$ROOT/hack/base-image.sh" "$NODE_BASE" "$NODE_PACKAGES"
 "$ROOT/hack/base-image.sh" "$WEB_BASE" "$WEB_PACKAGES"
+"$ROOT/hack/base-image.sh" "$INGRESS_NGINX_BASE" "$INGRESS_NGINX_PACKAGES"
 KIND_DIR="$(cd "$WORK" && GOFLAGS=-mod=mod go mod download -json "sigs.k8s.io/kind@$KIND" \
     | python3 -c 'import json, sys; print(json.load(sys.stdin)["Dir"])')"
 KIND_FILES="$KIND_DIR/images/base/files"
@@ -184,6 +195,26 @@ hash="$(docker image inspect -f '{{.Id}}' "$WEB_BASE" | cut -c8-23)"
 if step "$NGINX_IMAGE" "$hash"; then
     from_base "$NGINX_IMAGE" "$hash" "$WEB_BASE" '["/usr/sbin/nginx", "-g", "daemon off;"]'
     built "$NGINX_IMAGE"
+fi
+
+# The real ingress-nginx controller (see the Dockerfile beside its files).
+INGRESS_NGINX_FILES="$HERE/ingress-nginx"
+INGRESS_NGINX_ASSETS="$("$VENV/bin/python" -c 'from kindlab_twin import binaries; print(binaries.assets_dir("ingress-nginx-controller"))')"
+[ -f "$INGRESS_NGINX_ASSETS/etc/nginx/template/nginx.tmpl" ] || die "no ingress-nginx rootfs in $INGRESS_NGINX_ASSETS"
+hash="$( { readlink -f "$BIN/ingress-nginx-controller" "$BIN/ingress-nginx-wait-shutdown"
+           docker image inspect -f '{{.Id}}' "$INGRESS_NGINX_BASE"
+           find "$INGRESS_NGINX_FILES" "$INGRESS_NGINX_ASSETS/etc" -type f -print0 | sort -z | xargs -0 sha256sum
+         } | sha256sum | cut -c1-16)"
+if step "$INGRESS_NGINX_IMAGE" "$hash"; then
+    ctx="$WORK/ctx-ingress-nginx"
+    mkdir -p "$ctx"
+    cp -r "$INGRESS_NGINX_ASSETS/etc" "$INGRESS_NGINX_FILES/lua" "$INGRESS_NGINX_FILES/Dockerfile" "$ctx/"
+    python3 "$INGRESS_NGINX_FILES/adapt-template.py" "$INGRESS_NGINX_ASSETS/etc/nginx/template/nginx.tmpl" "$ctx/nginx.tmpl"
+    install -m 0755 "$(readlink -f "$BIN/ingress-nginx-controller")" "$ctx/nginx-ingress-controller"
+    install -m 0755 "$(readlink -f "$BIN/ingress-nginx-wait-shutdown")" "$ctx/wait-shutdown"
+    echo "LABEL $LABEL=$hash" >>"$ctx/Dockerfile"
+    DOCKER_BUILDKIT=0 docker build -q --build-arg "BASE=$INGRESS_NGINX_BASE" -t "$INGRESS_NGINX_IMAGE" "$ctx" >/dev/null
+    built "$INGRESS_NGINX_IMAGE"
 fi
 
 # --- the node image --------------------------------------------------------------------------

@@ -73,7 +73,8 @@ class ControllerType:
     chart_name: str
     chart_repo: str
     chart_version: str
-    effective_config: Callable[[Values, str, str], Any]
+    # (values, release, namespace, chart version or None for the pin) → the type's Config
+    effective_config: Callable[[Values, str, str, "str | None"], Any]
     render_manifests: Callable[[Any], list[Obj]]
     # (values, scope, publish_service, ingress_class) → values
     apply_options: Callable[[Values, "bool | None", "bool | None", "str | None"], Values]
@@ -83,6 +84,8 @@ class ControllerType:
     release_selector: Callable[[str], str]
     # (values, the lab's image map) → values that run the lab's image for this type
     with_images: Callable[[Values, "dict[str, str]"], Values]
+    # (values, time scale) → values that shorten the controller's own periods by that factor
+    with_time_scale: Callable[[Values, float], Values]
 
 
 REGISTRY: dict[str, ControllerType] = {
@@ -99,6 +102,7 @@ REGISTRY: dict[str, ControllerType] = {
         release_selector=nginx.release_selector,
         with_images=lambda values, images: nginx.with_image(
             values, images["ingress_nginx_controller"], DEFAULT_IMAGES["ingress_nginx_controller"]),
+        with_time_scale=nginx.with_time_scale,
     ),
 }
 
@@ -131,6 +135,8 @@ class Request:
     helm_binary: str = "helm"
     chart_version: str | None = None
     chart_repo: str | None = None
+    chart_path: str | None = None
+    time_scale: float | None = None
     create_namespace: bool = True
     kubeconfig: str | None = None
     context: str | None = None
@@ -144,6 +150,7 @@ class Plan:
     values: Values  # what helm gets (user values + convenience options)
     config: Any
     objects: list[Obj]  # rendered objects (manifest method), empty for helm
+    chart: _helm.ChartSource | None = None  # where helm takes the chart from (helm method)
 
 
 def plan(req: Request) -> Plan:
@@ -153,9 +160,21 @@ def plan(req: Request) -> Plan:
         raise ControllerError("method: expected helm or manifest, got %r" % req.method)
     if req.state not in ("present", "absent"):
         raise ControllerError("state: expected present or absent, got %r" % req.state)
+    chart = None
+    if req.method == "helm":
+        try:
+            chart = _helm.chart_source(ctype.chart_name, ctype.chart_repo, ctype.chart_version,
+                                       req.chart_repo, req.chart_version, req.chart_path)
+        except _helm.HelmError as exc:
+            raise ControllerError(str(exc)) from exc
+    elif req.chart_path:
+        raise ControllerError("chart_path: only method=helm installs a chart; method=manifest renders the objects itself")
     try:
         values = ctype.apply_options(req.values, req.scope, req.publish_service, req.ingress_class)
-        config = ctype.effective_config(values, req.release, req.namespace)
+        if req.time_scale is not None:
+            values = ctype.with_time_scale(values, req.time_scale)
+        config = ctype.effective_config(values, req.release, req.namespace,
+                                        chart.version if chart else req.chart_version)
         objects = ctype.render_manifests(config) if req.method == "manifest" else []
     except ctype.value_errors as exc:
         raise ControllerError("values: %s" % exc) from exc
@@ -165,7 +184,7 @@ def plan(req: Request) -> Plan:
     if req.method == "manifest" and req.create_namespace:
         ns_obj: Obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": config.deployment[0]}}
         objects = [ns_obj] + objects
-    return Plan(ctype, values, config, objects)
+    return Plan(ctype, values, config, objects, chart)
 
 
 # ---------------------------------------------------------------- lab definitions
@@ -405,8 +424,9 @@ def run_helm(
     client_factory: Callable[[], Any] | None = None,
 ) -> dict[str, Any]:
     kube: dict[str, Any] = {"kubeconfig": req.kubeconfig, "context": req.context}
-    chart_version = req.chart_version or p.ctype.chart_version
-    chart_repo = req.chart_repo or p.ctype.chart_repo
+    if p.chart is None:
+        raise ControllerError("method=helm: no chart source was planned")
+    chart = p.chart
     commands: list[list[str]] = []
 
     def call(argv: list[str]) -> str:
@@ -425,13 +445,13 @@ def run_helm(
         return result
 
     deployed_values = _helm.parse_get_values(call(_helm.get_values_argv(helm, req.release, req.namespace, **kube))) if deployed else None
-    changed, reason = _helm.upgrade_needed(deployed, deployed_values, p.ctype.chart_name, chart_version, p.values)
+    changed, reason = _helm.upgrade_needed(deployed, deployed_values, chart.name, chart.version, p.values)
     if changed and not check_mode:
         path = write_values_file(p.values)
         try:
             call(
                 _helm.upgrade_install_argv(
-                    helm, req.release, p.ctype.chart_name, chart_repo, chart_version, req.namespace, path,
+                    helm, req.release, chart.ref, chart.repo, chart.version if chart.repo else "", req.namespace, path,
                     create_namespace=req.create_namespace, timeout=req.wait_timeout, **kube,
                 )
             )
@@ -443,6 +463,7 @@ def run_helm(
         )
     result = _result(p, changed)
     result["reason"] = reason
+    result["chart"] = chart.as_dict()
     result["release"] = deployed.as_dict() if deployed else None
     result["commands"] = commands
     if changed:

@@ -18,11 +18,14 @@ version is deployed. `helm uninstall --wait` needs helm 3.7 or later.
 from __future__ import annotations
 
 import json
+import os
 import re
+import tarfile
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAMLError, yaml
 
 Values = dict[str, Any]
 
@@ -56,6 +59,76 @@ class HelmRelease:
         }
 
 
+# ---------------------------------------------------------------- chart source
+
+
+class ChartSourceError(OptionError, HelmError):
+    """chart_path/chart_repo/chart_version do not name a usable chart."""
+
+
+@dataclass(frozen=True)
+class ChartSource:
+    """Where `helm upgrade --install` takes the chart: a repository (name + --repo + --version)
+    or a local chart directory or .tgz (its path; the version is the chart's own)."""
+
+    name: str
+    version: str
+    repo: str = ""  # "" for a local chart
+    path: str = ""  # "" for a repository chart
+
+    @property
+    def ref(self) -> str:
+        """The CHART argument of helm upgrade --install."""
+        return self.path or self.name
+
+    def as_dict(self) -> dict[str, str]:
+        return {"name": self.name, "version": self.version, "repo": self.repo or None, "path": self.path or None}
+
+
+def read_chart_metadata(path: str) -> dict[str, Any]:
+    """Chart.yaml of a chart directory, or of the chart inside a packaged .tgz (its first
+    `<dir>/Chart.yaml`), as helm reads it; a ChartSourceError naming chart_path otherwise."""
+    if yaml is None:
+        raise ChartSourceError("chart_path: PyYAML is needed to read %s" % path)
+    try:
+        if os.path.isdir(path):
+            with open(os.path.join(path, "Chart.yaml"), encoding="utf-8") as handle:
+                text = handle.read()
+        elif os.path.isfile(path):
+            with tarfile.open(path, "r:*") as archive:
+                member = next((m for m in archive.getmembers()
+                               if m.isfile() and m.name.count("/") == 1 and m.name.endswith("/Chart.yaml")), None)
+                if member is None:
+                    raise ChartSourceError("chart_path: %s is an archive without <chart>/Chart.yaml" % path)
+                extracted = archive.extractfile(member)
+                text = extracted.read().decode("utf-8") if extracted else ""
+        else:
+            raise ChartSourceError("chart_path: expected a chart directory or .tgz, %s does not exist" % path)
+        data = yaml.safe_load(text)
+    except (OSError, tarfile.TarError, UnicodeDecodeError, YAMLError) as exc:
+        raise ChartSourceError("chart_path: cannot read the chart at %s: %s" % (path, exc)) from None
+    if not isinstance(data, dict) or not data.get("name") or not data.get("version"):
+        raise ChartSourceError("chart_path: %s has no Chart.yaml with a name and a version" % path)
+    return data
+
+
+def chart_source(chart_name: str, pinned_repo: str, pinned_version: str, repo: str | None, version: str | None,
+                 path: str | None) -> ChartSource:
+    """The chart to install: a local PATH (its Chart.yaml must name CHART_NAME, and VERSION, if
+    given, must be its version), else REPO/VERSION with the pins as defaults."""
+    if not path:
+        return ChartSource(chart_name, version or pinned_version, repo or pinned_repo)
+    if repo:
+        raise ChartSourceError("chart_path and chart_repo: give one chart source, not both")
+    meta = read_chart_metadata(path)
+    if str(meta["name"]) != chart_name:
+        raise ChartSourceError("chart_path: %s holds chart %r, expected %r" % (path, meta["name"], chart_name))
+    if version and str(meta["version"]) != version:
+        raise ChartSourceError("chart_version: %r was asked for, but the chart at %s is version %s"
+                               % (version, path, meta["version"]))
+    return ChartSource(chart_name, str(meta["version"]), "", os.path.abspath(path))
+
+
 # ---------------------------------------------------------------- argv
 
 
@@ -83,8 +156,14 @@ def upgrade_install_argv(
     context: str | None = None,
 ) -> list[str]:
     """`helm upgrade --install`. --reset-values makes the values file the whole truth:
-    without it helm reuses the previous release's values when the new set is empty."""
-    argv = [helm, "upgrade", "--install", release, chart, "--repo", repo, "--version", version, "--namespace", namespace]
+    without it helm reuses the previous release's values when the new set is empty. A local
+    chart (CHART a path, REPO and VERSION empty) takes neither --repo nor --version."""
+    argv = [helm, "upgrade", "--install", release, chart]
+    if repo:
+        argv += ["--repo", repo]
+    if version:
+        argv += ["--version", version]
+    argv += ["--namespace", namespace]
     if create_namespace:
         argv.append("--create-namespace")
     argv += ["--values", values_file, "--reset-values"]

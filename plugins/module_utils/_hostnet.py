@@ -13,13 +13,14 @@ addresses answer over L2. That breaks, or does not apply, when:
 - the address is simply not on the bridge (host_access not run, or removed).
 
 Everything here is pure: argv builders, parsers of `ip -j link`, `ip -j addr`, `docker
-info`, `iptables -S`/`nft list chain`, and the verdicts. The host_network module runs the
+info`, `iptables -S`/`nft list chains`, and the verdicts. The host_network module runs the
 commands and calls these.
 """
 from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import platform
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
@@ -45,6 +46,9 @@ Which = Callable[[str], "str | None"]
 CGNAT = ipaddress.ip_network("100.64.0.0/10")  # RFC 6598; Tailscale hands out addresses from it
 TAILSCALE_INTERFACE = "tailscale0"
 TAILSCALE_CHAIN = "ts-input"
+# tailscaled's local API socket: present while tailscaled runs (its default --socket, and the
+# path older packages used).
+TAILSCALED_SOCKETS = ("/run/tailscale/tailscaled.sock", "/var/run/tailscale/tailscaled.sock")
 # Pools to suggest, outside every range that kind, Docker, Kubernetes and Tailscale use by
 # default (the RFC 5737 documentation blocks); the first that no network of this host overlaps
 # is suggested (a machine may use one of them itself).
@@ -71,11 +75,14 @@ def ip_addr_argv(ip: str, device: str | None = None) -> list[str]:
 
 
 def iptables_chain_argv(iptables: str) -> list[str]:
-    return [iptables, "-S", TAILSCALE_CHAIN]
+    """The whole filter table, not `-S ts-input`: the nft-backed iptables (Debian 12's 1.8.9)
+    answers `-S NAME` for a chain that does not exist with "chain `NAME' ... is incompatible",
+    the same words it uses for a chain it cannot show, so only a full listing tells."""
+    return [iptables, "-S"]
 
 
 def nft_chain_argv(nft: str) -> list[str]:
-    return [nft, "list", "chain", "ip", "filter", TAILSCALE_CHAIN]
+    return [nft, "list", "chains"]
 
 
 # --- parsers ---------------------------------------------------------------------------------
@@ -125,20 +132,21 @@ def parse_host_networks(stdout: str, exclude: set[str]) -> dict[str, str]:
 
 
 def chain_state(rc: int, stdout: str, stderr: str) -> bool | None:
-    """Does the ts-input chain exist, from `iptables -S ts-input` or `nft list chain ip filter
-    ts-input`? True/False, or None when the tool could not tell (not root, tool broken).
+    """Does the ts-input chain exist, from a full listing: `iptables -S` or `nft list chains`?
+    True/False, or None when the tool could not tell (not root, tool broken, rules it cannot show).
 
-    iptables prints "-N ts-input" first when the chain exists; the nft-backed iptables says
-    the chain "is incompatible" when nft rules it cannot show are in it (Tailscale's
-    nftables mode) - it exists then too. A missing chain is "No chain/target/match by that
-    name" (iptables) or "No such file or directory" (nft)."""
+    iptables lists each chain of the filter table as "-N NAME"; nft lists every chain of every
+    table as "chain NAME {". When nft rules that iptables cannot show are in a chain (Tailscale's
+    nftables mode), the nft-backed iptables stops with "chain `NAME' in table `filter' is
+    incompatible": in a full listing that names a chain that exists; any other chain named so
+    leaves the question open (nft answers it)."""
     if rc == 0:
-        return ("-N %s" % TAILSCALE_CHAIN) in stdout or ("chain %s" % TAILSCALE_CHAIN) in stdout
+        lines = [line.strip() for line in stdout.splitlines()]
+        return ("-N %s" % TAILSCALE_CHAIN) in lines or any(
+            line.startswith("chain %s " % TAILSCALE_CHAIN) or line == "chain %s" % TAILSCALE_CHAIN for line in lines)
     text = stderr + stdout
-    if "incompatible" in text and TAILSCALE_CHAIN in text:
-        return True
-    if "No chain/target/match" in text or "No such file or directory" in text:
-        return False
+    if "incompatible" in text:
+        return True if ("chain `%s'" % TAILSCALE_CHAIN) in text else None
     return None  # "Permission denied (you must be root)", "Operation not permitted", …
 
 
@@ -216,10 +224,11 @@ class Tailscale:
     chain: bool | None
     pools: list[str]  # the pools inside 100.64.0.0/10
     suggestion: str = POOL_CANDIDATES[0]  # a pool to use instead
+    socket: str = ""  # tailscaled's socket, when it exists
 
     @property
     def running(self) -> bool:
-        return self.interface or bool(self.chain)
+        return self.interface or bool(self.chain) or bool(self.socket)
 
     @property
     def blocks(self) -> bool:
@@ -230,7 +239,8 @@ class Tailscale:
             return ""
         evidence = " and ".join(
             ([("a %s interface" % TAILSCALE_INTERFACE)] if self.interface else [])
-            + ([("the %s netfilter chain" % TAILSCALE_CHAIN)] if self.chain else []))
+            + ([("the %s netfilter chain" % TAILSCALE_CHAIN)] if self.chain else [])
+            + ([("tailscaled's socket %s" % self.socket)] if self.socket else []))
         return (
             "pool(s) %s lie inside %s, Tailscale's CGNAT range, and Tailscale runs on this host (%s): its %s rule "
             "drops every packet from %s that does not arrive on %s, so replies from MetalLB addresses on the kind bridge "
@@ -241,15 +251,17 @@ class Tailscale:
         )
 
     def as_dict(self) -> dict[str, Any]:
-        return {"interface": self.interface, "chain": self.chain, "pools": list(self.pools), "running": self.running,
-                "blocks": self.blocks, "message": self.message()}
+        return {"interface": self.interface, "chain": self.chain, "socket": self.socket or None,
+                "pools": list(self.pools), "running": self.running, "blocks": self.blocks, "message": self.message()}
 
 
 def tailscale(pools: list[Pool], interfaces: list[str], chains: list[bool | None],
-              suggestion: str = POOL_CANDIDATES[0]) -> Tailscale:
-    """Tailscale is taken to run when tailscale0 exists or any probe found its ts-input chain."""
+              suggestion: str = POOL_CANDIDATES[0], socket: str = "") -> Tailscale:
+    """Tailscale is taken to run when tailscale0 exists, tailscaled's socket exists, or a full
+    listing of the firewall names its ts-input chain."""
     known = [c for c in chains if c is not None]
-    return Tailscale(TAILSCALE_INTERFACE in interfaces, any(known) if known else None, cgnat_pools(pools), suggestion)
+    return Tailscale(TAILSCALE_INTERFACE in interfaces, any(known) if known else None, cgnat_pools(pools), suggestion,
+                     socket)
 
 
 def host_cidrs(pools: list[Pool], node_subnets: list[str]) -> list[str]:
@@ -326,7 +338,8 @@ def _tool(which: Which, field_name: str, wanted: Any) -> str | None:
 
 
 def inspect_host(params: Mapping[str, Any], run: Runner, which: Which, system: str,
-                 environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+                 environ: Mapping[str, str] | None = None,
+                 exists: Callable[[str], bool] = os.path.exists) -> dict[str, Any]:
     """Read the host (interfaces, the kind network and its bridge, the engine, Tailscale)
     and judge whether probes from here reach the pools. Changes nothing. Options are
     validated before any command runs."""
@@ -381,13 +394,16 @@ def inspect_host(params: Mapping[str, Any], run: Runner, which: Which, system: s
                 else:
                     notes.append("ip -j addr show dev %s failed (rc=%s): %s" % (net["bridge"], rc, err.strip()))
     chains: list[bool | None] = []
+    socket = ""
     if system == "Linux" and cgnat_pools(pools) and TAILSCALE_INTERFACE not in interfaces:
-        # Only needed when tailscale0 is absent (a renamed TUN device); readable as root only.
+        # Only needed when tailscale0 is absent (a renamed TUN device, userspace networking);
+        # the firewall listings are readable as root only.
+        socket = next((path for path in TAILSCALED_SOCKETS if exists(path)), "")
         for binary, argv in firewall:
             if binary is not None:
                 chains.append(chain_state(*run(argv(binary))))
     suggestion = suggested_pool(host_networks)
-    ts = tailscale(pools, interfaces, chains, suggestion)
+    ts = tailscale(pools, interfaces, chains, suggestion, socket)
     conflicts = host_conflicts(pools, host_networks)
     wanted = host_cidrs(pools, [c for c in net["subnets"] if isinstance(c, str)])
     verdict = reach(system, engine, network, bool(net["found"]), net["bridge"], interfaces, wanted, present, ts)

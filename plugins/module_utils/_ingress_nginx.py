@@ -31,6 +31,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     INGRESS_NGINX_CHART_VERSION,
     INGRESS_NGINX_CONTROLLER_DIGEST,
     INGRESS_NGINX_CONTROLLER_VERSION,
+    INGRESS_NGINX_OFFLINE_CHART_VERSION,
 )
 
 Values = dict[str, Any]
@@ -539,6 +540,41 @@ def image_ref(values: Values) -> str:
     return "%s:%s%s" % (base, go_string(image.get("tag")), "@" + str(digest) if truthy(digest) else "")
 
 
+# ---------------------------------------------------------------- chart versions
+
+
+@dataclass(frozen=True)
+class ChartProfile:
+    """Where another chart version renders the modelled values differently from 4.15.1."""
+
+    version: str
+    defaults: Values  # merged over CHART_DEFAULTS
+    # 4.15.1 renders --enable-annotation-validation=false when validation is off and
+    # --enable-metrics=true when metrics are on; 4.11.0 the other way round (=true when
+    # validation is on, =false when metrics are off), matching its binary's defaults.
+    annotation_validation_opt_in: bool = False
+    metrics_opt_out: bool = False
+
+
+CHART_PROFILES: dict[str, ChartProfile] = {
+    CHART_VERSION: ChartProfile(CHART_VERSION, {}),
+    # The chart the project's own machines install (from the served k8s.io/ingress-nginx module;
+    # _versions.py): values.yaml has enableAnnotationValidations false and the v1.11.0 image.
+    INGRESS_NGINX_OFFLINE_CHART_VERSION: ChartProfile(
+        INGRESS_NGINX_OFFLINE_CHART_VERSION,
+        {"controller": {"enableAnnotationValidations": False,
+                        "image": {"tag": "v1.11.0",
+                                  "digest": "sha256:a886e56d532d1388c77c8340261149d974370edca1093af4c97a96fb1467cb39"}}},
+        annotation_validation_opt_in=True, metrics_opt_out=True),
+}
+
+
+def chart_profile(version: str | None) -> ChartProfile:
+    """The modelled chart VERSION (None: the pin); the pin's for a version not modelled
+    (effective_config says so in its notes)."""
+    return CHART_PROFILES.get(version or CHART_VERSION, CHART_PROFILES[CHART_VERSION])
+
+
 # ---------------------------------------------------------------- args
 
 
@@ -551,12 +587,16 @@ def _extra_arg(key: str, value: Any) -> str:
     return "--%s=%s" % (key, go_string(value))
 
 
-def render_args(values: Values, names: dict[str, str]) -> list[str]:
+def render_args(values: Values, names: dict[str, str], profile: ChartProfile | None = None) -> list[str]:
     """The controller container args in the order _params.tpl renders them."""
+    profile = profile or CHART_PROFILES[CHART_VERSION]
     c = values.get("controller") or {}
     v = functools.partial(get_path, values)
     args = ["/nginx-ingress-controller"]
-    if not truthy(v("controller.enableAnnotationValidations")):
+    validation = truthy(v("controller.enableAnnotationValidations"))
+    if profile.annotation_validation_opt_in and validation:
+        args.append("--enable-annotation-validation=true")
+    elif not profile.annotation_validation_opt_in and not validation:
         args.append("--enable-annotation-validation=false")
     if truthy(v("defaultBackend.enabled")):
         backend = trunc63("%s-%s" % (names["fullname"], go_string(v("defaultBackend.name"))))
@@ -597,7 +637,7 @@ def render_args(values: Values, names: dict[str, str]) -> list[str]:
         args.append("--ingress-class-by-name=true")
     if truthy(c.get("watchIngressWithoutClass")):
         args.append("--watch-ingress-without-class=true")
-    if truthy(v("controller.metrics.enabled")):
+    if truthy(v("controller.metrics.enabled")) != profile.metrics_opt_out:
         args.append("--enable-metrics=%s" % go_string(v("controller.metrics.enabled")))
     if truthy(c.get("enableTopologyAwareRouting")):
         args.append("--enable-topology-aware-routing=true")
@@ -770,22 +810,25 @@ def _notes(cfg: ControllerConfig, user: Values) -> list[str]:
     return notes
 
 
-def effective_config(values: Values | None, release: str, namespace: str) -> ControllerConfig:
-    """Chart values → what the chart renders and what the controller then does."""
+def effective_config(values: Values | None, release: str, namespace: str,
+                     chart_version: str | None = None) -> ControllerConfig:
+    """Chart values → what the chart (CHART_VERSION unless another modelled one is named)
+    renders and what the controller then does."""
+    profile = chart_profile(chart_version)
     user = copy.deepcopy(values or {})
     if not release or not isinstance(release, str):
         raise ValuesError("release: expected a non-empty string, got %r" % (release,))
     if not namespace or not isinstance(namespace, str):
         raise ValuesError("namespace: expected a non-empty string, got %r" % (namespace,))
     unmodelled = check_types(user)
-    merged = merge_values(CHART_DEFAULTS, user)
+    merged = merge_values(merge_values(CHART_DEFAULTS, profile.defaults), user)
     svc_type = get_path(merged, "controller.service.type")
     if truthy(svc_type) and svc_type not in _SERVICE_TYPES:
         raise ValuesError("controller.service.type: expected one of %s, got %r" % (", ".join(_SERVICE_TYPES), svc_type))
     _check_rbac(merged)
     names = chart_names(merged, release)
     rel_ns = trunc63(go_default(namespace, merged.get("namespaceOverride")))
-    args = render_args(merged, names)
+    args = render_args(merged, names, profile)
     flags = parse_flags(args)
     rbac = rbac_info(merged)
 
@@ -826,6 +869,9 @@ def effective_config(values: Values | None, release: str, namespace: str) -> Con
         not_modelled=unmodelled,
     )
     cfg.notes = _notes(cfg, user)
+    if (chart_version or CHART_VERSION) not in CHART_PROFILES:
+        cfg.notes.append("chart %s is not modelled (the collection models %s): args and notes are chart %s's"
+                         % (chart_version, " and ".join(sorted(CHART_PROFILES, reverse=True)), CHART_VERSION))
     return cfg
 
 
@@ -1182,3 +1228,44 @@ def with_image(values: Values | None, image: str, default_image: str) -> Values:
         raise ValuesError("%s: chooses the controller image while lab_images.ingress_nginx_controller is %r; "
                           "set the image in one place" % (chosen[0], image))
     return merge_values(out, ingress_nginx_image_values(image))
+
+
+# The controller's own status period (--status-update-interval, seconds; flags.go: default 60,
+# at least 5). A lab's time scale shortens it with that flag, so the real controller keeps its
+# own clock.
+STATUS_SYNC_SECONDS = 60
+MIN_STATUS_UPDATE_INTERVAL = 5
+
+
+def status_update_interval(time_scale: float) -> int:
+    """The --status-update-interval for TIME_SCALE (60 / scale); a ValuesError unless that is a
+    whole number of seconds, at least 5 (the verification windows divide by the same scale)."""
+    if isinstance(time_scale, bool) or not isinstance(time_scale, (int, float)) or time_scale <= 0:
+        raise ValuesError("time_scale: expected a number greater than 0, got %r" % (time_scale,))
+    seconds = STATUS_SYNC_SECONDS / time_scale
+    if seconds < MIN_STATUS_UPDATE_INTERVAL or abs(seconds - round(seconds)) > 1e-9:
+        fits = [s for s in range(1, 13) if STATUS_SYNC_SECONDS % s == 0]
+        raise ValuesError("time_scale: ingress-nginx's status period 60 s / %s = %.3g s, but "
+                          "--status-update-interval takes whole seconds, at least %d; use one of %s"
+                          % (time_scale, seconds, MIN_STATUS_UPDATE_INTERVAL, ", ".join(map(str, fits))))
+    return int(round(seconds))
+
+
+def with_time_scale(values: Values | None, time_scale: float) -> Values:
+    """Fold the lab's time scale into the values as controller.extraArgs.status-update-interval;
+    a value the user set there wins."""
+    interval = status_update_interval(time_scale)
+    out = copy.deepcopy(values or {})
+    controller = out.setdefault("controller", {})
+    if not isinstance(controller, dict):
+        raise ValuesError("values.controller: expected a mapping, got %r" % (controller,))
+    extra = controller.setdefault("extraArgs", {})
+    if not isinstance(extra, dict):
+        raise ValuesError("values.controller.extraArgs: expected a mapping, got %r" % (extra,))
+    if interval != STATUS_SYNC_SECONDS:
+        extra.setdefault("status-update-interval", interval)
+    if not extra:
+        del controller["extraArgs"]
+    if not controller:
+        del out["controller"]
+    return out

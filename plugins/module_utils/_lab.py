@@ -14,9 +14,13 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._controllers import (
-    ControllerError, parse_controllers,
+    ControllerError,
+    controller_type,
+    parse_controllers,
+    type_names,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._helm import HelmError, chart_source
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import ImageError, parse_images, parse_load
 from ansible_collections.kindlab.ingress.plugins.module_utils._pools import PoolError, parse_pools
 from ansible_collections.kindlab.ingress.plugins.module_utils._verify import VerifyError, validate_expect
@@ -63,8 +67,32 @@ def _cluster(raw: Any) -> dict[str, Any]:
     return {"name": name, "workers": workers, "node_image": node_image or None, "kind_config": raw.get("kind_config", {})}
 
 
+def _charts(raw: Any) -> dict[str, dict[str, Any]]:
+    """lab_charts: controller type -> a local chart (directory or .tgz) that helm installs instead
+    of the pinned repository chart."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise LabError("lab_charts: expected a mapping of controller type to a chart directory or .tgz, got %r" % (raw,))
+    out: dict[str, dict[str, Any]] = {}
+    for name, path in raw.items():
+        try:
+            ctype = controller_type(name)
+        except ControllerError:
+            raise LabError("lab_charts.%s: expected a controller type, one of %s" % (name, ", ".join(type_names()))) from None
+        if not isinstance(path, str) or not path:
+            raise LabError("lab_charts.%s: expected the path of a chart directory or .tgz, got %r" % (name, path))
+        try:
+            source = chart_source(ctype.chart_name, ctype.chart_repo, ctype.chart_version, None, None, path)
+        except HelmError as exc:
+            raise LabError("lab_charts.%s: %s" % (name, exc)) from None
+        out[name] = source.as_dict()
+    return out
+
+
 def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controllers: Any, workloads: Any,
-             expect: Any = None, images: Any = None, images_load: Any = None) -> dict[str, Any]:
+             expect: Any = None, images: Any = None, images_load: Any = None, charts: Any = None,
+             time_scale: Any = None) -> dict[str, Any]:
     """Validate the whole lab; returns a normalised summary (and the Ingresses it declares)."""
     if backend not in BACKENDS:
         raise LabError("lab_backend: expected one of %s, got %r" % (", ".join(BACKENDS), backend))
@@ -86,6 +114,15 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
         parsed_controllers = parse_controllers(controllers, parsed_images)
     except ControllerError as exc:
         raise LabError(_prefixed("lab_controllers", exc)) from None
+    parsed_charts = _charts(charts)
+    if backend == "kind" and time_scale is not None:
+        # On kind the time scale becomes the controllers' own period flags: check they take it.
+        for i, ctl in enumerate(parsed_controllers):
+            ctype = controller_type(ctl["type"])
+            try:
+                ctype.with_time_scale(ctl["values"], time_scale)
+            except ctype.value_errors as exc:
+                raise LabError("lab_time_scale (lab_controllers[%d], kind): %s" % (i, exc)) from None
     try:
         parsed_workloads = parse_workloads(workloads, where="lab_workloads", default_image=parsed_images["test_app"])
     except WorkloadError as exc:
@@ -125,6 +162,8 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
         # provider loads into the nodes (lab_images_load).
         "images": parsed_images,
         "images_load": load,
+        # Local charts helm installs instead of the pinned repository charts (lab_charts), by type.
+        "charts": parsed_charts,
     }
 
 
@@ -139,5 +178,5 @@ def run_lab_definition(params: Params, runtime: Runtime) -> dict[str, Any]:
     """The lab_definition module: validate the whole lab definition, change nothing."""
     result = validate(params["backend"], params["cluster"], params["metallb_pools"], params["namespaces"],
                       params["controllers"], params["workloads"], params["expect"], params["images"],
-                      params["images_load"])
+                      params["images_load"], params["charts"], params["time_scale"])
     return dict(result, changed=False)

@@ -33,11 +33,27 @@ INGRESS_NGINX_IMAGE = "registry.k8s.io/ingress-nginx/controller:" + INGRESS_NGIN
 # The digest chart 4.15.1 pins for that tag (values.yaml controller.image.digest); the chart
 # renders image refs as <registry>/<image>:<tag>@<digest>.
 INGRESS_NGINX_CONTROLLER_DIGEST = "sha256:594ceea76b01c592858f803f9ff4d2cb40542cae2060410b2c95f75907d659e1"
-# Not buildable on the project's machines (checked 2026-11-23): the Go module proxy they reach
-# answers 403 "not available" for k8s.io/ingress-nginx at controller-v1.15.1's commit
-# (v0.0.0-20260319211545-0a5901f3c64f) and at every later release's; the only version it serves
-# is v0.0.0-20240708192948-52c50467d67d (controller-v1.11.0). The real controller binary, and the
-# chart the module carries, are therefore not in GO_BINARIES.
+
+# What the project's own machines run for ingress-nginx (test machinery: the offline kind lab,
+# hack/kind-images.sh). The Go module proxy they reach serves k8s.io/ingress-nginx at one commit
+# only, controller-v1.11.0's; the module carries the controller, chart 4.11.0
+# (charts/ingress-nginx) and the image's files (rootfs/etc). Users keep the pins above.
+# It is built as its own main module: `go get` from a generated module asks the checksum
+# database about github.com/ncabatoff/process-exporter, which it does not know; the module's
+# own go.sum vouches for every dependency.
+# What differs between the two for this lab (read from both sources) is in
+# INGRESS_NGINX_VERSION_DIFFERENCES below.
+INGRESS_NGINX_MODULE = "k8s.io/ingress-nginx"
+INGRESS_NGINX_MODULE_VERSION = "v0.0.0-20240708192948-52c50467d67d"  # controller-v1.11.0
+INGRESS_NGINX_OFFLINE_CONTROLLER_VERSION = "v1.11.0"
+INGRESS_NGINX_OFFLINE_CHART_VERSION = "4.11.0"
+KIND_OFFLINE_INGRESS_NGINX_IMAGE = "kindlab/ingress-nginx-controller:" + INGRESS_NGINX_OFFLINE_CONTROLLER_VERSION
+_INGRESS_NGINX_LDFLAGS = tuple(
+    "-X k8s.io/ingress-nginx/version." + key + "=" + value
+    for key, value in (("RELEASE", INGRESS_NGINX_OFFLINE_CONTROLLER_VERSION),
+                       ("COMMIT", INGRESS_NGINX_MODULE_VERSION.rsplit("-", 1)[1]),
+                       ("REPO", INGRESS_NGINX_MODULE))
+)
 
 # Test web app image (the seed's app: nginx's welcome page).
 TEST_APP_IMAGE = "nginx:1.29.3"
@@ -107,7 +123,7 @@ KIND_CLIENT_BINARIES = ("kind", "helm", "kubectl")
 KIND_IMAGE_BINARIES = ("kubelet", "kubeadm", "kubectl", "kube-apiserver", "kube-controller-manager",
                        "kube-scheduler", "kube-proxy", "etcd", "coredns", "containerd", "containerd-shim-runc-v2",
                        "ctr", "runc", "ptp", "host-local", "loopback", "portmap", "metallb-controller",
-                       "metallb-speaker")
+                       "metallb-speaker", "ingress-nginx-controller", "ingress-nginx-wait-shutdown")
 
 
 def _k8s(package: str) -> dict[str, object]:
@@ -124,6 +140,12 @@ def _containerd(package: str) -> dict[str, object]:
 def _cni(package: str) -> dict[str, object]:
     return {"module": "github.com/containernetworking/plugins", "version": CNI_PLUGINS_VERSION, "package": package,
             "local_replace": "", "ldflags": ()}
+
+
+def _ingress_nginx(package: str, asset_dirs: tuple[str, ...] = ()) -> dict[str, object]:
+    """A binary of k8s.io/ingress-nginx, built inside its own module directory (main_module)."""
+    return {"module": INGRESS_NGINX_MODULE, "version": INGRESS_NGINX_MODULE_VERSION, "package": package,
+            "local_replace": "", "ldflags": _INGRESS_NGINX_LDFLAGS, "main_module": True, "asset_dirs": asset_dirs}
 
 
 GO_BINARIES: dict[str, dict[str, object]] = {
@@ -166,6 +188,10 @@ GO_BINARIES: dict[str, dict[str, object]] = {
                            "assets": ("config/manifests/metallb-native.yaml",)},
     "metallb-speaker": {"module": "go.universe.tf/metallb", "version": METALLB_VERSION, "package": "speaker",
                         "local_replace": "", "ldflags": ()},
+    # The ingress-nginx controller of the offline kind lab, with chart 4.11.0 and the image's files
+    # (template, Lua) from the same module; /wait-shutdown is the chart's preStop hook.
+    "ingress-nginx-controller": _ingress_nginx("cmd/nginx", ("charts/ingress-nginx", "rootfs/etc")),
+    "ingress-nginx-wait-shutdown": _ingress_nginx("cmd/waitshutdown"),
     # kwok needs its stages (what a fake kubelet does to nodes and pods) and the CRD of its Logs
     # resource; they ship in the module and are copied beside the binary: the fast node/pod stages
     # and the lease heartbeat, as kwokctl configures them.

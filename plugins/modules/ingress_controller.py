@@ -78,8 +78,25 @@ options:
     description: Chart version; defaults to the collection's pin.
     type: str
   chart_repo:
-    description: Chart repository URL; defaults to the collection's pin.
+    description: Chart repository URL; defaults to the collection's pin. Not with O(chart_path).
     type: str
+  chart_path:
+    description:
+      - A local chart to install instead of one from a repository, for clusters and CI runners without access to
+        the chart repository (air-gapped installs) - a chart directory or a packaged C(.tgz), as C(helm) takes them.
+      - Its C(Chart.yaml) must name the type's chart (C(ingress-nginx)); its version is the chart version (the
+        args are modelled for charts 4.15.1 and 4.11.0), and O(chart_version), if given, must equal it.
+      - O(method=helm) only.
+    type: path
+    version_added: 0.2.0
+  time_scale:
+    description:
+      - Shorten the controller's own periods by this factor, with the controller's own flags (ingress-nginx
+        C(--status-update-interval=60/time_scale) in C(controller.extraArgs), unless the values set it). 60 divided
+        by it must be whole seconds, at least 5 (1, 2, 3, 4, 5, 6, 10, 12).
+      - The lab sets it on kind from C(lab_time_scale), so a status sync happens as often as on the twin.
+    type: float
+    version_added: 0.2.0
   create_namespace:
     description: Create the namespace if it does not exist.
     type: bool
@@ -220,6 +237,11 @@ reason:
   description: Why helm did or did not need to upgrade.
   returned: method=helm and state=present
   type: str
+chart:
+  description: The chart helm installs from (C(name), C(version), and C(repo) or C(path)).
+  returned: method=helm and state=present
+  type: dict
+  version_added: 0.2.0
 commands:
   description: The helm argv lists run.
   returned: method=helm
@@ -251,6 +273,8 @@ ARGUMENT_SPEC = with_args(
     helm_binary={"type": "str", "default": "helm"},
     chart_version={"type": "str"},
     chart_repo={"type": "str"},
+    chart_path={"type": "path"},
+    time_scale={"type": "float"},
     create_namespace={"type": "bool", "default": True},
 )
 

@@ -72,6 +72,21 @@ options:
         loads none. The twin loads nothing (it says so).
     type: raw
     default: []
+  charts:
+    description:
+      - Local charts (C(lab_charts)) that C(helm) installs instead of the pinned repository charts, by controller
+        type, e.g. C({ingress_nginx: /srv/charts/ingress-nginx-4.15.1.tgz}): a chart directory or a packaged
+        C(.tgz), for networks that cannot reach the chart repository. Each is read here (its C(Chart.yaml) must
+        name the type's chart) before anything changes.
+    type: dict
+    default: {}
+    version_added: 0.2.0
+  time_scale:
+    description:
+      - The lab's time scale (C(lab_time_scale)). With O(backend=kind) it becomes each controller's own period
+        flag (ingress-nginx C(--status-update-interval=60/time_scale)); checked here that every controller takes it.
+    type: float
+    version_added: 0.2.0
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - kindlab.ingress.read_only
@@ -139,6 +154,11 @@ images:
   sample: {"metallb_controller": "quay.io/metallb/controller:v0.16.1", "metallb_speaker": "quay.io/metallb/speaker:v0.16.1",
            "ingress_nginx_controller": "registry.k8s.io/ingress-nginx/controller:v1.15.1@sha256:594c...",
            "test_app": "nginx:1.29.3"}
+charts:
+  description: The local charts by controller type (O(charts) read), each C(name), C(version) and C(path).
+  returned: success
+  type: dict
+  version_added: 0.2.0
 images_load:
   description: The image references to load into a kind cluster's nodes (O(images_load) resolved).
   returned: success
@@ -163,6 +183,8 @@ def main() -> None:
             "expect": {"type": "dict", "default": {}},
             "images": {"type": "dict", "default": {}},
             "images_load": {"type": "raw", "default": []},
+            "charts": {"type": "dict", "default": {}},
+            "time_scale": {"type": "float"},
         },
     ).run(run_lab_definition)
 

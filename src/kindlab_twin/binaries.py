@@ -17,6 +17,13 @@ which is why ``go install module@version`` cannot build k8s.io/kubernetes. ``go 
 the package's dependencies into that module, then ``go build`` writes a static binary
 (CGO_ENABLED=0, -trimpath, the pin's ldflags and tags), or one linked against C libraries
 where the pin says ``cgo`` (runc).
+
+A pin with ``main_module`` is built inside the downloaded module directory instead, as its own
+main module (``GOWORK=off``, ``-mod=readonly``): the module's own go.sum then vouches for every
+dependency, so the checksum database is never asked about one it does not know
+(k8s.io/ingress-nginx's github.com/ncabatoff/process-exporter), and a go.work in the zip that
+names directories the zip lacks is ignored. ``asset_dirs`` are directories of the module copied
+whole (ingress-nginx's chart and image files).
 """
 from __future__ import annotations
 
@@ -51,6 +58,8 @@ class GoBinary:
     assets: tuple[str, ...] = ()  # files of the module the binary needs at run time
     tags: tuple[str, ...] = ()  # go build -tags
     cgo: bool = False  # linked against C libraries (runc: its nsenter and libseccomp)
+    main_module: bool = False  # built inside the module's own directory with its own go.sum
+    asset_dirs: tuple[str, ...] = ()  # directories of the module copied whole beside the binary
 
     @property
     def import_path(self) -> str:
@@ -89,7 +98,9 @@ def pinned() -> dict[str, GoBinary]:
                        package=str(pin["package"]), local_replace=str(pin["local_replace"]),
                        ldflags=tuple(str(f) for f in pin["ldflags"]),
                        assets=tuple(str(f) for f in pin.get("assets", ())),
-                       tags=tuple(str(t) for t in pin.get("tags", ())), cgo=bool(pin.get("cgo", False)))
+                       tags=tuple(str(t) for t in pin.get("tags", ())), cgo=bool(pin.get("cgo", False)),
+                       main_module=bool(pin.get("main_module", False)),
+                       asset_dirs=tuple(str(d) for d in pin.get("asset_dirs", ())))
         for name, pin in table.items()
     }
 
@@ -133,7 +144,21 @@ def assets_dir(name: str) -> Path:
 
 
 def _complete(binary: GoBinary) -> bool:
-    return binary.path.is_file() and all((binary.assets_dir / Path(a).name).is_file() for a in binary.assets)
+    return (binary.path.is_file() and all((binary.assets_dir / Path(a).name).is_file() for a in binary.assets)
+            and all((binary.assets_dir / Path(d).name).is_dir() for d in binary.asset_dirs))
+
+
+def _copy_tree(source: Path, target: Path) -> None:
+    """Copy SOURCE's files under TARGET with ordinary modes (the module cache's are read-only)."""
+    if target.exists():
+        shutil.rmtree(target)
+    for path in sorted(source.rglob("*")):
+        dest = target / path.relative_to(source)
+        if path.is_dir():
+            dest.mkdir(parents=True, exist_ok=True)
+        elif path.is_file():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, dest)
 
 
 def missing(names: Sequence[str]) -> list[str]:
@@ -215,7 +240,7 @@ def build(names: Sequence[str], *, say: Callable[[str], None] = print, run: Runn
         info = json.loads(run(["go", "mod", "download", "-json", f"{binary.module}@{binary.version}"], work, env))
         if info.get("Error"):
             raise BuildError(f"{binary.module}@{binary.version}: {info['Error']}")
-        if binary.assets:
+        if binary.assets or binary.asset_dirs:
             assets = binary.assets_dir
             assets.mkdir(parents=True, exist_ok=True)
             for asset in binary.assets:
@@ -223,17 +248,27 @@ def build(names: Sequence[str], *, say: Callable[[str], None] = print, run: Runn
                 if not source.is_file():
                     raise BuildError(f"{binary.module}@{binary.version} has no {asset}")
                 shutil.copyfile(source, assets / source.name)
-        target = json.loads(run(["go", "mod", "edit", "-json", info["GoMod"]], work, env))
-        gomod = generated_gomod(binary, str(target.get("Go") or "1.22"),
-                                replace_lines(target, binary.local_replace))
-        (work / "go.mod").write_text(gomod)
-        run(["go", "get", f"{binary.import_path}@{binary.version}"], work, env)
+            for asset in binary.asset_dirs:
+                source = Path(info["Dir"]) / asset
+                if not source.is_dir():
+                    raise BuildError(f"{binary.module}@{binary.version} has no directory {asset}")
+                _copy_tree(source, assets / source.name)
         tmp = out.with_name(out.name + ".tmp")
         ldflags = " ".join(("-s", "-w") + binary.ldflags)
         argv = ["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(tmp)]
         if binary.tags:
             argv += ["-tags", ",".join(binary.tags)]
-        run(argv + [binary.import_path], work, dict(env, CGO_ENABLED="1") if binary.cgo else env)
+        build_env = dict(env, CGO_ENABLED="1") if binary.cgo else env
+        if binary.main_module:
+            run(argv + ["./" + binary.package if binary.package else "."], Path(info["Dir"]),
+                dict(build_env, GOWORK="off", GOFLAGS="-mod=readonly -buildvcs=false"))
+        else:
+            target = json.loads(run(["go", "mod", "edit", "-json", info["GoMod"]], work, env))
+            gomod = generated_gomod(binary, str(target.get("Go") or "1.22"),
+                                    replace_lines(target, binary.local_replace))
+            (work / "go.mod").write_text(gomod)
+            run(["go", "get", f"{binary.import_path}@{binary.version}"], work, env)
+            run(argv + [binary.import_path], work, build_env)
         tmp.replace(out)
         say(f"  {binary.name} {binary.version}: built in {time.monotonic() - started:.0f} s")
     return result

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,41 @@ def test_the_kind_images_set_has_what_a_kind_node_runs() -> None:
     # the node's Kubernetes binaries and the control plane's are one version
     versions = {binaries.pin(n).version for n in names if binaries.pin(n).module == "k8s.io/kubernetes"}
     assert len(versions) == 1
+
+
+def test_a_main_module_pin_builds_inside_its_module_with_its_own_gosum(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """ingress-nginx: no generated module, no `go get`; `go build ./cmd/nginx` in the module's own
+    directory with GOWORK=off and -mod=readonly, and its chart and rootfs copied whole."""
+    monkeypatch.setenv("KINDLAB_CACHE", str(tmp_path / "cache"))
+    module_dir = tmp_path / "mod"
+    (module_dir / "charts" / "ingress-nginx" / "templates").mkdir(parents=True)
+    (module_dir / "charts" / "ingress-nginx" / "Chart.yaml").write_text("version: 4.11.0\n")
+    (module_dir / "charts" / "ingress-nginx" / "templates" / "x.yaml").write_text("kind: X\n")
+    (module_dir / "rootfs" / "etc" / "nginx" / "template").mkdir(parents=True)
+    (module_dir / "rootfs" / "etc" / "nginx" / "template" / "nginx.tmpl").write_text("{{ $cfg }}")
+    (module_dir / "charts" / "ingress-nginx" / "Chart.yaml").chmod(0o444)  # the module cache's modes
+    builds: list[tuple[list[str], Path, dict[str, str]]] = []
+
+    def fake_go(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+        if argv[:3] == ["go", "mod", "download"]:
+            return json.dumps({"Dir": str(module_dir), "GoMod": str(tmp_path / "x.mod")})
+        assert argv[:2] == ["go", "build"], argv  # neither `go mod edit` nor `go get`
+        builds.append((argv, cwd, env))
+        Path(argv[argv.index("-o") + 1]).write_text("binary")
+        return ""
+
+    paths = binaries.build(["ingress-nginx-controller"], say=lambda _m: None, run=fake_go,
+                           which=lambda _name: "/usr/bin/go")
+    ((argv, cwd, env),) = builds
+    assert argv[-1] == "./cmd/nginx" and cwd == module_dir
+    assert env["GOWORK"] == "off" and "-mod=readonly" in env["GOFLAGS"] and env["CGO_ENABLED"] == "0"
+    assert "-X k8s.io/ingress-nginx/version.RELEASE=v1.11.0" in argv[argv.index("-ldflags") + 1]
+    assets = binaries.assets_dir("ingress-nginx-controller")
+    assert (assets / "ingress-nginx" / "templates" / "x.yaml").read_text() == "kind: X\n"
+    assert (assets / "etc" / "nginx" / "template" / "nginx.tmpl").is_file()
+    assert (assets / "ingress-nginx" / "Chart.yaml").stat().st_mode & 0o200  # writable copy
+    assert paths["ingress-nginx-controller"].read_text() == "binary"
+    assert binaries.missing(["ingress-nginx-controller"]) == []
+    shutil.rmtree(assets / "etc")  # an asset directory gone: the binary is built again
+    assert binaries.missing(["ingress-nginx-controller"]) == ["ingress-nginx-controller"]

@@ -101,3 +101,45 @@ def test_upgrade_needed(deployed, values, version, desired, changed, reason):
     got, why = helm.upgrade_needed(deployed, values, "ingress-nginx", version, desired)
     assert got is changed
     assert reason in why
+
+
+def make_chart_dir(root, name="ingress-nginx", version="4.11.0"):
+    chart = root / name
+    chart.mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: %s\nversion: %s\nappVersion: 1.11.0\n" % (name, version))
+    return chart
+
+
+def test_a_local_chart_directory_or_tgz_is_read_for_its_name_and_version(tmp_path):
+    import tarfile
+    chart = make_chart_dir(tmp_path)
+    src = helm.chart_source("ingress-nginx", "https://repo", "4.15.1", None, None, str(chart))
+    assert (src.name, src.version, src.repo, src.ref) == ("ingress-nginx", "4.11.0", "", str(chart))
+    tgz = tmp_path / "ingress-nginx-4.11.0.tgz"
+    with tarfile.open(tgz, "w:gz") as archive:  # as `helm package` lays it out
+        archive.add(chart, arcname="ingress-nginx")
+    assert helm.chart_source("ingress-nginx", "https://repo", "4.15.1", None, "4.11.0", str(tgz)).version == "4.11.0"
+    # without a path: the pins, or what was asked for
+    assert helm.chart_source("ingress-nginx", "https://repo", "4.15.1", None, None, None) == helm.ChartSource(
+        "ingress-nginx", "4.15.1", "https://repo")
+    assert helm.chart_source("ingress-nginx", "https://repo", "4.15.1", "https://m", "4.14.0", "").as_dict() == {
+        "name": "ingress-nginx", "version": "4.14.0", "repo": "https://m", "path": None}
+
+
+@pytest.mark.parametrize("setup, repo, version, message", [
+    (lambda p: str(p / "missing"), None, None, "chart_path: expected a chart directory or .tgz, .* does not exist"),
+    (lambda p: str(make_chart_dir(p, name="traefik")), None, None, "holds chart 'traefik', expected 'ingress-nginx'"),
+    (lambda p: str(make_chart_dir(p)), None, "4.15.1", "chart_version: '4.15.1' was asked for, but the chart at .* is version 4.11.0"),
+    (lambda p: str(make_chart_dir(p)), "https://repo", None, "chart_path and chart_repo: give one chart source"),
+    (lambda p: (p / "x.tgz").write_text("not a tar") and str(p / "x.tgz"), None, None, "chart_path: cannot read the chart"),
+    (lambda p: (p / "c").mkdir() or str(p / "c"), None, None, "chart_path: cannot read the chart at .*Chart.yaml"),
+])
+def test_a_bad_chart_source_is_named(tmp_path, setup, repo, version, message):
+    with pytest.raises(helm.ChartSourceError, match=message):
+        helm.chart_source("ingress-nginx", "https://r", "4.15.1", repo, version, setup(tmp_path))
+
+
+def test_a_local_chart_takes_neither_repo_nor_version():
+    argv = helm.upgrade_install_argv("helm", "ingress", "/charts/ingress-nginx", "", "", "two", "/v")
+    assert argv[:5] == ["helm", "upgrade", "--install", "ingress", "/charts/ingress-nginx"]
+    assert "--repo" not in argv and "--version" not in argv

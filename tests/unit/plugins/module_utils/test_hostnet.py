@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 
 import pytest
 
@@ -72,24 +75,38 @@ DOCKER_DESKTOP = docker_info(OperatingSystem="Docker Desktop", Name="docker-desk
 DAEMON_DOWN = "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"
 DOCKER_DOWN = json.dumps({"ServerVersion": "", "ServerErrors": [DAEMON_DOWN]})
 
-# iptables/nft answers for the ts-input chain.
-IPTABLES_TS = ("-N ts-input\n-A ts-input -s 100.101.102.103/32 -i lo -j ACCEPT\n"
+# Full listings of the firewall (`iptables -S`, `nft list chains`), with and without ts-input.
+IPTABLES_TS = ("-P INPUT ACCEPT\n-P FORWARD ACCEPT\n-P OUTPUT ACCEPT\n-N ts-forward\n-N ts-input\n"
+               "-A INPUT -j ts-input\n-A ts-input -s 100.101.102.103/32 -i lo -j ACCEPT\n"
                "-A ts-input -s 100.115.92.0/23 ! -i tailscale0 -j RETURN\n"
                "-A ts-input -s 100.64.0.0/10 ! -i tailscale0 -j DROP\n")
-IPTABLES_NO_CHAIN = "iptables: No chain/target/match by that name.\n"
+# Debian 12 (iptables v1.8.9, nf_tables), root, no Tailscale: `iptables -S` as this machine prints it.
+IPTABLES_BARE = "-P INPUT ACCEPT\n-P FORWARD ACCEPT\n-P OUTPUT ACCEPT\n"
+# The same iptables asked `-S ts-input` (or any other name) on that machine: the words it also
+# uses for a chain holding nft rules it cannot show - which is why only full listings are read.
 IPTABLES_NFT_INCOMPATIBLE = "iptables v1.8.9 (nf_tables): chain `ts-input' in table `filter' is incompatible, use 'nft' tool.\n"
+IPTABLES_OTHER_INCOMPATIBLE = ("iptables v1.8.9 (nf_tables): chain `DOCKER-USER' in table `filter' is incompatible, "
+                               "use 'nft' tool.\n")
 IPTABLES_NOT_ROOT = "iptables v1.8.9 (nf_tables): Could not fetch rule set generation id: Permission denied (you must be root)\n"
-NFT_NO_CHAIN = "Error: No such file or directory\nlist chain ip filter ts-input\n                    ^^^^^^^^\n"
+NFT_CHAINS_TS = ("table ip filter {\n\tchain INPUT {\n\t\ttype filter hook input priority filter; policy accept;\n\t}\n"
+                 "\tchain ts-input {\n\t}\n}\n")
+NFT_CHAINS_BARE = "table ip filter {\n\tchain INPUT {\n\t\ttype filter hook input priority filter; policy accept;\n\t}\n}\n"
 NFT_NOT_ROOT = "Error: Operation not permitted (you must be root)\n"
 
 POOLS = [{"name": "lab-pool", "addresses": ["100.64.0.0/16"]}]
 
 
+@pytest.fixture(autouse=True)
+def no_tailscaled_socket(monkeypatch, tmp_path):
+    """The tests decide whether tailscaled's socket exists, not the machine running them."""
+    monkeypatch.setattr(hn, "TAILSCALED_SOCKETS", (str(tmp_path / "run" / "tailscaled.sock"),))
+
+
 def test_argv() -> None:
     assert hn.ip_link_argv("/sbin/ip") == ["/sbin/ip", "-j", "link", "show"]
     assert hn.ip_addr_argv("ip", BRIDGE) == ["ip", "-j", "addr", "show", "dev", BRIDGE]
-    assert hn.iptables_chain_argv("iptables") == ["iptables", "-S", "ts-input"]
-    assert hn.nft_chain_argv("nft") == ["nft", "list", "chain", "ip", "filter", "ts-input"]
+    assert hn.iptables_chain_argv("iptables") == ["iptables", "-S"]
+    assert hn.nft_chain_argv("nft") == ["nft", "list", "chains"]
 
 
 def test_parse_ip_link_and_addr() -> None:
@@ -102,12 +119,14 @@ def test_parse_ip_link_and_addr() -> None:
 
 @pytest.mark.parametrize("rc, out, err, want", [
     (0, IPTABLES_TS, "", True),
-    (1, "", IPTABLES_NO_CHAIN, False),
+    (0, IPTABLES_BARE, "", False),
+    (0, "-P INPUT ACCEPT\n-N ts-input-extra\n-A INPUT -j ts-input-extra\n", "", False),  # a name, not a prefix
     (1, "", IPTABLES_NFT_INCOMPATIBLE, True),
+    (1, "", IPTABLES_OTHER_INCOMPATIBLE, None),
     (4, "", IPTABLES_NOT_ROOT, None),
-    (1, "", NFT_NO_CHAIN, False),
+    (0, NFT_CHAINS_TS, "", True),
+    (0, NFT_CHAINS_BARE, "", False),
     (1, "", NFT_NOT_ROOT, None),
-    (0, "table ip filter {\n\tchain ts-input {\n\t}\n}\n", "", True),
 ])
 def test_chain_state(rc, out, err, want) -> None:
     assert hn.chain_state(rc, out, err) is want
@@ -163,9 +182,9 @@ def which(name):
 
 
 def answers(docker=DOCKER_UP, network=(0, NETWORK, ""), link=IP_LINK, addr=(0, IP_ADDR_BARE, ""),
-            iptables=(1, "", IPTABLES_NO_CHAIN), nft=(1, "", NFT_NO_CHAIN)):
+            iptables=(0, IPTABLES_BARE, ""), nft=(0, NFT_CHAINS_BARE, "")):
     return {("info", "--format"): (0, docker, ""), ("network", "inspect"): network, ("-j", "link"): (0, link, ""),
-            ("-j", "addr"): addr, ("-S", "ts-input"): iptables, ("list", "chain"): nft}
+            ("-j", "addr"): addr, ("-S",): iptables, ("list", "chains"): nft}
 
 
 def test_linux_bridge_without_the_host_address_needs_host_access(monkeypatch) -> None:
@@ -191,7 +210,7 @@ def test_tailscale0_blocks_a_cgnat_pool() -> None:
     r = hn.inspect_host({"pools": POOLS}, run, which, "Linux")
     assert r["tailscale"]["blocks"] and r["tailscale"]["interface"] and r["via"] == "node" and r["host_access_needed"]
     assert "Tailscale runs on this host (a tailscale0 interface)" in r["reason"]
-    assert not [c for c in run.calls if "ts-input" in c]  # the interface is enough: no firewall probe
+    assert not [c for c in run.calls if c[1:2] in (["-S"], ["list"])]  # the interface is enough: no firewall probe
 
 
 def test_the_ts_input_chain_blocks_too_when_readable() -> None:
@@ -200,6 +219,42 @@ def test_the_ts_input_chain_blocks_too_when_readable() -> None:
     not_root = FakeRun(answers(iptables=(4, "", IPTABLES_NOT_ROOT), nft=(1, "", NFT_NOT_ROOT)))
     unreadable = hn.inspect_host({"pools": POOLS}, not_root, which, "Linux")
     assert unreadable["tailscale"]["chain"] is None and not unreadable["tailscale"]["blocks"]
+
+
+def test_the_iptables_words_for_a_missing_chain_do_not_make_tailscale_run() -> None:
+    # Debian 12: `iptables -S ts-input` says "incompatible" with no Tailscale at all; the full
+    # listing is what is read, and it shows no ts-input.
+    r = hn.inspect_host({"pools": POOLS}, FakeRun(answers(nft=(127, "", "nft: not found"))), which, "Linux")
+    assert r["tailscale"]["chain"] is False and not r["tailscale"]["running"] and not r["tailscale"]["blocks"]
+    other = FakeRun(answers(iptables=(1, "", IPTABLES_OTHER_INCOMPATIBLE), nft=(0, NFT_CHAINS_BARE, "")))
+    assert hn.inspect_host({"pools": POOLS}, other, which, "Linux")["tailscale"]["chain"] is False  # nft tells
+
+
+def test_tailscaleds_socket_is_evidence_too() -> None:
+    sock = hn.TAILSCALED_SOCKETS[0]
+    r = hn.inspect_host({"pools": POOLS}, FakeRun(answers()), which, "Linux", exists=lambda p: p == sock)
+    assert r["tailscale"]["socket"] == sock and r["tailscale"]["blocks"]
+    assert "tailscaled's socket %s" % sock in r["tailscale"]["message"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("iptables") or not shutil.which("ip"),
+                    reason="needs root, iptables and ip (a network namespace of its own)")
+def test_chain_state_against_this_machines_iptables() -> None:
+    """This machine's real iptables, in a network namespace of the test's own: no ts-input,
+    then one; the full listing tells them apart whatever `-S NAME` says of a missing chain."""
+    ns = "kindlab-ts-%d" % os.getpid()
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        def iptables(*args: str) -> tuple[int, str, str]:
+            p = subprocess.run(["ip", "netns", "exec", ns, "iptables", *args], capture_output=True, text=True, check=False)
+            return p.returncode, p.stdout, p.stderr
+        assert hn.chain_state(*iptables(*hn.iptables_chain_argv("x")[1:])) is False
+        rc, _out, err = iptables("-S", "no-such-chain-xyz")
+        assert rc != 0 and ("incompatible" in err or "No chain" in err), err  # the ambiguity, as it is here
+        assert iptables("-N", "ts-input")[0] == 0
+        assert hn.chain_state(*iptables(*hn.iptables_chain_argv("x")[1:])) is True
+    finally:
+        subprocess.run(["ip", "netns", "delete", ns], check=False)
 
 
 def test_a_pool_outside_cgnat_is_not_affected_by_tailscale() -> None:

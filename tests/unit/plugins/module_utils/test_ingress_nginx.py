@@ -453,3 +453,43 @@ def test_apply_options_agree_or_fail():
     original = copy.deepcopy(SEED_TWO)
     ng.apply_options(SEED_TWO, scope=False)
     assert SEED_TWO == original  # never mutates the caller's values
+
+
+def test_chart_4_11_renders_metrics_and_annotation_validation_the_other_way_round() -> None:
+    old = ng.effective_config({}, "ingress", "one", "4.11.0")
+    assert "--enable-metrics=false" in old.args and not any(a.startswith("--enable-annotation") for a in old.args)
+    on = ng.effective_config({"controller": {"enableAnnotationValidations": True, "metrics": {"enabled": True}}},
+                             "ingress", "one", "4.11.0")
+    assert "--enable-annotation-validation=true" in on.args and not any(a.startswith("--enable-metrics") for a in on.args)
+    new = ng.effective_config({}, "ingress", "one")
+    assert not any(a.startswith("--enable-metrics") or a.startswith("--enable-annotation") for a in new.args)
+    assert old.image.startswith("registry.k8s.io/ingress-nginx/controller:v1.11.0@sha256:")
+
+
+def test_a_chart_version_not_modelled_is_rendered_as_the_pin_and_says_so() -> None:
+    cfg = ng.effective_config({}, "ingress", "one", "4.13.0")
+    assert cfg.args == ng.effective_config({}, "ingress", "one").args
+    assert any("chart 4.13.0 is not modelled" in n for n in cfg.notes)
+
+
+@pytest.mark.parametrize("scale, interval", [(1, 60), (10, 6), (12, 5), (6.0, 10), (2, 30)])
+def test_the_time_scale_becomes_the_controllers_own_status_period(scale, interval) -> None:
+    assert ng.status_update_interval(scale) == interval
+    values = ng.with_time_scale({"controller": {"scope": {"enabled": True}}}, scale)
+    args = ng.effective_config(values, "ingress", "one").args
+    if interval == 60:
+        assert not any("status-update-interval" in a for a in args)  # the binary's own default
+    else:
+        assert "--status-update-interval=%d" % interval in args
+
+
+@pytest.mark.parametrize("scale", [30, 7, 0, -1, True, "10"])
+def test_a_time_scale_the_flag_cannot_carry_is_refused_naming_it(scale) -> None:
+    with pytest.raises(ng.ValuesError, match="time_scale"):
+        ng.status_update_interval(scale)
+
+
+def test_a_status_period_the_user_set_wins_over_the_time_scale() -> None:
+    values = ng.with_time_scale({"controller": {"extraArgs": {"status-update-interval": 20}}}, 10)
+    assert values["controller"]["extraArgs"] == {"status-update-interval": 20}
+    assert ng.with_time_scale({}, 1) == {}

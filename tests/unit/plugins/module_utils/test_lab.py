@@ -159,3 +159,29 @@ def test_a_controller_image_in_two_places_is_an_error() -> None:
 def test_bad_images_fail_naming_the_field(images, load, message) -> None:
     with pytest.raises(LabError, match=message.replace("lab_images.", r"lab_images\.")):
         run_with_images(images, load)
+
+
+def test_lab_charts_are_read_before_anything_changes(tmp_path: Path) -> None:
+    chart = tmp_path / "ingress-nginx"
+    chart.mkdir()
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: ingress-nginx\nversion: 4.11.0\n")
+    v = lab()
+    out = validate(v["lab_backend"], v["lab_cluster"], v["lab_metallb_pools"], v["lab_namespaces"], v["lab_controllers"],
+                   v["lab_workloads"], charts={"ingress_nginx": str(chart)})
+    assert out["charts"]["ingress_nginx"]["version"] == "4.11.0"
+    for charts, message in (({"traefik2": str(chart)}, "lab_charts.traefik2: expected a controller type"),
+                            ({"ingress_nginx": str(tmp_path / "nope")}, "lab_charts.ingress_nginx: chart_path: expected"),
+                            ({"ingress_nginx": 3}, "lab_charts.ingress_nginx: expected the path"),
+                            ("x", "lab_charts: expected a mapping")):
+        with pytest.raises(LabError, match=message):
+            validate(v["lab_backend"], v["lab_cluster"], v["lab_metallb_pools"], v["lab_namespaces"],
+                     v["lab_controllers"], v["lab_workloads"], charts=charts)
+
+
+def test_on_kind_the_time_scale_must_fit_the_controllers_own_flags() -> None:
+    v = lab()
+    args = (v["lab_cluster"], v["lab_metallb_pools"], v["lab_namespaces"], v["lab_controllers"], v["lab_workloads"])
+    validate("kind", *args, time_scale=10)
+    validate("twin", *args, time_scale=30)  # the twin scales its own clocks
+    with pytest.raises(LabError, match=r"lab_time_scale \(lab_controllers\[0\], kind\): time_scale: .*whole seconds"):
+        validate("kind", *args, time_scale=30)

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The lab on real kind on a machine where no registry answers (Linux, root; test machinery and
+# `make kind-lab`): the lab's own Docker engine when none answers (make kind-engine), the offline
+# images (make kind-images), the pinned kind, kubectl and helm, and then the collection's own
+# playbooks with the offline inputs, inside the engine's network namespace (where the lab's
+# addresses live).
+#
+#   hack/kind-lab.sh up [SCENARIO] [ANSIBLE ARGS...]     playbooks/lab.yml (the lab stays up)
+#   hack/kind-lab.sh verify [SCENARIO] [ANSIBLE ARGS...] playbooks/verify.yml
+#   hack/kind-lab.sh down [SCENARIO] [ANSIBLE ARGS...]   playbooks/teardown.yml
+#   hack/kind-lab.sh vars                                print the offline inputs (a vars file)
+#   hack/kind-lab.sh exec CMD...                         run CMD where the lab is reachable
+#
+# The offline inputs are what a user behind a mirror would pass: the node image (lab_cluster),
+# MetalLB's manifest from its Go module (lab_metallb_manifest_url), the images built here
+# (lab_images, loaded into the nodes with lab_images_load), and the ingress-nginx chart from the
+# k8s.io/ingress-nginx module (lab_charts). The controller is the real v1.11.0 binary with
+# Debian's nginx as its data plane (hack/kind-images/ingress-nginx).
+set -euo pipefail
+# shellcheck source=hack/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+ENGINE="$ROOT/hack/kind-engine.sh"
+TOOLS="${KINDLAB_KIND_TOOLS:-$HOME/.cache/kindlab/kind-tools}"
+
+me="$(basename "$0")"
+say() { printf '%s: %s\n' "$me" "$*" >&2; }
+
+[ "$(uname -s)" = Linux ] && [ "$(id -u)" -eq 0 ] || die "the offline kind lab needs Linux as root (this is $(uname -s), uid $(id -u))"
+
+# in_engine CMD...: run CMD where the engine's lab addresses are reachable: the lab engine's
+# namespace when it runs (make kind-engine), here when an engine of yours answers.
+in_engine() {
+    if [ -e "/run/netns/${KINDLAB_NETNS:-kindlab}" ] && "$ENGINE" status >/dev/null 2>&1; then
+        "$ENGINE" exec env "PATH=$TOOLS:$PATH" "$@"
+    else
+        env "PATH=$TOOLS:$PATH" "$@"
+    fi
+}
+
+# offline_vars: the vars file with the offline inputs, on stdout.
+offline_vars() {
+    "$VENV/bin/python" - "$(pin KIND_OFFLINE_NODE_IMAGE)" "$(pin KIND_OFFLINE_INGRESS_NGINX_IMAGE)" \
+        "$(pin KIND_OFFLINE_WEB_IMAGE)" <<'PY'
+import json, sys
+from kindlab_twin import binaries
+node_image, controller_image, web_image = sys.argv[1:4]
+print(json.dumps({
+    "lab_backend": "kind",
+    "lab_cluster": {"name": "ingress-lab", "workers": 0, "kind_config": {}, "node_image": node_image},
+    "lab_metallb_manifest_url": "file://%s" % (binaries.assets_dir("metallb-controller") / "metallb-native.yaml"),
+    "lab_images": {"ingress_nginx_controller": controller_image, "test_app": web_image},
+    "lab_images_load": True,
+    "lab_charts": {"ingress_nginx": str(binaries.assets_dir("ingress-nginx-controller") / "ingress-nginx")},
+}, indent=2))
+PY
+}
+
+# prepare: the engine, the images and the pinned clients (each a no-op when current).
+prepare() {
+    require_venv_tool ansible-playbook
+    ensure_collection_link
+    if ! docker info >/dev/null 2>&1; then "$ENGINE" up; fi
+    VENV="$VENV" "$ROOT/hack/kind-images.sh"
+    kindlab-twin build binaries --set kind-clients --link-into "$TOOLS" >&2
+}
+
+playbook() {  # playbook NAME SCENARIO ARGS...
+    local book="$1" scenario="${2:-}"
+    shift 2 || shift $#
+    local vars
+    vars="$(mktemp /tmp/kindlab-offline.XXXXXX.json)"
+    offline_vars >"$vars"
+    local args=()
+    [ -z "$scenario" ] || args+=(-e "@$ROOT/scenarios/$scenario.yml" -e "lab_scenario=$scenario")
+    args+=(-e "@$vars")
+    local rc=0
+    ( cd "$ROOT" && in_engine ansible-playbook "playbooks/$book.yml" "${args[@]}" "$@" ) || rc=$?
+    rm -f "$vars"
+    return "$rc"
+}
+
+case "${1:-}" in
+    up) shift; prepare; playbook lab "$@" ;;
+    verify) shift; playbook verify "$@" ;;
+    down) shift; playbook teardown "$@" ;;
+    vars) offline_vars ;;
+    exec) shift; in_engine "$@" ;;
+    *) die "usage: $me up|verify|down [SCENARIO] [ANSIBLE ARGS...] | vars | exec CMD..." ;;
+esac
