@@ -2,13 +2,14 @@
 
     .venv/bin/python benchmarks/kind_vs_twin_bench.py [--runs N]
 
-Linux as root, with the lab's own engine up and the offline images built (make kind-engine
-kind-images); the twin's binaries built (make binaries). For each backend, N times:
+Linux as root, with the lab's own engine up and the offline images and clients ready (make
+kind-engine kind-images; kindlab-twin build binaries --set kind-clients --link-into
+~/.cache/kindlab/kind-tools, as make test-kind does); the twin's binaries built (make binaries). For each backend, N times:
 - create to Ready: the collection's kind_cluster module (kind from the offline node image, inside
   the engine's network namespace; or the twin); then delete;
-- the smoke (tests/kind/smoke.yml: cluster, MetalLB, host access, a workload reached over HTTP
-  through its MetalLB address), then its teardown.
-The lab with ingress controllers and the puzzle run on the twin only (see hack/test-kind.sh).
+- the healthy lab and the puzzle, each `playbooks/lab.yml` to its verdicts (cluster, MetalLB, the
+  three ingress-nginx controllers - on kind the real v1.11.0 installed by real helm, through
+  hack/kind-lab.sh - the apps, verify), then `playbooks/teardown.yml`.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ sys.path.insert(0, str(REPO / "src"))
 from kindlab_twin import binaries  # noqa: E402
 
 ENGINE = str(REPO / "hack" / "kind-engine.sh")
+KIND_LAB = str(REPO / "hack" / "kind-lab.sh")
 CLUSTER = "kindlab-bench"
 
 
@@ -44,24 +46,17 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=1)
     args = parser.parse_args()
     pins = versions()
-    manifest = binaries.assets_dir("metallb-controller") / "metallb-native.yaml"
     rows: dict[str, dict[str, list[float]]] = {"kind": {}, "twin": {}}
     with tempfile.TemporaryDirectory(prefix="kindlab-bench-") as tmp_name:
         tmp = Path(tmp_name)
         env = bench_env(tmp / "twin-home")
         log = tmp / "bench.log"
-        bin_dir = tmp / "bin"  # kind and kubectl at their pins, for the modules and the playbook
+        bin_dir = tmp / "bin"  # kind, kubectl and helm at their pins, for the modules and the playbooks
         bin_dir.mkdir()
-        for name in ("kind", "kubectl"):
+        for name in ("kind", "kubectl", "helm"):
             (bin_dir / name).symlink_to(binaries.binary_path(name))
         env["PATH"] = f"{bin_dir}:{env['PATH']}"
-        smoke = [str(VENV_BIN / "ansible-playbook"), str(REPO / "tests" / "kind" / "smoke.yml"),
-                 "-e", f"smoke_dir={tmp}", "-e", f"smoke_kubectl={binaries.binary_path('kubectl')}",
-                 "-e", f"smoke_web_image={pins.KIND_OFFLINE_WEB_IMAGE}"]
-        kind_smoke = ["-e", f"smoke_node_image={pins.KIND_OFFLINE_NODE_IMAGE}",
-                      "-e", f"smoke_manifest_url=file://{manifest}",
-                      "-e", '{"smoke_load_images": ["%s", "%s", "%s"]}' % (
-                          pins.METALLB_CONTROLLER_IMAGE, pins.METALLB_SPEAKER_IMAGE, pins.KIND_OFFLINE_WEB_IMAGE)]
+        env["KINDLAB_PREPARED"] = "1"  # images and clients are ready (see the docstring): time the lab alone
         in_netns = [ENGINE, "exec", "env", f"PATH={env['PATH']}"]
 
         def cluster(backend: str, state: str) -> list[str]:
@@ -72,19 +67,24 @@ def main() -> int:
                 module_args += f" node_image={pins.KIND_OFFLINE_NODE_IMAGE}"
             return [str(VENV_BIN / "ansible"), "localhost", "-m", "kindlab.ingress.kind_cluster", "-a", module_args]
 
+        def lab(backend: str, book: str, scenario: str) -> list[str]:
+            """playbooks/BOOK.yml for SCENARIO: on kind with the offline inputs (hack/kind-lab.sh)."""
+            state = ["-e", f"lab_state_dir={tmp / backend / scenario}"]
+            if backend == "kind":
+                return [KIND_LAB, {"lab": "up", "teardown": "down"}[book], scenario] + state
+            return [str(VENV_BIN / "ansible-playbook"), str(REPO / "playbooks" / f"{book}.yml"),
+                    "-e", f"@{REPO / 'scenarios' / scenario}.yml", "-e", "lab_backend=twin"] + state
+
         steps = {
-            "kind": [
-                ("create to Ready", in_netns + cluster("kind", "present")),
-                ("delete", in_netns + cluster("kind", "absent")),
-                ("smoke", in_netns + smoke + ["-e", "smoke_backend=kind"] + kind_smoke),
-                ("smoke teardown", in_netns + smoke + ["-e", "smoke_backend=kind", "-e", "smoke_state=absent"]),
-            ],
-            "twin": [
-                ("create to Ready", cluster("twin", "present")),
-                ("delete", cluster("twin", "absent")),
-                ("smoke", smoke + ["-e", "smoke_backend=twin"]),
-                ("smoke teardown", smoke + ["-e", "smoke_backend=twin", "-e", "smoke_state=absent"]),
-            ],
+            backend: [
+                ("create to Ready", (in_netns if backend == "kind" else []) + cluster(backend, "present")),
+                ("delete", (in_netns if backend == "kind" else []) + cluster(backend, "absent")),
+                ("healthy lab", lab(backend, "lab", "healthy")),
+                ("healthy teardown", lab(backend, "teardown", "healthy")),
+                ("puzzle lab", lab(backend, "lab", "puzzle")),
+                ("puzzle teardown", lab(backend, "teardown", "puzzle")),
+            ]
+            for backend in ("kind", "twin")
         }
         try:
             for _run in range(args.runs):
@@ -99,9 +99,10 @@ def main() -> int:
         finally:
             cleanup_twins(env)
     print(f"kind vs twin on this machine, {args.runs} run(s), median seconds")
-    print(f"  {'step':<16} {'kind':>6} {'twin':>6}")
+    print(f"  {'step':<18} {'kind':>6} {'twin':>6}")
     for name in rows["kind"]:
-        print(f"  {name:<16} {median(rows['kind'][name])} {median(rows['twin'].get(name, []))}")
+        print(f"  {name:<18} {median(rows['kind'][name])} {median(rows['twin'].get(name, []))}")
+    print("  (a lab is lab.yml from nothing to its verdicts: cluster, MetalLB, controllers, apps, verify)")
     return 0
 
 

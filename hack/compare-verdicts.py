@@ -28,7 +28,7 @@ def load(path: Path) -> dict[str, Any] | None:
         return None
 
 
-def rows(report: dict[str, Any]) -> dict[tuple[str, str], tuple[str, bool]]:
+def rows(report: dict[str, Any]) -> dict[tuple[str, str], tuple[str, bool, str]]:
     out = {}
     for v in report.get("verdicts") or []:
         observed = str(v.get("observed") or "")

@@ -16,6 +16,7 @@
 #   quay.io/metallb/...     MetalLB's controller and speaker (the manifest's tags)
 #   kindlab/cni             the pod network (kindlab-cni.sh), in place of kindnetd
 #   kindlab/nginx           the workloads' web server: Debian's nginx
+#   traefik/whoami:v1.11.0  a stand-in (whoami.conf): Debian's nginx answering "Hostname: <pod>"
 #   kindlab/ingress-nginx-controller
 #                           the real ingress-nginx controller (k8s.io/ingress-nginx at the served
 #                           commit, v1.11.0), its image files from the module, Debian's nginx as
@@ -40,6 +41,7 @@ METALLB_CONTROLLER="$(pin METALLB_CONTROLLER_IMAGE)"
 METALLB_SPEAKER="$(pin METALLB_SPEAKER_IMAGE)"
 CNI_IMAGE="$(pin KIND_OFFLINE_CNI_IMAGE)"
 NGINX_IMAGE="$(pin KIND_OFFLINE_WEB_IMAGE)"
+WHOAMI_IMAGE="$(pin KIND_OFFLINE_WHOAMI_IMAGE)"
 # The Debian packages of the node (kind's base image list, less storage and rootless extras)
 # and of the web server image.
 NODE_PACKAGES="systemd,systemd-sysv,conntrack,iptables,nftables,iproute2,ethtool,util-linux,mount,kmod,libseccomp2,pigz,bash,ca-certificates,curl,jq,procps"
@@ -195,6 +197,14 @@ hash="$(docker image inspect -f '{{.Id}}' "$WEB_BASE" | cut -c8-23)"
 if step "$NGINX_IMAGE" "$hash"; then
     from_base "$NGINX_IMAGE" "$hash" "$WEB_BASE" '["/usr/sbin/nginx", "-g", "daemon off;"]'
     built "$NGINX_IMAGE"
+fi
+
+# whoami's stand-in under whoami's own name (what the host-path-conflict scenario runs).
+hash="$(inputs_hash "$HERE/whoami.conf")-$(docker image inspect -f '{{.Id}}' "$WEB_BASE" | cut -c8-19)"
+if step "$WHOAMI_IMAGE" "$hash"; then
+    from_base "$WHOAMI_IMAGE" "$hash" "$WEB_BASE" '["/usr/sbin/nginx", "-g", "daemon off;"]' \
+        "$HERE/whoami.conf:/etc/nginx/sites-enabled/default"
+    built "$WHOAMI_IMAGE"
 fi
 
 # The real ingress-nginx controller (see the Dockerfile beside its files).

@@ -40,7 +40,8 @@ in_engine() {
 # offline_vars: the vars file with the offline inputs, on stdout.
 offline_vars() {
     "$VENV/bin/python" - "$(pin KIND_OFFLINE_NODE_IMAGE)" "$(pin KIND_OFFLINE_INGRESS_NGINX_IMAGE)" \
-        "$(pin KIND_OFFLINE_WEB_IMAGE)" <<'PY'
+        "$(pin KIND_OFFLINE_WEB_IMAGE)" "$(pin KIND_OFFLINE_WHOAMI_IMAGE)" "$(pin METALLB_CONTROLLER_IMAGE)" \
+        "$(pin METALLB_SPEAKER_IMAGE)" <<'PY'
 import json, sys
 from kindlab_twin import binaries
 node_image, controller_image, web_image = sys.argv[1:4]
@@ -49,14 +50,17 @@ print(json.dumps({
     "lab_cluster": {"name": "ingress-lab", "workers": 0, "kind_config": {}, "node_image": node_image},
     "lab_metallb_manifest_url": "file://%s" % (binaries.assets_dir("metallb-controller") / "metallb-native.yaml"),
     "lab_images": {"ingress_nginx_controller": controller_image, "test_app": web_image},
-    "lab_images_load": True,
+    # every image of lab_images, and whoami's stand-in (host-path-conflict runs it)
+    "lab_images_load": [controller_image, web_image] + sys.argv[4:7],
     "lab_charts": {"ingress_nginx": str(binaries.assets_dir("ingress-nginx-controller") / "ingress-nginx")},
 }, indent=2))
 PY
 }
 
-# prepare: the engine, the images and the pinned clients (each a no-op when current).
+# prepare: the engine, the images and the pinned clients (each a no-op when current; skipped
+# with KINDLAB_PREPARED=1, as test-kind and the benchmark do after preparing once).
 prepare() {
+    [ "${KINDLAB_PREPARED:-0}" != 1 ] || return 0
     require_venv_tool ansible-playbook
     ensure_collection_link
     if ! docker info >/dev/null 2>&1; then "$ENGINE" up; fi

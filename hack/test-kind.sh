@@ -6,7 +6,9 @@
 # collection's own playbooks/lab.yml - preflight, real kind, real MetalLB, the real ingress-nginx
 # controller (v1.11.0, the one the Go module proxy serves) installed by real helm from its chart
 # 4.11.0, every process that talks to lab addresses inside the engine's network namespace
-# (hack/kind-lab.sh) - and on the twin. Each run must meet the scenario's own lab_expect; their
+# (hack/kind-lab.sh) - and on the twin. The scenarios share one kind cluster: between two, the
+# lab's helm releases are uninstalled and its namespaces deleted (what a scenario creates), and
+# the cluster, MetalLB and the bridge address stay. Each run must meet the scenario's own lab_expect; their
 # verdicts are printed side by side and must agree, except where BY_DESIGN below says why not.
 # It fails when the machine's own network namespace gained a lab address, or when the bridge
 # address or a container is left after teardown. Elsewhere it says SKIPPED, loudly, and exits 0.
@@ -34,7 +36,7 @@ fi
 WORK="$(mktemp -d /var/tmp/kindlab-test-kind.XXXXXX)"
 STARTED_ENGINE=0  # this run started the lab's engine, and stops it at the end
 failures=()
-current=""        # the scenario whose kind lab is up, for the cleanup
+current=""        # the scenario whose kind cluster is up, for the cleanup
 cleanup() {
     local rc=$?
     banner "teardown"
@@ -76,7 +78,8 @@ trap cleanup EXIT
 banner "images (make kind-images) and the pinned kind, kubectl and helm"
 started=$SECONDS
 VENV="$VENV" "$ROOT/hack/kind-images.sh"
-kindlab-twin build binaries --set kind-clients >&2
+kindlab-twin build binaries --set kind-clients --link-into "${KINDLAB_KIND_TOOLS:-$HOME/.cache/kindlab/kind-tools}" >&2
+export KINDLAB_PREPARED=1
 echo "test-kind: images and clients ready in $((SECONDS - started)) s" >&2
 
 # lab_run BACKEND SCENARIO: the scenario through playbooks/lab.yml (its verify included) and then
@@ -94,9 +97,7 @@ lab_run() {
         "$KIND_LAB" exec kubectl --kubeconfig "$dir/kubeconfig" get pods,ingress -A -o wide >"$dir/state.txt" 2>&1 || true
         "$KIND_LAB" exec kubectl --kubeconfig "$dir/kubeconfig" logs -n two deploy/ingress-ingress-nginx-controller \
             --tail=400 >"$dir/controller-two.log" 2>&1 || true
-        "$KIND_LAB" down "$scenario" -e "lab_state_dir=$dir" >"$dir/teardown.log" 2>&1 \
-            || { tail -n 20 "$dir/teardown.log" >&2; failures+=("teardown of $scenario on kind"); }
-        current=""
+        reset_kind "$dir" || failures+=("reset after $scenario on kind")
     else
         (cd "$ROOT" && ansible-playbook playbooks/lab.yml -e "@scenarios/$scenario.yml" -e lab_backend=twin \
             -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1) || rc=$?
@@ -108,6 +109,35 @@ lab_run() {
     fi
 }
 
+# reset_kind DIR: empty the kind cluster for the next scenario: uninstall every helm release and
+# delete the lab's namespaces (labelled by lab_namespaces), waiting until they are gone. Their pods
+# go at once: a controller whose RBAC goes with its namespace spends about a minute failing to
+# clear its status on shutdown, which nothing here looks at.
+reset_kind() {
+    local kubeconfig="$1/kubeconfig" started=$SECONDS
+    {
+        "$KIND_LAB" exec helm --kubeconfig "$kubeconfig" list -A -o json \
+            | python3 -c 'import json, sys; [print(r["name"], r["namespace"]) for r in json.load(sys.stdin)]' \
+            | while read -r release namespace; do
+                "$KIND_LAB" exec helm --kubeconfig "$kubeconfig" uninstall "$release" -n "$namespace"
+            done
+        local namespaces
+        namespaces="$("$KIND_LAB" exec kubectl --kubeconfig "$kubeconfig" get namespace \
+            -l app.kubernetes.io/part-of=kindlab-ingress -o name)"
+        if [ -n "$namespaces" ]; then
+            # shellcheck disable=SC2086  # one argument per namespace
+            "$KIND_LAB" exec kubectl --kubeconfig "$kubeconfig" delete $namespaces --wait=false
+            for ns in $namespaces; do
+                "$KIND_LAB" exec kubectl --kubeconfig "$kubeconfig" delete pods --all -n "${ns#namespace/}" \
+                    --force --grace-period=0
+            done
+            # shellcheck disable=SC2086
+            "$KIND_LAB" exec kubectl --kubeconfig "$kubeconfig" wait --for=delete $namespaces --timeout=180s
+        fi
+    } >"$1/reset.log" 2>&1 || { tail -n 20 "$1/reset.log" >&2; return 1; }
+    echo "test-kind: cluster emptied for the next scenario in $((SECONDS - started)) s" >&2
+}
+
 for scenario in "${SCENARIOS[@]}"; do
     banner "$scenario on kind"
     lab_run kind "$scenario"
@@ -116,6 +146,19 @@ for scenario in "${SCENARIOS[@]}"; do
     lab_run twin "$scenario"
     no_lab_address_here "after $scenario on the twin"
 done
+
+# ingress_diagnose against the real controller, on the emptied cluster (tests/kind/diagnose_table.py).
+if [ -n "$current" ]; then
+    banner "diagnose vs the real controller (one configuration per row)"
+    started=$SECONDS
+    chart="$("$VENV/bin/python" -c 'from kindlab_twin import binaries; print(binaries.assets_dir("ingress-nginx-controller") / "ingress-nginx")')"
+    if ! PYTHONPATH="$ROOT/.collections" "$KIND_LAB" exec "$VENV/bin/python" "$ROOT/tests/kind/diagnose_table.py" \
+            "$WORK/kind/$current/kubeconfig" "$chart" "$("$VENV/bin/python" -c 'from kindlab_twin import binaries; print(binaries.binary_path("helm"))')" \
+            "$(pin KIND_OFFLINE_INGRESS_NGINX_IMAGE)" ${DIAGNOSE_ROWS:+"$DIAGNOSE_ROWS"} >&2; then
+        failures+=("diagnose vs the real controller")
+    fi
+    echo "test-kind: diagnose table in $((SECONDS - started)) s" >&2
+fi
 
 banner "verdicts: kind | twin"
 if ! "$VENV/bin/python" "$ROOT/hack/compare-verdicts.py" "$WORK" "${SCENARIOS[@]}"; then

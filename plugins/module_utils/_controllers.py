@@ -217,7 +217,7 @@ def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = 
         values = ctype.apply_options(raw.get("values") or {}, raw.get("scope"), raw.get("publish_service"), raw.get("ingress_class"))
         if images is not None:
             values = ctype.with_images(values, images)
-        config = ctype.effective_config(values, release, namespace)
+        config = ctype.effective_config(values, release, namespace, None)
     except ctype.value_errors as exc:
         raise ControllerError("%s.values: %s" % (where, exc)) from None
     summary = config.summary()

@@ -81,7 +81,7 @@ class ChartSource:
         """The CHART argument of helm upgrade --install."""
         return self.path or self.name
 
-    def as_dict(self) -> dict[str, str]:
+    def as_dict(self) -> dict[str, str | None]:
         return {"name": self.name, "version": self.version, "repo": self.repo or None, "path": self.path or None}
 
 

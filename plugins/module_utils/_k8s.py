@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import builtins
 import copy
+import http.client
+import json
+import math
 import os
+import socket
+import ssl
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import FIELD_MANAGER
@@ -33,6 +38,16 @@ except ImportError:
     K8S_IMPORT_ERROR = traceback.format_exc()
 else:
     K8S_IMPORT_ERROR = None
+
+# What a request raises when the API server does not answer (refused, reset, silent): the
+# socket's own errors, http.client's, and urllib3's (which the kubernetes client lets through).
+_TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (OSError, http.client.HTTPException)
+try:
+    import urllib3.exceptions as _urllib3_errors
+except ImportError:
+    _urllib3_errors = None  # type: ignore[assignment]
+else:
+    _TRANSPORT_ERRORS += (_urllib3_errors.HTTPError,)
 
 Obj = dict[str, Any]
 
@@ -66,6 +81,130 @@ class K8sError(KindlabError):
 
 class WaitTimeout(K8sError):
     """A wait ran out of time."""
+
+
+# ---------------------------------------------------------------- watch requests that end
+
+# A watch (or the list it starts from) connects within WATCH_CONNECT_TIMEOUT and waits for
+# each next byte at most its server-side timeout plus WATCH_READ_SLACK: a server that answers
+# sends at least the end of the stream by then, so a read timeout means the server stopped
+# answering (a frozen kube-apiserver), not that nothing changed. Requests go through a
+# connection pool without urllib3's retries (which would repeat each timeout three more times):
+# the caller retries, within its own time.
+WATCH_CONNECT_TIMEOUT = 5.0
+WATCH_READ_SLACK = 5.0
+# Server-side timeout of a watch opened without one, and the longest a list may take.
+WATCH_DEFAULT_SECONDS = 300
+LIST_READ_TIMEOUT = 30.0
+UNREACHABLE_HINT = "is the cluster running? (kindlab-twin get clusters / kind get clusters)"
+# Each watch and list on a connection of its own: without retries, a kept-alive connection the
+# server has just dropped would fail the next request and read as an outage.
+_OWN_CONNECTION = {"Connection": "close"}
+
+
+class WatchInterrupted(K8sError):
+    """A watch or its list got no (whole) answer: the connection was refused, reset or broke,
+    or the server stayed silent past the read timeout. `cause` says which in a few words (never
+    urllib3's text), `timed_out` whether it was silence, `where` names the API server, its
+    kubeconfig context and file."""
+
+    def __init__(self, message: str, cause: str, timed_out: bool = False, where: str = "the API server") -> None:
+        super().__init__(message)
+        self.cause = cause
+        self.timed_out = timed_out
+        self.where = where
+
+
+class WatchExpired(K8sError):
+    """410 Gone: the resourceVersion a watch resumes from is older than the server keeps;
+    list again and watch from the list's version."""
+
+
+class ApiUnreachable(K8sError):
+    """The API server did not answer at all; the message is one line naming the server, the
+    kubeconfig context and file, the cause and what to check."""
+
+
+def api_server_description(host: str, context: str | None, kubeconfig: str | None) -> str:
+    """`the API server at URL (context C, kubeconfig PATH)`: which cluster a failure is about."""
+    return "the API server at %s (context %s, kubeconfig %s)" % (host, context or "(current)", kubeconfig or "(default)")
+
+
+def unreachable_message(where: str, cause: str, seconds: float | None = None) -> str:
+    """The one line for an API server that never answered."""
+    during = " in %gs" % seconds if seconds is not None else ""
+    return "%s did not answer%s: %s; %s" % (where, during, cause, UNREACHABLE_HINT)
+
+
+def _exception_chain(exc: BaseException) -> list[BaseException]:
+    """exc and what it wraps: __cause__, __context__, urllib3's `reason`, exceptions in args."""
+    out: list[BaseException] = []
+    todo = [exc]
+    while todo:
+        e = todo.pop(0)
+        if any(e is seen for seen in out):
+            continue
+        out.append(e)
+        todo += [x for x in (e.__cause__, e.__context__, getattr(e, "reason", None), *e.args) if isinstance(x, BaseException)]
+    return out
+
+
+def transport_cause(exc: BaseException, read_timeout: float | None = None) -> tuple[str, bool]:
+    """(a few words on why a request got no answer, whether it was a timeout), from a socket,
+    http.client or urllib3 exception and what it wraps."""
+    chain = _exception_chain(exc)
+
+    def has(*types: type[BaseException]) -> bool:
+        return any(isinstance(e, types) for e in chain)
+
+    u3 = _urllib3_errors
+    read = " within %gs" % read_timeout if read_timeout else ""
+    if has(ConnectionRefusedError):
+        return "connection refused", False
+    if has(ConnectionResetError, ConnectionAbortedError, BrokenPipeError):
+        return "connection reset", False
+    if has(socket.gaierror):
+        return "cannot resolve the server's host name", False
+    if u3 is not None and has(u3.ReadTimeoutError):
+        return "no answer%s (read timeout)" % read, True
+    if u3 is not None and any(isinstance(e, u3.ConnectTimeoutError) and not isinstance(e, u3.NewConnectionError) for e in chain):
+        return "no answer to connect within %gs" % WATCH_CONNECT_TIMEOUT, True
+    if has(TimeoutError):
+        return "no answer%s (timeout)" % read, True
+    if has(ssl.SSLError) or (u3 is not None and has(u3.SSLError)):
+        return "TLS handshake failed", False
+    if has(http.client.HTTPException) or (u3 is not None and has(u3.ProtocolError)):
+        return "the connection broke mid-stream", False
+    for e in chain:
+        if isinstance(e, OSError) and e.strerror:
+            return "cannot connect: " + e.strerror[:1].lower() + e.strerror[1:], False
+    return "cannot connect (%s)" % type(exc).__name__, False
+
+
+def watch_lines(chunks: Iterable[bytes | str]) -> Iterator[str]:
+    """The lines of a watch response (one JSON event each) from its chunks, which need not
+    end at a line."""
+    buffer = b""
+    for chunk in chunks:
+        buffer += chunk.encode() if isinstance(chunk, str) else chunk
+        *lines, buffer = buffer.split(b"\n")
+        for line in lines:
+            if line.strip():
+                yield line.decode("utf-8", errors="replace")
+    if buffer.strip():
+        yield buffer.decode("utf-8", errors="replace")
+
+
+def parse_watch_line(line: str) -> tuple[str, Obj] | None:
+    """One watch event line `{"type": .., "object": {..}}` as (type, object); None if it is not one."""
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(event, dict) or not event.get("type"):
+        return None
+    obj = event.get("object")
+    return str(event["type"]), dict(obj) if isinstance(obj, dict) else {}
 
 
 @dataclass
@@ -168,6 +307,8 @@ class Client:
                 "cannot load kubeconfig %s (context %s): %s" % (kubeconfig or "(default)", context or "(current)", exc)
             ) from exc
         self._api_client: ApiClient = api_client
+        self._kubeconfig, self._context = kubeconfig, context  # named when the server does not answer
+        self._watch_dyn: Any = None
         try:
             self._dyn = DynamicClient(api_client)
         except Exception as exc:
@@ -214,32 +355,111 @@ class Client:
         kind: str,
         namespace: str | None = None,
         resource_version: str | None = None,
-        timeout: int | None = None,
+        timeout: float | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
+        read_timeout: float | None = None,
     ) -> Iterator[tuple[str, Obj]]:
-        """One watch stream from resource_version: yields (event type, object) until the
-        server ends it after `timeout` seconds (or the caller stops iterating)."""
-        res = self.resource(api_version, kind)
+        """Open one watch stream from resource_version (bookmarks requested) and return its
+        events as the server sends them: (type, object) for ADDED, MODIFIED, DELETED, BOOKMARK
+        (an object with only its resourceVersion) and ERROR (a Status), until the server ends the
+        stream after `timeout` seconds or the caller stops iterating.
+
+        The stream is open when this returns. A server that does not answer raises
+        WatchInterrupted, here or later from the iteration (the stream broke, or no byte came
+        within `read_timeout`, by default the timeout plus WATCH_READ_SLACK); 410 Gone raises
+        WatchExpired; another API error K8sError."""
+        seconds = int(math.ceil(timeout)) if timeout else WATCH_DEFAULT_SECONDS
+        read = read_timeout if read_timeout is not None else seconds + WATCH_READ_SLACK
+        res = self._resource_answering(api_version, kind, "watch", read)
         try:
-            for event in self._dyn.watch(res, namespace=namespace, resource_version=resource_version, timeout=timeout,
-                                         label_selector=label_selector, field_selector=field_selector):
-                raw = event.get("raw_object") or {}
-                yield str(event.get("type")), dict(raw)
+            resp = self._watch_client().request(
+                "get", res.path(namespace=namespace), serialize=False, watch=True, allow_watch_bookmarks=True,
+                resource_version=resource_version or None, timeout_seconds=seconds,
+                label_selector=label_selector, field_selector=field_selector, header_params=dict(_OWN_CONNECTION),
+                _request_timeout=(WATCH_CONNECT_TIMEOUT, read))
         except ApiException as exc:
-            raise K8sError("watch %s failed: %s" % (kind, _api_message(exc))) from exc
+            raise self._watch_api_error("watch", kind, exc) from exc
+        except _TRANSPORT_ERRORS as exc:
+            raise self.interrupted("watch %s" % kind, exc, read) from exc
+        return self._events(resp, kind, read)
+
+    def _events(self, resp: Any, kind: str, read: float) -> Iterator[tuple[str, Obj]]:
+        try:
+            for line in watch_lines(resp.stream(amt=None, decode_content=False)):
+                event = parse_watch_line(line)
+                if event is not None:
+                    yield event
+        except _TRANSPORT_ERRORS as exc:
+            raise self.interrupted("watch %s" % kind, exc, read) from exc
+        finally:
+            resp.close()
+            resp.release_conn()
 
     def list_with_version(
         self, api_version: str, kind: str, namespace: str | None = None,
-        label_selector: str | None = None, field_selector: str | None = None,
+        label_selector: str | None = None, field_selector: str | None = None, read_timeout: float | None = None,
     ) -> tuple[builtins.list[Obj], str]:
-        """list() plus the list's resourceVersion, where a watch continues without a gap."""
-        res = self.resource(api_version, kind)
+        """list() plus the list's resourceVersion, where a watch continues without a gap. Like
+        watch(), bounded (`read_timeout`, by default LIST_READ_TIMEOUT) and WatchInterrupted when
+        the server does not answer."""
+        read = read_timeout if read_timeout is not None else LIST_READ_TIMEOUT
+        res = self._resource_answering(api_version, kind, "list", read)
         try:
-            out = res.get(namespace=namespace, label_selector=label_selector, field_selector=field_selector).to_dict()
+            out = self._watch_client().get(res, namespace=namespace, label_selector=label_selector, field_selector=field_selector,
+                                           header_params=dict(_OWN_CONNECTION), _request_timeout=(WATCH_CONNECT_TIMEOUT, read)).to_dict()
         except ApiException as exc:
-            raise K8sError("list %s failed: %s" % (kind, _api_message(exc))) from exc
+            raise self._watch_api_error("list", kind, exc) from exc
+        except _TRANSPORT_ERRORS as exc:
+            raise self.interrupted("list %s" % kind, exc, read) from exc
         return [dict(i) for i in out.get("items", [])], str((out.get("metadata") or {}).get("resourceVersion") or "")
+
+    def _watch_client(self) -> Any:
+        """The dynamic client on a connection pool of its own without urllib3's retries, for
+        watches and their lists: their loop retries itself, within its window."""
+        if self._watch_dyn is None:
+            configuration = copy.copy(self._api_client.configuration)
+            configuration.retries = False
+            dyn = copy.copy(self._dyn)
+            dyn.client, dyn.configuration = ApiClient(configuration), configuration
+            self._watch_dyn = dyn
+        return self._watch_dyn
+
+    def _resource_answering(self, api_version: str, kind: str, verb: str, read: float) -> Any:
+        """resource(), whose discovery may be the first request to a server that does not answer."""
+        try:
+            return self.resource(api_version, kind)
+        except _TRANSPORT_ERRORS as exc:
+            raise self.interrupted("%s %s" % (verb, kind), exc, read) from exc
+
+    def _watch_api_error(self, verb: str, kind: str, exc: Any) -> K8sError:
+        """410 Gone is WatchExpired; the answers of an overloaded or failing server (and a TLS
+        failure) WatchInterrupted, worth another try; any other error K8sError."""
+        status = getattr(exc, "status", None)
+        if status == 410:
+            return WatchExpired("%s %s: resourceVersion expired (410 Gone): %s" % (verb, kind, _api_message(exc)))
+        if status in (0, 429, 500, 502, 503, 504):
+            first_line = (_api_message(exc).splitlines() or [""])[0][:200]
+            cause = "TLS error" if status == 0 else "HTTP %s: %s" % (status, first_line)
+            return WatchInterrupted("%s %s failed: %s" % (verb, kind, cause), cause, where=self.where())
+        return K8sError("%s %s failed: %s" % (verb, kind, _api_message(exc)))
+
+    def interrupted(self, what: str, exc: BaseException, read: float | None = None) -> WatchInterrupted:
+        """WatchInterrupted for a request (`what`: "watch Ingress") that got no answer."""
+        cause, timed_out = transport_cause(exc, read)
+        where = self.where()
+        return WatchInterrupted("%s: %s did not answer: %s" % (what, where, cause), cause, timed_out, where)
+
+    def where(self) -> str:
+        """api_server_description() of this client: its server URL, context and kubeconfig file."""
+        kubeconfig, context = self._kubeconfig, self._context
+        if not context and K8S_IMPORT_ERROR is None:
+            try:
+                context = k8s_config.list_kube_config_contexts(config_file=kubeconfig)[1].get("name")
+            except Exception:  # the config loader raises several unrelated types; the name is only for the message
+                context = None
+        return api_server_description(str(self._api_client.configuration.host), context,
+                                      kubeconfig or os.pathsep.join(kubeconfig_paths()))
 
     def pod_log(self, namespace: str, name: str, container: str | None = None, since_seconds: int | None = None,
                 tail_lines: int | None = None, previous: bool = False) -> str:

@@ -7,7 +7,7 @@ The writer of a change comes from two places: the object's managedFields at that
 (the entry on the `status` subresource with the newest time names the manager, e.g.
 `nginx-ingress-controller`), and, read once at the end, the controller pods' logs, whose
 `"updating Ingress status" namespace=.. ingress=.. newValue=[..]` line (status.go) names the
-pod. Everything but `run` is pure.
+pod. Everything but `run` (and its `Window`) is pure.
 """
 from __future__ import annotations
 
@@ -21,6 +21,9 @@ from typing import Any, Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._ingresses import status_addresses
+from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
+    LIST_READ_TIMEOUT, WATCH_READ_SLACK, ApiUnreachable, WatchExpired, WatchInterrupted, unreachable_message,
+)
 from ansible_collections.kindlab.ingress.plugins.module_utils._pools import Pool, PoolError, address_in_pools, parse_entry
 from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection, key_of
 
@@ -105,6 +108,9 @@ def status_writer(obj: Obj) -> dict[str, str] | None:
 # klog header: Lmmdd hh:mm:ss.uuuuuu threadid file:line] msg
 _KLOG = re.compile(r"^[IWEF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{6})\s+\d+ [^\]]*\] (.*)$")
 _UPDATING = '"updating Ingress status"'
+# Controllers before v1.0 (the seed's) log plain text, Go's %v of []LoadBalancerIngress:
+# `updating Ingress one/test status from [{172.18.0.2 }] to [{100.64.0.0 }]` (each {IP Hostname}).
+_UPDATING_TEXT = re.compile(r"updating Ingress (?P<ns>[^/\s]+)/(?P<name>\S+) status (?:from \[[^\]]*\] )?to \[(?P<new>[^\]]*)\]")
 
 
 @dataclass(frozen=True)
@@ -127,9 +133,21 @@ def _kv(text: str, key: str) -> Any:
         return None
 
 
+def _text_addresses(text: str) -> tuple[str, ...]:
+    """`{172.18.0.2 } { lb.example.com}` → the non-empty IPs and hostnames."""
+    out = []
+    for entry in re.findall(r"\{([^}]*)\}", text):
+        ip, _sep, hostname = entry.partition(" ")
+        if ip.strip() or hostname.strip():
+            out.append(ip.strip() or hostname.strip())
+    return tuple(sorted(out))
+
+
 def parse_log_line(pod: str, line: str, year: int) -> LogEntry | None:
-    """One "updating Ingress status" line (status.go), or None."""
-    if _UPDATING not in line:
+    """One status update line of status.go, or None: v1.x's structured
+    `"updating Ingress status" namespace=.. ingress=.. newValue=[..]` or v0.x's text."""
+    text = _UPDATING_TEXT.search(line)
+    if _UPDATING not in line and text is None:
         return None
     when = None
     m = _KLOG.match(line.strip())
@@ -139,6 +157,8 @@ def parse_log_line(pod: str, line: str, year: int) -> LogEntry | None:
             when = dt.datetime(year, mo, d, h, mi, s, us, tzinfo=dt.timezone.utc)
         except ValueError:
             when = None
+    if text is not None and _UPDATING not in line:
+        return LogEntry(pod, when, text.group("ns"), text.group("name"), _text_addresses(text.group("new")))
     ns, name, new = _kv(line, "namespace"), _kv(line, "ingress"), _kv(line, "newValue")
     if not isinstance(ns, str) or not isinstance(name, str):
         return None
@@ -208,6 +228,27 @@ class Tracker:
     def event(self, kind: str, obj: Obj, now: dt.datetime) -> dict[str, Any] | None:
         """Apply one watch event; returns the timeline entry when the status changed."""
         self.events += 1
+        return self._change(kind, obj, now)
+
+    def resync(self, ingresses: list[Obj], now: dt.datetime) -> list[dict[str, Any]]:
+        """After a re-list (the watch's resourceVersion expired): each difference between the
+        listed Ingresses and the tracked state as one change, marked `seen_after_blind`; changes
+        made in between that cancelled out are not seen, none is counted twice."""
+        listed = {key_of(i): i for i in ingresses}
+        out = []
+        for key in sorted(listed):
+            track = self.tracks.get(key)
+            out.append(self._change("ADDED" if track is None or track.deleted else "MODIFIED", listed[key], now))
+        for key in sorted(self.tracks):
+            if key not in listed and not self.tracks[key].deleted:
+                ns, _sep, name = key.partition("/")
+                out.append(self._change("DELETED", {"metadata": {"namespace": ns, "name": name}}, now))
+        changes = [e for e in out if e is not None]
+        for entry in changes:
+            entry["seen_after_blind"] = True
+        return changes
+
+    def _change(self, kind: str, obj: Obj, now: dt.datetime) -> dict[str, Any] | None:
         key = key_of(obj)
         addrs = [] if kind == "DELETED" else status_addresses(obj)
         track = self.tracks.get(key)
@@ -226,6 +267,7 @@ class Tracker:
             "t": round((now - self.start).total_seconds(), 3),
             "ingress": key, "event": kind, "old": track.current, "new": addrs,
             "manager": writer.get("manager"), "operation": writer.get("operation"), "pod": None,
+            "seen_after_blind": False,
         }
         track.current = addrs
         track.changes += 1
@@ -314,38 +356,279 @@ def controller_pods(client: Any) -> list[tuple[str, str, str]]:
     return out
 
 
-def run(client: Any, selection: Selection, options: Options,
-        clock: Callable[[], float] = time.monotonic, now: Callable[[], dt.datetime] | None = None) -> dict[str, Any]:
+# ---------------------------------------------------------------- a window the API server cannot stretch
+
+API_VERSION = "networking.k8s.io/v1"
+# After a lost stream the watch reconnects after BACKOFF_FIRST seconds, doubling up to BACKOFF_MAX.
+BACKOFF_FIRST = 0.5
+BACKOFF_MAX = 5.0
+# One watch request asks the server to end it after at most this long: a server that stops
+# answering is noticed within that plus the client's read slack (the client's read timeout),
+# the watch resumes, and the window never runs over by more than that.
+STREAM_SECONDS = 10
+# A window blind for more than this share of it cannot be judged.
+MOSTLY_BLIND = 0.5
+_MAX_REASONS = 3
+
+
+def _iso(when: dt.datetime) -> str:
+    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class BlindInterval:
+    """A stretch of the window without a watch: from when the stream broke (after silence, its
+    last sign of life) until a stream was open again, in seconds into the window. `missed`: a
+    change made in it may be missing, because it was bridged by a re-list (410 Gone) or the
+    window ended in it; otherwise the watch resumed from its resourceVersion and the server
+    replayed every change made meanwhile."""
+
+    start: float
+    end: float
+    why: str
+    missed: bool = False
+
+    def as_result(self, start: dt.datetime) -> dict[str, Any]:
+        return {"from": _iso(start + dt.timedelta(seconds=self.start)), "to": _iso(start + dt.timedelta(seconds=self.end)),
+                "t_from": round(self.start, 3), "t_to": round(self.end, 3), "seconds": round(self.end - self.start, 3),
+                "why": self.why, "missed": self.missed}
+
+
+def _spans(intervals: list[BlindInterval]) -> str:
+    return ", ".join("t=%g-%gs (%s)" % (round(b.start, 1), round(b.end, 1), b.why) for b in intervals)
+
+
+def blind_note(intervals: list[BlindInterval], seen_after: list[dict[str, Any]]) -> str | None:
+    """What the blind intervals mean for one Ingress: whether a change may have been missed,
+    and which of its changes was seen only after one (found by a re-list)."""
+    if not intervals:
+        return None
+    if not any(b.missed for b in intervals):
+        return ("no change missed: the watch was blind at %s but resumed from the last resourceVersion it saw, so the "
+                "server replayed every change made meanwhile (timed when it arrived)" % _spans(intervals))
+    note = "a change may have been missed: the watch was blind at %s" % _spans(intervals)
+    if seen_after:
+        note += "; the change at t=%s was seen after a blind interval (by a re-list)" % ", ".join("%gs" % e["t"] for e in seen_after)
+    return note
+
+
+def judge_blind(result: dict[str, Any], intervals: list[BlindInterval], window: float, start: dt.datetime) -> None:
+    """Add the blind intervals to a verdict: the list, a note on each Ingress, and the failure
+    of a window that was blind for more than half of it (its changes cannot be judged)."""
+    blind = round(sum(b.end - b.start for b in intervals), 3)
+    result["blind_intervals"] = [b.as_result(start) for b in intervals]
+    result["blind_seconds"] = blind
+    for key, ingress in result["ingresses"].items():
+        seen_after = [e for e in result["timeline"] if e["ingress"] == key and e.get("seen_after_blind")]
+        ingress["note"] = blind_note(intervals, seen_after)
+    result["mostly_blind"] = window > 0 and blind > MOSTLY_BLIND * window
+    if result["mostly_blind"]:
+        result["failures"].insert(0, "the watch was blind for %gs of the %gs window (more than half: %s), so the Ingress "
+                                     "status could not be judged" % (blind, round(window, 3), _spans(intervals)))
+        result["passed"] = False
+
+
+@dataclass
+class Window:
+    """run()'s watch over the window: the resourceVersion it resumes from (bookmarks
+    included), and whether it is blind and since when. Every request is bounded (the client's
+    read timeouts, the server-side timeout at most the time left) and every wait ends at the
+    deadline, so the window ends within its length plus one request's timeout."""
+
+    client: Any
+    selection: Selection
+    tracker: Tracker
+    length: float
+    clock: Callable[[], float]
+    sleep: Callable[[float], None]
+    wall: Callable[[], dt.datetime]
+    stop_on_violation: bool = False
+    scope: dict[str, Any] = field(default_factory=dict)
+    t0: float = 0.0
+    version: str | None = None
+    need_list: bool = True
+    answered: bool = False
+    streams: int = 0
+    bookmarks: int = 0
+    blind: list[BlindInterval] = field(default_factory=list)
+    gap: BlindInterval | None = None
+    ended_blind: bool = False
+    last_error: WatchInterrupted | None = None
+    backoff: float = BACKOFF_FIRST
+    stopped: str | None = None
+
+    def t(self) -> float:
+        """Seconds into the window."""
+        return self.clock() - self.t0
+
+    def remaining(self) -> float:
+        return self.length - self.t()
+
+    def run(self) -> None:
+        self.t0 = self.clock()
+        self.scope = watch_scope(self.selection)
+        self.list_ingresses()  # the window's starting state, asked for even when the window is very short
+        while self.stopped is None and self.remaining() > 0:
+            if self.need_list:
+                self.list_ingresses()
+            else:
+                self.stream()
+        if self.gap is not None:  # the window ended blind
+            self.ended_blind = True
+            self.regain(min(self.t(), self.length), missed=True)
+
+    # ---- blindness
+
+    def lose(self, why: str, since: float | None = None, missed: bool = False) -> None:
+        """The watch is blind from `since` (default now), or still is, for one more reason."""
+        if self.gap is None:
+            start = max(self.t() if since is None else since, 0.0)
+            if start >= self.length:  # after the window: nothing to miss
+                return
+            self.gap = BlindInterval(start, start, why)
+        else:
+            reasons = self.gap.why.split("; then ")
+            if why not in reasons and len(reasons) < _MAX_REASONS:
+                self.gap.why += "; then " + why
+        self.gap.missed = self.gap.missed or missed
+
+    def regain(self, at: float, missed: bool = False) -> None:
+        """Watching again since `at`: the open blind interval ends there."""
+        if self.gap is not None:
+            self.gap.end = min(max(at, self.gap.start), self.length)
+            self.gap.missed = self.gap.missed or missed
+            self.blind.append(self.gap)
+            self.gap = None
+        self.backoff = BACKOFF_FIRST
+
+    def interrupted(self, exc: WatchInterrupted, since: float | None = None) -> None:
+        """A request got no answer: blind (after silence, `since` the last sign of life or the
+        request), and wait before the next attempt, doubling the wait each time, never past the
+        deadline."""
+        self.last_error = exc
+        self.lose(exc.cause, since if exc.timed_out else None)
+        pause = min(self.backoff, self.remaining())
+        if pause > 0:
+            self.sleep(pause)
+        self.backoff = min(self.backoff * 2, BACKOFF_MAX)
+
+    def expired(self) -> None:
+        """410 Gone: the server no longer has the changes since our resourceVersion; re-list."""
+        self.answered = True
+        self.lose("resourceVersion %s expired (410 Gone)" % self.version, missed=True)
+        self.need_list = True
+
+    # ---- requests
+
+    def list_ingresses(self) -> None:
+        """List the selected Ingresses: the first list is the window's starting state, a later
+        one (after 410 Gone) is diffed against what the watch knew."""
+        read = min(LIST_READ_TIMEOUT, max(self.remaining(), 0.0) + WATCH_READ_SLACK)
+        asked = self.t()
+        try:
+            items, version = self.client.list_with_version(API_VERSION, "Ingress", read_timeout=read, **self.scope)
+        except WatchInterrupted as exc:
+            if not self.answered:  # no starting state: blind since the window began
+                self.lose(exc.cause, since=0.0, missed=True)
+            self.interrupted(exc, since=asked)
+            return
+        selected = [i for i in items if self.selection.matches(i)]
+        if not self.answered:
+            self.tracker.initial(selected)
+            if self.stop_on_violation:
+                self.stopped = next((k for k in self.tracker.tracks if self.tracker.violation(k)), None)
+        else:
+            for entry in self.tracker.resync(selected, self.wall()):
+                self.check(entry)
+        self.answered = True
+        self.version, self.need_list = version, False
+        self.regain(self.t(), missed=True)
+
+    def stream(self) -> None:
+        """One watch stream from the resourceVersion, until the server ends it, it breaks, or
+        the window ends."""
+        seconds = min(STREAM_SECONDS, max(1, math.ceil(self.remaining())))
+        asked = self.t()
+        try:
+            events = self.client.watch(API_VERSION, "Ingress", resource_version=self.version, timeout=seconds, **self.scope)
+        except WatchExpired:
+            self.expired()
+            return
+        except WatchInterrupted as exc:
+            self.interrupted(exc, since=asked)
+            return
+        self.streams += 1
+        opened = alive = self.t()
+        seen = False
+        try:
+            for kind, obj in events:
+                alive, seen = self.t(), True
+                if kind == "ERROR":
+                    self.stream_error(obj)
+                    return
+                self.answered = True
+                self.regain(opened)
+                self.version = str((obj.get("metadata") or {}).get("resourceVersion") or self.version)
+                if kind == "BOOKMARK":
+                    self.bookmarks += 1
+                elif kind in ("ADDED", "MODIFIED", "DELETED") and self.selection.matches(obj):
+                    if self.check(self.tracker.event(kind, obj, self.wall())):
+                        return
+                if self.remaining() <= 0:
+                    return
+            self.answered = True
+            self.regain(opened)  # the server ended the stream: it was watching all along
+            if not seen and self.t() - opened < 1:  # ended at once (a proxy?): no hot loop of requests
+                self.sleep(min(BACKOFF_FIRST, max(self.remaining(), 0.0)))
+        except WatchExpired:
+            self.expired()
+        except WatchInterrupted as exc:
+            self.interrupted(exc, since=alive)
+        finally:
+            close = getattr(events, "close", None)
+            if callable(close):
+                close()
+
+    def stream_error(self, status: Obj) -> None:
+        """An ERROR event ends the stream: 410 means re-list, anything else reconnect."""
+        self.answered = True
+        if status.get("code") == 410:
+            self.expired()
+            return
+        why = "the server ended the stream: %s %s" % (status.get("code"), status.get("reason") or status.get("message") or "")
+        self.interrupted(WatchInterrupted(why.strip(), why.strip()))
+
+    def check(self, entry: dict[str, Any] | None) -> bool:
+        """Whether a change ends the window (stop_on_violation)."""
+        if entry and self.stop_on_violation and self.tracker.violation(entry["ingress"]):
+            self.stopped = entry["ingress"]
+        return self.stopped is not None
+
+
+def run(client: Any, selection: Selection, options: Options, clock: Callable[[], float] = time.monotonic,
+        now: Callable[[], dt.datetime] | None = None, sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
+    """Watch the selected Ingresses for the window and judge them. The watch survives the API
+    server: it resumes from its resourceVersion after a lost stream, re-lists after 410 Gone,
+    and reports each blind interval; a server that never answers fails with ApiUnreachable."""
     wall = now or (lambda: dt.datetime.now(dt.timezone.utc))
-    scope = watch_scope(selection)
-    items, version = client.list_with_version("networking.k8s.io/v1", "Ingress", **scope)
     start = wall()
     tracker = Tracker(options, start)
-    tracker.initial([i for i in items if selection.matches(i)])
-    deadline = clock() + options.window
-    streams = 0
-    stopped = None
-    if options.stop_on_violation:
-        stopped = next((k for k in tracker.tracks if tracker.violation(k)), None)
-    while stopped is None and clock() < deadline:
-        streams += 1
-        for kind, obj in client.watch("networking.k8s.io/v1", "Ingress", resource_version=version,
-                                      timeout=max(1, math.ceil(deadline - clock())), **scope):
-            version = str((obj.get("metadata") or {}).get("resourceVersion") or version)
-            if kind in ("ADDED", "MODIFIED", "DELETED") and selection.matches(obj):
-                entry = tracker.event(kind, obj, wall())
-                if entry and options.stop_on_violation and tracker.violation(entry["ingress"]):
-                    stopped = entry["ingress"]
-                    break
-            if clock() >= deadline:
-                break
+    window = Window(client, selection, tracker, options.window, clock, sleep, wall, options.stop_on_violation)
+    window.run()
+    span = min(max(window.t(), 0.0), options.window)
+    if not window.answered:
+        last = window.last_error
+        raise ApiUnreachable(unreachable_message(last.where if last else "the API server", last.cause if last else "no answer",
+                                                 options.window))
     elapsed = (wall() - start).total_seconds()
-    if options.attribute and tracker.timeline:
+    if options.attribute and tracker.timeline and not window.ended_blind:
         entries: list[LogEntry] = []
         for ns, pod, container in controller_pods(client):
             text = client.pod_log(ns, pod, container, since_seconds=int(elapsed) + 30)
             entries += [e for e in (parse_log_line("%s/%s" % (ns, pod), line, start.year) for line in text.splitlines()) if e]
         attribute_from_logs(tracker.timeline, [e for e in entries if e.when is None or e.when >= start - dt.timedelta(seconds=LOG_MATCH_SECONDS)])
     result = verdict(tracker)
-    result.update(watch_streams=streams, events=tracker.events, elapsed=round(elapsed, 3), stopped_early=stopped)
+    judge_blind(result, window.blind, span, start)
+    result.update(watch_streams=window.streams, events=tracker.events, bookmarks=window.bookmarks, elapsed=round(elapsed, 3),
+                  stopped_early=window.stopped)
     return result

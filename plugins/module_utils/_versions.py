@@ -41,8 +41,31 @@ INGRESS_NGINX_CONTROLLER_DIGEST = "sha256:594ceea76b01c592858f803f9ff4d2cb40542c
 # It is built as its own main module: `go get` from a generated module asks the checksum
 # database about github.com/ncabatoff/process-exporter, which it does not know; the module's
 # own go.sum vouches for every dependency.
-# What differs between the two for this lab (read from both sources) is in
-# INGRESS_NGINX_VERSION_DIFFERENCES below.
+#
+# What differs between v1.11.0/4.11.0 (here) and v1.15.1/4.15.1 (users) for this lab, read from
+# both trees (M = module, U = tag controller-v1.15.1; internal/... and charts/ingress-nginx/...):
+# - Node address without --publish-service: v1.11 one per node, the first ExternalIP else the
+#   first InternalIP (M k8s/main.go:46-76); v1.15 all ExternalIPs else all InternalIPs
+#   (U k8s/main.go:46-70). Running and Ready pods only, in both. kind nodes are single-stack with
+#   one InternalIP: the same address, so no verdict changes (dual-stack would list 1 vs 2).
+# - --enable-metrics: binary default true (M flags.go:176) vs false (U flags.go:177); the charts
+#   render it the other way round (M _params.tpl:57 `if not`, U `if`), so metrics are off with
+#   either chart's defaults. The args differ by --enable-metrics=false (the chart-args test).
+# - Annotation validation: off in v1.11/4.11, on in v1.15/4.15 (flags, values.yaml, _params.tpl:3);
+#   it reads only nginx.ingress.kubernetes.io/* annotations, which the lab's Ingresses lack.
+# - Lua configuration: inline in nginx.conf (M nginx.tmpl:71-83) vs /etc/nginx/lua/cfg.json
+#   (U nginx.go:1091-1115): no verdict reads either.
+# - Status sync: same period (60 s, at least 5), leader election and shutdown clear; v1.15 also
+#   syncs at once on winning the Lease (U status.go:98-107, PollUntilContextCancel immediate), so
+#   it may log one more "updating Ingress status" at start. Same log line and keys (status.go:304
+#   vs :311), same managedFields manager.
+# - Same in both: a missing publish Service is fatal at start (main.go:86-91, exit 255); the
+#   IngressClass rules, IgnoreIngressClass without RBAC to list classes (main.go:107-115,
+#   store.go); 503 with no endpoints (balancer.lua); the oldest Ingress wins a host/path.
+# - Chart: 4.15.1 adds runAsGroup 82 and automountServiceAccountToken; 4.11.0 always writes
+#   allow-snippet-annotations "false" in the ConfigMap. RBAC is the same for the lab's values.
+# - A controller without RBAC to get its node and no publish Service writes [{}] (v1.11) vs []
+#   (v1.15); no scenario has one (puzzle's `two` has the ClusterRole).
 INGRESS_NGINX_MODULE = "k8s.io/ingress-nginx"
 INGRESS_NGINX_MODULE_VERSION = "v0.0.0-20240708192948-52c50467d67d"  # controller-v1.11.0
 INGRESS_NGINX_OFFLINE_CONTROLLER_VERSION = "v1.11.0"
@@ -113,6 +136,9 @@ _K8S_LDFLAGS = tuple(
 KIND_OFFLINE_NODE_IMAGE = "kindlab/node:" + KUBERNETES_VERSION
 KIND_OFFLINE_CNI_IMAGE = "kindlab/cni:v1"
 KIND_OFFLINE_WEB_IMAGE = "kindlab/nginx:bookworm"
+# traefik/whoami (scenarios/host-path-conflict.yml) is served by no reachable registry or Go
+# module: a stand-in under its name answers "Hostname: <pod>" as whoami does.
+KIND_OFFLINE_WHOAMI_IMAGE = "traefik/whoami:v1.11.0"
 
 # What `kindlab-twin build binaries` builds when no name is given (`make binaries`, `make test`):
 # the twin's real control plane and controllers.

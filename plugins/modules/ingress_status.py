@@ -7,10 +7,19 @@ DOCUMENTATION = r"""
 module: ingress_status
 short_description: Watch Ingress status addresses for a window and judge whether they are stable
 description:
-  - Lists the selected Ingresses, then opens ONE watch stream from that list's resourceVersion (namespaced when
-    one namespace is selected, with a field selector when one name is) and records every change of
+  - Lists the selected Ingresses, then watches them from that list's resourceVersion (namespaced when one
+    namespace is selected, with a field selector when one name is) and records every change of
     C(status.loadBalancer.ingress) for C(window) seconds, with its time, the old and new addresses, and the
     writer (the manager and operation of the newest C(managedFields) entry on the C(status) subresource).
+  - The watch survives the API server. Each stream asks the server to end it within 10 s and every request has
+    a read timeout, so the task ends within the window plus about 20 s whatever the server does. A lost stream
+    (connection refused or reset, or no answer) is re-opened after 0.5 s, doubling up to 5 s, from the last
+    resourceVersion seen (bookmarks included). When the server answers C(410 Gone), the Ingresses are listed
+    again and the differences from what the watch knew are recorded as changes.
+  - Every stretch without a watch is returned in C(blind_intervals), and each Ingress gets a C(note) that says
+    whether a change may have been missed. A window blind for more than half of its length fails with that
+    reason. An API server that never answers fails the task with one line naming the server, the kubeconfig
+    context and file.
   - With C(attribute), the logs of the ingress controller pods are read once at the end, and each change gets
     the pod whose C("updating Ingress status") line wrote that value into that Ingress.
   - An Ingress passes when it changed at most C(max_changes) times, its status was never empty (unless
@@ -70,7 +79,8 @@ EXAMPLES = r"""
 
 RETURN = r"""
 timeline:
-  description: Every status change, in order.
+  description: Every status change, in order. C(seen_after_blind) marks a change found by a re-list after a
+    blind interval (its time is when it was seen).
   returned: success
   type: list
   elements: dict
@@ -79,7 +89,8 @@ timeline:
             "operation": "Update", "pod": "two/ingress-ingress-nginx-controller-5d9c-abcde"}]
 ingresses:
   description: C(namespace/name) to addresses_seen (distinct address lists, in order), writers (managers, pods),
-    changes, passed and reason.
+    changes, passed, reason, and note (null without blind intervals; otherwise whether a change may have been
+    missed in them).
   returned: success
   type: dict
 failures:
@@ -93,13 +104,36 @@ passed:
   returned: success
   type: bool
 watch_streams:
-  description: Watch streams opened (1 unless the server ended the stream early).
+  description: Watch streams opened (one per 10 s of window, more after reconnects).
   returned: success
   type: int
 events:
   description: Watch events processed.
   returned: success
   type: int
+bookmarks:
+  description: Bookmark events received (they move the resourceVersion a lost stream resumes from).
+  returned: success
+  type: int
+blind_intervals:
+  description: Each stretch of the window without a watch, from when the stream broke (after silence, its
+    last sign of life) until a stream was open again, with the reason. C(missed) is true when a change made
+    in it may be missing (it was bridged by a re-list after C(410 Gone), or the window ended in it). Otherwise
+    the watch resumed from its resourceVersion and nothing was missed.
+  returned: success
+  type: list
+  elements: dict
+  sample: [{"from": "2026-11-21T23:40:04.000Z", "to": "2026-11-21T23:40:05.500Z", "t_from": 4.0, "t_to": 5.5,
+            "seconds": 1.5, "why": "connection reset; then connection refused", "missed": false}]
+blind_seconds:
+  description: Seconds of the window spent blind.
+  returned: success
+  type: float
+mostly_blind:
+  description: Whether the window was blind for more than half of its length. If so, the status could not
+    be judged, and the first failure says why.
+  returned: success
+  type: bool
 """
 
 from typing import Any, Mapping

@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""ingress_diagnose against the real ingress-nginx controller on kind (hack/test-kind.sh).
+
+    diagnose_table.py KUBECONFIG CHART HELM CONTROLLER_IMAGE [ROW ...]
+
+Each row is one controller configuration. It installs its releases with the collection's own
+install logic (real helm, the real chart at CHART, the lab's time scale 10: a 6 s status period),
+creates its Services and Ingresses in fresh namespaces, asks the collection's diagnosis
+(`_diagnose.run`, what the ingress_diagnose module returns) who will write each Ingress's status
+and with what address, then lets the real controllers run: every Ingress is touched once (an
+annotation) so that a controller that takes Ingresses up only at their next update does, and the
+controllers' own "updating Ingress status" lines over three status periods say who wrote which
+address into which Ingress. A row passes when the prediction equals what the real controllers
+did: the same writers with the same addresses per Ingress, the same controllers crashing, and the
+same refusal for a configuration the chart does not render. Prints the table; exits 1 on any
+difference. Runs where the cluster's API server is reachable (hack/kind-lab.sh exec).
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+from ansible_collections.kindlab.ingress.plugins.module_utils import _controllers, _diagnose, _status
+from ansible_collections.kindlab.ingress.plugins.module_utils._images import parse_images
+from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import Client
+from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection
+
+TIME_SCALE = 10.0
+PERIOD = 6  # seconds: 60 / TIME_SCALE
+WATCH = 3 * PERIOD + 2
+READY_TIMEOUT = 120
+TIMINGS = bool(os.environ.get("KINDLAB_TIMINGS"))
+NS_LABEL = {"kindlab.io/diagnose-table": "row"}
+BASE = {"controller": {"admissionWebhooks": {"enabled": False}, "ingressClass": "nginx"}}
+
+
+def values(ns: str, **controller: Any) -> dict[str, Any]:
+    """The lab's base values plus CONTROLLER keys; each release its own IngressClass resource."""
+    out = copy.deepcopy(BASE)
+    out["controller"]["ingressClassResource"] = {"name": "dt-%s" % ns, "controllerValue": "k8s.io/dt-%s" % ns}
+    rbac = controller.pop("rbac", None)
+    for key, value in controller.items():
+        out["controller"][key] = value
+    if rbac is not None:
+        out["rbac"] = rbac
+    return out
+
+
+def scoped(ns: str, **extra: Any) -> dict[str, Any]:
+    return values(ns, scope={"enabled": True}, rbac={"scope": True}, **extra)
+
+
+def ctl(ns: str, vals: dict[str, Any], release: str = "ingress") -> dict[str, Any]:
+    return {"namespace": ns, "release": release, "values": vals}
+
+
+def ing(ns: str, name: str, annotation: str | None = "nginx", class_name: str | None = None) -> dict[str, Any]:
+    return {"namespace": ns, "name": name, "annotation": annotation, "class_name": class_name}
+
+
+LB = {"enabled": True}
+ROWS: list[dict[str, Any]] = [
+    {"name": "scoped, publishes its LoadBalancer Service",
+     "controllers": [ctl("dta", scoped("dta", publishService=LB))], "ingresses": [ing("dta", "t")]},
+    {"name": "cluster-wide, no publish Service: node addresses (puzzle's two)",
+     "controllers": [ctl("dta", values("dta", scope={"enabled": False}, publishService={"enabled": False}))],
+     "ingresses": [ing("dta", "t"), ing("dtb", "t")]},
+    {"name": "publish Service missing: fatal at start",
+     "controllers": [ctl("dta", scoped("dta", publishService={"enabled": True, "pathOverride": "dta/missing"}))],
+     "ingresses": [ing("dta", "t")]},
+    {"name": "publish Service of another release's name, present",
+     "services": [{"namespace": "dta", "name": "edge", "type": "LoadBalancer"}],
+     "controllers": [ctl("dta", scoped("dta", publishService={"enabled": True, "pathOverride": "dta/edge"}))],
+     "ingresses": [ing("dta", "t")]},
+    {"name": "--publish-status-address",
+     "controllers": [ctl("dta", scoped("dta", publishService={"enabled": False},
+                                       extraArgs={"publish-status-address": "203.0.113.7"}))],
+     "ingresses": [ing("dta", "t")]},
+    {"name": "class by IngressClass name, cluster-wide RBAC",
+     "controllers": [ctl("dta", values("dta", scope={"enabled": True}, publishService=LB))],
+     "ingresses": [ing("dta", "byname", annotation=None, class_name="dt-dta"), ing("dta", "other", annotation=None,
+                                                                                 class_name="dt-elsewhere")]},
+    {"name": "class by IngressClass name, namespace RBAC (classes cannot be listed)",
+     "controllers": [ctl("dta", scoped("dta", publishService=LB))],
+     "ingresses": [ing("dta", "byname", annotation=None, class_name="dt-dta")]},
+    {"name": "without class, --watch-ingress-without-class",
+     "controllers": [ctl("dta", scoped("dta", publishService=LB, watchIngressWithoutClass=True))],
+     "ingresses": [ing("dta", "none", annotation=None)]},
+    {"name": "without class, default flags",
+     "controllers": [ctl("dta", scoped("dta", publishService=LB))],
+     "ingresses": [ing("dta", "none", annotation=None)]},
+    {"name": "rbac.scope with a cluster-wide controller: the chart refuses",
+     "controllers": [ctl("dta", values("dta", scope={"enabled": False}, rbac={"scope": True}))],
+     "ingresses": []},
+    {"name": "two releases sharing a controllerValue, cluster-wide",
+     "controllers": [
+         ctl("dta", values("dta", scope={"enabled": False}, publishService=LB,
+                           ingressClassResource={"name": "dt-dta", "controllerValue": "k8s.io/dt-shared"})),
+         ctl("dtb", values("dtb", scope={"enabled": False}, publishService=LB,
+                           ingressClassResource={"name": "dt-dtb", "controllerValue": "k8s.io/dt-shared"}))],
+     "ingresses": [ing("dta", "byname", annotation=None, class_name="dt-dta")]},
+    {"name": "a second release in the same namespace",
+     "controllers": [
+         ctl("dta", scoped("dta", publishService=LB), release="r1"),
+         ctl("dta", values("dta", scope={"enabled": True}, rbac={"scope": True}, publishService=LB,
+                           ingressClassResource={"name": "dt-dta-r2", "controllerValue": "k8s.io/dt-dta-r2"}),
+             release="r2")],
+     "ingresses": [ing("dta", "t")]},
+]
+
+
+class Table:
+    def __init__(self, kubeconfig: str, chart: str, helm: str, image: str) -> None:
+        self.kubeconfig, self.chart, self.helm = kubeconfig, chart, helm
+        self.images = parse_images({"ingress_nginx_controller": image})
+        self.client = Client(kubeconfig)
+
+    def run_command(self, argv: list[str]) -> tuple[int, str, str]:
+        p = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=300)
+        return p.returncode, p.stdout, p.stderr
+
+    def kubectl(self, *args: str, data: str | None = None) -> str:
+        p = subprocess.run(["kubectl", "--kubeconfig", self.kubeconfig, *args], input=data, capture_output=True,
+                           text=True, check=False, timeout=300)
+        if p.returncode != 0:
+            raise RuntimeError("kubectl %s: %s" % (" ".join(args), p.stderr.strip()))
+        return p.stdout
+
+    def namespaces(self, row: dict[str, Any]) -> list[str]:
+        names = {c["namespace"] for c in row["controllers"]} | {i["namespace"] for i in row["ingresses"]}
+        return sorted(names | {s["namespace"] for s in row.get("services", [])})
+
+    def install(self, c: dict[str, Any]) -> str:
+        """The collection's install (ingress_controller, method helm, local chart); "" or why it refused."""
+        vals = _controllers.controller_type("ingress_nginx").with_images(c["values"], self.images)
+        req = _controllers.Request(namespace=c["namespace"], release=c["release"], values=vals, method="helm",
+                                   chart_path=self.chart, time_scale=TIME_SCALE, kubeconfig=self.kubeconfig,
+                                   wait=False, create_namespace=False)
+        try:
+            _controllers.run(req, False, client_factory=lambda: self.client, run_command=self.run_command,
+                             helm=self.helm)
+        except _controllers.ControllerError as exc:
+            return str(exc)
+        return ""
+
+    def objects(self, row: dict[str, Any]) -> None:
+        docs: list[dict[str, Any]] = []
+        for s in row.get("services", []):
+            docs.append({"apiVersion": "v1", "kind": "Service", "metadata": {"namespace": s["namespace"], "name": s["name"]},
+                         "spec": {"type": s["type"], "selector": {"app": "none"}, "ports": [{"port": 80}]}})
+        for i in row["ingresses"]:
+            meta: dict[str, Any] = {"namespace": i["namespace"], "name": i["name"]}
+            if i["annotation"]:
+                meta["annotations"] = {"kubernetes.io/ingress.class": i["annotation"]}
+            spec: dict[str, Any] = {"defaultBackend": {"service": {"name": "web", "port": {"number": 80}}}}
+            if i["class_name"]:
+                spec["ingressClassName"] = i["class_name"]
+            docs.append({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": meta, "spec": spec})
+        if docs:
+            self.kubectl("apply", "-f", "-", data="\n---\n".join(json.dumps(d) for d in docs))
+
+    def settle(self, row: dict[str, Any]) -> dict[str, str]:
+        """Wait until every controller Deployment is ready or one of its pods cannot start:
+        ns/release -> "" (started) or why it cannot start (the collection's controller_health)."""
+        parsed = [_controllers.parse_controller({"type": "ingress_nginx", **c}, images=self.images)
+                  for c in row["controllers"]]
+        out: dict[str, str] = {}
+        deadline = time.monotonic() + READY_TIMEOUT
+        while time.monotonic() < deadline:
+            results = _controllers.health(self.client, parsed)["controllers"]
+            for key, entry in results.items():
+                if entry["passed"]:
+                    out[key] = ""
+                elif entry["failure"]:
+                    out[key] = str(entry["reason"])
+            if all(key in out for key in results):
+                return out
+            time.sleep(2)
+        for key in results:
+            out.setdefault(key, "neither ready nor failing after %d s" % READY_TIMEOUT)
+        return out
+
+    def written(self, row: dict[str, Any]) -> dict[str, set[tuple[str, tuple[str, ...]]]]:
+        """Ingress -> {(controller Deployment ns/name, addresses)} from the controllers' own log lines."""
+        out: dict[str, set[tuple[str, tuple[str, ...]]]] = {}
+        for ns in sorted({c["namespace"] for c in row["controllers"]}):
+            for deploy in self.client.list("apps/v1", "Deployment", namespace=ns):
+                name = deploy["metadata"]["name"]
+                try:
+                    logs = self.kubectl("logs", "-n", ns, "deploy/" + name, "--all-containers", "--tail=-1")
+                except RuntimeError:
+                    continue
+                for line in logs.splitlines():
+                    entry = _status.parse_log_line("%s/%s" % (ns, name), line, 2026)
+                    if entry is not None:
+                        out.setdefault("%s/%s" % (entry.namespace, entry.ingress), set()).add((entry.pod, entry.new))
+        return out
+
+    def row(self, row: dict[str, Any]) -> tuple[bool, list[str]]:
+        lines: list[str] = []
+        t0 = time.monotonic()
+        phase = lambda name: lines.append("  %5.1f s  %s" % (time.monotonic() - t0, name)) if TIMINGS else None
+        namespaces = self.namespaces(row)
+        for ns in namespaces:
+            self.client.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": dict(NS_LABEL)}})
+        try:
+            # The collection's prediction of the install itself: a refused configuration is refused by both.
+            refused = {"%s/%s" % (c["namespace"], c["release"]): self.install(c) for c in row["controllers"]}
+            predicted_refusal = {}
+            for c in row["controllers"]:
+                try:
+                    _controllers.plan(_controllers.Request(namespace=c["namespace"], release=c["release"],
+                                                           values=c["values"], method="manifest"))
+                    predicted_refusal["%s/%s" % (c["namespace"], c["release"])] = False
+                except _controllers.ControllerError:
+                    predicted_refusal["%s/%s" % (c["namespace"], c["release"])] = True
+            ok = True
+            for key, why in refused.items():
+                real = bool(why)
+                lines.append("  install %-14s predicted %-8s real %-8s%s" % (
+                    key, "refused" if predicted_refusal[key] else "renders", "refused" if real else "renders",
+                    ("  (" + why.splitlines()[0][:90] + ")") if why else ""))
+                ok &= predicted_refusal[key] == real
+            installed = [c for c in row["controllers"] if not refused["%s/%s" % (c["namespace"], c["release"])]]
+            phase("installed")
+            if not installed:
+                return ok, lines
+            self.objects(row)
+            started = self.settle(dict(row, controllers=installed))
+            phase("settled")
+            diagnosis = _diagnose.run(self.client, Selection(namespaces=namespaces))
+            for i in row["ingresses"]:  # the next update: IgnoreIngressClass controllers take it up now
+                self.kubectl("annotate", "--overwrite", "-n", i["namespace"], "ingress/" + i["name"],
+                             "kindlab.io/touched=%d" % time.time())
+            time.sleep(WATCH)
+            written = self.written(dict(row, controllers=installed))
+            phase("watched")
+            crash_predicted = {ref for f in diagnosis["findings"] if f["kind"] in ("publish_service_missing", "cannot_start")
+                               for ref in f.get("controllers", [])}
+            for c in installed:
+                key = "%s/%s" % (c["namespace"], c["release"])
+                deploy = next((d["controller"] for d in diagnosis["controllers"] if d["controller"].startswith(c["namespace"] + "/")
+                               and c["release"] in d["controller"]), key)
+                real_crash = bool(started.get(key))
+                lines.append("  start   %-14s predicted %-8s real %-8s%s" % (
+                    key, "crash" if deploy in crash_predicted else "start", "crash" if real_crash else "start",
+                    ("  (" + started[key][:80] + ")") if real_crash else ""))
+                ok &= (deploy in crash_predicted) == real_crash
+            for i in row["ingresses"]:
+                key = "%s/%s" % (i["namespace"], i["name"])
+                predicted = {(w["controller"], tuple(sorted(w["address"] or []))) for w in
+                             diagnosis["ingresses"].get(key, {}).get("writers", []) if w["address"] is not None}
+                real = {(pod, addrs) for pod, addrs in written.get(key, set()) if addrs}
+                same = predicted == real
+                ok &= same
+                lines.append("  writes  %-14s predicted %s\n  %-24s real      %s%s" % (
+                    key, sorted(predicted) or "nobody", "", sorted(real) or "nobody", "" if same else "   <- differs"))
+            return ok, lines
+        finally:
+            self.reset(row, namespaces)
+            phase("reset")
+
+    def reset(self, row: dict[str, Any], namespaces: list[str]) -> None:
+        """Uninstall the row's releases and delete its namespaces. The controller pods are removed
+        at once: a controller whose RBAC goes with its namespace spends about a minute failing to
+        clear its status on shutdown, which no row looks at."""
+        for c in row["controllers"]:
+            self.run_command([self.helm, "uninstall", c["release"], "-n", c["namespace"], "--kubeconfig", self.kubeconfig,
+                              "--ignore-not-found"])
+        self.kubectl("delete", "namespace", *namespaces, "--ignore-not-found", "--wait=false")
+        for ns in namespaces:
+            self.kubectl("delete", "pods", "--all", "-n", ns, "--force", "--grace-period=0", "--ignore-not-found")
+        self.kubectl("wait", "--for=delete", *("namespace/" + ns for ns in namespaces), "--timeout=180s")
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 5:
+        print(__doc__, file=sys.stderr)
+        return 2
+    table = Table(*argv[1:5])
+    wanted = argv[5:]
+    failed = []
+    for row in ROWS:
+        if wanted and row["name"] not in wanted:
+            continue
+        started = time.monotonic()
+        ok, lines = table.row(row)
+        print("%s  %s  (%.0f s)" % ("ok   " if ok else "DIFFERS", row["name"], time.monotonic() - started), flush=True)
+        for line in lines:
+            print(line, flush=True)
+        if not ok:
+            failed.append(row["name"])
+    print("\ndiagnose vs the real controller: %d rows, %d agree, %d differ%s" % (
+        len(ROWS) if not wanted else len(wanted), (len(ROWS) if not wanted else len(wanted)) - len(failed), len(failed),
+        (": " + "; ".join(failed)) if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
