@@ -102,6 +102,15 @@ class ClusterProvider(ABC):
         """Raise ClusterError (naming the binary or engine) unless the backend can work;
         return a one-line description of what answered."""
 
+    def why_unavailable(self) -> list[str]:
+        """Every reason the backend cannot be used here, not only the first (check mode's plan
+        names them all); [] when it can."""
+        try:
+            self.check_available()
+        except ClusterError as exc:
+            return [str(exc)]
+        return []
+
     @abstractmethod
     def list_clusters(self) -> list[str]: ...
 
@@ -386,15 +395,32 @@ def ensure_cluster(
     load_images: list[str] | None = None,
 ) -> dict[str, Any]:
     """Make the cluster present or absent, and load `load_images` into its nodes; returns the
-    module result (without msg)."""
+    module result (without msg).
+
+    In check mode a backend that cannot be used here (its binary missing, no Docker engine)
+    does not fail the plan of a cluster to create: the result says what would be created, with
+    `unavailable` and a warning saying why a real run would fail. `planned` is true when the
+    result describes a cluster still to create (or a kubeconfig still to write), so there is
+    nothing to read from it yet."""
     validate_cluster_name(name)
-    available = provider.check_available()
-    exists = provider.exists(name)
+    unavailable = None
+    try:
+        available = provider.check_available()
+        exists = provider.exists(name)
+    except ClusterError as exc:
+        if not (check_mode and state == "present"):
+            raise
+        available, exists, unavailable = "unavailable", False, "; ".join(provider.why_unavailable()) or str(exc)
     context = context_name(name)
     result: dict[str, Any] = {
         "changed": False, "provider": provider.name, "provider_detail": available, "name": name,
-        "context": context, "kubeconfig": kubeconfig, "warnings": [],
+        "context": context, "kubeconfig": kubeconfig, "warnings": [], "exists": exists,
     }
+    if unavailable is not None:
+        result["unavailable"] = unavailable
+        result["warnings"].append(
+            "check mode: the %s backend cannot be used on this machine (%s); a real run would fail here. The result "
+            "says what it would create." % (provider.name, unavailable))
     result["diff"] = {"before": {"cluster": name, "exists": exists}, "after": {"cluster": name, "exists": state == "present"}}
     if state == "absent":
         if exists:
@@ -420,7 +446,8 @@ def ensure_cluster(
         if not check_mode:
             provider.export_kubeconfig(name, kubeconfig)
 
-    planned_only = check_mode and (created or result.get("kubeconfig_exported"))
+    planned_only = bool(check_mode and (created or result.get("kubeconfig_exported")))
+    result["planned"] = planned_only
     subnets = cluster_subnets(config)
     try:
         result["node_subnets"] = provider.network_subnets()
@@ -457,7 +484,9 @@ def ensure_cluster(
     result["pod_subnets"] = subnets["pod"]
     result["service_subnets"] = subnets["service"]
     if load_images:
-        loaded = provider.load_images(name, load_images, check_mode)
+        loaded = provider.load_images(name, load_images, check_mode) if unavailable is None else {
+            "changed": True, "skipped": False, "command": [], "loaded": [], "present": [], "nodes": [],
+            "msg": "would load %s into the nodes once the cluster exists" % ", ".join(load_images)}
         result["images_loaded"] = loaded
         result["changed"] = result["changed"] or loaded["changed"]
         if loaded["skipped"]:

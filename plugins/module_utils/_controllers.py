@@ -233,6 +233,9 @@ def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = 
         "deployment": "%s/%s" % config.deployment,
         "args": summary["args"],
         "rbac_scope": summary["rbac_scope"],
+        # What the release creates outside its namespace besides its IngressClass (one name per cluster).
+        "cluster_objects": ["%s %s" % (kind, summary["names"]["fullname"])
+                            for kind in ("ClusterRole", "ClusterRoleBinding") if kind in summary["rbac"]["kinds"]],
         "watch_namespace": summary["watch_namespace"],
         "publish": summary["publish"],
         "notes": summary["notes"],
@@ -242,12 +245,13 @@ def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = 
 def parse_controllers(raw: Any, images: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """A lab's controller list: each validated, then the clashes between releases that
     helm would only report half-way through the lab (same release twice in a namespace,
-    one cluster-scoped IngressClass name created by two releases)."""
+    one cluster-scoped IngressClass, ClusterRole or ClusterRoleBinding name created by two releases)."""
     if not isinstance(raw, list):
         raise ControllerError("expected a list of controllers, got %r" % (raw,))
     parsed = [parse_controller(item, "[%d]" % i, images) for i, item in enumerate(raw)]
     releases: dict[tuple[str, str], int] = {}
     classes: dict[str, int] = {}
+    cluster_objects: dict[str, int] = {}
     for i, ctl in enumerate(parsed):
         key = (ctl["namespace"], ctl["release"])
         if key in releases:
@@ -263,6 +267,15 @@ def parse_controllers(raw: Any, images: dict[str, str] | None = None) -> list[di
                     % (i, name, classes[name], first["namespace"], first["release"])
                 )
             classes[name] = i
+        for obj in ctl["cluster_objects"]:
+            if obj in cluster_objects:
+                first = parsed[cluster_objects[obj]]
+                # helm: "ClusterRole ... exists and cannot be imported into the current release" (seen on kind)
+                raise ControllerError(
+                    "[%d].release: %s is already created by [%d] (%s/%s): the chart names its cluster-wide RBAC after the "
+                    "release, so two cluster-wide releases need different release names (or rbac.scope=true)"
+                    % (i, obj, cluster_objects[obj], first["namespace"], first["release"]))
+            cluster_objects[obj] = i
     return parsed
 
 

@@ -570,8 +570,8 @@ def find_controllers(state: ClusterState) -> list[Controller]:
 # ---------------------------------------------------------------- prediction
 
 
-def writers_of(ingress: Obj, controllers: list[Controller]) -> list[tuple[Controller, str, str]]:
-    """(controller, claim, why) for every controller that will write this Ingress's status."""
+def claimers_of(ingress: Obj, controllers: list[Controller]) -> list[tuple[Controller, str, str]]:
+    """(controller, claim, why) for every controller that claims this Ingress, now or at its next update."""
     ns = str(_meta(ingress).get("namespace"))
     out = []
     for c in controllers:
@@ -580,6 +580,12 @@ def writers_of(ingress: Obj, controllers: list[Controller]) -> list[tuple[Contro
         claim, why = c.claim(ingress)
         if claim != "no":
             out.append((c, claim, why))
+    return out
+
+
+def writers_of(ingress: Obj, controllers: list[Controller]) -> list[tuple[Controller, str, str]]:
+    """(controller, claim, why) for every controller that will write this Ingress's status."""
+    out = claimers_of(ingress, controllers)
     # A controller that only takes the Ingress up at its next update writes once another one
     # has written it (that write is the update); with nobody else it waits for an edit.
     if not any(claim == "yes" for _c, claim, _why in out):
@@ -655,9 +661,13 @@ def predict(state: ClusterState, controllers: list[Controller]) -> tuple[dict[st
         lease_groups = {str(c.settings.get("leader_lease", c.ref)) for c, _claim, _why in writers}
         shared_only = len(lease_groups) == 1 and len(writers) > 1
         flapping = len(distinct) > 1 and not shared_only
+        # Nobody writes it now, but these take it up at its next update (an edit of the Ingress).
+        waiting = [] if writers else claimers_of(ing, controllers)
         ingresses[key] = {
             "writers": [{"controller": c.ref, "address": c.address, "claim": claim, "why": why} for c, claim, why in writers],
             "flapping": flapping,
+            "writers_after_update": [{"controller": c.ref, "address": c.address, "claim": claim, "why": why}
+                                     for c, claim, why in waiting],
         }
         if not writers:
             findings.append(Finding("unclaimed", WARNING, "%s: no controller found in the cluster claims it, so nothing "

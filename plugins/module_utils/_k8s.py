@@ -10,6 +10,7 @@ last saw.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import copy
 import http.client
 import json
@@ -24,6 +25,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import FIELD_MANAGER
+from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAMLError, yaml
 
 # The collection's one guarded import of the kubernetes client: modules never import it
 # themselves; _module.KindlabModule turns a failed import (K8S_IMPORT_ERROR) into missing_required_lib.
@@ -125,6 +127,24 @@ class ApiUnreachable(K8sError):
     kubeconfig context and file, the cause and what to check."""
 
 
+class ApiRejected(K8sError):
+    """The API server answered but the connection or our credentials were refused: the TLS
+    handshake failed (its certificate is not one the kubeconfig trusts) or 401 Unauthorized (the
+    client certificate or token is invalid or expired). One line naming the server, the
+    kubeconfig context and file, and what to do."""
+
+
+class KubeconfigError(K8sError):
+    """The kubeconfig names no cluster to talk to: the file does not exist, is not a kubeconfig,
+    names no current context, or lacks the context asked for (a deleted cluster's context is
+    removed). One line naming the file, the context and what to do."""
+
+
+# What to do when the kubeconfig names no cluster, or names one that is not there.
+CREATE_HINT = ("create the cluster first (ansible-playbook playbooks/lab.yml), or set kubeconfig and context "
+               "to those of a running cluster")
+
+
 def api_server_description(host: str, context: str | None, kubeconfig: str | None) -> str:
     """`the API server at URL (context C, kubeconfig PATH)`: which cluster a failure is about."""
     return "the API server at %s (context %s, kubeconfig %s)" % (host, context or "(current)", kubeconfig or "(default)")
@@ -134,6 +154,38 @@ def unreachable_message(where: str, cause: str, seconds: float | None = None) ->
     """The one line for an API server that never answered."""
     during = " in %gs" % seconds if seconds is not None else ""
     return "%s did not answer%s: %s; %s" % (where, during, cause, UNREACHABLE_HINT)
+
+
+def one_line(text: Any) -> str:
+    """Text (an exception's, a tool's) as one line: whitespace runs, newlines included, become one space."""
+    return " ".join(str(text).split())
+
+
+def _kind_cluster_name(context: str | None) -> str | None:
+    """The kind (or twin) cluster a `kind-NAME` context belongs to."""
+    return context[len("kind-"):] if context and context.startswith("kind-") and len(context) > 5 else None
+
+
+def export_hint(context: str | None, kubeconfig: str | None) -> str:
+    """How to write a cluster's current credentials into the kubeconfig again."""
+    name = _kind_cluster_name(context)
+    if name is None:
+        return "write the cluster's current credentials into that kubeconfig again"
+    args = "--name %s" % name + (" --kubeconfig %s" % kubeconfig if kubeconfig else "")
+    return "write its kubeconfig again: kind export kubeconfig %s (the twin: kindlab-twin export kubeconfig %s)" % (args, args)
+
+
+def rejected_message(where: str, cause: str, context: str | None, kubeconfig: str | None) -> str:
+    """The one line for an API server that answered but refused the connection or the credentials.
+    `cause` is transport_cause()'s TLS text or `401 Unauthorized`."""
+    if cause.startswith("401"):
+        return ("%s refused the credentials of the context (%s: its client certificate or token is invalid or has "
+                "expired, or the cluster was recreated since the kubeconfig was written); %s"
+                % (where, cause, export_hint(context, kubeconfig)))
+    if "certificate verify failed" in cause:
+        return ("%s presented a certificate the kubeconfig does not trust (%s): the cluster was probably recreated "
+                "since the kubeconfig was written; %s" % (where, cause, export_hint(context, kubeconfig)))
+    return "%s: %s; check the server URL (https) and the certificates in the kubeconfig" % (where, cause)
 
 
 def _exception_chain(exc: BaseException) -> list[BaseException]:
@@ -172,13 +224,62 @@ def transport_cause(exc: BaseException, read_timeout: float | None = None) -> tu
     if has(TimeoutError):
         return "no answer%s (timeout)" % read, True
     if has(ssl.SSLError) or (u3 is not None and has(u3.SSLError)):
-        return "TLS handshake failed", False
+        return _tls_cause(chain), False
     if has(http.client.HTTPException) or (u3 is not None and has(u3.ProtocolError)):
         return "the connection broke mid-stream", False
     for e in chain:
         if isinstance(e, OSError) and e.strerror:
             return "cannot connect: " + e.strerror[:1].lower() + e.strerror[1:], False
     return "cannot connect (%s)" % type(exc).__name__, False
+
+
+def _tls_cause(chain: list[BaseException]) -> str:
+    """`TLS handshake failed`, with OpenSSL's reason when the chain has it (`certificate verify
+    failed: unable to get local issuer certificate`, `wrong version number`)."""
+    for e in chain:
+        if isinstance(e, ssl.SSLCertVerificationError) and e.verify_message:
+            return "TLS handshake failed: certificate verify failed: %s" % e.verify_message
+        if isinstance(e, ssl.SSLError) and e.reason:
+            return "TLS handshake failed: %s" % str(e.reason).lower().replace("_", " ")
+    return "TLS handshake failed"
+
+
+def kubeconfig_problem(paths: list[str], context: str | None) -> str | None:
+    """Why the kubeconfig file(s) at `paths` (merged as kubectl merges them) name no cluster for
+    `context` (None: the current context), as one line with what to do; None when they do.
+    Only what the file says is checked here, not whether its cluster answers."""
+    if yaml is None:  # the kubernetes client needs PyYAML: it would not have imported
+        return None
+    shown = os.pathsep.join(paths)
+    head = "cannot use kubeconfig %s (context %s): " % (shown, context or "(current)")
+    existing = [p for p in paths if os.path.isfile(p)]
+    if not existing:
+        what = "the file does not exist" if len(paths) == 1 else "none of these files exists"
+        return head + "%s; %s" % (what, CREATE_HINT)
+    contexts: list[str] = []
+    current = ""
+    for path in existing:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                doc = yaml.safe_load(handle)
+        except (OSError, UnicodeDecodeError, YAMLError) as exc:
+            return head + "%s cannot be read as YAML (%s); fix or remove it" % (path, one_line(exc))
+        if doc is None:
+            continue  # an empty file: kubectl skips it too
+        if not isinstance(doc, dict):
+            return head + "%s is not a kubeconfig (expected a mapping with clusters, contexts and users)" % path
+        contexts += [str(c.get("name")) for c in doc.get("contexts") or [] if isinstance(c, dict) and c.get("name")]
+        current = current or str(doc.get("current-context") or "")
+    if not contexts:
+        return head + "it has no contexts (a deleted cluster's context is removed from it); %s" % CREATE_HINT
+    wanted = context or current
+    if not wanted:
+        return head + ("it names no current context and none was given; set context to one of %s "
+                       "(or run kubectl --kubeconfig %s config use-context NAME)" % (", ".join(contexts), shown))
+    if wanted not in contexts:
+        return head + ("it has no context %s (it has %s): the cluster was deleted, or the context is misspelt; %s"
+                       % (wanted, ", ".join(contexts), CREATE_HINT))
+    return None
 
 
 def watch_lines(chunks: Iterable[bytes | str]) -> Iterator[str]:
@@ -295,26 +396,70 @@ def kubeconfig_path_for_merge(
 
 
 class Client:
-    """Thin wrapper over kubernetes.dynamic with the collection's conventions."""
+    """Thin wrapper over kubernetes.dynamic with the collection's conventions.
+
+    Every module reaches the API server through this class, so this is where a server that
+    does not answer or refuses us becomes one line for the user: KubeconfigError when the
+    kubeconfig names no cluster, ApiUnreachable when the server does not answer, ApiRejected
+    when it refuses the TLS handshake or the credentials; each names the server URL, the
+    kubeconfig context and file, and what to do (never urllib3's text)."""
 
     def __init__(self, kubeconfig: str | None = None, context: str | None = None) -> None:
         if K8S_IMPORT_ERROR is not None:
             raise K8sError("the kubernetes Python package is required")
+        self._kubeconfig, self._context = kubeconfig, context  # named when the server does not answer
+        problem = kubeconfig_problem(kubeconfig_paths(kubeconfig), context)
+        if problem is not None:
+            raise KubeconfigError(problem)
         try:
             api_client = k8s_config.new_client_from_config(config_file=kubeconfig, context=context)
         except Exception as exc:  # the config loader raises several unrelated types
-            raise K8sError(
-                "cannot load kubeconfig %s (context %s): %s" % (kubeconfig or "(default)", context or "(current)", exc)
-            ) from exc
+            raise KubeconfigError("cannot use kubeconfig %s (context %s): %s; fix the file or set kubeconfig and context "
+                                  "to those of a running cluster" % (kubeconfig or os.pathsep.join(kubeconfig_paths()),
+                                                                     context or "(current)", one_line(exc))) from exc
         self._api_client: ApiClient = api_client
-        self._kubeconfig, self._context = kubeconfig, context  # named when the server does not answer
         self._watch_dyn: Any = None
-        try:
+        with self._answered("discovery"):
             self._dyn = DynamicClient(api_client)
-        except Exception as exc:
-            raise K8sError("cannot reach the Kubernetes API at %s: %s" % (api_client.configuration.host, exc)) from exc
+
+    @contextlib.contextmanager
+    def _answered(self, what: str | None = None) -> Iterator[None]:
+        """Requests made inside: a server that does not answer raises ApiUnreachable, one that
+        refuses the TLS handshake or the credentials ApiRejected. With `what`, any other API
+        error becomes a K8sError naming the server (discovery); else it is left to the caller."""
+        try:
+            yield
+        except ApiException as exc:
+            failure = self.rejected(exc)
+            if failure is not None:
+                raise failure from exc
+            if what is None:
+                raise
+            raise K8sError("%s: %s answered HTTP %s: %s" % (what, self.where(), exc.status, one_line(_api_message(exc)))) from exc
+        except _TRANSPORT_ERRORS as exc:
+            raise self.unreachable(exc) from exc
+
+    def unreachable(self, exc: BaseException) -> K8sError:
+        """The client layer's error for a request that got no answer: ApiRejected for a TLS
+        failure (the server answered, with a certificate we refuse), else ApiUnreachable."""
+        cause, _timed_out = transport_cause(exc)
+        if cause.startswith("TLS"):
+            return ApiRejected(rejected_message(self.where(), cause, self._context_name(), self._kubeconfig))
+        return ApiUnreachable(unreachable_message(self.where(), cause))
+
+    def rejected(self, exc: Any) -> K8sError | None:
+        """ApiRejected for 401 Unauthorized, and for the kubernetes client's status 0 (its TLS
+        failure when urllib3 does not retry); None for any other API error."""
+        status = getattr(exc, "status", None)
+        if status == 401:
+            return ApiRejected(rejected_message(self.where(), "401 Unauthorized", self._context_name(), self._kubeconfig))
+        if status == 0 and any(isinstance(e, ssl.SSLError) for e in _exception_chain(exc)):
+            return self.unreachable(exc)
+        return None
 
     def resource(self, api_version: str, kind: str) -> Any:
+        """The API resource of a kind, from discovery (its first use may ask the server: callers
+        run it inside _answered(), or the watch's _resource_answering())."""
         try:
             return self._dyn.resources.get(api_version=api_version, kind=kind)
         except ResourceNotFoundError:
@@ -326,9 +471,10 @@ class Client:
                 raise K8sError("the cluster does not serve %s %s" % (api_version, kind)) from exc
 
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Obj | None:
-        res = self.resource(api_version, kind)
         try:
-            return dict(res.get(name=name, namespace=namespace).to_dict())
+            with self._answered():
+                res = self.resource(api_version, kind)
+                return dict(res.get(name=name, namespace=namespace).to_dict())
         except NotFoundError:
             return None
         except ApiException as exc:
@@ -342,9 +488,10 @@ class Client:
         label_selector: str | None = None,
         field_selector: str | None = None,
     ) -> list[Obj]:
-        res = self.resource(api_version, kind)
         try:
-            out = res.get(namespace=namespace, label_selector=label_selector, field_selector=field_selector)
+            with self._answered():
+                res = self.resource(api_version, kind)
+                out = res.get(namespace=namespace, label_selector=label_selector, field_selector=field_selector)
         except ApiException as exc:
             raise K8sError("list %s failed: %s" % (kind, _api_message(exc))) from exc
         return [dict(item) for item in out.to_dict().get("items", [])]
@@ -436,6 +583,8 @@ class Client:
         """410 Gone is WatchExpired; the answers of an overloaded or failing server (and a TLS
         failure) WatchInterrupted, worth another try; any other error K8sError."""
         status = getattr(exc, "status", None)
+        if status == 401:  # not worth another try: the credentials will not get better
+            return self.rejected(exc) or K8sError("%s %s failed: %s" % (verb, kind, _api_message(exc)))
         if status == 410:
             return WatchExpired("%s %s: resourceVersion expired (410 Gone): %s" % (verb, kind, _api_message(exc)))
         if status in (0, 429, 500, 502, 503, 504):
@@ -452,14 +601,18 @@ class Client:
 
     def where(self) -> str:
         """api_server_description() of this client: its server URL, context and kubeconfig file."""
-        kubeconfig, context = self._kubeconfig, self._context
+        return api_server_description(str(self._api_client.configuration.host), self._context_name(),
+                                      self._kubeconfig or os.pathsep.join(kubeconfig_paths()))
+
+    def _context_name(self) -> str | None:
+        """The context asked for, else the kubeconfig's current one (None when it cannot be read)."""
+        context = self._context
         if not context and K8S_IMPORT_ERROR is None:
             try:
-                context = k8s_config.list_kube_config_contexts(config_file=kubeconfig)[1].get("name")
+                context = k8s_config.list_kube_config_contexts(config_file=self._kubeconfig)[1].get("name")
             except Exception:  # the config loader raises several unrelated types; the name is only for the message
                 context = None
-        return api_server_description(str(self._api_client.configuration.host), context,
-                                      kubeconfig or os.pathsep.join(kubeconfig_paths()))
+        return context
 
     def pod_log(self, namespace: str, name: str, container: str | None = None, since_seconds: int | None = None,
                 tail_lines: int | None = None, previous: bool = False) -> str:
@@ -478,7 +631,8 @@ class Client:
         if previous:
             kwargs["previous"] = True
         try:
-            return str(CoreV1Api(self._api_client).read_namespaced_pod_log(name, namespace, **kwargs))
+            with self._answered():
+                return str(CoreV1Api(self._api_client).read_namespaced_pod_log(name, namespace, **kwargs))
         except ApiException as exc:
             if exc.status in (400, 404):
                 return ""
@@ -487,15 +641,17 @@ class Client:
     def apply(self, obj: Obj, check_mode: bool = False, force: bool = True) -> ApplyResult:
         """Server-side apply; reports a change only when the stored object would differ."""
         meta = obj.get("metadata", {})
-        res = self.resource(obj["apiVersion"], obj["kind"])
+        with self._answered():
+            res = self.resource(obj["apiVersion"], obj["kind"])
         namespace = meta.get("namespace") if res.namespaced else None
         before = self.get(obj["apiVersion"], obj["kind"], meta["name"], namespace)
         try:
-            preview = self._ssa(res, obj, namespace, force, dry_run=True)
-            changed = comparable(before) != comparable(preview)
-            after = preview
-            if changed and not check_mode:
-                after = self._ssa(res, obj, namespace, force, dry_run=False)
+            with self._answered():
+                preview = self._ssa(res, obj, namespace, force, dry_run=True)
+                changed = comparable(before) != comparable(preview)
+                after = preview
+                if changed and not check_mode:
+                    after = self._ssa(res, obj, namespace, force, dry_run=False)
         except ApiException as exc:
             raise K8sError("apply %s failed: %s" % (ref_of(obj), _api_message(exc))) from exc
         return ApplyResult(changed=changed, before=before, after=after)
@@ -528,9 +684,10 @@ class Client:
             return False
         if check_mode:
             return True
-        res = self.resource(api_version, kind)
         try:
-            res.delete(name=name, namespace=namespace, propagation_policy="Background")
+            with self._answered():
+                res = self.resource(api_version, kind)
+                res.delete(name=name, namespace=namespace, propagation_policy="Background")
         except NotFoundError:
             return False
         except ApiException as exc:

@@ -191,6 +191,21 @@ class KindProvider(ClusterProvider):
         self.cgroup_version = parse_cgroup_version(out)
         return "%s with %s" % (kind, engine)
 
+    def why_unavailable(self) -> list[str]:
+        """A missing kind, a missing docker and an engine that does not answer, each that applies."""
+        reasons = []
+        try:
+            self.binary("kind", "kind")
+        except ClusterError as exc:
+            reasons.append(str(exc))
+        try:
+            docker = self.binary("docker", "docker")
+            rc, out, err = self.call(docker_info_argv(docker), "docker info")
+            parse_docker_info(rc, out, err)
+        except ClusterError as exc:
+            reasons.append(str(exc))
+        return reasons
+
     def adapt_config(self, config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         """On an engine whose host runs cgroup v1, every node's kubelet gets failCgroupV1: false:
         Kubernetes 1.35's kubelet refuses to start on cgroup v1 otherwise (KEP-5573)."""

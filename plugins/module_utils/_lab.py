@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabMo
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
 
 BACKENDS = ("auto", "kind", "twin")
+CLASS_ANNOTATION = "kubernetes.io/ingress.class"
 _CLUSTER_KEYS = {"name", "workers", "node_image", "kind_config"}
 # kind cluster names end up in container and context names: lower-case DNS labels.
 _CLUSTER_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -167,6 +168,42 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
     }
 
 
+def _ingress_text(namespace: str, ingress: dict[str, Any]) -> str:
+    """`Ingress ns/name (class nginx-one, host a.example, paths /, /api)` for the plan."""
+    claim = ("class %s" % ingress["class"] if ingress.get("class")
+             else "annotation ingress.class=%s" % ingress["annotations"][CLASS_ANNOTATION]
+             if CLASS_ANNOTATION in (ingress.get("annotations") or {}) else "no class")
+    host = ", host %s" % ingress["host"] if ingress.get("host") else ""
+    paths = ", ".join(p["path"] for p in ingress.get("paths") or [])
+    return "Ingress %s/%s (%s%s, paths %s)" % (namespace, ingress["name"], claim, host, paths or "/")
+
+
+def plan(lab: dict[str, Any]) -> list[str]:
+    """What playbooks/lab.yml builds from a validated lab (validate()'s result), one line per
+    step, in its order: what check mode shows on a machine where the cluster does not exist yet."""
+    cluster = lab["cluster"]
+    nodes = "1 control-plane node" + (", %d worker(s)" % cluster["workers"] if cluster["workers"] else "")
+    image = ", node image %s" % cluster["node_image"] if cluster["node_image"] else ""
+    lines = ["cluster %s (backend %s): %s%s" % (cluster["name"], lab["backend"], nodes, image)]
+    if lab["images_load"]:
+        lines.append("images to load into the nodes (kind): %s" % ", ".join(lab["images_load"]))
+    pools = ["%s %s (%d address%s%s)" % (p["name"], ", ".join(p["addresses"]), p["size"],
+                                         "" if p["size"] == 1 else "es", "" if p["auto_assign"] else ", not auto-assigned")
+             for p in lab["pools"]]
+    lines.append("MetalLB (controller %s, speaker %s) with address pools: %s"
+                 % (lab["images"]["metallb_controller"], lab["images"]["metallb_speaker"], "; ".join(pools) or "none"))
+    lines.append("namespaces: %s" % (", ".join(lab["namespaces"]) or "none"))
+    for ctl in lab["controllers"]:
+        lines.append("controller %s/%s (%s, %s-scoped): %s"
+                     % (ctl["namespace"], ctl["release"], ctl["type"], ctl["rbac_scope"], " ".join(ctl["args"])))
+    for wl in lab["workloads"]:
+        ingress = ", " + _ingress_text(wl["namespace"], wl["ingress"]) if wl.get("ingress") else ""
+        lines.append("workload %s/%s: %s x%d%s" % (wl["namespace"], wl["name"], wl["image"], wl["replicas"], ingress))
+    if lab["addressed_ingresses"]:
+        lines.append("then wait for a status address on: %s" % ", ".join(lab["addressed_ingresses"]))
+    return lines
+
+
 def _expected_subjects(expect: dict[str, Any], check: str, known: list[str], what: str) -> None:
     """An expected failure must name something the lab defines, or verify could never meet it."""
     for subject in (expect.get(check) or {}).get("failing") or {}:
@@ -179,4 +216,4 @@ def run_lab_definition(params: Params, runtime: Runtime) -> dict[str, Any]:
     result = validate(params["backend"], params["cluster"], params["metallb_pools"], params["namespaces"],
                       params["controllers"], params["workloads"], params["expect"], params["images"],
                       params["images_load"], params["charts"], params["time_scale"])
-    return dict(result, changed=False)
+    return dict(result, plan=plan(result), changed=False)

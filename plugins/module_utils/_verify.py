@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -294,28 +295,55 @@ def report(scenario: str, backend: str, verdicts: list[Verdict], results: Obj) -
 # --- the verify_report module -----------------------------------------------------------------
 
 
-def _write(path: str, text: str) -> bool:
-    """Write only when the content differs; returns whether it changed."""
-    if os.path.exists(path):
+def _unchanged(path: str, text: str) -> bool:
+    try:
         with open(path, encoding="utf-8") as handle:
-            if handle.read() == text:
-                return False
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    return True
+            return handle.read() == text
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def write_files(texts: dict[str, str]) -> bool:
+    """Write every file whose content differs: each goes to a temporary file beside it first,
+    and only when every one is written are they renamed into place (a rename within a directory
+    is atomic), so a failure while writing (a full disk) leaves every file as it was and none
+    half-written. Returns whether any file changed."""
+    staged: list[tuple[str, str]] = []
+    try:
+        for path, text in texts.items():
+            if _unchanged(path, text):
+                continue
+            fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), suffix=".tmp", dir=os.path.dirname(path) or ".")
+            staged.append((tmp, path))
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.chmod(tmp, 0o644)  # as open() gave under the usual umask; mkstemp's 0600 would hide the report
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    finally:
+        for tmp, _path in staged:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    return bool(staged)
 
 
 def run_verify_report(params: Params, runtime: Runtime) -> Obj:
-    """The verify_report module: judge the results, write report.json and summary.md (not in check mode)."""
+    """The verify_report module: judge the results, write report.json, summary.md and report.html
+    (not in check mode). Every text is rendered before the first file is written, and the files
+    are written all or none (write_files), so a failure leaves no report half-written."""
     expect = validate_expect(params["expect"])
     verdicts = evaluate(params["results"], expect)
     doc = report(params["scenario"], params["backend"], verdicts, params["results"])
     files = [os.path.join(params["output_dir"], name) for name in ("report.json", "summary.md", "report.html")]
     changed = False
     if not runtime.check_mode:
+        report_json = json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n"
+        texts = {
+            files[0]: report_json,
+            files[1]: markdown(params["scenario"], params["backend"], verdicts, params["results"]),
+            # report.html: the same report drawn for people (_report_html), from the JSON as written.
+            files[2]: render_html(json.loads(json.dumps(doc, default=str))),
+        }
         os.makedirs(params["output_dir"], exist_ok=True)
-        changed = _write(files[0], json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
-        changed = _write(files[1], markdown(params["scenario"], params["backend"], verdicts, params["results"])) or changed
-        # report.html: the same report drawn for people (_report_html), from the JSON as written.
-        changed = _write(files[2], render_html(json.loads(json.dumps(doc, default=str)))) or changed
+        changed = write_files(texts)
     return {"changed": changed, "verdicts": doc["verdicts"], "unmet": doc["unmet"], "passed": doc["passed"], "files": files}

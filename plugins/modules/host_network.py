@@ -20,8 +20,8 @@ description:
   - Tailscale's netfilter rules (chain C(ts-input)) drop every packet from 100.64.0.0/10 that does not arrive
     on C(tailscale0). A pool inside that range is reported in RV(tailscale) (its C(message) says what to do) when a C(tailscale0)
     interface exists, tailscaled's socket (C(/run/tailscale/tailscaled.sock)) exists, or, when the module runs as root,
-    the full listing C(iptables -S) or C(nft list chains) names the chain. (C(iptables -S ts-input) cannot tell: the
-    nft-backed iptables 1.8.9 calls every chain that does not exist "incompatible".)
+    the full listing C(iptables -S) or C(nft list chains) names the chain. C(iptables -S ts-input) cannot tell, because
+    the nft-backed iptables 1.8.9 calls every chain that does not exist "incompatible".
   - Commands that are missing or fail are reported in RV(notes); the module itself fails only on invalid options or output it cannot read.
 version_added: 0.1.0
 author: kindlab.ingress developers (@kindlab)

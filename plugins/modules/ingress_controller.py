@@ -88,7 +88,7 @@ options:
         args are modelled for charts 4.15.1 and 4.11.0), and O(chart_version), if given, must equal it.
       - O(method=helm) only.
     type: path
-    version_added: 0.2.0
+    version_added: 0.1.0
   time_scale:
     description:
       - Shorten the controller's own periods by this factor, with the controller's own flags (ingress-nginx
@@ -96,7 +96,7 @@ options:
         by it must be whole seconds, at least 5 (1, 2, 3, 4, 5, 6, 10, 12).
       - The lab sets it on kind from C(lab_time_scale), so a status sync happens as often as on the twin.
     type: float
-    version_added: 0.2.0
+    version_added: 0.1.0
   create_namespace:
     description: Create the namespace if it does not exist.
     type: bool
@@ -241,7 +241,7 @@ chart:
   description: The chart helm installs from (C(name), C(version), and C(repo) or C(path)).
   returned: method=helm and state=present
   type: dict
-  version_added: 0.2.0
+  version_added: 0.1.0
 commands:
   description: The helm argv lists run.
   returned: method=helm

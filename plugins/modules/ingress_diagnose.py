@@ -61,12 +61,15 @@ controllers:
   sample: [{"controller": "two/ingress-ingress-nginx-controller", "type": "ingress_nginx", "watch": "all namespaces",
             "publish_source": "node-addresses", "address": ["172.18.0.2"]}]
 ingresses:
-  description: C(namespace/name) of each selected Ingress to its predicted writers and whether its status will flap.
+  description:
+    - C(namespace/name) of each selected Ingress to its predicted writers and whether its status will flap.
+    - C(writers_after_update) lists, for an Ingress nobody writes now, the controllers that take it up at its next
+      update (an ingress-nginx that may not list IngressClasses skips the class check in its update handler).
   returned: success
   type: dict
   sample: {"one/test": {"writers": [{"controller": "one/ingress-ingress-nginx-controller", "address": ["100.64.0.0"]},
                                     {"controller": "two/ingress-ingress-nginx-controller", "address": ["172.18.0.2"]}],
-                        "flapping": true}}
+                        "flapping": true, "writers_after_update": []}}
 findings:
   description: Each finding with kind, severity, message, and where relevant ingress, controllers, culprits, fix
     (C(chart_values) and C(args)) and period.

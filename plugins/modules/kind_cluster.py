@@ -16,6 +16,9 @@ description:
     curl-style C(connect_to) mappings.
   - In check mode nothing is created or deleted. The result says what would happen and lists
     the nodes the cluster would get.
+  - In check mode a backend that cannot be used on this machine (C(kind) or C(docker) missing, no Docker
+    engine answering, no C(kindlab-twin)) does not fail a cluster to create (O(state=present)). The result
+    says what would be created, RV(unavailable) says why a real run would fail, and a warning repeats it.
 version_added: 0.1.0
 author: kindlab.ingress developers (@kindlab)
 options:
@@ -181,6 +184,22 @@ context:
   returned: always
   type: str
   sample: kind-lab
+exists:
+  description: Whether the cluster existed when the task started (false when the backend could not be asked, see RV(unavailable)).
+  returned: always
+  type: bool
+planned:
+  description:
+    - True in check mode when the cluster is still to be created (or its context still to be written into O(kubeconfig)),
+      so the result is a plan and there is no cluster to read yet; C(playbooks/lab.yml) then prints its plan instead of
+      running the steps that need the cluster.
+  returned: state=present
+  type: bool
+unavailable:
+  description: Check mode only, why the backend cannot be used on this machine (a real run would fail with this).
+  returned: when the backend is unavailable in check mode
+  type: str
+  sample: "kind_binary: 'kind' was not found on PATH; install it or set kind_binary to its full path"
 nodes:
   description: The nodes (in check mode, for a cluster still to create, the nodes it would get, without IPs).
   returned: state=present

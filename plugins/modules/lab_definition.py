@@ -75,18 +75,18 @@ options:
   charts:
     description:
       - Local charts (C(lab_charts)) that C(helm) installs instead of the pinned repository charts, by controller
-        type, e.g. C({ingress_nginx: /srv/charts/ingress-nginx-4.15.1.tgz}): a chart directory or a packaged
-        C(.tgz), for networks that cannot reach the chart repository. Each is read here (its C(Chart.yaml) must
+        type (for example C(ingress_nginx) to C(/srv/charts/ingress-nginx-4.15.1.tgz)), each a chart directory or a
+        packaged C(.tgz), for networks that cannot reach the chart repository. Each is read here (its C(Chart.yaml) must
         name the type's chart) before anything changes.
     type: dict
     default: {}
-    version_added: 0.2.0
+    version_added: 0.1.0
   time_scale:
     description:
       - The lab's time scale (C(lab_time_scale)). With O(backend=kind) it becomes each controller's own period
         flag (ingress-nginx C(--status-update-interval=60/time_scale)); checked here that every controller takes it.
     type: float
-    version_added: 0.2.0
+    version_added: 0.1.0
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - kindlab.ingress.read_only
@@ -158,7 +158,16 @@ charts:
   description: The local charts by controller type (O(charts) read), each C(name), C(version) and C(path).
   returned: success
   type: dict
-  version_added: 0.2.0
+  version_added: 0.1.0
+plan:
+  description:
+    - What C(playbooks/lab.yml) builds from this lab, one line per step in its order (the cluster, the MetalLB pools,
+      the namespaces, each controller with its effective arguments, each workload with its Ingress). Check mode on a
+      machine where the cluster does not exist yet prints it instead of running the steps that need the cluster.
+  returned: success
+  type: list
+  elements: str
+  sample: ["cluster ingress-lab (backend twin): 1 control-plane node", "namespaces: one, two, three"]
 images_load:
   description: The image references to load into a kind cluster's nodes (O(images_load) resolved).
   returned: success

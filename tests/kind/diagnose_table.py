@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """ingress_diagnose against the real ingress-nginx controller on kind (hack/test-kind.sh).
 
     diagnose_table.py KUBECONFIG CHART HELM CONTROLLER_IMAGE [ROW ...]
@@ -8,20 +7,23 @@ install logic (real helm, the real chart at CHART, the lab's time scale 10: a 6 
 creates its Services and Ingresses in fresh namespaces, asks the collection's diagnosis
 (`_diagnose.run`, what the ingress_diagnose module returns) who will write each Ingress's status
 and with what address, then lets the real controllers run: every Ingress is touched once (an
-annotation) so that a controller that takes Ingresses up only at their next update does, and the
-controllers' own "updating Ingress status" lines over three status periods say who wrote which
-address into which Ingress. A row passes when the prediction equals what the real controllers
-did: the same writers with the same addresses per Ingress, the same controllers crashing, and the
-same refusal for a configuration the chart does not render. Prints the table; exits 1 on any
+annotation) after a first window, and the controllers' own "updating Ingress status" lines say
+who wrote which address into which Ingress before the edit (the diagnosis's `writers`) and after
+it (its `writers` and `writers_after_update`: a controller that may not list IngressClasses takes
+an Ingress up at its next update). A row passes when the prediction equals what the real
+controllers did: the same writers with the same addresses per Ingress in both windows, the same
+controllers crashing, and the same refusal for a configuration the chart does not render. Prints the table; exits 1 on any
 difference. Runs where the cluster's API server is reachable (hack/kind-lab.sh exec).
 """
 from __future__ import annotations
 
 import copy
+import datetime
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any
 
@@ -32,10 +34,12 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._select import Sel
 
 TIME_SCALE = 10.0
 PERIOD = 6  # seconds: 60 / TIME_SCALE
-WATCH = 3 * PERIOD + 2
+MIN_WATCH = 2 * PERIOD + 2  # an unpredicted write has had two status periods to show
+WATCH = 6 * PERIOD  # the longest a predicted write may take (the pod's readiness gates node addresses)
 READY_TIMEOUT = 120
 TIMINGS = bool(os.environ.get("KINDLAB_TIMINGS"))
 NS_LABEL = {"kindlab.io/diagnose-table": "row"}
+Writer = tuple[str, tuple[str, ...]]  # (controller Deployment ns/name, the addresses it wrote)
 BASE = {"controller": {"admissionWebhooks": {"enabled": False}, "ingressClass": "nginx"}}
 
 
@@ -83,8 +87,8 @@ ROWS: list[dict[str, Any]] = [
      "ingresses": [ing("dta", "t")]},
     {"name": "class by IngressClass name, cluster-wide RBAC",
      "controllers": [ctl("dta", values("dta", scope={"enabled": True}, publishService=LB))],
-     "ingresses": [ing("dta", "byname", annotation=None, class_name="dt-dta"), ing("dta", "other", annotation=None,
-                                                                                 class_name="dt-elsewhere")]},
+     "ingresses": [ing("dta", "byname", annotation=None, class_name="dt-dta"),
+                   ing("dta", "other", annotation=None, class_name="dt-elsewhere")]},
     {"name": "class by IngressClass name, namespace RBAC (classes cannot be listed)",
      "controllers": [ctl("dta", scoped("dta", publishService=LB))],
      "ingresses": [ing("dta", "byname", annotation=None, class_name="dt-dta")]},
@@ -100,10 +104,15 @@ ROWS: list[dict[str, Any]] = [
     {"name": "two releases sharing a controllerValue, cluster-wide",
      "controllers": [
          ctl("dta", values("dta", scope={"enabled": False}, publishService=LB,
-                           ingressClassResource={"name": "dt-dta", "controllerValue": "k8s.io/dt-shared"})),
+                           ingressClassResource={"name": "dt-dta", "controllerValue": "k8s.io/dt-shared"}), release="ia"),
          ctl("dtb", values("dtb", scope={"enabled": False}, publishService=LB,
-                           ingressClassResource={"name": "dt-dtb", "controllerValue": "k8s.io/dt-shared"}))],
+                           ingressClassResource={"name": "dt-dtb", "controllerValue": "k8s.io/dt-shared"}), release="ib")],
      "ingresses": [ing("dta", "byname", annotation=None, class_name="dt-dta")]},
+    {"name": "two cluster-wide releases with one release name: their ClusterRole clashes",
+     "controllers": [
+         ctl("dta", values("dta", scope={"enabled": False}, publishService=LB)),
+         ctl("dtb", values("dtb", scope={"enabled": False}, publishService=LB))],
+     "ingresses": [ing("dta", "t")]},
     {"name": "a second release in the same namespace",
      "controllers": [
          ctl("dta", scoped("dta", publishService=LB), release="r1"),
@@ -134,6 +143,15 @@ class Table:
     def namespaces(self, row: dict[str, Any]) -> list[str]:
         names = {c["namespace"] for c in row["controllers"]} | {i["namespace"] for i in row["ingresses"]}
         return sorted(names | {s["namespace"] for s in row.get("services", [])})
+
+    def chart_refuses(self, c: dict[str, Any]) -> str:
+        """What real helm says of the values: "" when the chart renders them, else its error."""
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as values_file:
+            json.dump(c["values"], values_file)
+            values_file.flush()
+            rc, _out, err = self.run_command([self.helm, "template", c["release"], self.chart, "--namespace",
+                                              c["namespace"], "--values", values_file.name])
+        return "" if rc == 0 else (err.strip().splitlines() or ["helm template failed"])[-1]
 
     def install(self, c: dict[str, Any]) -> str:
         """The collection's install (ingress_controller, method helm, local chart); "" or why it refused."""
@@ -185,9 +203,10 @@ class Table:
             out.setdefault(key, "neither ready nor failing after %d s" % READY_TIMEOUT)
         return out
 
-    def written(self, row: dict[str, Any]) -> dict[str, set[tuple[str, tuple[str, ...]]]]:
-        """Ingress -> {(controller Deployment ns/name, addresses)} from the controllers' own log lines."""
-        out: dict[str, set[tuple[str, tuple[str, ...]]]] = {}
+    def written(self, row: dict[str, Any]) -> dict[str, set[tuple[str, tuple[str, ...], datetime.datetime]]]:
+        """Ingress -> {(controller Deployment ns/name, addresses, when)} from the controllers' own log lines."""
+        out: dict[str, set[tuple[str, tuple[str, ...], datetime.datetime]]] = {}
+        year = datetime.datetime.now(datetime.timezone.utc).year
         for ns in sorted({c["namespace"] for c in row["controllers"]}):
             for deploy in self.client.list("apps/v1", "Deployment", namespace=ns):
                 name = deploy["metadata"]["name"]
@@ -196,35 +215,76 @@ class Table:
                 except RuntimeError:
                     continue
                 for line in logs.splitlines():
-                    entry = _status.parse_log_line("%s/%s" % (ns, name), line, 2026)
-                    if entry is not None:
-                        out.setdefault("%s/%s" % (entry.namespace, entry.ingress), set()).add((entry.pod, entry.new))
+                    entry = _status.parse_log_line("%s/%s" % (ns, name), line, year)
+                    if entry is not None and entry.when is not None:
+                        out.setdefault("%s/%s" % (entry.namespace, entry.ingress), set()).add(
+                            (entry.pod, entry.new, entry.when))
         return out
+
+    @staticmethod
+    def expected(row: dict[str, Any], diagnosis: dict[str, Any]) -> dict[str, tuple[set[Writer], set[Writer]]]:
+        """Ingress -> (writers before an edit, writers after it), as the diagnosis predicts them."""
+        out = {}
+        for i in row["ingresses"]:
+            key = "%s/%s" % (i["namespace"], i["name"])
+            predicted = diagnosis["ingresses"].get(key, {})
+            before = {(w["controller"], tuple(sorted(w["address"] or []))) for w in predicted.get("writers", [])}
+            out[key] = (before, before | {(w["controller"], tuple(sorted(w["address"] or [])))
+                                          for w in predicted.get("writers_after_update", [])})
+        return out
+
+    @staticmethod
+    def real(written: dict[str, set[tuple[str, tuple[str, ...], datetime.datetime]]], key: str,
+             before: datetime.datetime | None) -> set[Writer]:
+        """Who wrote a non-empty address into KEY (before BEFORE, when given)."""
+        return {(ref, a) for ref, a, at in written.get(key, set()) if a and (before is None or at < before)}
+
+    def observe(self, row: dict[str, Any],
+                want: dict[str, set[Writer]]) -> dict[str, set[tuple[str, tuple[str, ...], datetime.datetime]]]:
+        """Read the controllers' lines until every Ingress has had the writers WANT names (at
+        least MIN_WATCH, so that a write nobody predicted shows), or WATCH has passed."""
+        started = time.monotonic()
+        while True:
+            written = self.written(row)
+            elapsed = time.monotonic() - started
+            seen = {key: self.real(written, key, None) for key in written}
+            if (elapsed >= MIN_WATCH and all(seen.get(k, set()) >= w for k, w in want.items())) or elapsed >= WATCH:
+                return written
+            time.sleep(2)
 
     def row(self, row: dict[str, Any]) -> tuple[bool, list[str]]:
         lines: list[str] = []
         t0 = time.monotonic()
-        phase = lambda name: lines.append("  %5.1f s  %s" % (time.monotonic() - t0, name)) if TIMINGS else None
+
+        def phase(name: str) -> None:
+            if TIMINGS:
+                lines.append("  %5.1f s  %s" % (time.monotonic() - t0, name))
         namespaces = self.namespaces(row)
         for ns in namespaces:
             self.client.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": dict(NS_LABEL)}})
         try:
-            # The collection's prediction of the install itself: a refused configuration is refused by both.
+            # The collection refuses a configuration before helm runs; real helm must refuse it too.
+            real_refusal = {"%s/%s" % (c["namespace"], c["release"]): self.chart_refuses(c) for c in row["controllers"]}
             refused = {"%s/%s" % (c["namespace"], c["release"]): self.install(c) for c in row["controllers"]}
+            # The collection's own verdict: each release (the module's plan), then the releases together
+            # (lab_definition: cluster-wide names created twice) - the later of two clashing is refused.
             predicted_refusal = {}
-            for c in row["controllers"]:
+            for i, c in enumerate(row["controllers"]):
                 try:
                     _controllers.plan(_controllers.Request(namespace=c["namespace"], release=c["release"],
                                                            values=c["values"], method="manifest"))
+                    _controllers.parse_controllers([{"type": "ingress_nginx", **x} for x in row["controllers"][:i + 1]])
                     predicted_refusal["%s/%s" % (c["namespace"], c["release"])] = False
                 except _controllers.ControllerError:
                     predicted_refusal["%s/%s" % (c["namespace"], c["release"])] = True
             ok = True
-            for key, why in refused.items():
+            for key, why in real_refusal.items():
+                if not why and refused[key].startswith("`"):  # helm's own refusal at install ("`helm upgrade ...` failed")
+                    why = refused[key].split("): ", 1)[-1].strip().splitlines()[-1]
                 real = bool(why)
                 lines.append("  install %-14s predicted %-8s real %-8s%s" % (
                     key, "refused" if predicted_refusal[key] else "renders", "refused" if real else "renders",
-                    ("  (" + why.splitlines()[0][:90] + ")") if why else ""))
+                    ("  (helm: " + why[:100] + ")") if why else ""))
                 ok &= predicted_refusal[key] == real
             installed = [c for c in row["controllers"] if not refused["%s/%s" % (c["namespace"], c["release"])]]
             phase("installed")
@@ -234,11 +294,13 @@ class Table:
             started = self.settle(dict(row, controllers=installed))
             phase("settled")
             diagnosis = _diagnose.run(self.client, Selection(namespaces=namespaces))
+            expected = self.expected(row, diagnosis)
+            self.observe(dict(row, controllers=installed), {k: v[0] for k, v in expected.items()})
+            touched = datetime.datetime.now(datetime.timezone.utc)
             for i in row["ingresses"]:  # the next update: IgnoreIngressClass controllers take it up now
                 self.kubectl("annotate", "--overwrite", "-n", i["namespace"], "ingress/" + i["name"],
                              "kindlab.io/touched=%d" % time.time())
-            time.sleep(WATCH)
-            written = self.written(dict(row, controllers=installed))
+            written = self.observe(dict(row, controllers=installed), {k: v[1] for k, v in expected.items()})
             phase("watched")
             crash_predicted = {ref for f in diagnosis["findings"] if f["kind"] in ("publish_service_missing", "cannot_start")
                                for ref in f.get("controllers", [])}
@@ -253,13 +315,13 @@ class Table:
                 ok &= (deploy in crash_predicted) == real_crash
             for i in row["ingresses"]:
                 key = "%s/%s" % (i["namespace"], i["name"])
-                predicted = {(w["controller"], tuple(sorted(w["address"] or []))) for w in
-                             diagnosis["ingresses"].get(key, {}).get("writers", []) if w["address"] is not None}
-                real = {(pod, addrs) for pod, addrs in written.get(key, set()) if addrs}
-                same = predicted == real
-                ok &= same
-                lines.append("  writes  %-14s predicted %s\n  %-24s real      %s%s" % (
-                    key, sorted(predicted) or "nobody", "", sorted(real) or "nobody", "" if same else "   <- differs"))
+                for when, want, real in (
+                        ("before edit", expected[key][0], self.real(written, key, touched)),
+                        ("after edit", expected[key][1], self.real(written, key, None))):
+                    same = want == real
+                    ok &= same
+                    lines.append("  writes  %-14s %-11s predicted %s\n  %-36s real      %s%s" % (
+                        key, when, sorted(want) or "nobody", "", sorted(real) or "nobody", "" if same else "   <- differs"))
             return ok, lines
         finally:
             self.reset(row, namespaces)

@@ -67,8 +67,8 @@ def rendered_args(values: dict[str, Any], release: str, namespace: str, tmp_path
 
 @pytest.mark.parametrize("lab_file", lab_files(), ids=lambda p: p.stem)
 @pytest.mark.parametrize("time_scale", [None, 10.0], ids=["twin", "kind"])
-def test_chart_4_11_renders_the_args_the_collection_predicts(lab_file: Path, time_scale: float | None,
-                                                              tmp_path: Path) -> None:
+def test_chart_4_11_renders_the_args_the_collection_predicts(
+        lab_file: Path, time_scale: float | None, tmp_path: Path) -> None:
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
     assert chart["version"] == CHART_VERSION
     for ctl in controllers_of(lab_file):

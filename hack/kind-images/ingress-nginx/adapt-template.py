@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """ingress-nginx's nginx.tmpl, adapted to Debian's nginx (test machinery: hack/kind-images.sh).
 
     adapt-template.py UPSTREAM_TEMPLATE OUTPUT

@@ -36,8 +36,8 @@ def test_a_different_outcome_or_a_missing_report_fails(tmp_path: Path, capsys: p
     assert compare.main(["x", str(tmp_path), "puzzle"]) == 1  # no reports at all
 
 
-def test_a_difference_listed_by_design_is_shown_with_its_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_difference_listed_by_design_is_shown_with_its_reason(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     write(tmp_path, "kind", "healthy", [("status", "one/test", "pass", True)])
     write(tmp_path, "twin", "healthy", [("status", "one/test", "fail: empty", False)])
     monkeypatch.setitem(compare.BY_DESIGN, ("healthy", "status", "one/test"), "a reason")

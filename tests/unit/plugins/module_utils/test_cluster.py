@@ -333,3 +333,42 @@ def test_kubeconfig_contexts() -> None:
     assert cl.kubeconfig_contexts(text) == ["kind-lab"]
     assert cl.kubeconfig_contexts("not: [valid") == [] and cl.kubeconfig_contexts(None) == []
     assert cl.kubeconfig_contexts("- a list\n") == []
+
+
+class UnavailableProvider(FakeProvider):
+    """A backend this machine cannot use (its binary missing)."""
+
+    def check_available(self):
+        raise cl.BinaryNotFound("fake_binary: 'fake' was not found on PATH")
+
+    def list_clusters(self):
+        raise AssertionError("an unavailable backend is not asked for its clusters")
+
+
+def test_check_mode_plans_a_cluster_whose_backend_is_unavailable() -> None:
+    p = UnavailableProvider(subnets=())
+    result, factory_calls = ensure(p, check_mode=True)
+    assert result["changed"] and result["planned"] and result["exists"] is False and p.calls == [] and factory_calls == []
+    assert result["unavailable"] == "fake_binary: 'fake' was not found on PATH"
+    assert result["warnings"][0] == ("check mode: the fake backend cannot be used on this machine (fake_binary: 'fake' was "
+                                     "not found on PATH); a real run would fail here. The result says what it would create.")
+    assert [n["name"] for n in result["nodes"]] == ["lab-control-plane", "lab-worker", "lab-worker2"]
+    assert (result["pod_subnets"], result["service_subnets"]) == (["10.244.0.0/16"], ["10.96.0.0/16"])
+
+
+def test_an_unavailable_backend_still_fails_outside_check_mode_and_for_absent() -> None:
+    with pytest.raises(cl.BinaryNotFound, match="fake_binary"):
+        ensure(UnavailableProvider())
+    with pytest.raises(cl.BinaryNotFound, match="fake_binary"):
+        ensure(UnavailableProvider(), state="absent", check_mode=True)
+
+
+def test_planned_says_whether_there_is_a_cluster_to_read(tmp_path) -> None:
+    kubeconfig = tmp_path / "config"
+    kubeconfig.write_text(yaml.safe_dump({"contexts": [{"name": "kind-lab"}]}))
+    existing, _calls = ensure(FakeProvider(clusters=["lab"]), check_mode=True, kubeconfig=str(kubeconfig))
+    assert existing["planned"] is False and existing["exists"] is True and "unavailable" not in existing
+    not_exported, _calls = ensure(FakeProvider(clusters=["lab"]), check_mode=True, kubeconfig=str(tmp_path / "other"))
+    assert not_exported["planned"] is True and not_exported["exists"] is True
+    created, _calls = ensure(FakeProvider())
+    assert created["planned"] is False

@@ -246,6 +246,9 @@ def test_on_update_writer_needs_another_writer() -> None:
     r = d.analyse(state)
     assert r["ingresses"]["one/test"]["writers"] == []
     assert "next update" in [f for f in r["findings"] if f["kind"] == "unclaimed"][0]["message"]
+    # ... and says who takes it up at that update (seen on kind: the real v1.11.0 writes it once it is edited)
+    after = r["ingresses"]["one/test"]["writers_after_update"]
+    assert [(x["controller"].split("/")[0], x["claim"]) for x in after] == [("one", "on_update")]
 
 
 def test_class_by_name() -> None:

@@ -330,3 +330,14 @@ def test_adapt_config_patches_every_node_on_cgroup_v1_only() -> None:
     provider = get_provider("kind", lambda argv, **kw: (0, DOCKER_INFO_DESKTOP, ""), lambda name: "/usr/bin/" + name)
     provider.check_available()
     assert provider.adapt_config(config) == (config, [])
+
+
+def test_why_unavailable_names_every_missing_piece() -> None:
+    down = FakeRun({("info", "--format"): (0, DOCKER_INFO_DOWN, DAEMON_DOWN)})
+    reasons = get_provider("kind", down, lambda n: "/usr/bin/docker" if n == "docker" else None).why_unavailable()
+    assert reasons[0].startswith("kind_binary: 'kind' was not found on PATH")
+    assert reasons[1].startswith("the Docker engine does not answer: ") and len(reasons) == 2
+    both = get_provider("kind", FakeRun({}), lambda n: None).why_unavailable()
+    assert [r.split(":")[0] for r in both] == ["kind_binary", "docker_binary"]
+    up = FakeRun({("info", "--format"): (0, DOCKER_INFO_UP, "")})
+    assert get_provider("kind", up, which).why_unavailable() == []

@@ -185,3 +185,16 @@ def test_on_kind_the_time_scale_must_fit_the_controllers_own_flags() -> None:
     validate("twin", *args, time_scale=30)  # the twin scales its own clocks
     with pytest.raises(LabError, match=r"lab_time_scale \(lab_controllers\[0\], kind\): time_scale: .*whole seconds"):
         validate("kind", *args, time_scale=30)
+
+
+def test_two_cluster_wide_releases_with_one_name_are_refused() -> None:
+    """Both would create ClusterRole ingress-ingress-nginx; helm refused the second on kind
+    ("exists and cannot be imported into the current release")."""
+    v = lab()
+    wide = {"controller": {"admissionWebhooks": {"enabled": False}, "scope": {"enabled": False}}}
+    controllers = [{"namespace": "one", "values": dict(wide, controller=dict(wide["controller"], ingressClassResource={"name": "a"}))},
+                   {"namespace": "two", "values": dict(wide, controller=dict(wide["controller"], ingressClassResource={"name": "b"}))}]
+    with pytest.raises(LabError, match=r"lab_controllers\[1\]\.release: ClusterRole ingress-ingress-nginx is already created by \[0\]"):
+        validate("twin", v["lab_cluster"], v["lab_metallb_pools"], v["lab_namespaces"], controllers, v["lab_workloads"])
+    controllers[1]["release"] = "edge"
+    validate("twin", v["lab_cluster"], v["lab_metallb_pools"], v["lab_namespaces"], controllers, v["lab_workloads"])

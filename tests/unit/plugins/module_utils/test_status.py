@@ -281,7 +281,7 @@ class FakeApi:
             o["metadata"]["resourceVersion"] = str(rv)
         # (time, resourceVersion, type, object): Ingress writes and other objects' writes (None)
         self.history: list[tuple[float, int, str, Obj | None]] = []
-        for t, kind, obj in sorted([(t, k, o) for t, k, o in writes] + [(t, "", None) for t in bumps], key=lambda w: w[0]):
+        for t, kind, obj in sorted(list(writes) + [(t, "", None) for t in bumps], key=lambda w: w[0]):
             rv += 1
             if obj is not None:
                 obj = copy.deepcopy(obj)
@@ -369,7 +369,7 @@ class FakeApi:
             if at == fault_at:
                 if self._fault(self.down, at) or any(f[0] == at for f in self.down):
                     raise WatchInterrupted("reset", "connection reset", False, WHERE)
-                freeze = next(f for f in self.frozen if f[0] <= at < f[1] or f[0] == at)
+                freeze = [f for f in self.frozen if f[0] <= at < f[1] or f[0] == at][0]
                 if freeze[1] <= last_byte + read:  # the server wakes up before the client gives up
                     self.time.now = freeze[1]
                     continue

@@ -147,3 +147,59 @@ def test_report_and_markdown_carry_verdicts_and_timeline() -> None:
     assert "| 2.0 | one/test | 172.18.0.2 | 100.64.0.0 | nginx-ingress-controller Update (pod unknown) |" in text
     failing = evaluate({"status": PUZZLE_STATUS}, {})
     assert "**FAIL**" in markdown("puzzle", "twin", failing, {}) and not report("p", "t", failing, {})["passed"]
+
+
+# --- the report files: written only when every one of them could be -------------------------------
+
+
+class _Runtime:
+    check_mode = False
+
+
+def _report_params(tmp_path: Any) -> dict[str, Any]:
+    return {"scenario": "puzzle", "backend": "twin", "output_dir": str(tmp_path / "verify"), "expect": PUZZLE_EXPECT,
+            "results": {"status": PUZZLE_STATUS}}
+
+
+def test_the_report_files_are_written_and_rewritten_only_when_they_change(tmp_path: Any) -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils._verify import run_verify_report
+
+    first = run_verify_report(_report_params(tmp_path), _Runtime())
+    assert first["changed"] and sorted(p.name for p in (tmp_path / "verify").iterdir()) == ["report.html", "report.json", "summary.md"]
+    assert oct((tmp_path / "verify" / "report.json").stat().st_mode & 0o777) == "0o644"
+    assert not run_verify_report(_report_params(tmp_path), _Runtime())["changed"]
+
+
+def test_a_failure_while_rendering_writes_no_file(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """report.html is rendered last; before, report.json and summary.md were already written when it failed."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils import _verify
+
+    def broken(doc: Any) -> str:
+        raise RuntimeError("render failed")
+
+    monkeypatch.setattr(_verify, "render_html", broken)
+    with pytest.raises(RuntimeError):
+        _verify.run_verify_report(_report_params(tmp_path), _Runtime())
+    assert not (tmp_path / "verify").exists() or list((tmp_path / "verify").iterdir()) == []
+
+
+def test_a_failure_while_writing_replaces_no_file_and_leaves_no_temporary_one(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils import _verify
+
+    old = {name: "old %s\n" % name for name in ("a.json", "b.md", "c.html")}
+    for name, text in old.items():
+        (tmp_path / name).write_text(text)
+    real_fdopen = _verify.os.fdopen
+    opened: list[int] = []
+
+    def fdopen(fd: int, *args: Any, **kwargs: Any) -> Any:
+        opened.append(fd)
+        if len(opened) == 3:
+            raise OSError(28, "No space left on device")
+        return real_fdopen(fd, *args, **kwargs)
+
+    monkeypatch.setattr(_verify.os, "fdopen", fdopen)
+    with pytest.raises(OSError, match="No space left"):
+        _verify.write_files({str(tmp_path / name): "new\n" for name in old})
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == old

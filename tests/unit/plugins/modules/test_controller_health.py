@@ -8,8 +8,11 @@ from ansible_collections.kindlab.ingress.plugins.modules import controller_healt
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, run_module, use_fake_exits
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_k8s_wait import FATAL, crashing_pod
 
+# Namespace-scoped, as the lab's: two cluster-wide releases named "ingress" would both create the
+# ClusterRole ingress-ingress-nginx, which lab validation refuses (helm would).
 CONTROLLERS = [
-    {"namespace": ns, "values": {"controller": {"admissionWebhooks": {"enabled": False}, "ingressClassResource": {"name": "nginx-" + ns}}}}
+    {"namespace": ns, "values": {"controller": {"admissionWebhooks": {"enabled": False}, "ingressClassResource": {"name": "nginx-" + ns},
+                                                "scope": {"enabled": True}}, "rbac": {"scope": True}}}
     for ns in ("one", "two")
 ]
 
