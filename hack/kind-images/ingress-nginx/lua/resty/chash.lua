@@ -1,24 +1,11 @@
 -- kindlab stand-in for lua-resty-balancer's resty.chash (not packaged by Debian): the same key
 -- always picks the same node while the nodes stay the same (hash modulo, not a consistent ring).
-local _M = {}
-local mt = { __index = _M }
+local nodes = require("kindlab.nodes")
 
-local function ids(nodes)
-  local list = {}
-  for id in pairs(nodes) do
-    list[#list + 1] = id
-  end
-  table.sort(list)
-  return list
-end
+local _M = { reinit = nodes.reinit }
 
-function _M.new(_, nodes)
-  return setmetatable({ nodes = nodes, ids = ids(nodes) }, mt)
-end
-
-function _M.reinit(self, nodes)
-  self.nodes = nodes
-  self.ids = ids(nodes)
+function _M.new(_, node_table)
+  return nodes.new(_M, node_table)
 end
 
 function _M.find(self, key)

@@ -1,25 +1,11 @@
 -- kindlab stand-in for lua-resty-balancer's resty.roundrobin (not packaged by Debian):
 -- plain round robin over ingress-nginx's node table {"ip:port" = weight}; weights are ignored.
-local _M = {}
-local mt = { __index = _M }
+local nodes = require("kindlab.nodes")
 
-local function ids(nodes)
-  local list = {}
-  for id in pairs(nodes) do
-    list[#list + 1] = id
-  end
-  table.sort(list)
-  return list
-end
+local _M = { reinit = nodes.reinit }
 
-function _M.new(_, nodes)
-  return setmetatable({ nodes = nodes, ids = ids(nodes), last = 0 }, mt)
-end
-
-function _M.reinit(self, nodes)
-  self.nodes = nodes
-  self.ids = ids(nodes)
-  self.last = 0
+function _M.new(_, node_table)
+  return nodes.new(_M, node_table)
 end
 
 function _M.find(self)
