@@ -2,7 +2,8 @@
 # Runs the molecule scenarios under extensions/molecule/ (molecule's collection layout),
 # each with `molecule test`, from the repository root with the collection on
 # ANSIBLE_COLLECTIONS_PATH. Scenarios whose name starts with "kind" need a real kind
-# cluster, hence a Docker engine: they are skipped, saying so, when `docker info` fails.
+# cluster: a Docker engine, and kind and helm on PATH (lab_backend auto's rule); they are
+# skipped, saying so, without them. Offline inputs, if needed, go in KINDLAB_MOLECULE_VARS.
 #   hack/molecule.sh [scenario ...]     (default: every scenario that can run here)
 set -euo pipefail
 # shellcheck source=hack/lib.sh
@@ -12,7 +13,10 @@ ensure_collection_link
 cd "$ROOT"
 
 docker_ok=false
-if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then docker_ok=true; fi
+if command -v docker >/dev/null 2>&1 && command -v kind >/dev/null 2>&1 && command -v helm >/dev/null 2>&1 \
+        && docker info >/dev/null 2>&1; then
+    docker_ok=true
+fi
 
 scenarios=("$@")
 if [ "${#scenarios[@]}" -eq 0 ]; then
@@ -20,7 +24,7 @@ if [ "${#scenarios[@]}" -eq 0 ]; then
         [ -e "$config" ] || continue
         name="$(basename "$(dirname "$config")")"
         if [[ "$name" == kind* ]] && [ "$docker_ok" = false ]; then
-            echo "SKIPPED molecule scenario $name: it needs a Docker engine for kind, and none answers here" >&2
+            echo "SKIPPED molecule scenario $name: it needs a Docker engine answering, and kind and helm on PATH" >&2
             continue
         fi
         scenarios+=("$name")
