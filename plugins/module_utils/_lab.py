@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils._conflicts import CLASS_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils._controllers import (
     ControllerError,
     controller_type,
@@ -32,7 +33,6 @@ if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabMo
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
 
 BACKENDS = ("auto", "kind", "twin")
-CLASS_ANNOTATION = "kubernetes.io/ingress.class"
 _CLUSTER_KEYS = {"name", "workers", "node_image", "kind_config"}
 # kind cluster names end up in container and context names: lower-case DNS labels.
 _CLUSTER_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
