@@ -30,13 +30,12 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._diagnose import find_controllers, read_state, servers_of
 from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection, key_of, list_ingresses
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
 
 Obj = dict[str, Any]
 
 CLASS_ANNOTATION = "kubernetes.io/ingress.class"
 DEFAULT_CLASS_ANNOTATION = "ingressclass.kubernetes.io/is-default-class"
-# spec.controller values (and annotation values) → controller type.
-_TYPES = (("ingress-nginx", "ingress-nginx"), ("nginx", "ingress-nginx"), ("traefik", "traefik"), ("kong", "kong"))
 
 
 # ----------------------------------------------------------------- matching rules
@@ -108,15 +107,8 @@ def host_overlap(host_a: str | None, host_b: str | None) -> str | None:
 @dataclass(frozen=True)
 class Claim:
     key: str | None  # "controller:<spec.controller>" or "annotation:<value>"; None when unknown
-    type: str  # ingress-nginx | traefik | kong | unknown
+    type: str  # a registered controller type (controllers/registry.py) or unknown
     text: str
-
-
-def _type_of(value: str) -> str:
-    for needle, kind in _TYPES:
-        if needle in value.lower():
-            return kind
-    return "unknown"
 
 
 def claim_of(ingress: Obj, classes: dict[str, Obj]) -> Claim:
@@ -135,8 +127,8 @@ def claim_of(ingress: Obj, classes: dict[str, Obj]) -> Claim:
         if ingress_class is None:
             return Claim(None, "unknown", "IngressClass %s (not found)" % class_name)
         controller = str((ingress_class.get("spec") or {}).get("controller") or "")
-        return Claim("controller:" + controller, _type_of(controller), "IngressClass %s (controller %s)" % (class_name, controller))
-    return Claim("annotation:" + str(annotation), _type_of(str(annotation)), "%s: %s annotation" % (CLASS_ANNOTATION, annotation))
+        return Claim("controller:" + controller, registry.type_of_class(controller), "IngressClass %s (controller %s)" % (class_name, controller))
+    return Claim("annotation:" + str(annotation), registry.type_of_class(str(annotation)), "%s: %s annotation" % (CLASS_ANNOTATION, annotation))
 
 
 def same_controller(a: Claim, b: Claim, same_namespace: bool) -> str:
@@ -186,20 +178,6 @@ def routes_of(ingress: Obj) -> list[Route]:
     return out
 
 
-def _created(ingress: Obj) -> str:
-    return str((ingress.get("metadata") or {}).get("creationTimestamp") or "")
-
-
-def _oldest(a: Obj, b: Obj) -> Obj:
-    """ingress-nginx sorts Ingresses by creationTimestamp and keeps the first for a duplicate
-    host+path; equal timestamps (one-second precision) sort by namespace/name *descending*
-    (sortIngressSlice: `return in > jn`)."""
-    ta, tb = _created(a), _created(b)
-    if ta != tb:
-        return a if ta < tb else b
-    return a if key_of(a) > key_of(b) else b
-
-
 def _winner_by_precedence(a: Route, b: Route) -> Route:
     """The spec's precedence for one controller: precise host, then longer path, then Exact."""
     def rank(r: Route) -> tuple[int, int, int]:
@@ -219,17 +197,8 @@ def _one_controller(a: Route, b: Route, tie: bool, kind: str, example: str) -> s
         lose = b if win is a else a
         return "resolved by precedence (precise host, longer path, Exact before Prefix): for %s, %s's rule (%s) " \
                "is chosen over %s's (%s)" % (example, win.key, _rule_text(win), lose.key, _rule_text(lose))
-    if kind == "ingress-nginx" and a.path != b.path:
-        # Its duplicate check compares path strings before it appends the '/' to Prefix paths.
-        return ("ingress-nginx: undefined; it compares path strings (%s vs %s), then configures both as "
-                "location %s/ (the oldest-wins rule covers identical strings only)" % (a.path, b.path, a.path.rstrip("/")))
-    if kind == "ingress-nginx":
-        old = _oldest(a.ingress, b.ingress)
-        same_time = _created(a.ingress) == _created(b.ingress)
-        return "ingress-nginx: the oldest Ingress wins for an identical host+path: %s (created %s%s)" % (
-            key_of(old), _created(old), "; same second as the other, so the later namespace/name wins" if same_time else "")
-    if kind == "traefik":
-        return "Traefik: alternates between the backends %s and %s" % (a.backend, b.backend)
+    if kind in registry.REGISTRY:
+        return registry.controller_type(kind).on_duplicate(a, b)
     return "undefined (controller type %s)" % kind
 
 
@@ -282,7 +251,7 @@ def overlap_of(a: Route, b: Route, claims: dict[str, Claim], served_by: dict[str
         "host": host,
         "path": path,
         "rules": [{"ingress": r.key, "host": r.host, "path": r.path, "path_type": r.path_type, "backend": r.backend,
-                   "class": claims[r.key].text, "created": _created(r.ingress)} for r in (a, b)],
+                   "class": claims[r.key].text, "created": str(r.ingress["metadata"].get("creationTimestamp") or "")} for r in (a, b)],
         "path_types": [a.path_type, b.path_type],
         "identical": tie,
         "same_controller": same,

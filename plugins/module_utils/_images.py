@@ -3,7 +3,7 @@
 """The images a lab deploys: one map, defaulting to the pins in _versions, overridable.
 
 `lab_images` names every image the lab runs (MetalLB's controller and speaker, the ingress-nginx
-controller, the test app). A user on a restricted network points them at a private mirror, or at
+controller, Traefik, the test app). A user on a restricted network points them at a private mirror, or at
 images already on the machine, and may have the kind provider load them into the nodes
 (`lab_images_load`). This module is the one place the defaults are derived; the renderers take
 the parsed map.
@@ -20,6 +20,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     METALLB_CONTROLLER_IMAGE,
     METALLB_SPEAKER_IMAGE,
     TEST_APP_IMAGE,
+    TRAEFIK_IMAGE,
 )
 
 # The default of every key: the pinned images (the controller with the digest its chart pins).
@@ -28,6 +29,7 @@ DEFAULT_IMAGES: dict[str, str] = {
     "metallb_speaker": METALLB_SPEAKER_IMAGE,
     "ingress_nginx_controller": INGRESS_NGINX_IMAGE + "@" + INGRESS_NGINX_CONTROLLER_DIGEST,
     "test_app": TEST_APP_IMAGE,
+    "traefik": TRAEFIK_IMAGE,
 }
 
 # [host[:port]/]path[:tag][@sha256:<64 hex>], the distribution reference grammar in short.

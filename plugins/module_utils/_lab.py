@@ -14,7 +14,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._conflicts import CLASS_ANNOTATION
-from ansible_collections.kindlab.ingress.plugins.module_utils._controllers import (
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import (
     ControllerError,
     controller_type,
     parse_controllers,
@@ -100,7 +100,6 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
     cluster_out = _cluster(cluster)
     try:  # the errors name lab_images.<key> and lab_images_load[i] already
         parsed_images = parse_images(images)
-        load = parse_load(images_load, parsed_images)
     except ImageError as exc:
         raise LabError(str(exc)) from None
     try:
@@ -115,6 +114,13 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
         parsed_controllers = parse_controllers(controllers, parsed_images)
     except ControllerError as exc:
         raise LabError(_prefixed("lab_controllers", exc)) from None
+    # `true` loads every image the lab runs: the controller images of the types it uses only.
+    used_types = {ctl["type"] for ctl in parsed_controllers}
+    unused = {key for name in type_names() if name not in used_types for key in controller_type(name).image_keys}
+    try:
+        load = parse_load(images_load, {k: v for k, v in parsed_images.items() if k not in unused})
+    except ImageError as exc:
+        raise LabError(str(exc)) from None
     parsed_charts = _charts(charts)
     if backend == "kind" and time_scale is not None:
         # On kind the time scale becomes the controllers' own period flags: check they take it.

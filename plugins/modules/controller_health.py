@@ -73,7 +73,7 @@ failures:
 """
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils._controllers import health_entry
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import health_entry
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 
 

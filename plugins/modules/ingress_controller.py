@@ -255,7 +255,7 @@ deleted:
 """
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, WAIT_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils._controllers import run_ingress_controller, type_names
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import run_ingress_controller, type_names
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 
 ARGUMENT_SPEC = with_args(

@@ -27,7 +27,8 @@ import tempfile
 import time
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _controllers, _diagnose, _status
+from ansible_collections.kindlab.ingress.plugins.module_utils import _diagnose, _status
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import install as _controllers
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import parse_images
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import Client
 from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection

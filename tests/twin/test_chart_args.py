@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 import yaml
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _ingress_nginx as nginx
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import chart as nginx
 from ansible_collections.kindlab.ingress.plugins.module_utils import _versions
-from ansible_collections.kindlab.ingress.plugins.module_utils._controllers import parse_controllers
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import parse_controllers
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import parse_images
 from kindlab_twin import binaries
 

@@ -22,7 +22,9 @@ import yaml
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _ingress_nginx as nginx
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import chart as nginx
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import manifests as nginx_manifests
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import values as nginx_values
 from ansible_collections.kindlab.ingress.plugins.module_utils import _versions
 from ansible_collections.kindlab.ingress.plugins.modules import ingress_controller as mod
 from kindlab_twin.runtime import TwinRuntime
@@ -74,11 +76,11 @@ def build_chart(tmp_path: Path, values: dict[str, Any], env: dict[str, str]) -> 
     chart = tmp_path / "chart-src" / "ingress-nginx"
     (chart / "templates").mkdir(parents=True)
     (chart / "Chart.yaml").write_text(yaml.safe_dump({
-        "apiVersion": "v2", "name": nginx.CHART_NAME, "version": CHART_VERSION,
+        "apiVersion": "v2", "name": nginx_values.CHART_NAME, "version": CHART_VERSION,
         "appVersion": _versions.INGRESS_NGINX_CONTROLLER_VERSION.lstrip("v"),
     }))
     (chart / "values.yaml").write_text("{}\n")
-    (chart / "templates" / "objects.yaml").write_text(yaml.safe_dump_all(nginx.render_manifests(config), sort_keys=False))
+    (chart / "templates" / "objects.yaml").write_text(yaml.safe_dump_all(nginx_manifests.render_manifests(config), sort_keys=False))
     served = tmp_path / "repo"
     served.mkdir()
     helm_cli("package", str(chart), "--destination", str(served), env=env)

@@ -92,7 +92,7 @@ def test_identical_host_path_same_nginx_controller_names_the_oldest() -> None:
     assert (conflict["host"], conflict["path"]) == ("shop.example.com", "/api")
     assert conflict["path_types"] == ["Prefix", "Prefix"]
     assert conflict["same_controller"] == "yes"
-    assert conflict["controller"] == "ingress-nginx"
+    assert conflict["controller"] == "ingress_nginx"
     assert "oldest Ingress wins" in conflict["behaviour"] and "two/app" in conflict["behaviour"]
 
 
@@ -111,11 +111,13 @@ def test_nginx_same_second_tie_goes_to_later_name() -> None:
     assert "bbb/x" in conflict["behaviour"] and "same second" in conflict["behaviour"]
 
 
-def test_traefik_alternates() -> None:
+def test_traefik_duplicate_winner_is_undefined() -> None:
+    # Prefix and ImplementationSpecific both become PathPrefix("/"): the same rule, the same priority.
     a = ingress("team-a", "web", [("app.example.com", "/", "Prefix")], class_name="traefik", service="a")
     b = ingress("team-b", "web", [("app.example.com", "/", "ImplementationSpecific")], class_name="traefik", service="b")
     [conflict] = find_conflicts([a, b], CLASSES)["conflicts"]
-    assert conflict["behaviour"].startswith("Traefik: alternates") and "a:80" in conflict["behaviour"]
+    assert conflict["controller"] == "traefik" and conflict["ambiguous"]
+    assert conflict["behaviour"].startswith("Traefik: undefined") and "a:80 and b:80" in conflict["behaviour"]
 
 
 def test_precedence_resolved_overlap_is_not_a_conflict() -> None:
@@ -142,7 +144,7 @@ def test_overlap_across_different_controllers_is_a_conflict() -> None:
 def test_no_overlap_no_conflict() -> None:
     a = ingress("one", "a", [("a.example.com", "/foo", "Prefix")], class_name="nginx")
     b = ingress("two", "b", [("a.example.com", "/foobar", "Prefix"), ("b.example.com", "/foo", "Prefix")], class_name="nginx")
-    nginx = {"class": "IngressClass nginx (controller k8s.io/ingress-nginx)", "controller": "ingress-nginx", "served_by": []}
+    nginx = {"class": "IngressClass nginx (controller k8s.io/ingress-nginx)", "controller": "ingress_nginx", "served_by": []}
     expected = {"conflicts": [], "overlaps": [], "passed": True, "claims": {"one/a": nginx, "two/b": nginx}}
     assert find_conflicts([a, b], CLASSES) == expected
 
@@ -162,7 +164,7 @@ def test_selected_only_reports_pairs_involving_the_selection() -> None:
 
 
 @pytest.mark.parametrize("kwargs, key, kind", [
-    ({"class_name": "nginx"}, "controller:k8s.io/ingress-nginx", "ingress-nginx"),
+    ({"class_name": "nginx"}, "controller:k8s.io/ingress-nginx", "ingress_nginx"),
     ({"class_name": "missing"}, None, "unknown"),
     ({"annotation": "traefik"}, "annotation:traefik", "traefik"),
     ({}, None, "unknown"),

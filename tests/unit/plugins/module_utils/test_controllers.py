@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _controllers as ctl
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import install as ctl
 from ansible_collections.kindlab.ingress.plugins.module_utils import _k8s
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import ApplyResult, apply_order
 
@@ -113,11 +113,12 @@ def req(**kw):
 
 
 def test_registry():
-    assert ctl.type_names() == ["ingress_nginx"]
+    assert ctl.type_names() == ["ingress_nginx", "traefik"]
     t = ctl.controller_type("ingress_nginx")
     assert (t.chart_name, t.chart_version) == ("ingress-nginx", "4.15.1")
-    with pytest.raises(ctl.ControllerError, match="type: expected one of ingress_nginx, got 'traefik'"):
-        ctl.controller_type("traefik")
+    assert (ctl.controller_type("traefik").chart_name, ctl.controller_type("traefik").chart_version) == ("traefik", "41.6.0")
+    with pytest.raises(ctl.ControllerError, match="type: expected one of ingress_nginx, traefik, got 'kong'"):
+        ctl.controller_type("kong")
 
 
 def test_plan_validates_before_anything():

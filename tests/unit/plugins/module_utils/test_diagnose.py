@@ -6,6 +6,8 @@ from typing import Any
 import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _diagnose as d
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import base
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import binary as ng_binary
 from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection
 
 Obj = dict[str, Any]
@@ -64,10 +66,10 @@ def scoped_args(ns: str) -> list[str]:
             "--controller-class=k8s.io/ingress-nginx-" + ns, "--ingress-class=nginx", "--watch-namespace=$(POD_NAMESPACE)"]
 
 
-def puzzle() -> d.ClusterState:
+def puzzle() -> base.ClusterState:
     """The seed's incident: one and three scoped with LB publish, two cluster-wide with node IPs."""
     crole, crb = cluster_rbac("two")
-    return d.ClusterState(
+    return base.ClusterState(
         workloads=[nginx_workload("one", scoped_args("one")),
                    nginx_workload("two", ["--election-id=ingress-ingress-nginx-leader",
                                           "--controller-class=k8s.io/ingress-nginx-two", "--ingress-class=nginx"]),
@@ -90,28 +92,28 @@ def by_ref(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_flags_pflag_semantics_and_defaults() -> None:
-    flags, errors = d.parse_nginx_flags(["/nginx-ingress-controller", "--publish-service", "a/b", "--update-status=false",
+    flags, errors = ng_binary.parse_nginx_flags(["/nginx-ingress-controller", "--publish-service", "a/b", "--update-status=false",
                                          "--watch-ingress-without-class", "--ingress-class=x", "--ingress-class=y", "pos"])
     assert errors == []
     assert flags == {"publish-service": "a/b", "update-status": "false", "watch-ingress-without-class": "true", "ingress-class": "y"}
-    s = d.nginx_settings({})
+    s = ng_binary.nginx_settings({})
     assert (s.ingress_class, s.controller_class, s.watch_without_class, s.update_status, s.election_id, s.sync_period) == (
         "nginx", "k8s.io/ingress-nginx", False, True, "ingress-controller-leader", 60)
-    assert d.parse_nginx_flags(["--update-status=maybe"])[1] == ['invalid argument "maybe" for "--update-status" flag']
-    assert d.parse_nginx_flags(["--election-id"])[1] == ["flag needs an argument: --election-id"]
+    assert ng_binary.parse_nginx_flags(["--update-status=maybe"])[1] == ['invalid argument "maybe" for "--update-status" flag']
+    assert ng_binary.parse_nginx_flags(["--election-id"])[1] == ["flag needs an argument: --election-id"]
 
 
 def test_pod_namespace_expansion() -> None:
     c = nginx_workload("one", ["--watch-namespace=$(POD_NAMESPACE)", "--x=$(UNKNOWN)", "--y=$$(POD_NAMESPACE)"])
-    argv = d.container_argv(d.pod_template(c)["containers"][0], "one")
+    argv = base.container_argv(base.pod_template(c)["containers"][0], "one")
     assert argv[1:] == ["--watch-namespace=one", "--x=$(UNKNOWN)", "--y=$(POD_NAMESPACE)"]
 
 
 def test_detection_by_image_or_binary() -> None:
-    assert d.is_nginx({"image": IMAGE})
-    assert d.is_nginx({"image": "registry.k8s.io/ingress-nginx/controller:v1.15.1"})
-    assert d.is_nginx({"image": "mirror.local/nginx:1", "args": ["/nginx-ingress-controller"]})
-    assert not d.is_nginx({"image": "nginx:1.29.3"})
+    assert ng_binary.is_nginx({"image": IMAGE})
+    assert ng_binary.is_nginx({"image": "registry.k8s.io/ingress-nginx/controller:v1.15.1"})
+    assert ng_binary.is_nginx({"image": "mirror.local/nginx:1", "args": ["/nginx-ingress-controller"]})
+    assert not ng_binary.is_nginx({"image": "nginx:1.29.3"})
 
 
 # ---------------------------------------------------------------- RBAC, scope, publish
@@ -119,15 +121,15 @@ def test_detection_by_image_or_binary() -> None:
 
 def test_rbac_needs_a_cluster_role_binding() -> None:
     state = puzzle()
-    assert d.can_cluster_wide(state, "two", SA, "networking.k8s.io", "ingressclasses", "list")
-    assert d.can_cluster_wide(state, "two", SA, "", "nodes", "get")
-    assert not d.can_cluster_wide(state, "one", SA, "", "nodes", "get")
+    assert base.can_cluster_wide(state, "two", SA, "networking.k8s.io", "ingressclasses", "list")
+    assert base.can_cluster_wide(state, "two", SA, "", "nodes", "get")
+    assert not base.can_cluster_wide(state, "one", SA, "", "nodes", "get")
     # resourceNames narrow a rule: no blanket list
     state.cluster_roles[0]["rules"][1]["resourceNames"] = ["nginx-two"]
-    assert not d.can_cluster_wide(state, "two", SA, "networking.k8s.io", "ingressclasses", "list")
+    assert not base.can_cluster_wide(state, "two", SA, "networking.k8s.io", "ingressclasses", "list")
     state.cluster_role_bindings.append({"roleRef": {"kind": "ClusterRole", "name": "cluster-admin"},
                                         "subjects": [{"kind": "Group", "name": "system:serviceaccounts:one"}]})
-    assert d.can_cluster_wide(state, "one", SA, "networking.k8s.io", "ingressclasses", "list")
+    assert base.can_cluster_wide(state, "one", SA, "networking.k8s.io", "ingressclasses", "list")
 
 
 def test_controllers_of_the_puzzle() -> None:
@@ -157,7 +159,7 @@ def test_one_controller_per_workload_not_per_pod() -> None:
     (lb_service("x", None, "ExternalName", externalName="lb.example.com"), ["lb.example.com"], False),
 ])
 def test_publish_service_by_type(svc: Obj, expected: list[str], from_lb: bool) -> None:
-    assert d.service_addresses(svc) == (expected, from_lb)
+    assert ng_binary.service_addresses(svc) == (expected, from_lb)
 
 
 def test_publish_order_status_address_wins_and_internal_ip() -> None:
@@ -208,7 +210,7 @@ def test_missing_publish_service_is_fatal() -> None:
 # ---------------------------------------------------------------- claims
 
 
-SETTINGS = d.nginx_settings({})
+SETTINGS = ng_binary.nginx_settings({})
 
 
 @pytest.mark.parametrize("ing, our, ignore, settings, expected", [
@@ -217,18 +219,18 @@ SETTINGS = d.nginx_settings({})
     (ingress("a", annotation="nginx"), [], False, SETTINGS, "yes"),
     (ingress("a", annotation="traefik"), [], False, SETTINGS, "no"),
     (ingress("a", annotation=None), [], False, SETTINGS, "no"),
-    (ingress("a", annotation=None), [], False, d.nginx_settings({"watch-ingress-without-class": "true"}), "yes"),
+    (ingress("a", annotation=None), [], False, ng_binary.nginx_settings({"watch-ingress-without-class": "true"}), "yes"),
     (ingress("a", annotation="nginx", class_name="other"), [], True, SETTINGS, "yes"),  # ingressClassName ignored
     (ingress("a", annotation=None, class_name="other"), [], True, SETTINGS, "on_update"),
     (ingress("a", annotation="traefik"), [], True, SETTINGS, "on_update"),  # update handler: no class check at all
     (ingress("a", annotation=None), [], True, SETTINGS, "on_update"),
 ])
-def test_claim_rules(ing: Obj, our: list[str], ignore: bool, settings: d.NginxSettings, expected: str) -> None:
-    assert d.nginx_claim(ing, settings, our, ignore)[0] == expected
+def test_claim_rules(ing: Obj, our: list[str], ignore: bool, settings: ng_binary.NginxSettings, expected: str) -> None:
+    assert ng_binary.nginx_claim(ing, settings, our, ignore)[0] == expected
 
 
 def test_ignore_ingress_class_update_subtlety_is_said() -> None:
-    claim, why = d.nginx_claim(ingress("a", annotation=None, class_name="x"), SETTINGS, [], True)
+    claim, why = ng_binary.nginx_claim(ingress("a", annotation=None, class_name="x"), SETTINGS, [], True)
     assert claim == "on_update" and "next update" in why and "IgnoreIngressClass" in why
 
 
@@ -252,8 +254,8 @@ def test_on_update_writer_needs_another_writer() -> None:
 
 
 def test_class_by_name() -> None:
-    s = d.nginx_settings({"ingress-class-by-name": "true", "ingress-class": "web"})
-    assert d.nginx_our_classes(s, [{"metadata": {"name": "web"}, "spec": {"controller": "x"}}]) == ["web"]
+    s = ng_binary.nginx_settings({"ingress-class-by-name": "true", "ingress-class": "web"})
+    assert ng_binary.nginx_our_classes(s, [{"metadata": {"name": "web"}, "spec": {"controller": "x"}}]) == ["web"]
 
 
 def test_watch_namespace_selector_scope() -> None:

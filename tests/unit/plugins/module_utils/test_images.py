@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _ingress_nginx as nginx
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import chart as nginx
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import (
     DEFAULT_IMAGES,
     ImageError,
@@ -58,7 +58,7 @@ def test_split_image() -> None:
 def test_load_true_means_every_image_a_list_is_checked() -> None:
     images = parse_images({"test_app": "nginx:1.29.3", "metallb_speaker": "nginx:1.29.3"})
     assert parse_load(True, images) == [DEFAULT_IMAGES["metallb_controller"], "nginx:1.29.3",
-                                        DEFAULT_IMAGES["ingress_nginx_controller"]]
+                                        DEFAULT_IMAGES["ingress_nginx_controller"], DEFAULT_IMAGES["traefik"]]
     assert parse_load(False, images) == [] and parse_load(None, images) == [] and parse_load([], images) == []
     assert parse_load(["nginx:1.29.3", "nginx:1.29.3", "busybox:1.37"], images) == ["nginx:1.29.3", "busybox:1.37"]
     with pytest.raises(ImageError, match=r"lab_images_load\[1\]: expected an image reference"):

@@ -6,7 +6,9 @@ import copy
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _ingress_nginx as ng
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import chart as ng
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import manifests as ng_manifests
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import values as ng_values
 from ansible_collections.kindlab.ingress.tests.unit.schema import SchemaError, validate_all, validate_k8s
 
 # The puzzle's values files (networkop/ingress-puzzle config/v1.yml, v2.yml, v3.yml).
@@ -175,7 +177,7 @@ def test_rbac_scope_map_with_enabled_false_is_still_true():
 
 
 def test_rbac_scope_without_controller_scope_is_refused():
-    with pytest.raises(ng.ValuesError, match=r"rbac.scope: the chart refuses .*should be equal"):
+    with pytest.raises(ng_values.ValuesError, match=r"rbac.scope: the chart refuses .*should be equal"):
         cfg({"rbac": {"scope": True}})
 
 
@@ -213,7 +215,7 @@ def test_scope_namespace_elsewhere_with_namespace_rbac_is_fatal_at_start():
     ],
 )
 def test_wrong_types_name_the_key(values, message):
-    with pytest.raises(ng.ValuesError, match=message.replace("(", r"\(").replace(")", r"\)") if ".*" not in message else message):
+    with pytest.raises(ng_values.ValuesError, match=message.replace("(", r"\(").replace(")", r"\)") if ".*" not in message else message):
         cfg(values)
 
 
@@ -245,8 +247,8 @@ def test_unknown_and_unmodelled_keys_pass_through():
 def test_fullname_follows_helpers(release, override, fullname):
     c = cfg(merged(NO_HOOKS, override), release=release)
     assert c.fullname == fullname
-    assert c.election_id == ng.go_default(fullname + "-leader", None)
-    assert c.controller_fullname == ng.trunc63(fullname + "-controller")
+    assert c.election_id == ng_values.go_default(fullname + "-leader", None)
+    assert c.controller_fullname == ng_values.trunc63(fullname + "-controller")
 
 
 def test_service_account_and_namespace_override():
@@ -259,7 +261,7 @@ def test_service_account_and_namespace_override():
 @pytest.mark.parametrize(
     "image,ref",
     [
-        ({}, "registry.k8s.io/ingress-nginx/controller:v1.15.1@" + ng.INGRESS_NGINX_CONTROLLER_DIGEST),
+        ({}, "registry.k8s.io/ingress-nginx/controller:v1.15.1@" + ng_values.INGRESS_NGINX_CONTROLLER_DIGEST),
         ({"digest": ""}, "registry.k8s.io/ingress-nginx/controller:v1.15.1"),
         ({"registry": "mirror.local", "digest": None, "tag": "v1.15.0"}, "mirror.local/ingress-nginx/controller:v1.15.0"),
         ({"repository": "me/ctl", "digest": ""}, "me/ctl:v1.15.1"),
@@ -300,14 +302,14 @@ def test_update_status_string_false_drops_role_grant():
     c = cfg(merged(SEED_ONE, {"controller": {"extraArgs": {"update-status": "false"}}}))
     assert c.update_status is False
     assert c.rbac.can_update_ingress_status is False
-    role = next(o for o in ng.render_manifests(c) if o["kind"] == "Role")
+    role = next(o for o in ng_manifests.render_manifests(c) if o["kind"] == "Role")
     assert not any("ingresses/status" in r["resources"] for r in role["rules"])
 
 
 @pytest.mark.parametrize("number,text", [(1, "1"), (2.5, "2.5"), (123456, "123456"), (1000000, "1e+06"), (1234567, "1.234567e+06"),
                                          (0.00001, "1e-05"), (0, "0"), (-3, "-3")])
 def test_go_number(number, text):
-    assert ng.go_number(number) == text
+    assert ng_values.go_number(number) == text
 
 
 def test_extra_args_note_override():
@@ -337,14 +339,14 @@ RENDER_CASES = [
 
 @pytest.mark.parametrize("values", RENDER_CASES)
 def test_rendered_objects_validate(values):
-    objs = ng.render_manifests(cfg(values))
+    objs = ng_manifests.render_manifests(cfg(values))
     validate_all(objs)
 
 
 def test_seed_objects_and_deployment_shape():
     c = cfg(SEED_TWO, namespace="two")
-    objs = ng.render_manifests(c)
-    assert ng.object_names(objs) == [
+    objs = ng_manifests.render_manifests(c)
+    assert ng_manifests.object_names(objs) == [
         "ServiceAccount two/ingress-ingress-nginx",
         "ClusterRole ingress-ingress-nginx",
         "ClusterRoleBinding ingress-ingress-nginx",
@@ -376,7 +378,7 @@ def test_seed_objects_and_deployment_shape():
 
 
 def test_namespace_rbac_renders_role_only_with_lease():
-    objs = ng.render_manifests(cfg(SEED_ONE))
+    objs = ng_manifests.render_manifests(cfg(SEED_ONE))
     kinds = [o["kind"] for o in objs]
     assert "ClusterRole" not in kinds and "ClusterRoleBinding" not in kinds
     role = next(o for o in objs if o["kind"] == "Role")
@@ -386,14 +388,14 @@ def test_namespace_rbac_renders_role_only_with_lease():
 
 
 def test_scoped_cluster_role_grants_target_namespace_get():
-    objs = ng.render_manifests(cfg(merged(NO_HOOKS, {"controller": {"scope": {"enabled": True, "namespace": "apps"}}})))
+    objs = ng_manifests.render_manifests(cfg(merged(NO_HOOKS, {"controller": {"scope": {"enabled": True, "namespace": "apps"}}})))
     cr = next(o for o in objs if o["kind"] == "ClusterRole")
     assert "namespaces" not in cr["rules"][0]["resources"]
     assert {"apiGroups": [""], "resources": ["namespaces"], "resourceNames": ["apps"], "verbs": ["get"]} in cr["rules"]
 
 
 def test_ingress_class_default_annotation():
-    objs = ng.render_manifests(cfg(merged(NO_HOOKS, {"controller": {"ingressClassResource": {"default": True}}})))
+    objs = ng_manifests.render_manifests(cfg(merged(NO_HOOKS, {"controller": {"ingressClassResource": {"default": True}}})))
     ic = next(o for o in objs if o["kind"] == "IngressClass")
     assert ic["metadata"]["annotations"] == {"ingressclass.kubernetes.io/is-default-class": "true"}
     assert ic["spec"] == {"controller": "k8s.io/ingress-nginx"}
@@ -409,8 +411,8 @@ def test_ingress_class_default_annotation():
     ],
 )
 def test_manifest_refuses_what_it_cannot_render(values, field):
-    with pytest.raises(ng.ValuesError, match=field.replace(".", r"\.")):
-        ng.render_manifests(cfg(values))
+    with pytest.raises(ng_values.ValuesError, match=field.replace(".", r"\.")):
+        ng_manifests.render_manifests(cfg(values))
 
 
 def test_schema_helper_catches_mistakes():
@@ -446,9 +448,9 @@ def test_apply_options_fill_in():
 def test_apply_options_agree_or_fail():
     # The seed's map form agrees with scope=true (both true).
     assert ng.apply_options(SEED_ONE, scope=True)["rbac"]["scope"] == {"enabled": True}
-    with pytest.raises(ng.ValuesError, match=r"scope=False conflicts with values.controller.scope.enabled=True"):
+    with pytest.raises(ng_values.ValuesError, match=r"scope=False conflicts with values.controller.scope.enabled=True"):
         ng.apply_options(SEED_ONE, scope=False)
-    with pytest.raises(ng.ValuesError, match="publish_service=True conflicts"):
+    with pytest.raises(ng_values.ValuesError, match="publish_service=True conflicts"):
         ng.apply_options(SEED_TWO, publish_service=True)
     original = copy.deepcopy(SEED_TWO)
     ng.apply_options(SEED_TWO, scope=False)
@@ -485,7 +487,7 @@ def test_the_time_scale_becomes_the_controllers_own_status_period(scale, interva
 
 @pytest.mark.parametrize("scale", [30, 7, 0, -1, True, "10"])
 def test_a_time_scale_the_flag_cannot_carry_is_refused_naming_it(scale) -> None:
-    with pytest.raises(ng.ValuesError, match="time_scale"):
+    with pytest.raises(ng_values.ValuesError, match="time_scale"):
         ng.status_update_interval(scale)
 
 

@@ -1,10 +1,8 @@
 # Copyright: kindlab.ingress contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Ingress controller types and how the `ingress_controller` module installs them.
-
-The registry maps a type name to what the rest of the collection needs from it: values
-validation + meaning (`effective_config`), convenience options → values, a manifest
-renderer and the helm chart coordinates. Adding Traefik or Kong means one more entry.
+"""How the `ingress_controller` module installs a controller of any registered type (helm or
+rendered manifests), and how `lab_definition` and `controller_health` read the lab's controllers.
+Everything type-specific comes from the type's registry entry (controllers/registry.py).
 
 `run` is the module's logic without AnsibleModule: it takes a parsed request, a client
 factory and a run_command callable, so unit tests drive it with fakes.
@@ -19,10 +17,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _helm
-from ansible_collections.kindlab.ingress.plugins.module_utils import _ingress_nginx as nginx
 from ansible_collections.kindlab.ingress.plugins.module_utils._cluster import find_binary
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
-from ansible_collections.kindlab.ingress.plugins.module_utils._images import DEFAULT_IMAGES
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
     LOG_TAIL_LINES,
     K8sError,
@@ -33,6 +29,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
     wait_for_workload,
     workload_failure,
 )
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerError, ControllerType
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import REGISTRY, controller_type, type_names
 
 if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
@@ -51,10 +49,6 @@ class HealthError(KindlabError):
     """A controller did not start (controller_health with fail_on_violation); details carry the result."""
 
 
-class ControllerError(KindlabError):
-    """The request cannot be carried out; the message is for the user."""
-
-
 class Config(Protocol):
     """What every controller type's effective_config returns."""
 
@@ -65,57 +59,6 @@ class Config(Protocol):
     def deployment(self) -> tuple[str, str]: ...
 
     def summary(self) -> dict[str, Any]: ...
-
-
-@dataclass(frozen=True)
-class ControllerType:
-    name: str
-    chart_name: str
-    chart_repo: str
-    chart_version: str
-    # (values, release, namespace, chart version or None for the pin) → the type's Config
-    effective_config: Callable[[Values, str, str, "str | None"], Any]
-    render_manifests: Callable[[Any], list[Obj]]
-    # (values, scope, publish_service, ingress_class) → values
-    apply_options: Callable[[Values, "bool | None", "bool | None", "str | None"], Values]
-    value_errors: tuple[type[Exception], ...]
-    # For the manifest method's pruning: the kinds it may render, and the selector of a release's objects.
-    rendered_kinds: tuple[tuple[str, str], ...]
-    release_selector: Callable[[str], str]
-    # (values, the lab's image map) → values that run the lab's image for this type
-    with_images: Callable[[Values, "dict[str, str]"], Values]
-    # (values, time scale) → values that shorten the controller's own periods by that factor
-    with_time_scale: Callable[[Values, float], Values]
-
-
-REGISTRY: dict[str, ControllerType] = {
-    "ingress_nginx": ControllerType(
-        name="ingress_nginx",
-        chart_name=nginx.CHART_NAME,
-        chart_repo=nginx.CHART_REPO,
-        chart_version=nginx.CHART_VERSION,
-        effective_config=nginx.effective_config,
-        render_manifests=nginx.render_manifests,
-        apply_options=nginx.apply_options,
-        value_errors=(nginx.ValuesError,),
-        rendered_kinds=nginx.RENDERED_KINDS,
-        release_selector=nginx.release_selector,
-        with_images=lambda values, images: nginx.with_image(
-            values, images["ingress_nginx_controller"], DEFAULT_IMAGES["ingress_nginx_controller"]),
-        with_time_scale=nginx.with_time_scale,
-    ),
-}
-
-
-def type_names() -> list[str]:
-    return sorted(REGISTRY)
-
-
-def controller_type(name: str) -> ControllerType:
-    try:
-        return REGISTRY[name]
-    except KeyError:
-        raise ControllerError("type: expected one of %s, got %r" % (", ".join(type_names()), name)) from None
 
 
 # ---------------------------------------------------------------- request and plan
@@ -175,7 +118,9 @@ def plan(req: Request) -> Plan:
             values = ctype.with_time_scale(values, req.time_scale)
         config = ctype.effective_config(values, req.release, req.namespace,
                                         chart.version if chart else req.chart_version)
-        objects = ctype.render_manifests(config) if req.method == "manifest" else []
+        if req.method == "manifest" and ctype.render_manifests is None:
+            raise ControllerError("method: type %s is installed with helm only (method: helm)" % req.type)
+        objects = ctype.render_manifests(config) if req.method == "manifest" and ctype.render_manifests else []
     except ctype.value_errors as exc:
         raise ControllerError("values: %s" % exc) from exc
     for obj in objects:

@@ -1,0 +1,275 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What every controller type shares: the snapshot of the cluster it is read from, the shape of
+a controller as the verification modules understand it, and the registry entry a type fills in.
+
+A controller type is one package beside this file (ingress_nginx/, traefik/); registry.py lists
+them. Diagnose, conflicts, the status writers, the install module and the lab ask the registry,
+never a type directly.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
+
+Obj = dict[str, Any]
+Values = dict[str, Any]
+
+
+class ControllerError(KindlabError):
+    """The request cannot be carried out; the message is for the user."""
+
+
+# ---------------------------------------------------------------- cluster snapshot
+
+
+@dataclass
+class ClusterState:
+    """Every object the analysis reads, listed once."""
+
+    workloads: list[Obj] = field(default_factory=list)  # Deployments and DaemonSets
+    pods: list[Obj] = field(default_factory=list)
+    services: list[Obj] = field(default_factory=list)
+    nodes: list[Obj] = field(default_factory=list)
+    namespaces: list[Obj] = field(default_factory=list)
+    ingress_classes: list[Obj] = field(default_factory=list)
+    cluster_roles: list[Obj] = field(default_factory=list)
+    cluster_role_bindings: list[Obj] = field(default_factory=list)
+    ingresses: list[Obj] = field(default_factory=list)  # the selected ones
+
+    def service(self, namespace: str, name: str) -> Obj | None:
+        return next((s for s in self.services if meta(s).get("namespace") == namespace and meta(s).get("name") == name), None)
+
+    def node(self, name: str) -> Obj | None:
+        return next((n for n in self.nodes if meta(n).get("name") == name), None)
+
+    def namespace_labels(self, name: str) -> dict[str, str] | None:
+        ns = next((n for n in self.namespaces if meta(n).get("name") == name), None)
+        return None if ns is None else dict(meta(ns).get("labels") or {})
+
+
+def meta(obj: Obj) -> Obj:
+    return obj.get("metadata") or {}
+
+
+# ---------------------------------------------------------------- generic helpers
+
+
+def expand_env(value: str, env: dict[str, str]) -> str:
+    """The kubelet's $(VAR) expansion in args: known variables are replaced, `$$` escapes,
+    unknown references stay as written."""
+    def repl(m: re.Match[str]) -> str:
+        if m.group(0) == "$$":
+            return "$"
+        return env.get(m.group(1), m.group(0))
+
+    return re.sub(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)", repl, value)
+
+
+def container_env(container: Obj, namespace: str, pod_name: str = "") -> dict[str, str]:
+    """Literal env values and the downward-API fields args refer to (POD_NAMESPACE, POD_NAME)."""
+    env: dict[str, str] = {}
+    for item in container.get("env") or []:
+        name = item.get("name")
+        if not name:
+            continue
+        if "value" in item and item["value"] is not None:
+            env[name] = expand_env(str(item["value"]), env)
+            continue
+        path = (((item.get("valueFrom") or item.get("value_from") or {}).get("fieldRef") or {}).get("fieldPath"))
+        if path == "metadata.namespace":
+            env[name] = namespace
+        elif path == "metadata.name" and pod_name:
+            env[name] = pod_name
+    return env
+
+
+def container_argv(container: Obj, namespace: str) -> list[str]:
+    """command + args with $(VAR) expanded: what the process gets."""
+    env = container_env(container, namespace)
+    return [expand_env(str(a), env) for a in list(container.get("command") or []) + list(container.get("args") or [])]
+
+
+def pod_template(workload: Obj) -> Obj:
+    return ((workload.get("spec") or {}).get("template") or {}).get("spec") or {}
+
+
+def selector_matches(selector: Obj | None, labels: dict[str, str]) -> bool:
+    """A LabelSelector object (matchLabels + matchExpressions); an empty one matches nothing,
+    as for workloads."""
+    if not selector:
+        return False
+    for k, v in (selector.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, vals = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if op == "In" and labels.get(key) not in vals:
+            return False
+        if op == "NotIn" and labels.get(key) in vals:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True
+
+
+def pod_running_ready(pod: Obj) -> bool:
+    status = pod.get("status") or {}
+    if status.get("phase") != "Running" or meta(pod).get("deletionTimestamp"):
+        return False
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
+
+
+# ---------------------------------------------------------------- RBAC
+
+_SA_GROUPS = ("system:serviceaccounts", "system:authenticated")
+
+
+def _subject_is(subject: Obj, namespace: str, service_account: str) -> bool:
+    kind = subject.get("kind")
+    if kind == "ServiceAccount":
+        return subject.get("name") == service_account and subject.get("namespace") == namespace
+    if kind == "Group":
+        return subject.get("name") in _SA_GROUPS + ("system:serviceaccounts:%s" % namespace,)
+    return kind == "User" and subject.get("name") == "system:serviceaccount:%s:%s" % (namespace, service_account)
+
+
+def rule_allows(rule: Obj, group: str, resource: str, verb: str) -> bool:
+    """One PolicyRule granting verb on every object of group/resource (resourceNames narrow it)."""
+    groups, resources, verbs = rule.get("apiGroups") or [], rule.get("resources") or [], rule.get("verbs") or []
+    return (("*" in groups or group in groups) and ("*" in resources or resource in resources)
+            and ("*" in verbs or verb in verbs) and not rule.get("resourceNames"))
+
+
+def can_cluster_wide(state: ClusterState, namespace: str, service_account: str, group: str, resource: str, verb: str) -> bool:
+    """Whether the ServiceAccount may `verb` a cluster-scoped resource: only a
+    ClusterRoleBinding to a ClusterRole grants that (a Role, or a RoleBinding even to a
+    ClusterRole, is confined to its namespace and cannot cover cluster-scoped kinds)."""
+    roles = {meta(r).get("name"): r for r in state.cluster_roles}
+    for crb in state.cluster_role_bindings:
+        if not any(_subject_is(s, namespace, service_account) for s in crb.get("subjects") or []):
+            continue
+        ref = crb.get("roleRef") or {}
+        if ref.get("kind") != "ClusterRole":
+            continue
+        if ref.get("name") == "cluster-admin":
+            return True
+        role = roles.get(ref.get("name"))
+        if role and any(rule_allows(r, group, resource, verb) for r in role.get("rules") or []):
+            return True
+    return False
+
+
+
+def image_repository(image: str) -> str:
+    """registry/path of an image reference, without its tag or digest."""
+    name = image.split("@", 1)[0]
+    head, _sep, last = name.rpartition("/")
+    return (head + "/" if head else "") + last.split(":", 1)[0]
+
+
+
+def workload_service(state: ClusterState, workload: Obj) -> Obj | None:
+    """A Service in the workload's namespace selecting its pods (the chart's controller Service)."""
+    ns = meta(workload).get("namespace")
+    labels = ((workload.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels") or {}
+    for svc in state.services:
+        sel = (svc.get("spec") or {}).get("selector") or {}
+        if meta(svc).get("namespace") == ns and sel and all(labels.get(k) == v for k, v in sel.items()):
+            return svc
+    return None
+
+
+# ---------------------------------------------------------------- results
+
+
+@dataclass
+class Controller:
+    """One controller workload as the analysis understands it."""
+
+    type: str
+    namespace: str
+    name: str
+    kind: str  # Deployment / DaemonSet
+    pods: list[str]
+    ready_pods: list[str]
+    settings: dict[str, Any]  # type-specific, returned as is
+    watch: str  # "all namespaces", "namespace one", "namespaces matching ..."
+    publish_source: str  # status-address / service / node-addresses
+    publish_detail: str
+    address: list[str] | None  # None: it writes nothing (cannot start, update-status off)
+    address_from_lb: bool
+    problems: list[str] = field(default_factory=list)
+    # type-specific callables (not returned)
+    claim: Callable[[Obj], tuple[str, str]] | None = None
+    watches_namespace: Callable[[str], bool] | None = None
+    class_keys: list[str] = field(default_factory=list)  # what it claims, for collisions
+    sync_period: int = 60
+    scope_fix: tuple[str, str] = ("", "")
+    publish_fix: tuple[str, str] = ("", "")
+
+    @property
+    def ref(self) -> str:
+        return "%s/%s" % (self.namespace, self.name)
+
+    @property
+    def cluster_scoped(self) -> bool:
+        return self.watch == "all namespaces"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "controller": self.ref, "type": self.type, "kind": self.kind, "pods": self.pods,
+            "ready_pods": self.ready_pods, "watch": self.watch, "publish_source": self.publish_source,
+            "publish_detail": self.publish_detail, "address": self.address,
+            "settings": self.settings, "problems": self.problems,
+        }
+
+
+
+
+# ---------------------------------------------------------------- a controller type
+
+
+@dataclass(frozen=True)
+class ControllerType:
+    """Everything the collection knows about one kind of ingress controller, in one entry.
+
+    Install side (ingress_controller, lab_definition): chart coordinates, values → the type's
+    Config, the rendered objects for the manifest method, the lab's conveniences. Behaviour side
+    (ingress_diagnose, ingress_conflicts, the status writers): how to recognise its container in a
+    running workload, and what it then claims, publishes and does with a duplicate host/path.
+    """
+
+    name: str
+    chart_name: str
+    chart_repo: str
+    chart_version: str
+    # (values, release, namespace, chart version or None for the pin) → the type's Config
+    effective_config: Callable[[Values, str, str, "str | None"], Any]
+    # The Config → the objects the chart would create; None: only helm installs this type.
+    render_manifests: Callable[[Any], list[Obj]] | None
+    # (values, scope, publish_service, ingress_class) → values
+    apply_options: Callable[[Values, "bool | None", "bool | None", "str | None"], Values]
+    value_errors: tuple[type[Exception], ...]
+    # For the manifest method's pruning: the kinds it may render, and the selector of a release's objects.
+    rendered_kinds: tuple[tuple[str, str], ...]
+    release_selector: Callable[[str], str]
+    # The keys of lab_images its pods run, and (values, the lab's image map) → values that run them
+    image_keys: tuple[str, ...]
+    with_images: Callable[[Values, "dict[str, str]"], Values]
+    # (values, time scale) → values that shorten the controller's own periods by that factor
+    with_time_scale: Callable[[Values, float], Values]
+    # A container of a running workload: is it this type's binary?
+    detect: Callable[[Obj], bool]
+    # (state, workload, that container, the workload's pods) → one Controller per status writer in it
+    analyse: Callable[[ClusterState, Obj, Obj, list[Obj]], "list[Controller]"]
+    # Substrings of an IngressClass's spec.controller (or a class annotation's value) that name this type.
+    class_markers: tuple[str, ...]
+    # (route a, route b) of two Ingresses it serves with the same host and path (ingress_conflicts'
+    # Route: .ingress, .key, .path, .path_type, .backend) → which one answers, in words.
+    on_duplicate: Callable[[Any, Any], str]

@@ -1,0 +1,38 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""ingress-nginx, the collection's one module for it: its chart values and what the chart renders
+(values.py, chart.py), what those values do that a reader might not expect (notes.py), the
+objects the chart creates (manifests.py), and what the controller binary does with its args
+(binary.py). TYPE is its registry entry (controllers/registry.py)."""
+from __future__ import annotations
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._images import DEFAULT_IMAGES
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerType
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import binary, chart, manifests
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.values import (
+    CHART_NAME,
+    CHART_REPO,
+    CHART_VERSION,
+    ValuesError,
+)
+
+TYPE = ControllerType(
+    name="ingress_nginx",
+    chart_name=CHART_NAME,
+    chart_repo=CHART_REPO,
+    chart_version=CHART_VERSION,
+    effective_config=chart.effective_config,
+    render_manifests=manifests.render_manifests,
+    apply_options=chart.apply_options,
+    value_errors=(ValuesError,),
+    rendered_kinds=manifests.RENDERED_KINDS,
+    release_selector=manifests.release_selector,
+    image_keys=("ingress_nginx_controller",),
+    with_images=lambda values, images: chart.with_image(
+        values, images["ingress_nginx_controller"], DEFAULT_IMAGES["ingress_nginx_controller"]),
+    with_time_scale=chart.with_time_scale,
+    detect=binary.is_nginx,
+    analyse=lambda state, workload, container, pods: [binary.analyse_nginx(state, workload, container, pods)],
+    class_markers=("ingress-nginx", "nginx"),
+    on_duplicate=binary.on_duplicate,
+)

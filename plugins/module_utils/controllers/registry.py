@@ -1,0 +1,37 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The controller types the collection knows, by name. Adding a type is one package beside this
+file and one line here."""
+from __future__ import annotations
+
+from typing import Any
+
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import ingress_nginx, traefik
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerError, ControllerType
+
+REGISTRY: dict[str, ControllerType] = {t.name: t for t in (ingress_nginx.TYPE, traefik.TYPE)}
+
+
+def type_names() -> list[str]:
+    return sorted(REGISTRY)
+
+
+def controller_type(name: str) -> ControllerType:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ControllerError("type: expected one of %s, got %r" % (", ".join(type_names()), name)) from None
+
+
+def detect(container: dict[str, Any]) -> ControllerType | None:
+    """The type whose binary this container runs, if any."""
+    return next((t for t in REGISTRY.values() if t.detect(container)), None)
+
+
+def type_of_class(value: str) -> str:
+    """The type an IngressClass's spec.controller (or a class annotation's value) names, else "unknown"."""
+    low = value.lower()
+    for t in REGISTRY.values():
+        if any(marker in low for marker in t.class_markers):
+            return t.name
+    return "unknown"

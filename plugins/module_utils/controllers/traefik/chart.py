@@ -1,0 +1,285 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Traefik: what the official chart's values mean for the proxy that runs.
+
+`effective_config` renders the args of the two providers that read Ingresses and write their
+status (kubernetesIngress and kubernetesIngressNGINX), the object names, the IngressClass and
+the RBAC scope, as chart 41.6.0 renders them (templates/_podtemplate.tpl: the providers block,
+_helpers.tpl: fullname, namespace, publish paths; ingressclass.yaml; rbac/). The other args
+(entry points, metrics, ping, logs) are the chart's own and decide nothing the lab checks.
+Only helm installs Traefik: the chart also installs CRDs the lab does not render.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._images import split_image
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.notes import notes_for
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import (
+    APP_VERSION,
+    CHART_DEFAULTS,
+    CHART_NAME,
+    CHART_VERSION,
+    CONTROLLER_VALUE,
+    INGRESS,
+    NGINX,
+    ValuesError,
+    get_path,
+    merge_values,
+    truthy,
+)
+
+Values = dict[str, Any]
+Obj = dict[str, Any]
+
+def _trunc63(name: str) -> str:
+    return name[:63].rstrip("-")
+
+
+def chart_names(values: Values, release: str, namespace: str) -> dict[str, str]:
+    """_helpers.tpl traefik.fullname / traefik.namespace / ingressclass.yaml's name."""
+    if truthy(values.get("fullnameOverride")):
+        fullname = _trunc63(str(values["fullnameOverride"]))
+    else:
+        name = str(values.get("nameOverride") or CHART_NAME)
+        fullname = _trunc63(release if name in release else "%s-%s" % (release, name))
+    ns = _trunc63(str(values["namespaceOverride"])) if truthy(values.get("namespaceOverride")) else namespace
+    return {"fullname": fullname, "namespace": ns,
+            "ingress_class": str(get_path(values, "ingressClass.name") or fullname)}
+
+
+def _go_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ",".join(_go_text(v) for v in value)
+    if isinstance(value, float) and value.is_integer():
+        return "%d" % value
+    return str(value)
+
+
+def _flattened(path: str, content: Values) -> list[str]:
+    """_helpers.tpl traefik.yaml2CommandLineArgs: maps recurse in key order, booleans and
+    integers always render, anything else only when not empty."""
+    out: list[str] = []
+    for key in sorted(content):
+        value = content[key]
+        if isinstance(value, dict):
+            out += _flattened("%s.%s" % (path, key), value)
+        elif isinstance(value, (bool, int)) or truthy(value):
+            out.append("--%s.%s=%s" % (path, key, _go_text(value)))
+    return out
+
+
+def provider_args(values: Values, names: dict[str, str]) -> list[str]:
+    """The args of the Ingress providers, in template order (_podtemplate.tpl's providers block)."""
+    v = values
+    ing = get_path(v, "providers.kubernetesIngress") or {}
+    ngx = get_path(v, "providers.kubernetesIngressNGINX") or {}
+    namespaced = truthy(get_path(v, "rbac.namespaced"))
+    rbac_namespaced = truthy(get_path(v, "rbac.enabled")) and namespaced
+    default_service = "%s/%s" % (names["namespace"], names["fullname"])
+    args: list[str] = []
+    if truthy(ing.get("enabled")):
+        args.append("--" + INGRESS)
+        if truthy(ing.get("allowExternalNameServices")):
+            args.append("--%s.allowExternalNameServices=true" % INGRESS)
+        if ing.get("crossProviderNamespaces"):
+            args.append("--%s.crossProviderNamespaces=%s" % (INGRESS, ",".join(ing["crossProviderNamespaces"])))
+        if ing.get("allowEmptyServices") is not None and _go_text(ing["allowEmptyServices"]):
+            args.append("--%s.allowEmptyServices=%s" % (INGRESS, _go_text(ing["allowEmptyServices"])))
+        published = ing.get("publishedService") or {}
+        if truthy(published.get("enabled")) and (truthy(get_path(v, "service.enabled")) or truthy(published.get("pathOverride"))):
+            args.append("--%s.ingressendpoint.publishedservice=%s"
+                        % (INGRESS, str(published.get("pathOverride") or default_service).rstrip("-")))
+        endpoint = ing.get("ingressEndpoint") or {}
+        if truthy(endpoint.get("hostname")):
+            args.append("--%s.ingressendpoint.hostname=%s" % (INGRESS, endpoint["hostname"]))
+        if truthy(endpoint.get("ip")):
+            args.append("--%s.ingressendpoint.ip=%s" % (INGRESS, endpoint["ip"]))
+        if truthy(ing.get("labelSelector")):
+            args.append("--%s.labelSelector=%s" % (INGRESS, ing["labelSelector"]))
+        if truthy(ing.get("ingressClass")):
+            args.append("--%s.ingressClass=%s" % (INGRESS, ing["ingressClass"]))
+        if namespaced:
+            args.append("--%s.disableClusterScopeResources=true" % INGRESS)
+        if truthy(ing.get("nativeLBByDefault")):
+            args.append("--%s.nativeLBByDefault=true" % INGRESS)
+        if truthy(ing.get("strictPrefixMatching")):
+            args.append("--%s.strictPrefixMatching=true" % INGRESS)
+        # (the kubernetesCRD and kubernetesGateway blocks come here in the template)
+        if ing.get("namespaces") or rbac_namespaced:
+            args.append("--%s.namespaces=%s" % (INGRESS, ",".join(ing.get("namespaces") or []) or names["namespace"]))
+    if truthy(ngx.get("enabled")):
+        args.append("--" + NGINX)
+        if truthy(ngx.get("watchNamespace")) or rbac_namespaced:
+            watch = ngx.get("watchNamespace")
+            watch_text = ",".join(watch) if isinstance(watch, list) else str(watch or "")
+            args.append("--%s.watchnamespace=%s" % (NGINX, watch_text or names["namespace"]))
+        publish = ngx.get("publishService") or {}
+        if truthy(publish.get("enabled")) and (truthy(get_path(v, "service.enabled")) or truthy(publish.get("pathOverride"))):
+            args.append("--%s.publishservice=%s" % (NGINX, str(publish.get("pathOverride") or default_service).rstrip("-")))
+        if truthy(get_path(ngx, "modsec.enabled")):
+            args.append("--%s.modsec=true" % NGINX)
+        rest = {k: val for k, val in ngx.items() if k not in ("enabled", "publishService", "watchNamespace", "modsec")}
+        args += _flattened(NGINX, rest)
+    return args
+
+
+def parse_args(args: list[str]) -> dict[str, str]:
+    """Traefik's flag parser (paerser): names are case-insensitive, `--name` alone is true,
+    the last occurrence wins."""
+    flags: dict[str, str] = {}
+    for arg in args:
+        if not arg.startswith("--"):
+            continue
+        name, eq, value = arg[2:].partition("=")
+        flags[name.lower()] = value if eq else "true"
+    return flags
+
+
+@dataclass
+class TraefikConfig:
+    release: str
+    namespace: str
+    values: Values
+    user_values: Values
+    fullname: str
+    image: str
+    args: list[str]  # the Ingress providers' args (the rest are the chart's own)
+    flags: dict[str, str]
+    ingress_class: str | None  # the IngressClass the chart creates (controller traefik.io/ingress-controller)
+    default_class: bool
+    rbac_scope: str  # cluster | namespace | none
+    service_type: str | None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def deployment(self) -> tuple[str, str]:
+        return self.namespace, self.fullname
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "args": list(self.args), "image": self.image, "rbac_scope": self.rbac_scope,
+            "ingress_class": {"resource": ({"name": self.ingress_class, "controller_value": CONTROLLER_VALUE,
+                                            "default": self.default_class} if self.ingress_class else None)},
+            "names": {"fullname": self.fullname, "deployment": self.fullname,
+                      "service": self.fullname if self.service_type else None},
+            "notes": list(self.notes),
+        }
+
+
+def image_ref(values: Values) -> str:
+    """_helpers.tpl traefik.image-name (no hub, no hardened image, no OCI metadata)."""
+    img = values.get("image") or {}
+    registry = img.get("registry") or "docker.io"
+    repository = img.get("repository") or "traefik"
+    if truthy(img.get("digest")):
+        return "%s/%s@%s" % (registry, repository, img["digest"])
+    return "%s/%s:%s" % (registry, repository, img.get("tag") or APP_VERSION)
+
+
+def _check(values: Values) -> None:
+    for path in ("providers", "providers.kubernetesIngress", "providers.kubernetesIngressNGINX", "rbac", "ingressClass",
+                 "image", "service"):
+        if get_path(values, path) is not None and not isinstance(get_path(values, path), dict):
+            raise ValuesError("%s: expected a mapping, got %r" % (path, get_path(values, path)))
+    kind = get_path(values, "deployment.kind")
+    if kind not in ("Deployment", "DaemonSet"):
+        raise ValuesError("deployment.kind: expected Deployment or DaemonSet, got %r" % (kind,))
+
+
+def effective_config(values: Values | None, release: str, namespace: str, chart_version: str | None = None) -> TraefikConfig:
+    user = copy.deepcopy(values or {})
+    if not release or not isinstance(release, str):
+        raise ValuesError("release: expected a non-empty string, got %r" % (release,))
+    if not namespace or not isinstance(namespace, str):
+        raise ValuesError("namespace: expected a non-empty string, got %r" % (namespace,))
+    merged = merge_values(CHART_DEFAULTS, user)
+    _check(merged)
+    names = chart_names(merged, release, namespace)
+    args = provider_args(merged, names)
+    rbac = "none" if not truthy(get_path(merged, "rbac.enabled")) else (
+        "namespace" if truthy(get_path(merged, "rbac.namespaced")) else "cluster")
+    cfg = TraefikConfig(
+        release=release, namespace=names["namespace"], values=merged, user_values=user, fullname=names["fullname"],
+        image=image_ref(merged), args=args, flags=parse_args(args),
+        ingress_class=names["ingress_class"] if truthy(get_path(merged, "ingressClass.enabled")) else None,
+        default_class=truthy(get_path(merged, "ingressClass.isDefaultClass")), rbac_scope=rbac,
+        service_type=str(get_path(merged, "service.spec.type") or "ClusterIP") if truthy(get_path(merged, "service.enabled")) else None,
+    )
+    cfg.notes = notes_for(cfg)
+    if (chart_version or CHART_VERSION) != CHART_VERSION:
+        cfg.notes.append("chart %s is not modelled (the collection models %s): args and notes are chart %s's"
+                         % (chart_version, CHART_VERSION, CHART_VERSION))
+    return cfg
+
+
+def _set(out: Values, path: str, value: Any, option: str) -> None:
+    current = get_path(out, path)
+    if current is not None and current != "" and current != value:
+        raise ValuesError("%s=%r conflicts with values.%s=%r; drop one of them" % (option, value, path, current))
+    node = out
+    parts = path.split(".")
+    for part in parts[:-1]:
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        if not isinstance(child, dict):
+            raise ValuesError("values.%s: expected a mapping, got %r" % (part, child))
+        node = child
+    node[parts[-1]] = value
+
+
+def apply_options(values: Values | None, scope: bool | None = None, publish_service: bool | None = None,
+                  ingress_class: str | None = None) -> Values:
+    """The module's conveniences as chart values: scope → rbac.namespaced (the chart then limits
+    both providers to the release namespace), publish_service → the Ingress provider's
+    publishedService, ingress_class → the IngressClass the chart creates and the one the
+    provider serves."""
+    out = copy.deepcopy(values or {})
+    if scope is not None:
+        _set(out, "rbac.namespaced", scope, "scope")
+    if publish_service is not None:
+        _set(out, "providers.kubernetesIngress.publishedService.enabled", publish_service, "publish_service")
+    if ingress_class is not None:
+        if not ingress_class:
+            raise ValuesError("ingress_class: expected a non-empty IngressClass name")
+        _set(out, "ingressClass.name", ingress_class, "ingress_class")
+        _set(out, "providers.kubernetesIngress.ingressClass", ingress_class, "ingress_class")
+    return out
+
+
+IMAGE_KEYS = ("image.registry", "image.repository", "image.tag", "image.digest")
+
+
+def with_image(values: Values | None, image: str, default_image: str) -> Values:
+    """The lab's Traefik image (lab_images.traefik) as image.registry/repository/tag/digest."""
+    out = copy.deepcopy(values or {})
+    if image == default_image:
+        return out
+    chosen = [key for key in IMAGE_KEYS if get_path(out, key) is not None]
+    if chosen:
+        raise ValuesError("%s: chooses the Traefik image while lab_images.traefik is %r; set the image in one place"
+                          % (chosen[0], image))
+    repository, tag, digest = split_image(image)
+    first, _sep, rest = repository.partition("/")
+    registry, repo = (first, rest) if rest and ("." in first or ":" in first or first == "localhost") else ("docker.io", repository)
+    img = out.setdefault("image", {})
+    img.update({"registry": registry, "repository": repo, "tag": tag})
+    if digest:
+        img["digest"] = digest
+    return out
+
+
+def with_time_scale(values: Values | None, time_scale: float) -> Values:
+    """Traefik has no status period to shorten: it writes on every change it sees."""
+    if isinstance(time_scale, bool) or not isinstance(time_scale, (int, float)) or time_scale <= 0:
+        raise ValuesError("time_scale: expected a number greater than 0, got %r" % (time_scale,))
+    return copy.deepcopy(values or {})
+
+
+def release_selector(release: str) -> str:
+    return "app.kubernetes.io/name=traefik,app.kubernetes.io/instance=%s" % release

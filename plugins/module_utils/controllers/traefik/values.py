@@ -1,0 +1,82 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Traefik chart values: the part of chart 41.6.0's values.yaml the collection reads, and the
+Helm/Go template semantics its templates apply to them."""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
+    TRAEFIK_CHART_REPO,
+    TRAEFIK_CHART_VERSION,
+    TRAEFIK_VERSION,
+)
+
+Values = dict[str, Any]
+
+CHART_NAME = "traefik"
+CHART_REPO = TRAEFIK_CHART_REPO
+CHART_VERSION = TRAEFIK_CHART_VERSION
+APP_VERSION = TRAEFIK_VERSION
+# The IngressClass controller value the chart's IngressClass carries (ingressclass.yaml).
+CONTROLLER_VALUE = "traefik.io/ingress-controller"
+INGRESS = "providers.kubernetesingress"
+NGINX = "providers.kubernetesingressnginx"
+
+# The part of chart 41.6.0's values.yaml read here (same keys, same defaults).
+CHART_DEFAULTS: Values = {
+    "nameOverride": "",
+    "fullnameOverride": "",
+    "namespaceOverride": "",
+    "image": {"registry": None, "repository": None, "tag": None, "digest": None},
+    "deployment": {"kind": "Deployment", "replicas": 1},
+    "ingressClass": {"enabled": True, "isDefaultClass": True, "name": ""},
+    "rbac": {"enabled": True, "namespaced": False},
+    "service": {"enabled": True, "spec": {"type": "LoadBalancer"}},
+    "providers": {
+        "kubernetesIngress": {
+            "enabled": True, "allowExternalNameServices": False, "allowEmptyServices": True,
+            "crossProviderNamespaces": [], "disableIngressClassLookup": False, "ingressClass": None,
+            "labelSelector": None, "namespaces": [], "publishedService": {"enabled": True, "pathOverride": ""},
+            "ingressEndpoint": {"hostname": "", "ip": ""}, "nativeLBByDefault": False, "strictPrefixMatching": False,
+        },
+        "kubernetesIngressNGINX": {
+            "enabled": False, "controllerClass": "k8s.io/ingress-nginx", "ingressClass": "nginx",
+            "ingressClassByName": False, "watchIngressWithoutClass": False, "watchNamespace": "",
+            "watchNamespaceSelector": "", "publishService": {"enabled": False, "pathOverride": ""},
+            "publishStatusAddress": "", "defaultBackendService": "", "disableSvcExternalName": False,
+            "httpEntryPoint": "web", "httpsEntryPoint": "websecure",
+        },
+    },
+}
+
+
+class ValuesError(OptionError):
+    """The values cannot be rendered; the message names the key path and the problem."""
+
+
+def truthy(value: Any) -> bool:
+    """Go template truth: nil, false, 0, "" and empty collections are false."""
+    return value not in (None, False, 0, "") and value != [] and value != {}
+
+
+def get_path(values: Values, path: str) -> Any:
+    node: Any = values
+    for part in path.split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+    return node
+
+
+def merge_values(defaults: Values, user: Values) -> Values:
+    """Helm's merge: user maps merge into defaults key by key, anything else replaces."""
+    out = copy.deepcopy(defaults)
+    for key, value in (user or {}).items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge_values(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
