@@ -140,6 +140,10 @@ def _fix_for(culprits: list[Controller]) -> dict[str, Any]:
     values: list[str] = []
     args: list[str] = []
     for c in culprits:
+        if c.stop_fix[0]:
+            values.append("%s: %s" % (c.ref, c.stop_fix[0]))
+            args.append("%s: %s" % (c.ref, c.stop_fix[1]))
+            continue
         if c.cluster_scoped and c.scope_fix[0]:
             values.append("%s: %s" % (c.ref, c.scope_fix[0]))
             args.append("%s: %s" % (c.ref, c.scope_fix[1]))

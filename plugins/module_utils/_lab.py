@@ -114,6 +114,12 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
         parsed_controllers = parse_controllers(controllers, parsed_images)
     except ControllerError as exc:
         raise LabError(_prefixed("lab_controllers", exc)) from None
+    for i, ctl in enumerate(parsed_controllers):
+        if backend == "twin" and controller_type(ctl["type"]).render_manifests is None:
+            # A real proxy in the machine's own namespace would reach pod IPs through the default
+            # route; the twin has no namespace of its own yet, and no emulation of this type is written.
+            raise LabError("lab_controllers[%d].type: %s runs on lab_backend kind only; the twin runs no real "
+                           "proxy and emulates none of this type" % (i, ctl["type"]))
     # `true` loads every image the lab runs: the controller images of the types it uses only.
     used_types = {ctl["type"] for ctl in parsed_controllers}
     unused = {key for name in type_names() if name not in used_types for key in controller_type(name).image_keys}

@@ -15,12 +15,18 @@ description:
     same mapping of chart values, and return it, with plain-language notes on surprising settings
     (for example a C(pathOverride) that is ignored, or namespace-scoped RBAC that cannot read IngressClasses).
   - All values are validated before anything changes; a value of the wrong type fails naming its key path.
-  - Only C(type=ingress_nginx) (chart ingress-nginx 4.15.1, controller v1.15.1) is available now.
+  - C(type=ingress_nginx) installs chart ingress-nginx 4.15.1 (controller v1.15.1); C(type=traefik) installs
+    Traefik's chart 41.6.0 (Traefik v3.7.13) with helm only, and returns the args of its two Ingress providers
+    (C(kubernetesIngress) and C(kubernetesIngressNGINX)) with notes on who writes which Ingress's status.
 options:
   type:
-    description: The controller type.
+    description:
+      - The controller type. For V(traefik), O(scope) is C(rbac.namespaced), O(publish_service) is
+        C(providers.kubernetesIngress.publishedService.enabled), and O(ingress_class) names the chart's
+        IngressClass (C(ingressClass.name)) and the class the Ingress provider serves
+        (C(providers.kubernetesIngress.ingressClass)).
     type: str
-    choices: [ingress_nginx]
+    choices: [ingress_nginx, traefik]
     default: ingress_nginx
   namespace:
     description: Namespace of the release (and of the controller's namespaced objects).
@@ -28,8 +34,8 @@ options:
     required: true
   release:
     description:
-      - Helm release name. The chart names its objects C(<release>-ingress-nginx-...), or C(<release>-...) when
-        the release name already contains C(ingress-nginx).
+      - Helm release name. The chart names its objects C(<release>-ingress-nginx-...) (C(<release>-traefik)
+        for Traefik), or C(<release>-...) when the release name already contains the chart's name.
     type: str
     default: ingress
   values:
@@ -59,7 +65,8 @@ options:
     type: str
   method:
     description:
-      - V(helm) runs C(helm upgrade --install) with the pinned chart. V(manifest) applies the rendered objects.
+      - V(helm) runs C(helm upgrade --install) with the pinned chart. V(manifest) applies the rendered objects
+        (ingress-nginx only; Traefik's chart also installs CRDs the collection does not render).
       - V(manifest) refuses values it cannot render faithfully (admission webhooks, default backend, internal
         Service, autoscaling, TCP/UDP services, DaemonSet).
     type: str

@@ -39,6 +39,8 @@ options:
         options C(scope), C(publish_service) and C(ingress_class) of M(kindlab.ingress.ingress_controller).
       - The convenience options are folded into the values (an option and an explicit value for the same key must
         agree); the C(values) of each entry of RV(controllers) are what the lab installs.
+      - C(type=traefik) runs on O(backend=kind) only; the twin refuses it (it runs no real proxy, and Traefik is
+        not emulated).
     type: list
     elements: raw
     required: true
@@ -58,9 +60,10 @@ options:
   images:
     description:
       - The images the lab runs (C(lab_images)), by key, C(metallb_controller), C(metallb_speaker),
-        C(ingress_nginx_controller) and C(test_app); each defaults to the collection's pin.
+        C(ingress_nginx_controller), C(traefik) and C(test_app); each defaults to the collection's pin.
       - Point them at a private mirror, or at images already on the machine. The MetalLB images go into MetalLB's
-        manifest, the controller image into the ingress-nginx chart values (C(controller.image.repository),
+        manifest, C(traefik) into Traefik's chart values (C(image.registry), C(repository), C(tag)), the controller
+        image into the ingress-nginx chart values (C(controller.image.repository),
         C(tag) and C(digest); a controller whose values choose an image itself is an error unless this is the pin),
         and C(test_app) is the image of every workload without C(image).
     type: dict
@@ -68,8 +71,8 @@ options:
   images_load:
     description:
       - Images the kind provider loads into the nodes with C(kind load docker-image) (C(lab_images_load)) once the
-        cluster exists. C(true) loads every image of O(images), a list names image references, C(false) or C([])
-        loads none. The twin loads nothing (it says so).
+        cluster exists. C(true) loads every image of O(images) the lab runs (a controller type's image only when a
+        controller of that type is in O(controllers)), a list names image references, C(false) or C([]) loads none. The twin loads nothing (it says so).
     type: raw
     default: []
   charts:

@@ -212,6 +212,9 @@ class Controller:
     sync_period: int = 60
     scope_fix: tuple[str, str] = ("", "")
     publish_fix: tuple[str, str] = ("", "")
+    # (chart values, args) that make it stop writing the Ingresses it should leave alone, where
+    # the type has a better fix than scope or publishing (Traefik's migration guide).
+    stop_fix: tuple[str, str] = ("", "")
 
     @property
     def ref(self) -> str:

@@ -179,8 +179,7 @@ def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = 
         "args": summary["args"],
         "rbac_scope": summary["rbac_scope"],
         # What the release creates outside its namespace besides its IngressClass (one name per cluster).
-        "cluster_objects": ["%s %s" % (kind, summary["names"]["fullname"])
-                            for kind in ("ClusterRole", "ClusterRoleBinding") if kind in summary["rbac"]["kinds"]],
+        "cluster_objects": summary["cluster_objects"],
         "watch_namespace": summary["watch_namespace"],
         "publish": summary["publish"],
         "notes": summary["notes"],

@@ -162,6 +162,9 @@ class ControllerConfig:
             },
             "notes": list(self.notes),
             "not_modelled": list(self.not_modelled),
+            # What the release creates outside its namespace besides its IngressClass (one name per cluster).
+            "cluster_objects": ["%s %s" % (kind, self.fullname) for kind in ("ClusterRole", "ClusterRoleBinding")
+                                if kind in self.rbac.kinds],
         }
 
 

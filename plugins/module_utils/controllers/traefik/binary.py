@@ -188,6 +188,8 @@ def _ingress_provider(state: ClusterState, workload: Obj, flags: dict[str, str],
         scope_fix=("rbac.namespaced: true", "--%snamespaces=%s" % (p, ns)),
         publish_fix=("providers.kubernetesIngress.publishedService.enabled: true",
                      "--%singressendpoint.publishedservice=%s/%s" % (p, ns, base["service"])),
+        stop_fix=("providers.kubernetesIngress.ingressClass: <a class of its own> (unset, it claims every Ingress "
+                  "with no class)", "--%singressClass=<a class of its own>" % p) if not option_class else ("", ""),
     )
 
 
@@ -277,6 +279,10 @@ def _nginx_provider(state: ClusterState, workload: Obj, flags: dict[str, str], b
         scope_fix=("providers.kubernetesIngressNGINX.watchNamespace: %s" % ns, "--%swatchnamespace=%s" % (p, ns)),
         publish_fix=("providers.kubernetesIngressNGINX.publishService.enabled: true",
                      "--%spublishservice=%s/%s" % (p, ns, base["service"])),
+        # Traefik's migration guide (docs/content/migrate/nginx-to-traefik.md, "Ingress Status Race Condition").
+        stop_fix=("providers.kubernetesIngressNGINX.publishService.enabled: false until cut-over (or give ingress-nginx "
+                  "controller.publishService.pathOverride: %s/%s, so both publish Traefik's address)" % (ns, base["service"]),
+                  "drop --%spublishservice and --%spublishStatusAddress" % (p, p)),
     )
 
 

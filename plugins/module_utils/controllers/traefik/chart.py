@@ -167,6 +167,13 @@ class TraefikConfig:
                                             "default": self.default_class} if self.ingress_class else None)},
             "names": {"fullname": self.fullname, "deployment": self.fullname,
                       "service": self.fullname if self.service_type else None},
+            "watch_namespace": self.namespace if self.rbac_scope == "namespace" else None,
+            "publish": {"source": "service" if INGRESS + ".ingressendpoint.publishedservice" in self.flags else "none",
+                        "service": self.flags.get(INGRESS + ".ingressendpoint.publishedservice"),
+                        "ingress_nginx_provider": self.flags.get(NGINX + ".publishservice")},
+            # rbac/clusterrole.yaml: traefik.clusterRoleName is <fullname>-<namespace>.
+            "cluster_objects": ["%s %s" % (kind, ("%s-%s" % (self.fullname, self.namespace))[:63].rstrip("-"))
+                                for kind in ("ClusterRole", "ClusterRoleBinding") if self.rbac_scope == "cluster"],
             "notes": list(self.notes),
         }
 
