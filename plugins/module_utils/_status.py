@@ -12,9 +12,7 @@ pod. Everything but `run` (and its `Window`) is pure.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -106,65 +104,25 @@ def status_writer(obj: Obj) -> dict[str, str] | None:
 
 # ---------------------------------------------------------------- the log line
 
-# klog header: Lmmdd hh:mm:ss.uuuuuu threadid file:line] msg
-_KLOG = re.compile(r"^[IWEF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{6})\s+\d+ [^\]]*\] (.*)$")
-_UPDATING = '"updating Ingress status"'
-# Controllers before v1.0 (the seed's) log plain text, Go's %v of []LoadBalancerIngress:
-# `updating Ingress one/test status from [{172.18.0.2 }] to [{100.64.0.0 }]` (each {IP Hostname}).
-_UPDATING_TEXT = re.compile(r"updating Ingress (?P<ns>[^/\s]+)/(?P<name>\S+) status (?:from \[[^\]]*\] )?to \[(?P<new>[^\]]*)\]")
-
-
 @dataclass(frozen=True)
 class LogEntry:
     pod: str
     when: dt.datetime | None
     namespace: str
     ingress: str
-    new: tuple[str, ...]
-
-
-def _kv(text: str, key: str) -> Any:
-    """A klog structured value `key=<json>` (strings quoted, lists as JSON)."""
-    m = re.search(r"(?:^|\s)%s=" % re.escape(key), text)
-    if m is None:
-        return None
-    try:
-        return json.JSONDecoder().raw_decode(text[m.end():])[0]
-    except ValueError:
-        return None
-
-
-def _text_addresses(text: str) -> tuple[str, ...]:
-    """`{172.18.0.2 } { lb.example.com}` → the non-empty IPs and hostnames."""
-    out = []
-    for entry in re.findall(r"\{([^}]*)\}", text):
-        ip, _sep, hostname = entry.partition(" ")
-        if ip.strip() or hostname.strip():
-            out.append(ip.strip() or hostname.strip())
-    return tuple(sorted(out))
+    new: tuple[str, ...] | None  # None: the line does not say (Traefik's)
+    manager: str = ""  # the field manager of the type that logs such lines
 
 
 def parse_log_line(pod: str, line: str, year: int) -> LogEntry | None:
-    """One status update line of status.go, or None: v1.x's structured
-    `"updating Ingress status" namespace=.. ingress=.. newValue=[..]` or v0.x's text."""
-    text = _UPDATING_TEXT.search(line)
-    if _UPDATING not in line and text is None:
-        return None
-    when = None
-    m = _KLOG.match(line.strip())
-    if m:
-        mo, d, h, mi, s, us = (int(x) for x in m.groups()[:6])
-        try:
-            when = dt.datetime(year, mo, d, h, mi, s, us, tzinfo=dt.timezone.utc)
-        except ValueError:
-            when = None
-    if text is not None and _UPDATING not in line:
-        return LogEntry(pod, when, text.group("ns"), text.group("name"), _text_addresses(text.group("new")))
-    ns, name, new = _kv(line, "namespace"), _kv(line, "ingress"), _kv(line, "newValue")
-    if not isinstance(ns, str) or not isinstance(name, str):
-        return None
-    addrs = tuple(sorted(str(e.get("ip") or e.get("hostname")) for e in new or [] if isinstance(e, dict) and (e.get("ip") or e.get("hostname"))))
-    return LogEntry(pod, when, ns, name, addrs)
+    """One status-update line of any registered controller type (its own format), or None.
+    `new` is None when the line does not carry the addresses (Traefik's)."""
+    for kind in registry.REGISTRY.values():
+        found = kind.status_log(line, year)
+        if found is not None:
+            when, namespace, ingress, new = found
+            return LogEntry(pod, when, namespace, ingress, new, kind.field_manager)
+    return None
 
 
 def attribute_from_logs(timeline: list[dict[str, Any]], entries: list[LogEntry]) -> None:
@@ -178,7 +136,9 @@ def attribute_from_logs(timeline: list[dict[str, Any]], entries: list[LogEntry])
         when = _parse_time(change["time"])
         best, best_gap = None, LOG_MATCH_SECONDS
         for i, e in enumerate(entries):
-            if i in used or e.namespace != ns or e.ingress != name or e.new != tuple(sorted(change["new"])):
+            if i in used or e.namespace != ns or e.ingress != name or (e.new is not None and e.new != tuple(sorted(change["new"]))):
+                continue
+            if e.manager and change.get("manager") and change["manager"] != e.manager:
                 continue
             gap = abs((e.when - when).total_seconds()) if e.when and when else LOG_MATCH_SECONDS - 1
             if gap <= best_gap:

@@ -46,7 +46,8 @@ def controllers_of(path: Path) -> list[dict[str, Any]]:
     """The lab's controllers as lab_definition parses them (the default lab's unless the file has its own)."""
     default = yaml.safe_load((ROOT / "inventories/local/group_vars/all/lab.yml").read_text())
     data = yaml.safe_load(path.read_text()) or {}
-    return parse_controllers(data.get("lab_controllers", default["lab_controllers"]), parse_images({}))
+    return [c for c in parse_controllers(data.get("lab_controllers", default["lab_controllers"]), parse_images({}))
+            if c["type"] == "ingress_nginx"]
 
 
 def rendered_args(values: dict[str, Any], release: str, namespace: str, tmp_path: Path) -> list[str]:

@@ -271,6 +271,11 @@ class ControllerType:
     detect: Callable[[Obj], bool]
     # (state, workload, that container, the workload's pods) → one Controller per status writer in it
     analyse: Callable[[ClusterState, Obj, Obj, list[Obj]], "list[Controller]"]
+    # The field manager the API server records for its status writes (from its user agent).
+    field_manager: str
+    # One line of its log → (when, namespace, ingress, addresses written or None when the line
+    # does not say) for a status write, else None: who wrote a change, by pod.
+    status_log: Callable[[str, int], "tuple[Any, str, str, tuple[str, ...] | None] | None"]
     # Substrings of an IngressClass's spec.controller (or a class annotation's value) that name this type.
     class_markers: tuple[str, ...]
     # (route a, route b) of two Ingresses it serves with the same host and path (ingress_conflicts'

@@ -33,6 +33,8 @@ TYPE = ControllerType(
     with_time_scale=chart.with_time_scale,
     detect=binary.is_nginx,
     analyse=lambda state, workload, container, pods: [binary.analyse_nginx(state, workload, container, pods)],
+    field_manager=binary.FIELD_MANAGER,
+    status_log=binary.status_log,
     class_markers=("ingress-nginx", "nginx"),
     on_duplicate=binary.on_duplicate,
 )

@@ -9,7 +9,9 @@ so and why no verdict changes. See DESIGN.md.
 """
 from __future__ import annotations
 
+import datetime as dt
 import ipaddress
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -340,3 +342,58 @@ def on_duplicate(a: Any, b: Any) -> str:
     same_time = created(a.ingress) == created(b.ingress)
     return "ingress-nginx: the oldest Ingress wins for an identical host+path: %s (created %s%s)" % (
         key_of(old), created(old), "; same second as the other, so the later namespace/name wins" if same_time else "")
+
+
+# ---------------------------------------------------------------- its status log line
+
+# klog header: Lmmdd hh:mm:ss.uuuuuu threadid file:line] msg
+_KLOG = re.compile(r"^[IWEF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{6})\s+\d+ [^\]]*\] (.*)$")
+_UPDATING = '"updating Ingress status"'
+# Controllers before v1.0 (the seed's) log plain text, Go's %v of []LoadBalancerIngress:
+# `updating Ingress one/test status from [{172.18.0.2 }] to [{100.64.0.0 }]` (each {IP Hostname}).
+_UPDATING_TEXT = re.compile(r"updating Ingress (?P<ns>[^/\s]+)/(?P<name>\S+) status (?:from \[[^\]]*\] )?to \[(?P<new>[^\]]*)\]")
+
+
+def _kv(text: str, key: str) -> Any:
+    """A klog structured value `key=<json>` (strings quoted, lists as JSON)."""
+    m = re.search(r"(?:^|\s)%s=" % re.escape(key), text)
+    if m is None:
+        return None
+    try:
+        return json.JSONDecoder().raw_decode(text[m.end():])[0]
+    except ValueError:
+        return None
+
+
+def _text_addresses(text: str) -> tuple[str, ...]:
+    """`{172.18.0.2 } { lb.example.com}` → the non-empty IPs and hostnames."""
+    out = []
+    for entry in re.findall(r"\{([^}]*)\}", text):
+        ip, _sep, hostname = entry.partition(" ")
+        if ip.strip() or hostname.strip():
+            out.append(ip.strip() or hostname.strip())
+    return tuple(sorted(out))
+
+
+def status_log(line: str, year: int) -> tuple[dt.datetime | None, str, str, tuple[str, ...]] | None:
+    """One status update line of status.go, or None: v1.x's structured
+    `"updating Ingress status" namespace=.. ingress=.. newValue=[..]` or v0.x's text.
+    Returns (when, namespace, ingress, the addresses written)."""
+    text = _UPDATING_TEXT.search(line)
+    if _UPDATING not in line and text is None:
+        return None
+    when = None
+    m = _KLOG.match(line.strip())
+    if m:
+        mo, d, h, mi, s, us = (int(x) for x in m.groups()[:6])
+        try:
+            when = dt.datetime(year, mo, d, h, mi, s, us, tzinfo=dt.timezone.utc)
+        except ValueError:
+            when = None
+    if text is not None and _UPDATING not in line:
+        return when, text.group("ns"), text.group("name"), _text_addresses(text.group("new"))
+    ns, name, new = _kv(line, "namespace"), _kv(line, "ingress"), _kv(line, "newValue")
+    if not isinstance(ns, str) or not isinstance(name, str):
+        return None
+    addrs = tuple(sorted(str(e.get("ip") or e.get("hostname")) for e in new or [] if isinstance(e, dict) and (e.get("ip") or e.get("hostname"))))
+    return when, ns, name, addrs

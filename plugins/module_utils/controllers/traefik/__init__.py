@@ -32,6 +32,8 @@ TYPE = ControllerType(
     with_time_scale=chart.with_time_scale,
     detect=binary.is_traefik,
     analyse=binary.analyse,
+    field_manager=binary.FIELD_MANAGER,
+    status_log=binary.status_log,
     class_markers=("traefik",),
     on_duplicate=binary.on_duplicate,
 )

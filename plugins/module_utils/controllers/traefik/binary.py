@@ -24,7 +24,9 @@ workload is therefore one status writer per enabled provider. Read from traefik 
 """
 from __future__ import annotations
 
+import datetime as dt
 import ipaddress
+import re
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._select import key_of, label_selector_matches
@@ -314,3 +316,23 @@ def on_duplicate(a: Any, b: Any) -> str:
     return ("Traefik: undefined; both become routers with the same rule and so the same priority (the rule's length), "
             "and which one answers follows a map range and an unstable sort, so it can change at any reload and "
             "differ between replicas (backends %s and %s)" % (a.backend, b.backend))
+
+
+# client.go:292 and ingress-nginx/client.go:307, at info (the chart's default log level):
+# `2026-11-24T22:50:57Z INF github.com/traefik/traefik/v3/pkg/provider/kubernetes/ingress-nginx/client.go:307 >
+# Updated ingress status ingress=test namespace=one` - the addresses are not in it.
+_UPDATED = re.compile(r"^(?P<when>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))\s+INF\s+\S*"
+                      r"/provider/kubernetes/(?:ingress|ingress-nginx)/client\.go:\d+ > Updated ingress status "
+                      r"ingress=(?P<ingress>\S+) namespace=(?P<namespace>\S+)")
+
+
+def status_log(line: str, year: int) -> tuple[dt.datetime | None, str, str, None] | None:
+    """One "Updated ingress status" line of either provider: (when, namespace, ingress, None)."""
+    m = _UPDATED.match(line.strip())
+    if m is None:
+        return None
+    try:
+        when: dt.datetime | None = dt.datetime.fromisoformat(m.group("when").replace("Z", "+00:00"))
+    except ValueError:
+        when = None
+    return when, m.group("namespace"), m.group("ingress"), None

@@ -67,7 +67,8 @@ def test_status_writer_is_the_newest_status_entry() -> None:
 
 def test_parse_log_line() -> None:
     e = s.parse_log_line("two/p", line("23:40:01.500000", "one", "172.18.0.2"), 2026)
-    assert e == s.LogEntry("two/p", dt.datetime(2026, 11, 21, 23, 40, 1, 500000, tzinfo=dt.timezone.utc), "one", "test", ("172.18.0.2",))
+    assert e == s.LogEntry("two/p", dt.datetime(2026, 11, 21, 23, 40, 1, 500000, tzinfo=dt.timezone.utc), "one", "test",
+                           ("172.18.0.2",), "nginx-ingress-controller")
     assert s.parse_log_line("two/p", 'I1121 23:40:01.5 7 x] "Starting NGINX Ingress controller"', 2026) is None
     cleared = ('I1121 23:40:01.000000 7 status.go:311] "updating Ingress status" namespace="one" ingress="test" '
                'currentValue=null newValue=[]')
@@ -77,7 +78,26 @@ def test_parse_log_line() -> None:
     real = ('I1124 19:28:04.461601      11 status.go:304] "updating Ingress status" namespace="one" ingress="test" '
             'currentValue=null newValue=[{"ip":"100.64.0.1"}]')
     assert s.parse_log_line("one/p", real, 2026) == s.LogEntry(
-        "one/p", dt.datetime(2026, 11, 24, 19, 28, 4, 461601, tzinfo=dt.timezone.utc), "one", "test", ("100.64.0.1",))
+        "one/p", dt.datetime(2026, 11, 24, 19, 28, 4, 461601, tzinfo=dt.timezone.utc), "one", "test", ("100.64.0.1",),
+        "nginx-ingress-controller")
+
+
+def test_traefik_lines_name_the_ingress_but_not_the_address_and_match_only_traefik_writes() -> None:
+    # Traefik v3.7.13's line as it logged it on kind (its ingress-nginx provider, make test-kind).
+    text = ("2026-11-24T22:50:57Z INF github.com/traefik/traefik/v3/pkg/provider/kubernetes/ingress-nginx/client.go:307 > "
+            "Updated ingress status ingress=test namespace=one")
+    e = s.parse_log_line("traefik/t-1", text, 2026)
+    assert e == s.LogEntry("traefik/t-1", dt.datetime(2026, 11, 24, 22, 50, 57, tzinfo=dt.timezone.utc), "one", "test",
+                           None, "traefik")
+    nginx = s.parse_log_line("one/c", line("22:50:57.100000", "one", "100.64.0.1").replace("I1121", "I1124"), 2026)
+    timeline = [
+        {"ingress": "one/test", "event": "MODIFIED", "new": ["100.64.0.1"], "time": "2026-11-24T22:50:57.101Z",
+         "manager": "nginx-ingress-controller"},
+        {"ingress": "one/test", "event": "MODIFIED", "new": ["100.64.0.4"], "time": "2026-11-24T22:50:57.105Z",
+         "manager": "traefik"},
+    ]
+    s.attribute_from_logs(timeline, [e, nginx])
+    assert [c.get("pod") for c in timeline] == ["one/c", "traefik/t-1"]
 
 
 @pytest.mark.parametrize("text, ns, name, new", [
