@@ -75,6 +75,7 @@ binaries: setup
 # test that checks the collection's values→args mapping against `helm template` of the real chart.
 unit: setup .tools/bin/helm chromium binaries
 	$(BIN)/kindlab-twin build binaries ingress-nginx-controller
+	VENV=$(CURDIR)/.venv hack/traefik-chart.sh >/dev/null
 	KINDLAB_REQUIRE_BINARIES=1 HELM_BIN=$(CURDIR)/.tools/bin/helm $(BIN)/python -m pytest -q -p no:cacheprovider tests/unit tests/twin
 
 sanity: setup

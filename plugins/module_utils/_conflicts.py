@@ -233,7 +233,8 @@ def _same_server(a: str, b: str, same_namespace: bool, claims: dict[str, Claim],
     return same_controller(claims[a], claims[b], same_namespace)
 
 
-def overlap_of(a: Route, b: Route, claims: dict[str, Claim], served_by: dict[str, list[str]] | None = None) -> Obj | None:
+def overlap_of(a: Route, b: Route, claims: dict[str, Claim], served_by: dict[str, list[str]] | None = None,
+               server_types: dict[str, str] | None = None) -> Obj | None:
     host = host_overlap(a.host, b.host)
     if host is None:
         return None
@@ -246,6 +247,12 @@ def overlap_of(a: Route, b: Route, claims: dict[str, Claim], served_by: dict[str
     same = _same_server(a.key, b.key, a.ingress["metadata"].get("namespace") == b.ingress["metadata"].get("namespace"),
                         claims, served_by)
     kind = ca.type if ca.type == cb.type else "unknown"
+    # The controllers found serving both decide what happens, whatever the class suggests
+    # (Traefik's ingress-nginx provider serves class nginx).
+    common = set((served_by or {}).get(a.key, [])) & set((served_by or {}).get(b.key, []))
+    common_types = {(server_types or {}).get(ref, "unknown") for ref in common}
+    if len(common_types) == 1:
+        kind = common_types.pop()
     found: Obj = {
         "ingresses": [a.key, b.key],
         "host": host,
@@ -267,10 +274,11 @@ def overlap_of(a: Route, b: Route, claims: dict[str, Claim], served_by: dict[str
 
 
 def find_conflicts(ingresses: list[Obj], ingress_classes: list[Obj], selected: set[str] | None = None,
-                   served_by: dict[str, list[str]] | None = None) -> Obj:
+                   served_by: dict[str, list[str]] | None = None, server_types: dict[str, str] | None = None) -> Obj:
     """The module's result: `conflicts` (ambiguous), `overlaps` (all), `passed`. With
     `selected` (namespace/name keys), only overlaps involving one of those are reported.
-    `served_by` maps namespace/name to the controllers that route it, when known."""
+    `served_by` maps namespace/name to the controllers that route it, when known, and
+    `server_types` those controllers to their type."""
     classes = {str(c["metadata"]["name"]): c for c in ingress_classes}
     claims = {key_of(i): claim_of(i, classes) for i in ingresses}
     shown = {k: c for k, c in claims.items() if selected is None or k in selected}
@@ -281,7 +289,7 @@ def find_conflicts(ingresses: list[Obj], ingress_classes: list[Obj], selected: s
         for b in routes[n + 1:]:
             if a.key == b.key or (selected is not None and a.key not in selected and b.key not in selected):
                 continue  # within one Ingress the controller merges its own paths
-            found = overlap_of(a, b, claims, served_by)
+            found = overlap_of(a, b, claims, served_by, server_types)
             if found is None:
                 continue
             dedupe = (a.key, b.key, found["host"], found["path"])
@@ -301,4 +309,4 @@ def check_cluster(client: Any, selection: Selection) -> Obj:
     controllers = find_controllers(state)
     served_by = {key_of(i): servers_of(i, controllers) for i in state.ingresses}
     selected = {key_of(i) for i in list_ingresses(client, selection)}
-    return find_conflicts(state.ingresses, state.ingress_classes, selected, served_by)
+    return find_conflicts(state.ingresses, state.ingress_classes, selected, served_by, {c.ref: c.type for c in controllers})

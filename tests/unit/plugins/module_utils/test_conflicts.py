@@ -236,3 +236,14 @@ def test_controllers_found_in_the_cluster_decide_who_serves_what() -> None:
     assert all(c["same_controller"] == "yes" for c in result["conflicts"])
     healthy = {"one/test": ["one/c"], "two/test": ["two/c"], "three/test": ["three/c"]}
     assert find_conflicts(ings, CLASSES, served_by=healthy)["conflicts"] == []
+
+
+def test_the_controller_found_serving_both_decides_over_the_class() -> None:
+    # Class nginx, but what serves both is Traefik's ingress-nginx provider (nginx-to-traefik on kind).
+    a = ingress("one", "test", [("", "/", "Prefix")], class_name="nginx")
+    b = ingress("two", "test", [("", "/", "Prefix")], class_name="nginx")
+    served = {"one/test": ["one/c", "traefik/traefik@kubernetesingressnginx"],
+              "two/test": ["two/c", "traefik/traefik@kubernetesingressnginx"]}
+    types = {"one/c": "ingress_nginx", "two/c": "ingress_nginx", "traefik/traefik@kubernetesingressnginx": "traefik"}
+    [conflict] = find_conflicts([a, b], CLASSES, served_by=served, server_types=types)["conflicts"]
+    assert conflict["controller"] == "traefik" and conflict["behaviour"].startswith("Traefik: undefined")
