@@ -621,7 +621,7 @@ class Client:
         the pod or its log is gone or the container never ran."""
         from kubernetes.client import CoreV1Api
 
-        kwargs: dict[str, Any] = {"timestamps": False}
+        kwargs: dict[str, Any] = {"timestamps": False, "_request_timeout": (WATCH_CONNECT_TIMEOUT, LIST_READ_TIMEOUT)}
         if container:
             kwargs["container"] = container
         if since_seconds:

@@ -360,6 +360,10 @@ def render(doc: Obj) -> str:
                 changes, "" if changes == 1 else "s", _e(info.get("reason") or ("stable" if info.get("passed", True) else "failed")),
                 _e(", ".join(writers) or "unknown")))
             out.append(timeline_svg(key, segs[key], length, palette))
+            for r in (status.get("pod_restarts") or []):
+                if r.get("ingress") == key:
+                    out.append('<p class="meta restart">controller pod replaced at %s: %s, then %s</p>' % (
+                        _e(r.get("time", "")), _e(r.get("from", "")), _e(r.get("to", ""))))
             out.append(_changes_table(key, status.get("timeline") or []))
         else:
             out.append('<p class="meta">Its status was not watched.</p>')

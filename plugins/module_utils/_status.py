@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -20,7 +21,7 @@ from typing import Any, Callable
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._ingresses import status_addresses
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
-    LIST_READ_TIMEOUT, WATCH_READ_SLACK, ApiUnreachable, WatchExpired, WatchInterrupted, unreachable_message,
+    LIST_READ_TIMEOUT, WATCH_READ_SLACK, ApiUnreachable, K8sError, WatchExpired, WatchInterrupted, unreachable_message,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils._pools import Pool, PoolError, address_in_pools, parse_entry
 from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection, key_of
@@ -564,6 +565,85 @@ class Window:
         return self.stopped is not None
 
 
+# While the window runs, the controller pods' logs are read every this many seconds: a pod that
+# is deleted or restarted inside the window (its shutdown clear included) is gone by its end.
+LOG_POLL_SECONDS = 3.0
+
+
+class PodLogs:
+    """The status lines of every controller pod, read while the window runs and once at its end,
+    so the writes of a pod that went away (its --update-status-on-shutdown clear) and of the pod
+    that replaced it are both there to attribute. Reads are best effort: a server that does not
+    answer is the watch's to report."""
+
+    def __init__(self, client: Any, start: dt.datetime, wall: Callable[[], dt.datetime]) -> None:
+        self.client, self.start, self.wall = client, start, wall
+        self.entries: dict[tuple[str, str], LogEntry] = {}  # (pod, line) -> its entry: each line once
+        self.pods: set[str] = set()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def collect(self) -> None:
+        since = int((self.wall() - self.start).total_seconds()) + LOG_MATCH_SECONDS + 5
+        try:
+            pods = controller_pods(self.client)
+        except K8sError:
+            return
+        for ns, pod, container in pods:
+            ref = "%s/%s" % (ns, pod)
+            self.pods.add(ref)
+            for previous in (False, True):  # a restarted container's last run too
+                try:
+                    text = self.client.pod_log(ns, pod, container, since_seconds=since, previous=previous)
+                except K8sError:
+                    continue
+                for line in text.splitlines():
+                    if (ref, line) not in self.entries:
+                        entry = parse_log_line(ref, line, self.start.year)
+                        if entry is not None:
+                            self.entries[(ref, line)] = entry
+
+    def _loop(self) -> None:
+        while not self._stop.wait(LOG_POLL_SECONDS):
+            self.collect()
+
+    def start_polling(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="kindlab-pod-logs", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=LIST_READ_TIMEOUT + 5)
+
+    def since(self, start: dt.datetime) -> list[LogEntry]:
+        return [e for e in self.entries.values() if e.when is None or e.when >= start - dt.timedelta(seconds=LOG_MATCH_SECONDS)]
+
+
+def restarts(timeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Where the pod writing an Ingress changes within one controller (the same namespace and
+    pod name prefix): `{ingress, time, from, to}` for the timeline of the report."""
+    out: list[dict[str, Any]] = []
+    last: dict[str, str] = {}
+    for change in timeline:
+        pod = change.get("pod")
+        if not pod:
+            continue
+        key = change["ingress"]
+        before = last.get(key)
+        if before and before != pod and _owner(before) == _owner(pod):
+            out.append({"ingress": key, "time": change["time"], "from": before, "to": pod})
+        last[key] = pod
+    return out
+
+
+def _owner(pod: str) -> str:
+    """ns/<name less its ReplicaSet and pod suffixes>: the controller a pod belongs to."""
+    ns, _sep, name = pod.partition("/")
+    parts = name.split("-")
+    return "%s/%s" % (ns, "-".join(parts[:-2]) if len(parts) > 2 else name)
+
+
 def run(client: Any, selection: Selection, options: Options, clock: Callable[[], float] = time.monotonic,
         now: Callable[[], dt.datetime] | None = None, sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
     """Watch the selected Ingresses for the window and judge them. The watch survives the API
@@ -573,20 +653,27 @@ def run(client: Any, selection: Selection, options: Options, clock: Callable[[],
     start = wall()
     tracker = Tracker(options, start)
     window = Window(client, selection, tracker, options.window, clock, sleep, wall, options.stop_on_violation)
-    window.run()
+    logs = PodLogs(client, start, wall) if options.attribute else None
+    if logs is not None:
+        logs.start_polling()
+    try:
+        window.run()
+    finally:
+        if logs is not None:
+            logs.stop()
     span = min(max(window.t(), 0.0), options.window)
     if not window.answered:
         last = window.last_error
         raise ApiUnreachable(unreachable_message(last.where if last else "the API server", last.cause if last else "no answer",
                                                  options.window))
     elapsed = (wall() - start).total_seconds()
-    if options.attribute and tracker.timeline and not window.ended_blind:
-        entries: list[LogEntry] = []
-        for ns, pod, container in controller_pods(client):
-            text = client.pod_log(ns, pod, container, since_seconds=int(elapsed) + 30)
-            entries += [e for e in (parse_log_line("%s/%s" % (ns, pod), line, start.year) for line in text.splitlines()) if e]
-        attribute_from_logs(tracker.timeline, [e for e in entries if e.when is None or e.when >= start - dt.timedelta(seconds=LOG_MATCH_SECONDS)])
+    restarted: list[dict[str, Any]] = []
+    if logs is not None and tracker.timeline and not window.ended_blind:
+        logs.collect()  # the last lines, of the pods there now
+        attribute_from_logs(tracker.timeline, logs.since(start))
+        restarted = restarts(tracker.timeline)
     result = verdict(tracker)
+    result["pod_restarts"] = restarted
     judge_blind(result, window.blind, span, start)
     result.update(watch_streams=window.streams, events=tracker.events, bookmarks=window.bookmarks, elapsed=round(elapsed, 3),
                   stopped_early=window.stopped)

@@ -276,6 +276,11 @@ def markdown(scenario: str, backend: str, verdicts: list[Verdict], results: Obj)
                 ", ".join(event.get("new") or []) or "-", _cell(change_writer(event))))
         if len(timeline) > 200:
             lines.append("| … | %d more in report.json | | | |" % (len(timeline) - 200))
+    restarted = (results.get("status") or {}).get("pod_restarts") or []
+    if restarted:
+        lines += ["", "## Controller pods replaced during the window", ""]
+        lines += ["- %s %s: %s wrote it until then, %s from then on" % (r.get("time", ""), r.get("ingress", ""), r.get("from", ""),
+                                                                      r.get("to", "")) for r in restarted]
     return "\n".join(lines) + "\n"
 
 

@@ -1,4 +1,4 @@
-"""ingress_diagnose against the real ingress-nginx controller on kind (hack/test-kind.sh).
+"""ingress_diagnose against the real controllers on kind (hack/test-kind.sh): ingress-nginx and Traefik.
 
     diagnose_table.py KUBECONFIG CHART HELM CONTROLLER_IMAGE [ROW ...]
 
@@ -14,6 +14,11 @@ an Ingress up at its next update). A row passes when the prediction equals what 
 controllers did: the same writers with the same addresses per Ingress in both windows, the same
 controllers crashing, and the same refusal for a configuration the chart does not render. Prints the table; exits 1 on any
 difference. Runs where the cluster's API server is reachable (hack/kind-lab.sh exec).
+
+Traefik rows install Traefik's pinned chart (hack/traefik-chart.sh) with the offline image. Traefik's
+"Updated ingress status" line names the Ingress and (by its source file) the provider, not the
+address: the address is the one the Ingress showed while its status field manager was `traefik`
+(the Ingresses are read at every poll).
 """
 from __future__ import annotations
 
@@ -27,11 +32,12 @@ import tempfile
 import time
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _diagnose, _status
+from ansible_collections.kindlab.ingress.plugins.module_utils import _diagnose, _status, _versions
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import install as _controllers
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import parse_images
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import Client
 from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection
+from kindlab_twin import binaries
 
 TIME_SCALE = 10.0
 PERIOD = 6  # seconds: 60 / TIME_SCALE
@@ -60,8 +66,19 @@ def scoped(ns: str, **extra: Any) -> dict[str, Any]:
     return values(ns, scope={"enabled": True}, rbac={"scope": True}, **extra)
 
 
-def ctl(ns: str, vals: dict[str, Any], release: str = "ingress") -> dict[str, Any]:
-    return {"namespace": ns, "release": release, "values": vals}
+def ctl(ns: str, vals: dict[str, Any], release: str = "ingress", kind: str = "ingress_nginx") -> dict[str, Any]:
+    return {"namespace": ns, "release": release, "values": vals, "type": kind}
+
+
+def traefik(ns: str, **providers: Any) -> dict[str, Any]:
+    """A Traefik release in NS: no telemetry, Ingresses only, its own non-default IngressClass."""
+    vals: dict[str, Any] = {"global": {"checkNewVersion": False, "sendAnonymousUsage": False},
+                            "ingressClass": {"name": "dt-%s-traefik" % ns, "isDefaultClass": False},
+                            "providers": dict({"kubernetesCRD": {"enabled": False}}, **providers)}
+    rbac = vals["providers"].pop("rbac", None)
+    if rbac is not None:
+        vals["rbac"] = rbac
+    return ctl(ns, vals, release="traefik", kind="traefik")
 
 
 def ing(ns: str, name: str, annotation: str | None = "nginx", class_name: str | None = None) -> dict[str, Any]:
@@ -121,14 +138,33 @@ ROWS: list[dict[str, Any]] = [
                            ingressClassResource={"name": "dt-dta-r2", "controllerValue": "k8s.io/dt-dta-r2"}),
              release="r2")],
      "ingresses": [ing("dta", "t")]},
+    {"name": "Traefik, Ingress provider publishing its Service: its class and class-less Ingresses",
+     "controllers": [traefik("dta")],
+     "ingresses": [ing("dta", "byclass", annotation=None, class_name="dt-dta-traefik"), ing("dta", "none", annotation=None),
+                   ing("dta", "other")]},
+    {"name": "Traefik with rbac.namespaced: no IngressClass lookup, a class-named Ingress is never claimed",
+     "controllers": [traefik("dta", rbac={"namespaced": True})],
+     "ingresses": [ing("dta", "byclass", annotation=None, class_name="dt-dta-traefik"), ing("dta", "none", annotation=None)]},
+    {"name": "ingress-nginx and Traefik's ingress-nginx provider, both publishing (the migration fight)",
+     "controllers": [ctl("dta", scoped("dta", publishService=LB)),
+                     traefik("dtb", kubernetesIngressNGINX={"enabled": True, "publishService": {"enabled": True}})],
+     "ingresses": [ing("dta", "t")]},
+    {"name": "Traefik's ingress-nginx provider publishing nothing (the guide's fix)",
+     "controllers": [ctl("dta", scoped("dta", publishService=LB)),
+                     traefik("dtb", kubernetesIngressNGINX={"enabled": True})],
+     "ingresses": [ing("dta", "t")]},
 ]
 
 
 class Table:
     def __init__(self, kubeconfig: str, chart: str, helm: str, image: str) -> None:
-        self.kubeconfig, self.chart, self.helm = kubeconfig, chart, helm
-        self.images = parse_images({"ingress_nginx_controller": image})
+        self.kubeconfig, self.helm = kubeconfig, helm
+        self.charts = {"ingress_nginx": chart, "traefik": str(
+            binaries.cache_root() / "assets" / ("traefik-chart-" + _versions.TRAEFIK_CHART_VERSION) / "traefik")}
+        self.images = parse_images({"ingress_nginx_controller": image, "traefik": _versions.KIND_OFFLINE_TRAEFIK_IMAGE})
         self.client = Client(kubeconfig)
+        # ns/name -> {(status field manager, addresses)} seen at the polls
+        self.polled: dict[str, set[tuple[str, tuple[str, ...]]]] = {}
 
     def run_command(self, argv: list[str]) -> tuple[int, str, str]:
         p = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=300)
@@ -150,15 +186,15 @@ class Table:
         with tempfile.NamedTemporaryFile("w", suffix=".json") as values_file:
             json.dump(c["values"], values_file)
             values_file.flush()
-            rc, _out, err = self.run_command([self.helm, "template", c["release"], self.chart, "--namespace",
+            rc, _out, err = self.run_command([self.helm, "template", c["release"], self.charts[c["type"]], "--namespace",
                                               c["namespace"], "--values", values_file.name])
         return "" if rc == 0 else (err.strip().splitlines() or ["helm template failed"])[-1]
 
     def install(self, c: dict[str, Any]) -> str:
         """The collection's install (ingress_controller, method helm, local chart); "" or why it refused."""
-        vals = _controllers.controller_type("ingress_nginx").with_images(c["values"], self.images)
-        req = _controllers.Request(namespace=c["namespace"], release=c["release"], values=vals, method="helm",
-                                   chart_path=self.chart, time_scale=TIME_SCALE, kubeconfig=self.kubeconfig,
+        vals = _controllers.controller_type(c["type"]).with_images(c["values"], self.images)
+        req = _controllers.Request(type=c["type"], namespace=c["namespace"], release=c["release"], values=vals, method="helm",
+                                   chart_path=self.charts[c["type"]], time_scale=TIME_SCALE, kubeconfig=self.kubeconfig,
                                    wait=False, create_namespace=False)
         try:
             _controllers.run(req, False, client_factory=lambda: self.client, run_command=self.run_command,
@@ -186,8 +222,7 @@ class Table:
     def settle(self, row: dict[str, Any]) -> dict[str, str]:
         """Wait until every controller Deployment is ready or one of its pods cannot start:
         ns/release -> "" (started) or why it cannot start (the collection's controller_health)."""
-        parsed = [_controllers.parse_controller({"type": "ingress_nginx", **c}, images=self.images)
-                  for c in row["controllers"]]
+        parsed = [_controllers.parse_controller(c, images=self.images) for c in row["controllers"]]
         out: dict[str, str] = {}
         deadline = time.monotonic() + READY_TIMEOUT
         while time.monotonic() < deadline:
@@ -204,8 +239,19 @@ class Table:
             out.setdefault(key, "neither ready nor failing after %d s" % READY_TIMEOUT)
         return out
 
+    def poll(self, row: dict[str, Any]) -> None:
+        """Who wrote each Ingress's status as it stands now (its newest status field manager)."""
+        for ns in sorted({i["namespace"] for i in row["ingresses"]}):
+            for obj in self.client.list("networking.k8s.io/v1", "Ingress", namespace=ns):
+                writer = _status.status_writer(obj)
+                addrs = tuple(sorted(a for a in _status.status_addresses(obj) if a)) if writer else ()
+                if writer and addrs:
+                    self.polled.setdefault("%s/%s" % (ns, obj["metadata"]["name"]), set()).add((writer["manager"], addrs))
+
     def written(self, row: dict[str, Any]) -> dict[str, set[tuple[str, tuple[str, ...], datetime.datetime]]]:
-        """Ingress -> {(controller Deployment ns/name, addresses, when)} from the controllers' own log lines."""
+        """Ingress -> {(controller ns/name, addresses, when)} from the controllers' own log lines; a
+        Traefik line names its provider (ns/name@provider), and its address comes from the polls."""
+        self.poll(row)
         out: dict[str, set[tuple[str, tuple[str, ...], datetime.datetime]]] = {}
         year = datetime.datetime.now(datetime.timezone.utc).year
         for ns in sorted({c["namespace"] for c in row["controllers"]}):
@@ -217,9 +263,16 @@ class Table:
                     continue
                 for line in logs.splitlines():
                     entry = _status.parse_log_line("%s/%s" % (ns, name), line, year)
-                    if entry is not None and entry.when is not None:
-                        out.setdefault("%s/%s" % (entry.namespace, entry.ingress), set()).add(
-                            (entry.pod, entry.new, entry.when))
+                    if entry is None or entry.when is None:
+                        continue
+                    key = "%s/%s" % (entry.namespace, entry.ingress)
+                    if entry.new is not None:
+                        out.setdefault(key, set()).add((entry.pod, entry.new, entry.when))
+                        continue
+                    provider = "kubernetesingressnginx" if "/ingress-nginx/client.go" in line else "kubernetes"
+                    for manager, addrs in self.polled.get(key, set()):
+                        if manager == entry.manager:
+                            out.setdefault(key, set()).add(("%s@%s" % (entry.pod, provider), addrs, entry.when))
         return out
 
     @staticmethod
@@ -272,9 +325,9 @@ class Table:
             predicted_refusal = {}
             for i, c in enumerate(row["controllers"]):
                 try:
-                    _controllers.plan(_controllers.Request(namespace=c["namespace"], release=c["release"],
-                                                           values=c["values"], method="manifest"))
-                    _controllers.parse_controllers([{"type": "ingress_nginx", **x} for x in row["controllers"][:i + 1]])
+                    _controllers.plan(_controllers.Request(type=c["type"], namespace=c["namespace"], release=c["release"],
+                                                           values=c["values"], method="helm", chart_path=self.charts[c["type"]]))
+                    _controllers.parse_controllers(row["controllers"][:i + 1])
                     predicted_refusal["%s/%s" % (c["namespace"], c["release"])] = False
                 except _controllers.ControllerError:
                     predicted_refusal["%s/%s" % (c["namespace"], c["release"])] = True
@@ -325,6 +378,7 @@ class Table:
                         key, when, sorted(want) or "nobody", "", sorted(real) or "nobody", "" if same else "   <- differs"))
             return ok, lines
         finally:
+            self.polled.clear()
             self.reset(row, namespaces)
             phase("reset")
 

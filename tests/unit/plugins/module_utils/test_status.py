@@ -228,8 +228,9 @@ class FakeClient:
         web = {"metadata": {"namespace": "one", "name": "web"}, "spec": {"containers": [{"name": "web", "image": "nginx:1.29.3"}]}}
         return pods + [web]
 
-    def pod_log(self, namespace: str, name: str, container: str | None = None, since_seconds: int | None = None) -> str:
-        return self.logs["%s/%s" % (namespace, name)]
+    def pod_log(self, namespace: str, name: str, container: str | None = None, since_seconds: int | None = None,
+                previous: bool = False) -> str:
+        return "" if previous else self.logs["%s/%s" % (namespace, name)]
 
 
 def fake_time(step: float = 1.0) -> tuple[Any, Any]:
@@ -666,3 +667,44 @@ def test_a_server_that_comes_up_late_starts_the_window_there() -> None:
     assert (blind["t_from"], blind["t_to"], blind["missed"], blind["why"]) == (0.0, 7.5, True, "connection refused")
     assert changes(r) == [("one/test", ["100.64.0.0"], 9.0)]  # the starting state was listed at 7.5, with the write of 2 in it
     assert r["ingresses"]["one/test"]["addresses_seen"] == [["172.18.0.2"], ["100.64.0.0"]] and r["passed"]
+
+
+class FakeLogClient:
+    """Controller pods come and go between reads; each read returns that pod's lines."""
+
+    def __init__(self) -> None:
+        self.pods: list[tuple[str, str, str]] = []
+        self.logs: dict[str, str] = {}
+
+    def list(self, api_version: str, kind: str, **_kw: Any) -> list[dict[str, Any]]:
+        return [{"metadata": {"namespace": ns, "name": pod},
+                 "spec": {"containers": [{"name": c, "image": "registry.k8s.io/ingress-nginx/controller:v1.15.1"}]}}
+                for ns, pod, c in self.pods]
+
+    def pod_log(self, ns: str, pod: str, container: str, since_seconds: int | None = None, previous: bool = False) -> str:
+        return "" if previous else self.logs.get(pod, "")
+
+
+def test_pod_logs_keep_the_lines_of_a_pod_that_went_away_and_name_the_restart() -> None:
+    start = dt.datetime(2026, 11, 21, 23, 40, 0, tzinfo=dt.timezone.utc)
+    client = FakeLogClient()
+    old, new = "ingress-ingress-nginx-controller-5d9c-abcde", "ingress-ingress-nginx-controller-5d9c-fghij"
+    client.pods = [("one", old, "controller")]
+    client.logs[old] = line("23:40:01.500000", "one", "100.64.0.1") + "\n" + line("23:40:20.000000", "one", "").replace(
+        'newValue=[{"ip":""}]', "newValue=[]")
+    logs = s.PodLogs(client, start, lambda: start + dt.timedelta(seconds=25))
+    logs.collect()
+    client.pods = [("one", new, "controller")]  # the old pod is gone: its lines were read before
+    client.logs = {new: line("23:40:30.000000", "one", "100.64.0.1")}
+    logs.collect()
+    logs.collect()  # read twice: each line counted once
+    assert len(logs.entries) == 3
+    timeline = [
+        {"ingress": "one/test", "event": "MODIFIED", "new": ["100.64.0.1"], "time": "2026-11-21T23:40:01.600Z"},
+        {"ingress": "one/test", "event": "MODIFIED", "new": [], "time": "2026-11-21T23:40:20.100Z"},
+        {"ingress": "one/test", "event": "MODIFIED", "new": ["100.64.0.1"], "time": "2026-11-21T23:40:30.100Z"},
+    ]
+    s.attribute_from_logs(timeline, logs.since(start))
+    assert [c["pod"] for c in timeline] == ["one/" + old, "one/" + old, "one/" + new]
+    assert s.restarts(timeline) == [{"ingress": "one/test", "time": "2026-11-21T23:40:30.100Z",
+                                     "from": "one/" + old, "to": "one/" + new}]
