@@ -9,6 +9,7 @@ never a type directly.
 """
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -172,6 +173,14 @@ def image_repository(image: str) -> str:
     head, _sep, last = name.rpartition("/")
     return (head + "/" if head else "") + last.split(":", 1)[0]
 
+
+
+def is_ip(address: str) -> bool:
+    try:
+        ipaddress.ip_address(address)
+        return True
+    except ValueError:
+        return False
 
 
 def workload_service(state: ClusterState, workload: Obj) -> Obj | None:

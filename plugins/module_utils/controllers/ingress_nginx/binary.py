@@ -10,7 +10,6 @@ so and why no verdict changes. See DESIGN.md.
 from __future__ import annotations
 
 import datetime as dt
-import ipaddress
 import json
 import re
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base i
     can_cluster_wide,
     container_argv,
     image_repository,
+    is_ip,
     pod_running_ready,
     pod_template,
 )
@@ -219,13 +219,6 @@ def node_addresses(node: Obj | None, internal: bool) -> list[str]:
 
 def standardize(addresses: list[str]) -> list[str]:
     """updateStatus sorts hostnames and IPs (IPs first, by text) before writing."""
-    def is_ip(a: str) -> bool:
-        try:
-            ipaddress.ip_address(a)
-            return True
-        except ValueError:
-            return False
-
     uniq = list(dict.fromkeys(a for a in addresses if a))
     return sorted(uniq, key=lambda a: ("" if is_ip(a) else a, a if is_ip(a) else ""))
 

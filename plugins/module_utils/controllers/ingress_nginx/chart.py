@@ -34,15 +34,13 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingres
     _flag_true,
     chart_names,
     check_types,
-    get_path,
     go_default,
     go_string,
     image_ref,
-    merge_values,
     parse_flags,
     trunc63,
-    truthy,
 )
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, merge_values, truthy
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.binary import MIN_STATUS_UPDATE_INTERVAL, STATUS_SYNC_SECONDS
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.notes import notes_for
 

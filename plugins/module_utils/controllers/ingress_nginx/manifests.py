@@ -14,11 +14,10 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingres
     CHART_VERSION,
     DEFAULT_CLASS_ANNOTATION,
     ValuesError,
-    get_path,
     go_string,
     trunc63,
-    truthy,
 )
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, truthy
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.chart import (
     ControllerConfig,
     _update_status_omitted,

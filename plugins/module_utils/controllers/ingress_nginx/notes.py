@@ -11,9 +11,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingres
     CHART_DEFAULTS,
     CHART_TOP_LEVEL_KEYS,
     CLASS_ANNOTATION,
-    get_path,
-    truthy,
 )
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, truthy
 
 if TYPE_CHECKING:  # chart.py calls notes_for with its config (no import cycle at run time)
     from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.chart import ControllerConfig

@@ -8,12 +8,12 @@ Read from kubernetes/ingress-nginx at tag helm-chart-4.15.1 (values.yaml, _helpe
 """
 from __future__ import annotations
 
-import copy
 import math
 from decimal import Decimal
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, truthy
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     INGRESS_NGINX_CHART_REPO,
     INGRESS_NGINX_CHART_VERSION,
@@ -230,9 +230,6 @@ class ValuesError(OptionError):
 # ---------------------------------------------------------------- helpers (Go/Helm semantics)
 
 
-def truthy(value: Any) -> bool:
-    """Go template truth: false, 0, nil and empty strings/maps/lists are false."""
-    return bool(value) if value is not None else False
 
 
 def go_default(fallback: Any, value: Any) -> Any:
@@ -276,14 +273,6 @@ def go_string(value: Any) -> str:
     return str(value)
 
 
-def get_path(values: Values, path: str) -> Any:
-    """The value at a dotted key path, None when any level is missing."""
-    node: Any = values
-    for part in path.split("."):
-        if not isinstance(node, dict):
-            return None
-        node = node.get(part)
-    return node
 
 
 def _type_ok(kind: str, value: Any) -> bool:
@@ -334,22 +323,6 @@ def check_types(values: Values, prefix: str = "") -> list[str]:
     return unmodelled
 
 
-def merge_values(defaults: Values, user: Values) -> Values:
-    """Helm's coalescing of user values over chart defaults: maps merge key by key, other
-    values replace, and a user null deletes the chart default (a null with no default to
-    delete stays null: helm only walks the chart's keys when it drops nulls)."""
-    out = copy.deepcopy(defaults)
-    for key, value in user.items():
-        if value is None:
-            if key in out:
-                del out[key]
-            else:
-                out[key] = None
-        elif isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = merge_values(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
 
 
 def parse_flags(args: list[str]) -> dict[str, str]:

@@ -25,7 +25,6 @@ workload is therefore one status writer per enabled provider. Read from traefik 
 from __future__ import annotations
 
 import datetime as dt
-import ipaddress
 import re
 from typing import Any
 
@@ -36,6 +35,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base i
     can_cluster_wide,
     container_argv,
     image_repository,
+    is_ip,
     meta,
     pod_running_ready,
     pod_template,
@@ -74,12 +74,7 @@ def _lb_addresses(svc: Obj) -> list[str] | None:
 
 
 def _standardized(addresses: list[str]) -> list[str]:
-    def is_ip(a: str) -> bool:
-        try:
-            ipaddress.ip_address(a)
-            return True
-        except ValueError:
-            return False
+    """IPs first (Traefik compares the set; the order is only for the comparison here)."""
     return sorted(dict.fromkeys(addresses), key=lambda a: (not is_ip(a), a))
 
 

@@ -26,10 +26,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefi
     INGRESS,
     NGINX,
     ValuesError,
-    get_path,
-    merge_values,
-    truthy,
 )
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, merge_values, truthy
 
 Values = dict[str, Any]
 Obj = dict[str, Any]

@@ -4,7 +4,6 @@
 Helm/Go template semantics its templates apply to them."""
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
@@ -57,26 +56,6 @@ class ValuesError(OptionError):
     """The values cannot be rendered; the message names the key path and the problem."""
 
 
-def truthy(value: Any) -> bool:
-    """Go template truth: nil, false, 0, "" and empty collections are false."""
-    return value not in (None, False, 0, "") and value != [] and value != {}
 
 
-def get_path(values: Values, path: str) -> Any:
-    node: Any = values
-    for part in path.split("."):
-        if not isinstance(node, dict):
-            return None
-        node = node.get(part)
-    return node
 
-
-def merge_values(defaults: Values, user: Values) -> Values:
-    """Helm's merge: user maps merge into defaults key by key, anything else replaces."""
-    out = copy.deepcopy(defaults)
-    for key, value in (user or {}).items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = merge_values(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
