@@ -584,7 +584,7 @@ class PodLogs:
         self._thread: threading.Thread | None = None
 
     def collect(self) -> None:
-        since = int((self.wall() - self.start).total_seconds()) + LOG_MATCH_SECONDS + 5
+        since = int((self.wall() - self.start).total_seconds() + LOG_MATCH_SECONDS) + 5  # the API takes whole seconds
         try:
             pods = controller_pods(self.client)
         except K8sError:

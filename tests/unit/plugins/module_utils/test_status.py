@@ -682,6 +682,8 @@ class FakeLogClient:
                 for ns, pod, c in self.pods]
 
     def pod_log(self, ns: str, pod: str, container: str, since_seconds: int | None = None, previous: bool = False) -> str:
+        # The real client's read_namespaced_pod_log refuses anything but an integer here.
+        assert isinstance(since_seconds, int) and not isinstance(since_seconds, bool), since_seconds
         return "" if previous else self.logs.get(pod, "")
 
 
