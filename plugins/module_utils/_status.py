@@ -566,8 +566,9 @@ class Window:
 
 
 # While the window runs, the controller pods' logs are read every this many seconds: a pod that
-# is deleted or restarted inside the window (its shutdown clear included) is gone by its end.
-LOG_POLL_SECONDS = 3.0
+# is deleted or restarted inside the window is gone by its end, and its last line (the status
+# clear on shutdown) is written a moment before it goes.
+LOG_POLL_SECONDS = 1.0
 
 
 class PodLogs:
@@ -583,7 +584,9 @@ class PodLogs:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def collect(self) -> None:
+    def collect(self, previous: bool = False) -> None:
+        """Read every controller pod's lines of the window (PREVIOUS: also its container's last
+        run, for one that restarted; once, at the end)."""
         since = int((self.wall() - self.start).total_seconds() + LOG_MATCH_SECONDS) + 5  # the API takes whole seconds
         try:
             pods = controller_pods(self.client)
@@ -592,9 +595,9 @@ class PodLogs:
         for ns, pod, container in pods:
             ref = "%s/%s" % (ns, pod)
             self.pods.add(ref)
-            for previous in (False, True):  # a restarted container's last run too
+            for last_run in (False, True) if previous else (False,):
                 try:
-                    text = self.client.pod_log(ns, pod, container, since_seconds=since, previous=previous)
+                    text = self.client.pod_log(ns, pod, container, since_seconds=since, previous=last_run)
                 except K8sError:
                     continue
                 for line in text.splitlines():
@@ -669,7 +672,7 @@ def run(client: Any, selection: Selection, options: Options, clock: Callable[[],
     elapsed = (wall() - start).total_seconds()
     restarted: list[dict[str, Any]] = []
     if logs is not None and tracker.timeline and not window.ended_blind:
-        logs.collect()  # the last lines, of the pods there now
+        logs.collect(previous=True)  # the last lines, of the pods there now
         attribute_from_logs(tracker.timeline, logs.since(start))
         restarted = restarts(tracker.timeline)
     result = verdict(tracker)
