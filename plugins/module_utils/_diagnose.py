@@ -25,6 +25,7 @@ Obj = dict[str, Any]
 ERROR = "error"
 WARNING = "warning"
 
+
 @dataclass
 class Finding:
     kind: str
@@ -107,11 +108,15 @@ def servers_of(ingress: Obj, controllers: list[Controller]) -> list[str]:
             and c.claim(ingress)[0] == "yes"]
 
 
-def culprits_of(ingress_ns: str, writers: list[Controller]) -> list[Controller]:
-    """Rule: the Ingress's own namespace's controller is presumed its intended owner, so the
-    culprits are the writers from other namespaces. Without a writer in its namespace, the
-    culprits are those that do not publish a LoadBalancer address (node or fixed
-    addresses are the usual accident); if that singles nobody out, all of them."""
+def culprits_of(ingress_ns: str, writers: list[Controller], by_class: list[Controller] | None = None) -> list[Controller]:
+    """Rule: a writer that claims the Ingress only because it skips the class check (BY_CLASS
+    are those its class names) is the culprit, when its class names another. Else the
+    Ingress's own namespace's controller is presumed its intended owner, so the culprits are
+    the writers from other namespaces. Without a writer in its namespace, the culprits are
+    those that do not publish a LoadBalancer address (node or fixed addresses are the usual
+    accident); if that singles nobody out, all of them."""
+    if by_class and len(by_class) < len(writers):
+        return [w for w in writers if w not in by_class]
     own = [w for w in writers if w.namespace == ingress_ns]
     if own:
         return [w for w in writers if w.namespace != ingress_ns]
@@ -198,7 +203,7 @@ def predict(state: ClusterState, controllers: list[Controller]) -> tuple[dict[st
         if not flapping:
             continue
         ws = [c for c, _claim, _why in writers]
-        culprits = culprits_of(ns, ws)
+        culprits = culprits_of(ns, ws, [c for c, claim, _why in writers if claim == "yes"])
         others = [w for w in ws if w not in culprits]
         period = max(w.sync_period for w in ws)
         reasons = [_why_culprit(c, key, others or [w for w in ws if w is not c]) for c in culprits]
@@ -303,4 +308,3 @@ def read_state(client: Any, selection: Selection) -> ClusterState:
 
 def run(client: Any, selection: Selection) -> dict[str, Any]:
     return analyse(read_state(client, selection))
-

@@ -279,8 +279,8 @@ def markdown(scenario: str, backend: str, verdicts: list[Verdict], results: Obj)
     restarted = (results.get("status") or {}).get("pod_restarts") or []
     if restarted:
         lines += ["", "## Controller pods replaced during the window", ""]
-        lines += ["- %s %s: %s wrote it until then, %s from then on" % (r.get("time", ""), r.get("ingress", ""), r.get("from", ""),
-                                                                      r.get("to", "")) for r in restarted]
+        lines += ["- %s %s: %s wrote it until then, %s from then on"
+                  % (r.get("time", ""), r.get("ingress", ""), r.get("from", ""), r.get("to", "")) for r in restarted]
     return "\n".join(lines) + "\n"
 
 

@@ -187,8 +187,8 @@ def judge(f: Faults, result: dict[str, Any], old_pod: str, new_pod: str, elapsed
           "%d in the timeline once, %d missing, %d extra" % (len(f.writes), f.refused, outside, outside - missing, missing, len(extra)))
     # The controller's restart: the clear by the old pod, the address by the new one.
     nginx = [e for e in result["timeline"] if e["ingress"] == NS + "/nginx"]
-    print("controller's Ingress: %s" % "; ".join("%s %s by %s (%s)" % (e["time"][11:23], e["new"] or "[]", e.get("pod") or "?",
-                                                                      e.get("manager")) for e in nginx))
+    print("controller's Ingress: %s" % "; ".join(
+        "%s %s by %s (%s)" % (e["time"][11:23], e["new"] or "[]", e.get("pod") or "?", e.get("manager")) for e in nginx))
     clear = next((e for e in nginx if e["new"] == []), None)
     back = next((e for e in nginx if clear is not None and e["new"] and e["time"] > clear["time"]), None)
     if clear is None or clear.get("pod") != old_pod:

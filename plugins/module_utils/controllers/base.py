@@ -166,13 +166,11 @@ def can_cluster_wide(state: ClusterState, namespace: str, service_account: str, 
     return False
 
 
-
 def image_repository(image: str) -> str:
     """registry/path of an image reference, without its tag or digest."""
     name = image.split("@", 1)[0]
     head, _sep, last = name.rpartition("/")
     return (head + "/" if head else "") + last.split(":", 1)[0]
-
 
 
 def is_ip(address: str) -> bool:
@@ -240,8 +238,6 @@ class Controller:
             "publish_detail": self.publish_detail, "address": self.address,
             "settings": self.settings, "problems": self.problems,
         }
-
-
 
 
 # ---------------------------------------------------------------- a controller type

@@ -58,7 +58,6 @@ _TRUE = {"1", "t", "T", "TRUE", "true", "True"}
 _FALSE = {"0", "f", "F", "FALSE", "false", "False"}
 
 
-
 def is_nginx(container: Obj) -> bool:
     repo = image_repository(str(container.get("image") or ""))
     argv = list(container.get("command") or []) + list(container.get("args") or [])
@@ -303,9 +302,12 @@ def analyse_nginx(state: ClusterState, workload: Obj, container: Obj, pods: list
         class_keys=keys, sync_period=s.sync_period,
         scope_fix=("controller.scope.enabled: true", "--watch-namespace=$(POD_NAMESPACE)"),
         publish_fix=("controller.publishService.enabled: true", "--publish-service=$(POD_NAMESPACE)/%s" % svc_name),
+        # Without RBAC to list IngressClasses it takes up any Ingress of its scope at its next
+        # update, whatever its class: the fix is that RBAC, not a class of its own.
+        stop_fix=("rbac.scope: false (a ClusterRole that may list IngressClasses: it then honours spec.ingressClassName; "
+                  "controller.scope.enabled stays true)", "RBAC for its ServiceAccount %s/%s to list ingressclasses"
+                  % (ns, sa)) if ignore_class else ("", ""),
     )
-
-
 
 
 # ---------------------------------------------------------------- a duplicate host/path

@@ -166,7 +166,6 @@ class ControllerConfig:
         }
 
 
-
 # ---------------------------------------------------------------- chart versions
 
 
@@ -335,7 +334,6 @@ def _publish(flags: dict[str, str], namespace: str) -> PublishInfo:
     )
 
 
-
 def effective_config(values: Values | None, release: str, namespace: str,
                      chart_version: str | None = None) -> ControllerConfig:
     """Chart values → what the chart (CHART_VERSION unless another modelled one is named)
@@ -400,7 +398,6 @@ def effective_config(values: Values | None, release: str, namespace: str,
         cfg.notes.append("chart %s is not modelled (the collection models %s): args and notes are chart %s's"
                          % (chart_version, " and ".join(sorted(CHART_PROFILES, reverse=True)), CHART_VERSION))
     return cfg
-
 
 
 # ---------------------------------------------------------------- convenience options

@@ -311,4 +311,3 @@ def object_names(objs: list[Obj]) -> list[str]:
         ns = meta.get("namespace")
         out.append("%s %s%s" % (obj["kind"], ns + "/" if ns else "", meta["name"]))
     return out
-

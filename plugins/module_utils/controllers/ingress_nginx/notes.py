@@ -122,4 +122,3 @@ def notes_for(cfg: ControllerConfig, user: Values, chart_flags: dict[str, str]) 
         if key not in CHART_TOP_LEVEL_KEYS:
             notes.append("%s: not a chart 4.15.1 value (not modelled; passed to helm, which ignores it)" % key)
     return notes
-

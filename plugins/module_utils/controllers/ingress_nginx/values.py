@@ -230,8 +230,6 @@ class ValuesError(OptionError):
 # ---------------------------------------------------------------- helpers (Go/Helm semantics)
 
 
-
-
 def go_default(fallback: Any, value: Any) -> Any:
     """Sprig `default fallback value`."""
     return value if truthy(value) else fallback
@@ -271,8 +269,6 @@ def go_string(value: Any) -> str:
     if isinstance(value, (int, float)):
         return go_number(value)
     return str(value)
-
-
 
 
 def _type_ok(kind: str, value: Any) -> bool:
@@ -321,8 +317,6 @@ def check_types(values: Values, prefix: str = "") -> list[str]:
         else:
             unmodelled.append(path)
     return unmodelled
-
-
 
 
 def parse_flags(args: list[str]) -> dict[str, str]:
@@ -384,5 +378,3 @@ def image_ref(values: Values) -> str:
         base = "%s/%s" % (go_string(image.get("registry")), name)
     digest = image.get("digestChroot") if chroot else image.get("digest")
     return "%s:%s%s" % (base, go_string(image.get("tag")), "@" + str(digest) if truthy(digest) else "")
-
-

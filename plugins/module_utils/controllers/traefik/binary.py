@@ -175,12 +175,12 @@ def _ingress_provider(state: ClusterState, workload: Obj, flags: dict[str, str],
     return Controller(
         type="traefik", namespace=ns, name=base["name"] + "@kubernetes", kind=base["kind"], pods=base["pods"],
         ready_pods=base["ready"], settings=dict(base["settings"], provider="kubernetes", ingress_class=option_class or None,
-                                               ingress_classes=classes, class_lookup=not no_lookup),
+                                                ingress_classes=classes, class_lookup=not no_lookup),
         watch=_watch_text(namespaces, ""), publish_source=source, publish_detail=detail,
         address=_standardized(address) if address is not None else None, address_from_lb=from_lb, problems=problems,
         claim=claim, watches_namespace=_watches(state, namespaces, ""),
-        class_keys=["controller-class %s" % CONTROLLER_VALUE] + (["annotation %s: %s" % (CLASS_ANNOTATION, option_class)]
-                                                               if option_class else ["ingresses without a class"]),
+        class_keys=["controller-class %s" % CONTROLLER_VALUE] + (
+            ["annotation %s: %s" % (CLASS_ANNOTATION, option_class)] if option_class else ["ingresses without a class"]),
         sync_period=0,
         scope_fix=("rbac.namespaced: true", "--%snamespaces=%s" % (p, ns)),
         publish_fix=("providers.kubernetesIngress.publishedService.enabled: true",
@@ -265,8 +265,8 @@ def _nginx_provider(state: ClusterState, workload: Obj, flags: dict[str, str], b
     return Controller(
         type="traefik", namespace=ns, name=base["name"] + "@kubernetesingressnginx", kind=base["kind"], pods=base["pods"],
         ready_pods=base["ready"], settings=dict(base["settings"], provider="kubernetesingressnginx", ingress_class=ingress_class,
-                                               controller_class=controller_class, ingress_classes=classes,
-                                               may_list_ingress_classes=may_list, watch_without_class=without_class),
+                                                controller_class=controller_class, ingress_classes=classes,
+                                                may_list_ingress_classes=may_list, watch_without_class=without_class),
         watch=_watch_text(namespaces, selector), publish_source=source, publish_detail=detail,
         address=_standardized(address) if address is not None else None, address_from_lb=from_lb, problems=problems,
         claim=claim, watches_namespace=_watches(state, namespaces, selector),

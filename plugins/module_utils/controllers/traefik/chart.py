@@ -32,6 +32,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_
 Values = dict[str, Any]
 Obj = dict[str, Any]
 
+
 def _trunc63(name: str) -> str:
     return name[:63].rstrip("-")
 

@@ -54,8 +54,3 @@ CHART_DEFAULTS: Values = {
 
 class ValuesError(OptionError):
     """The values cannot be rendered; the message names the key path and the problem."""
-
-
-
-
-

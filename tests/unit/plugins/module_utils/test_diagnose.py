@@ -93,7 +93,7 @@ def by_ref(result: dict[str, Any]) -> dict[str, Any]:
 
 def test_flags_pflag_semantics_and_defaults() -> None:
     flags, errors = ng_binary.parse_nginx_flags(["/nginx-ingress-controller", "--publish-service", "a/b", "--update-status=false",
-                                         "--watch-ingress-without-class", "--ingress-class=x", "--ingress-class=y", "pos"])
+                                                 "--watch-ingress-without-class", "--ingress-class=x", "--ingress-class=y", "pos"])
     assert errors == []
     assert flags == {"publish-service": "a/b", "update-status": "false", "watch-ingress-without-class": "true", "ingress-class": "y"}
     s = ng_binary.nginx_settings({})
@@ -243,7 +243,10 @@ def test_on_update_writer_needs_another_writer() -> None:
     assert [(x["controller"].split("/")[0], x["claim"]) for x in w] == [("one", "on_update"), ("two", "yes")]
     assert r["ingresses"]["one/test"]["flapping"] is True
     f = [f for f in r["findings"] if f["kind"] == "multiple_writers"][0]
-    assert "IgnoreIngressClass" in f["message"] and f["culprits"] == ["two/" + FULL]
+    # Its class names two: one, which takes it up only by skipping the class check, is the culprit,
+    # and the fix is the RBAC that lets it read IngressClasses (then it honours the class).
+    assert "IgnoreIngressClass" in f["message"] and f["culprits"] == ["one/" + FULL]
+    assert f["fix"]["chart_values"][0].startswith("one/%s: rbac.scope: false" % FULL)
     state.ingresses = [ingress("one", annotation=None, class_name="elsewhere")]
     r = d.analyse(state)
     assert r["ingresses"]["one/test"]["writers"] == []
