@@ -138,6 +138,14 @@ reset_kind() {
     echo "test-kind: cluster emptied for the next scenario in $((SECONDS - started)) s" >&2
 }
 
+# kind_node DIR: the control-plane node container of the lab whose state is in DIR (kind names it
+# <cluster>-control-plane; the cluster's name is in the kubeconfig's context, kind-<cluster>).
+kind_node() {
+    local context
+    context="$("$KIND_LAB" exec kubectl --kubeconfig "$1/kubeconfig" config current-context)"
+    echo "${context#kind-}-control-plane"
+}
+
 # kind_only SCENARIO: true when it runs a controller type the twin refuses (Traefik: no real
 # proxy runs on the twin, and none is emulated).
 kind_only() { grep -q '^ *type: traefik$' "$ROOT/scenarios/$1.yml"; }
@@ -182,6 +190,21 @@ if [ -n "$current" ]; then
         failures+=("diagnose vs the real controller")
     fi
     echo "test-kind: diagnose table in $((SECONDS - started)) s" >&2
+fi
+
+if [ -n "$current" ]; then
+    # One ingress_status window through an API server restart and a controller restart, on the
+    # emptied cluster (tests/kind/fault_test.py prints what was written, seen, blind and by whom).
+    banner "ingress_status through an API server restart and a controller restart"
+    started=$SECONDS
+    chart="$("$VENV/bin/python" -c 'from kindlab_twin import binaries; print(binaries.assets_dir("ingress-nginx-controller") / "ingress-nginx")')"
+    if ! PYTHONPATH="$ROOT/.collections" "$KIND_LAB" exec "$VENV/bin/python" "$ROOT/tests/kind/fault_test.py" \
+            "$WORK/kind/$current/kubeconfig" "$(kind_node "$WORK/kind/$current")" "$chart" \
+            "$("$VENV/bin/python" -c 'from kindlab_twin import binaries; print(binaries.binary_path("helm"))')" \
+            "$(pin KIND_OFFLINE_INGRESS_NGINX_IMAGE)" >&2; then
+        failures+=("fault test")
+    fi
+    echo "test-kind: fault test in $((SECONDS - started)) s" >&2
 fi
 
 banner "verdicts: kind | twin"

@@ -34,6 +34,7 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _diagnose, _status, _versions
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import install as _controllers
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import binary as traefik_binary
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import parse_images
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import Client
 from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection
@@ -72,7 +73,8 @@ def ctl(ns: str, vals: dict[str, Any], release: str = "ingress", kind: str = "in
 
 def traefik(ns: str, **providers: Any) -> dict[str, Any]:
     """A Traefik release in NS: no telemetry, Ingresses only, its own non-default IngressClass."""
-    vals: dict[str, Any] = {"global": {"checkNewVersion": False, "sendAnonymousUsage": False},
+    # Debug level: its status lines then name the provider's source file (ingress/ or ingress-nginx/).
+    vals: dict[str, Any] = {"global": {"checkNewVersion": False, "sendAnonymousUsage": False}, "log": {"level": "DEBUG"},
                             "ingressClass": {"name": "dt-%s-traefik" % ns, "isDefaultClass": False},
                             "providers": dict({"kubernetesCRD": {"enabled": False}}, **providers)}
     rbac = vals["providers"].pop("rbac", None)
@@ -269,7 +271,7 @@ class Table:
                     if entry.new is not None:
                         out.setdefault(key, set()).add((entry.pod, entry.new, entry.when))
                         continue
-                    provider = "kubernetesingressnginx" if "/ingress-nginx/client.go" in line else "kubernetes"
+                    provider = traefik_binary.provider_of_line(line) or "unknown provider"
                     for manager, addrs in self.polled.get(key, set()):
                         if manager == entry.manager:
                             out.setdefault(key, set()).add(("%s@%s" % (entry.pod, provider), addrs, entry.when))

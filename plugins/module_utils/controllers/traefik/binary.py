@@ -313,17 +313,27 @@ def on_duplicate(a: Any, b: Any) -> str:
             "differ between replicas (backends %s and %s)" % (a.backend, b.backend))
 
 
-# client.go:292 and ingress-nginx/client.go:307, at info (the chart's default log level):
-# `2026-11-24T22:50:57Z INF github.com/traefik/traefik/v3/pkg/provider/kubernetes/ingress-nginx/client.go:307 >
-# Updated ingress status ingress=test namespace=one` - the addresses are not in it.
-_UPDATED = re.compile(r"^(?P<when>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))\s+INF\s+\S*"
-                      r"/provider/kubernetes/(?:ingress|ingress-nginx)/client\.go:\d+ > Updated ingress status "
-                      r"ingress=(?P<ingress>\S+) namespace=(?P<namespace>\S+)")
+# client.go:292 and ingress-nginx/client.go:307, at info (the chart's default level), as the chart's
+# default "common" format prints it: in colour (log.noColor is false), and with the source file
+# only at debug level, e.g. (colours removed)
+# `2026-11-24T23:45:54Z INF Updated ingress status ingress=none namespace=dta` - no address in it.
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_UPDATED = re.compile(r"^(?P<when>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))\s+INF\s+"
+                      r"(?:\S*/provider/kubernetes/(?P<provider>ingress|ingress-nginx)/client\.go:\d+ > )?"
+                      r"Updated ingress status ingress=(?P<ingress>\S+) namespace=(?P<namespace>\S+)")
+
+
+def provider_of_line(line: str) -> str | None:
+    """The provider that logged a status line, when the line names its source file (debug level)."""
+    m = _UPDATED.match(_ANSI.sub("", line).strip())
+    if m is None or m.group("provider") is None:
+        return None
+    return "kubernetesingressnginx" if m.group("provider") == "ingress-nginx" else "kubernetes"
 
 
 def status_log(line: str, year: int) -> tuple[dt.datetime | None, str, str, None] | None:
     """One "Updated ingress status" line of either provider: (when, namespace, ingress, None)."""
-    m = _UPDATED.match(line.strip())
+    m = _UPDATED.match(_ANSI.sub("", line).strip())
     if m is None:
         return None
     try:

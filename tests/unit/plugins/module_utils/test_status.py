@@ -89,6 +89,11 @@ def test_traefik_lines_name_the_ingress_but_not_the_address_and_match_only_traef
     e = s.parse_log_line("traefik/t-1", text, 2026)
     assert e == s.LogEntry("traefik/t-1", dt.datetime(2026, 11, 24, 22, 50, 57, tzinfo=dt.timezone.utc), "one", "test",
                            None, "traefik")
+    # At the chart's default level (info) the line has colours and no source file (as logged on kind).
+    coloured = ("\x1b[90m2026-11-24T23:45:54Z\x1b[0m \x1b[32mINF\x1b[0m \x1b[1mUpdated ingress status\x1b[0m "
+                "\x1b[36mingress=\x1b[0mnone \x1b[36mnamespace=\x1b[0mdta")
+    assert s.parse_log_line("traefik/t-1", coloured, 2026) == s.LogEntry(
+        "traefik/t-1", dt.datetime(2026, 11, 24, 23, 45, 54, tzinfo=dt.timezone.utc), "dta", "none", None, "traefik")
     nginx = s.parse_log_line("one/c", line("22:50:57.100000", "one", "100.64.0.1").replace("I1121", "I1124"), 2026)
     timeline = [
         {"ingress": "one/test", "event": "MODIFIED", "new": ["100.64.0.1"], "time": "2026-11-24T22:50:57.101Z",
