@@ -117,6 +117,11 @@ class WatchInterrupted(K8sError):
         self.where = where
 
 
+class WatchForbidden(K8sError):
+    """403 Forbidden for a watch or its list. Permanent when the credentials never had the right;
+    an API server that has just restarted also answers so until its authorizer has loaded RBAC."""
+
+
 class WatchExpired(K8sError):
     """410 Gone: the resourceVersion a watch resumes from is older than the server keeps;
     list again and watch from the list's version."""
@@ -585,6 +590,8 @@ class Client:
         status = getattr(exc, "status", None)
         if status == 401:  # not worth another try: the credentials will not get better
             return self.rejected(exc) or K8sError("%s %s failed: %s" % (verb, kind, _api_message(exc)))
+        if status == 403:
+            return WatchForbidden("%s %s failed: %s" % (verb, kind, _api_message(exc)))
         if status == 410:
             return WatchExpired("%s %s: resourceVersion expired (410 Gone): %s" % (verb, kind, _api_message(exc)))
         if status in (0, 429, 500, 502, 503, 504):

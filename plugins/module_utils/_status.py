@@ -21,7 +21,8 @@ from typing import Any, Callable
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._ingresses import status_addresses
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
-    LIST_READ_TIMEOUT, WATCH_READ_SLACK, ApiUnreachable, K8sError, WatchExpired, WatchInterrupted, unreachable_message,
+    LIST_READ_TIMEOUT, WATCH_READ_SLACK, ApiUnreachable, K8sError, WatchExpired, WatchForbidden, WatchInterrupted,
+    unreachable_message,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils._pools import Pool, PoolError, address_in_pools, parse_entry
 from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection, key_of
@@ -487,6 +488,9 @@ class Window:
         asked = self.t()
         try:
             items, version = self.client.list_with_version(API_VERSION, "Ingress", read_timeout=read, **self.scope)
+        except WatchForbidden as exc:
+            self.forbidden(exc, since=asked)
+            return
         except WatchInterrupted as exc:
             if not self.answered:  # no starting state: blind since the window began
                 self.lose(exc.cause, since=0.0, missed=True)
@@ -513,6 +517,9 @@ class Window:
             events = self.client.watch(API_VERSION, "Ingress", resource_version=self.version, timeout=seconds, **self.scope)
         except WatchExpired:
             self.expired()
+            return
+        except WatchForbidden as exc:
+            self.forbidden(exc, since=asked)
             return
         except WatchInterrupted as exc:
             self.interrupted(exc, since=asked)
@@ -548,6 +555,16 @@ class Window:
             close = getattr(events, "close", None)
             if callable(close):
                 close()
+
+    def forbidden(self, exc: WatchForbidden, since: float) -> None:
+        """403 after the window had its answers: an API server that restarted and has not loaded
+        RBAC yet says so for a while; blind until it grants the watch again. Before any answer,
+        it is the credentials: the error stands."""
+        if not self.answered:
+            raise exc
+        cause = "403 Forbidden after the watch had been granted (an API server still loading RBAC after a restart?)"
+        where = getattr(self.client, "where", lambda: "the API server")()
+        self.interrupted(WatchInterrupted(str(exc), cause, where=where), since=since)
 
     def stream_error(self, status: Obj) -> None:
         """An ERROR event ends the stream: 410 means re-list, anything else reconnect."""

@@ -582,6 +582,30 @@ def test_a_reset_scripted_mid_stream_loses_nothing() -> None:
     assert [(b["t_from"], b["t_to"], b["missed"]) for b in r["blind_intervals"]] == [(2.0, 3.5, False)]
 
 
+def test_a_403_after_the_watch_was_granted_is_a_blind_interval_and_before_it_an_error() -> None:
+    # kube-apiserver restarted on kind (tests/kind/fault_test.py) answered 403 to kubernetes-admin
+    # for a few seconds, until its authorizer had loaded RBAC.
+    clock = FakeTime()
+    forbidden = _k8s.WatchForbidden('watch Ingress failed: ingresses.networking.k8s.io is forbidden: User "kubernetes-admin" '
+                                    'cannot watch resource "ingresses"')
+    client = ScriptedClient(clock, lists=[list(START)],
+                            streams=[[1.0, {"type": "MODIFIED", "object": ing("one", "172.18.0.2", rv=11)}, 1.0,
+                                      WatchInterrupted("reset", "connection reset", False, WHERE)],
+                                     [forbidden], [forbidden],
+                                     [{"type": "MODIFIED", "object": ing("one", "100.64.0.0", rv=12)}]])
+    r = s.run(client, Selection(), s.parse_options(10, 5, False, [], False, False), clock=clock.clock, now=clock.wall, sleep=clock.sleep)
+    # reset at 2, then two 403s: backing off 0.5, 1 and 2 s, the watch resumes at 5.5 and loses nothing
+    assert changes(r) == [("one/test", ["172.18.0.2"], 1.0), ("one/test", ["100.64.0.0"], 5.5)]
+    [blind] = r["blind_intervals"]
+    assert (blind["t_from"], blind["t_to"]) == (2.0, 5.5) and "connection reset" in blind["why"] and "403" in blind["why"]
+    # Never granted in this window: the credentials, an error that names the refusal.
+    client = ScriptedClient(FakeTime(), lists=[], streams=[])
+    client.list_with_version = lambda *a, **kw: (_ for _ in ()).throw(forbidden)  # type: ignore[method-assign]
+    with pytest.raises(_k8s.WatchForbidden, match="cannot watch"):
+        s.run(client, Selection(), s.parse_options(10, 5, False, [], False, False), clock=clock.clock, now=clock.wall,
+              sleep=clock.sleep)
+
+
 def test_bookmark_only_streams_move_the_resume_version() -> None:
     clock = FakeTime()
     # other objects' writes move the server's resourceVersion; bookmarks carry it to the watch
