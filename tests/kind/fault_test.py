@@ -33,7 +33,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._select import Sel
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import install
 
 NS = "fault"
-WINDOW = 110.0  # seconds
+WINDOW = 180.0  # seconds: the old pod may take 40 s to shut down, the new one 30 s to win the Lease and sync
 WRITE_EVERY = 2.0
 ADDRESSES = (["192.0.2.10"], ["192.0.2.11"])  # TEST-NET-1: written into a status, never reached
 TIME_SCALE = 10.0
@@ -69,7 +69,9 @@ class Faults:
         values = {"controller": {"admissionWebhooks": {"enabled": False}, "ingressClass": "nginx",
                                  "scope": {"enabled": True}, "publishService": {"enabled": True},
                                  "ingressClassResource": {"name": "fault", "controllerValue": "k8s.io/fault"}},
-                  "rbac": {"scope": True}}
+                  # A ClusterRole that may list IngressClasses: with namespace RBAC alone it would take the
+                  # writer's Ingress up at its first update (IgnoreIngressClass) and write its own address.
+                  "rbac": {"scope": False}}
         req = install.Request(namespace=NS, release="ingress", method="helm", chart_path=self.chart, time_scale=TIME_SCALE,
                               values=install.controller_type("ingress_nginx").with_images(values, self.images),
                               kubeconfig=self.kubeconfig, wait=True, wait_timeout=180, create_namespace=False)
