@@ -32,9 +32,10 @@ REPO = Path(__file__).resolve().parent.parent
 VENV_BIN = REPO / ".venv" / "bin"
 sys.path.insert(0, str(REPO / ".collections"))
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _diagnose, _status  # noqa: E402
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose as _diagnose  # noqa: E402
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as _status  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import Client  # noqa: E402
-from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection  # noqa: E402
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection  # noqa: E402
 
 TOTAL_BUDGET_S = 170.0
 TIMEOUT_UP, TIMEOUT_DOWN = 60.0, 25.0

@@ -63,10 +63,10 @@ ingresses:
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils._backends import check_cluster
-from ansible_collections.kindlab.ingress.plugins.module_utils._checks import check_entry
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.backends import check_cluster
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks import check_entry
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
-from ansible_collections.kindlab.ingress.plugins.module_utils._select import list_ingresses
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import list_ingresses
 
 
 def _check(client: Any, selection: Any, _options: Any) -> dict[str, Any]:

@@ -246,10 +246,10 @@ images_loaded:
 """
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import WAIT_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils._cluster import run_kind_cluster
-from ansible_collections.kindlab.ingress.plugins.module_utils._kind import KindProvider
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import run_kind_cluster
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.kind import KindProvider
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
-from ansible_collections.kindlab.ingress.plugins.module_utils._twin import TwinProvider
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.twin import TwinProvider
 
 # Importing the providers registers them under their names.
 PROVIDERS = (KindProvider, TwinProvider)

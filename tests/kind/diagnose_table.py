@@ -32,12 +32,14 @@ import tempfile
 import time
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _diagnose, _status, _versions
+from ansible_collections.kindlab.ingress.plugins.module_utils import _versions
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose as _diagnose
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as _status
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import install as _controllers
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import binary as traefik_binary
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import parse_images
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import Client
-from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
 from kindlab_twin import binaries
 
 TIME_SCALE = 10.0

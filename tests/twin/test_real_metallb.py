@@ -112,7 +112,7 @@ def test_its_token_carries_only_its_service_account_rights(metallb: ControlPlane
 def test_the_rendered_controller_rbac_is_upstreams() -> None:
     """The lab's rendered install (source: rendered) grants the controller only rules that
     MetalLB's own manifest, from the same pinned module, grants it."""
-    from ansible_collections.kindlab.ingress.plugins.module_utils import _metallb as mlb
+    from ansible_collections.kindlab.ingress.plugins.module_utils.cluster import metallb as mlb
 
     manifest = binaries.assets_dir("metallb-controller") / "metallb-native.yaml"
     upstream = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(manifest.read_text()) if d}

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _helm
-from ansible_collections.kindlab.ingress.plugins.module_utils._cluster import find_binary
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import find_binary
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
     LOG_TAIL_LINES,

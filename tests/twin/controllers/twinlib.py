@@ -13,7 +13,7 @@ from typing import Any, Iterator
 from kindlab_twin.contract import CONNECT_TO_FILE, Conflict, NotFound, Store
 from kindlab_twin.runtime import TwinRuntime
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _metallb as mlb
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster import metallb as mlb
 from realcp import started_cluster, wait_for
 
 Obj = dict[str, Any]

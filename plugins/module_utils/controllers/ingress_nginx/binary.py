@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._select import key_of, label_selector_matches
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of, label_selector_matches
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import (
     ClusterState,
     Controller,

@@ -28,7 +28,7 @@ import datetime as dt
 import re
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._select import key_of, label_selector_matches
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of, label_selector_matches
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import (
     ClusterState,
     Controller,

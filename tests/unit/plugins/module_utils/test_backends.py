@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._backends import (
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.backends import (
     backends_of, check_cluster, check_ingresses, slice_endpoints,
 )
 

@@ -5,9 +5,10 @@ import json
 import pytest
 import yaml
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _cluster as cl
-from ansible_collections.kindlab.ingress.plugins.module_utils import _kind, _twin
-from ansible_collections.kindlab.ingress.plugins.module_utils._cluster import ClusterError
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster import providers as cl
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster import kind as _kind
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster import twin as _twin
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import ClusterError
 
 # Importing the providers registers them.
 PROVIDERS = (_kind.KindProvider, _twin.TwinProvider)

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._conflicts import (
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.conflicts import (
     claim_of, find_conflicts, host_overlap, path_overlap, same_controller,
 )
 

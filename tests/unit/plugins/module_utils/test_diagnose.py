@@ -5,10 +5,10 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _diagnose as d
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose as d
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import base
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import binary as ng_binary
-from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
 
 Obj = dict[str, Any]
 IMAGE = "registry.k8s.io/ingress-nginx/controller:v1.15.1@sha256:abc"

@@ -15,19 +15,22 @@ _FOREIGN = {("_yaml", "YAMLError")}
 
 def _error_classes() -> list[tuple[str, type[BaseException]]]:
     found = []
-    for info in pkgutil.iter_modules(module_utils.__path__):
-        mod = importlib.import_module("%s.%s" % (module_utils.__name__, info.name))
+    # Every module, in the packages too (controllers/, cluster/, verify/, lab/).
+    for info in pkgutil.walk_packages(module_utils.__path__, module_utils.__name__ + "."):
+        mod = importlib.import_module(info.name)
+        short = info.name[len(module_utils.__name__) + 1:]
         for name, obj in vars(mod).items():
             if (inspect.isclass(obj) and issubclass(obj, BaseException) and obj.__module__ == mod.__name__
-                    and (info.name, name) not in _FOREIGN):
-                found.append(("%s.%s" % (info.name, name), obj))
+                    and (short, name) not in _FOREIGN):
+                found.append(("%s.%s" % (short, name), obj))
     return found
 
 
 def test_the_scan_finds_the_collections_errors() -> None:
     names = {name for name, _cls in _error_classes()}
     # A scan that finds nothing would make the next test pass vacuously.
-    assert {"_errors.KindlabError", "_errors.OptionError", "_k8s.K8sError", "_pools.PoolError"} <= names
+    assert {"_errors.KindlabError", "_errors.OptionError", "_k8s.K8sError", "cluster.pools.PoolError",
+            "controllers.base.ControllerError", "controllers.traefik.values.ValuesError"} <= names
     assert len(names) >= 16
 
 
@@ -38,14 +41,14 @@ def test_every_error_class_derives_from_the_root(name: str, cls: type[BaseExcept
 
 def test_option_errors_are_value_errors() -> None:
     options = [name for name, cls in _error_classes() if issubclass(cls, OptionError)]
-    assert "_lab.LabError" in options and "_select.SelectionError" in options
+    assert "lab.definition.LabError" in options and "verify.select.SelectionError" in options
     for name, cls in _error_classes():
         if issubclass(cls, OptionError):
             assert issubclass(cls, ValueError), name
 
 
 def test_cluster_and_tool_errors_are_not_option_errors() -> None:
-    from ansible_collections.kindlab.ingress.plugins.module_utils._cluster import ClusterError
+    from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import ClusterError
     from ansible_collections.kindlab.ingress.plugins.module_utils._helm import HelmError
     from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8sError, WaitTimeout
 

@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _hostnet as hn
-from ansible_collections.kindlab.ingress.plugins.module_utils._pools import parse_pools
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster import hostnet as hn
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import parse_pools
 
 # Samples in the shapes iproute2 6.1 prints (`ip -j ...` writes one JSON array on one line).
 BRIDGE = "br-5e3b1c9f0a7d"

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _ingresses as ing
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify import ingresses as ing
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import WaitTimeout
 
 

@@ -17,8 +17,8 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _k8s
-from ansible_collections.kindlab.ingress.plugins.module_utils import _status as s
-from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as s
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
 
 pytest.importorskip("kubernetes")
 urllib3_errors = pytest.importorskip("urllib3.exceptions")

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _kind as kd
-from ansible_collections.kindlab.ingress.plugins.module_utils._cluster import (
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster import kind as kd
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import (
     BinaryNotFound,
     ClusterError,
     EngineUnavailable,
@@ -317,7 +317,7 @@ def test_parse_load_output() -> None:
 
 
 def test_adapt_config_patches_every_node_on_cgroup_v1_only() -> None:
-    from ansible_collections.kindlab.ingress.plugins.module_utils._cluster import CGROUP_V1_PATCH, render_kind_config
+    from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import CGROUP_V1_PATCH, render_kind_config
 
     config = render_kind_config(2, "kindest/node:v1.35.5")
     provider = get_provider("kind", lambda argv, **kw: (0, DOCKER_INFO_V1, ""), lambda name: "/usr/bin/" + name)

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._lab import LabError, validate
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.definition import LabError, validate
 
 ROOT = Path(__file__).resolve().parents[4]
 DEFAULT_LAB = yaml.safe_load((ROOT / "inventories/local/group_vars/all/lab.yml").read_text())

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._lab import plan, validate
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.definition import plan, validate
 
 ROOT = Path(__file__).resolve().parents[4]
 DEFAULT_LAB = yaml.safe_load((ROOT / "inventories/local/group_vars/all/lab.yml").read_text())

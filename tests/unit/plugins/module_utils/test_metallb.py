@@ -8,9 +8,9 @@ import jsonschema
 import pytest
 import yaml
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _metallb as mlb
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster import metallb as mlb
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import ApplyResult, K8sError, WaitTimeout
-from ansible_collections.kindlab.ingress.plugins.module_utils._pools import PoolError, parse_pools
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import PoolError, parse_pools
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import METALLB_VERSION
 from ansible_collections.kindlab.ingress.tests.unit.schema import validate_all
 

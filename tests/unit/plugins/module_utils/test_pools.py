@@ -4,8 +4,8 @@ import ipaddress
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _pools as pl
-from ansible_collections.kindlab.ingress.plugins.module_utils._pools import ClusterNetworks, PoolError
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster import pools as pl
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import ClusterNetworks, PoolError
 
 KIND_NETWORKS = ClusterNetworks(node=("172.18.0.0/16", "fc00:f853:ccd:e793::/64"), pod=("10.244.0.0/16",),
                                 service=("10.96.0.0/16",))

@@ -9,7 +9,7 @@ import pytest
 from ansible.module_utils.six.moves.urllib.error import HTTPError
 from ansible.module_utils.urls import open_url
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._probe import (
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import (
     Answer, ConnectTo, ProbeError, ProbeSpec, Target, backend_of, build_target, curl_argv, distribution,
     first_rule_host, host_send, parse_connect_to, parse_curl, parse_spec, probe_from_module, run_probe,
 )
@@ -276,7 +276,7 @@ def test_real_http_host_header_override_and_refused_connection(server_factory: A
 
 
 def test_connect_to_only_never_dials_an_unmapped_address() -> None:
-    from ansible_collections.kindlab.ingress.plugins.module_utils import _probe
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify import probe as _probe
 
     dialled: list[str] = []
 

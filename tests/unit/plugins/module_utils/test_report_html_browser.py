@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._report_html import BAR_Y, render
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import BAR_Y, render
 from ansible_collections.kindlab.ingress.tests.unit import png
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_report_html import (
     ONE, PUZZLE, THREE, TWO, runs,

@@ -8,11 +8,11 @@ from typing import Any, Iterator, Sequence
 import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _k8s
-from ansible_collections.kindlab.ingress.plugins.module_utils import _status as s
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as s
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
-from ansible_collections.kindlab.ingress.plugins.module_utils._ingresses import status_addresses
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.ingresses import status_addresses
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import WatchInterrupted
-from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection, key_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, key_of
 
 Obj = dict[str, Any]
 T0 = dt.datetime(2026, 11, 21, 23, 40, 0, tzinfo=dt.timezone.utc)
@@ -599,8 +599,13 @@ def test_a_403_after_the_watch_was_granted_is_a_blind_interval_and_before_it_an_
     [blind] = r["blind_intervals"]
     assert (blind["t_from"], blind["t_to"]) == (2.0, 5.5) and "connection reset" in blind["why"] and "403" in blind["why"]
     # Never granted in this window: the credentials, an error that names the refusal.
-    client = ScriptedClient(FakeTime(), lists=[], streams=[])
-    client.list_with_version = lambda *a, **kw: (_ for _ in ()).throw(forbidden)  # type: ignore[method-assign]
+
+    class Refusing(ScriptedClient):
+        def list_with_version(self, api_version: str, kind: str, read_timeout: float | None = None,
+                              **kw: Any) -> tuple[list[Obj], str]:
+            raise forbidden
+
+    client = Refusing(FakeTime(), lists=[], streams=[])
     with pytest.raises(_k8s.WatchForbidden, match="cannot watch"):
         s.run(client, Selection(), s.parse_options(10, 5, False, [], False, False), clock=clock.clock, now=clock.wall,
               sleep=clock.sleep)

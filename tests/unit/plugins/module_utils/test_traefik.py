@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _diagnose as d
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose as d
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import base, registry
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import binary, chart
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import ValuesError

@@ -4,8 +4,8 @@ import stat
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _twin as tw
-from ansible_collections.kindlab.ingress.plugins.module_utils._cluster import BinaryNotFound, ClusterError, get_provider
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster import twin as tw
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import BinaryNotFound, ClusterError, get_provider
 
 # `kindlab-twin get connect-to --name lab` prints curl --connect-to entries, one a line.
 CONNECT_TO = "100.64.0.1:80:127.0.0.1:41234\n100.64.0.1:443:127.0.0.1:41235\n172.18.0.2:30080:127.0.0.1:41236\n"

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._verify import (
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import (
     VerifyError, evaluate, markdown, report, validate_expect,
 )
 
@@ -162,7 +162,7 @@ def _report_params(tmp_path: Any) -> dict[str, Any]:
 
 
 def test_the_report_files_are_written_and_rewritten_only_when_they_change(tmp_path: Any) -> None:
-    from ansible_collections.kindlab.ingress.plugins.module_utils._verify import run_verify_report
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import run_verify_report
 
     first = run_verify_report(_report_params(tmp_path), _Runtime())
     assert first["changed"] and sorted(p.name for p in (tmp_path / "verify").iterdir()) == ["report.html", "report.json", "summary.md"]
@@ -172,7 +172,7 @@ def test_the_report_files_are_written_and_rewritten_only_when_they_change(tmp_pa
 
 def test_a_failure_while_rendering_writes_no_file(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """report.html is rendered last; before, report.json and summary.md were already written when it failed."""
-    from ansible_collections.kindlab.ingress.plugins.module_utils import _verify
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify import report as _verify
 
     def broken(doc: Any) -> str:
         raise RuntimeError("render failed")
@@ -185,7 +185,7 @@ def test_a_failure_while_rendering_writes_no_file(tmp_path: Any, monkeypatch: py
 
 def test_a_failure_while_writing_replaces_no_file_and_leaves_no_temporary_one(
         tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ansible_collections.kindlab.ingress.plugins.module_utils import _verify
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify import report as _verify
 
     old = {name: "old %s\n" % name for name in ("a.json", "b.md", "c.html")}
     for name, text in old.items():

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _workloads as wl
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab import workloads as wl
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import TEST_APP_IMAGE
 
 

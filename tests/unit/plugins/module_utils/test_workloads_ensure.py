@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _workloads as wl
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab import workloads as wl
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import WaitTimeout
 from ansible_collections.kindlab.ingress.tests.unit.fakes import FakeClient
 

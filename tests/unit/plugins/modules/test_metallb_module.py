@@ -6,7 +6,8 @@ from typing import Any
 import pytest
 from ansible.module_utils import basic
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _metallb, _module
+from ansible_collections.kindlab.ingress.plugins.module_utils import _module
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster import metallb as _metallb
 from ansible_collections.kindlab.ingress.plugins.modules import metallb
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_metallb import FakeClient
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json, run_module

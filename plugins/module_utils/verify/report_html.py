@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._status import change_writer
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import change_writer
 
 Obj = dict[str, Any]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._conflicts import CLASS_ANNOTATION
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.conflicts import CLASS_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import (
     ControllerError,
     controller_type,
@@ -23,9 +23,9 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.instal
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._helm import HelmError, chart_source
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import ImageError, parse_images, parse_load
-from ansible_collections.kindlab.ingress.plugins.module_utils._pools import PoolError, parse_pools
-from ansible_collections.kindlab.ingress.plugins.module_utils._verify import VerifyError, validate_expect
-from ansible_collections.kindlab.ingress.plugins.module_utils._workloads import (
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import PoolError, parse_pools
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import VerifyError, validate_expect
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import (
     WorkloadError, parse_namespaces, parse_workloads, summary,
 )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._select import key_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of
 
 Obj = dict[str, Any]
 

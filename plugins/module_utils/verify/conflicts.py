@@ -28,8 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._diagnose import find_controllers, read_state, servers_of
-from ansible_collections.kindlab.ingress.plugins.module_utils._select import Selection, key_of, list_ingresses
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.diagnose import find_controllers, read_state, servers_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, key_of, list_ingresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
 
 Obj = dict[str, Any]

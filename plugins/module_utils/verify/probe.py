@@ -492,7 +492,7 @@ def node_from_context(context: str | None) -> str | None:
 def ingress_lookup(client: Any, refs: list[tuple[str, str]]) -> Lookup:
     """Read the Ingresses again at every request: their status addresses (in order, without
     repeats) and the first rule host among them."""
-    from ansible_collections.kindlab.ingress.plugins.module_utils._ingresses import status_addresses
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.ingresses import status_addresses
 
     def lookup() -> tuple[list[str], str | None]:
         addresses: list[str] = []

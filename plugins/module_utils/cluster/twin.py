@@ -13,13 +13,13 @@ import re
 import sys
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._cluster import (
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import (
     BinaryNotFound,
     ClusterError,
     ClusterProvider,
     register,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils._kind import parse_clusters
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.kind import parse_clusters
 
 TWIN_COMMAND = "kindlab-twin"
 # The twin's node network (and kind's usual docker network); pod/service CIDRs follow the

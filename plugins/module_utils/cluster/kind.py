@@ -12,7 +12,7 @@ import os
 import re
 from typing import Any, Mapping
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._cluster import (
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import (
     ClusterError,
     ClusterProvider,
     EngineUnavailable,

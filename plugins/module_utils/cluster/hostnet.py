@@ -25,16 +25,16 @@ import platform
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._cluster import ClusterError
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import ClusterError
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
-from ansible_collections.kindlab.ingress.plugins.module_utils._kind import (
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.kind import (
     docker_info_argv,
     network_inspect_argv,
     network_missing,
     network_name,
     parse_network_inspect,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils._pools import Pool, parse_pools, plan_host_access
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import Pool, parse_pools, plan_host_access
 
 if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime

@@ -28,7 +28,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
     ref_of,
     wait_for_workload,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils._pools import (
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import (
     ClusterNetworks,
     Pool,
     PoolError,

@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
-from ansible_collections.kindlab.ingress.plugins.module_utils._report_html import render as render_html
-from ansible_collections.kindlab.ingress.plugins.module_utils._status import change_writer
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import render as render_html
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import change_writer
 
 if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
