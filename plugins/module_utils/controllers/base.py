@@ -15,9 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import label_selector_matches
 
 Obj = dict[str, Any]
 Values = dict[str, Any]
+
+
+# Kubernetes' own names, the same for every controller type.
+CLASS_ANNOTATION = "kubernetes.io/ingress.class"
+DEFAULT_CLASS_ANNOTATION = "ingressclass.kubernetes.io/is-default-class"
 
 
 class ControllerError(KindlabError):
@@ -179,6 +185,33 @@ def is_ip(address: str) -> bool:
         return True
     except ValueError:
         return False
+
+
+def ip_first(addresses: list[str]) -> list[str]:
+    """IPs before hostnames, each by text."""
+    return sorted(addresses, key=lambda a: (not is_ip(a), a))
+
+
+def watch_scope(state: ClusterState, namespaces: list[str], selector: str) -> tuple[str, Callable[[str], bool]]:
+    """What a controller watches, in words, and whether it watches a namespace: the namespaces
+    named (all when none) that match the label selector (any when empty)."""
+    def watches(namespace: str) -> bool:
+        if namespaces and namespace not in namespaces:
+            return False
+        if selector:
+            labels = state.namespace_labels(namespace)
+            return labels is not None and label_selector_matches(selector, labels)
+        return True
+
+    if len(namespaces) == 1:
+        text = "namespace %s" % namespaces[0]
+    elif namespaces:
+        text = "namespaces %s" % ", ".join(namespaces)
+    elif selector:
+        text = "namespaces matching %s" % selector
+    else:
+        text = "all namespaces"
+    return text, watches
 
 
 def workload_service(state: ClusterState, workload: Obj) -> Obj | None:

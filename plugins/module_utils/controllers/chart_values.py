@@ -25,6 +25,21 @@ def get_path(values: Values, path: str) -> Any:
     return node
 
 
+def set_path(values: Values, path: str, value: Any, error: type[Exception]) -> None:
+    """Set the value at a dotted key path, creating the maps on the way; ERROR (the type's
+    ValuesError) names a level that is not a map."""
+    node = values
+    parts = path.split(".")
+    for part in parts[:-1]:
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        if not isinstance(child, dict):
+            raise error("values.%s: expected a mapping, got %r" % (part, child))
+        node = child
+    node[parts[-1]] = value
+
+
 def merge_values(defaults: Values, user: Values) -> Values:
     """Helm's coalescing of user values over chart defaults: maps merge key by key, other
     values replace, and a user null deletes the chart default (a null with no default to

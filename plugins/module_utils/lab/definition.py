@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.conflicts import CLASS_ANNOTATION
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CLASS_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import (
     ControllerError,
     controller_type,

@@ -31,11 +31,9 @@ from typing import Any
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.diagnose import find_controllers, read_state, servers_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, key_of, list_ingresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CLASS_ANNOTATION, DEFAULT_CLASS_ANNOTATION
 
 Obj = dict[str, Any]
-
-CLASS_ANNOTATION = "kubernetes.io/ingress.class"
-DEFAULT_CLASS_ANNOTATION = "ingressclass.kubernetes.io/is-default-class"
 
 
 # ----------------------------------------------------------------- matching rules

@@ -15,8 +15,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of, label_selector_matches
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import (
+    CLASS_ANNOTATION,
     ClusterState,
     Controller,
     meta,
@@ -24,14 +25,14 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base i
     can_cluster_wide,
     container_argv,
     image_repository,
-    is_ip,
+    ip_first,
     pod_running_ready,
     pod_template,
+    watch_scope,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.values import (
     BINARY_DEFAULT_CONTROLLER_CLASS,
     BINARY_DEFAULT_INGRESS_CLASS,
-    CLASS_ANNOTATION,
 )
 
 Obj = dict[str, Any]
@@ -218,8 +219,7 @@ def node_addresses(node: Obj | None, internal: bool) -> list[str]:
 
 def standardize(addresses: list[str]) -> list[str]:
     """updateStatus sorts hostnames and IPs (IPs first, by text) before writing."""
-    uniq = list(dict.fromkeys(a for a in addresses if a))
-    return sorted(uniq, key=lambda a: ("" if is_ip(a) else a, a if is_ip(a) else ""))
+    return ip_first(list(dict.fromkeys(a for a in addresses if a)))
 
 
 def analyse_nginx(state: ClusterState, workload: Obj, container: Obj, pods: list[Obj]) -> Controller:
@@ -271,20 +271,9 @@ def analyse_nginx(state: ClusterState, workload: Obj, container: Obj, pods: list
     elif not s.update_status:
         address = None
         problems.append("--update-status=false: it never writes Ingress status")
-    if s.watch_namespace:
-        watch = "namespace %s" % s.watch_namespace
-    elif s.watch_namespace_selector:
-        watch = "namespaces matching %s" % s.watch_namespace_selector
-    else:
-        watch = "all namespaces"
-
-    def watches(namespace: str) -> bool:
-        if s.watch_namespace:
-            return namespace == s.watch_namespace
-        if s.watch_namespace_selector:
-            labels = state.namespace_labels(namespace)
-            return labels is not None and label_selector_matches(s.watch_namespace_selector, labels)
-        return True
+    # --watch-namespace wins over --watch-namespace-selector (both together cannot start, above).
+    watch, watches = watch_scope(state, [s.watch_namespace] if s.watch_namespace else [],
+                                 "" if s.watch_namespace else s.watch_namespace_selector)
 
     svc = workload_service(state, workload)
     svc_name = str(meta(svc).get("name")) if svc else name

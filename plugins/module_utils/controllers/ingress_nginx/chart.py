@@ -40,7 +40,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingres
     parse_flags,
     trunc63,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, merge_values, truthy
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, merge_values, set_path, truthy
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.binary import MIN_STATUS_UPDATE_INTERVAL, STATUS_SYNC_SECONDS
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.notes import notes_for
 
@@ -437,16 +437,7 @@ def apply_options(values: Values | None, scope: bool | None = None, publish_serv
                     "%s=%r conflicts with values.%s=%r; drop one of them" % (option, value, path, current)
                 )
             continue
-        node = out
-        parts = path.split(".")
-        for part in parts[:-1]:
-            child = node.get(part)
-            if child is None:
-                child = node[part] = {}
-            if not isinstance(child, dict):
-                raise ValuesError("values.%s: expected a mapping, got %r" % (part, child))
-            node = child
-        node[parts[-1]] = value
+        set_path(out, path, value, ValuesError)
     return out
 
 

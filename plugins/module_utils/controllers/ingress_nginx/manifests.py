@@ -12,11 +12,11 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingres
     APP_VERSION,
     CHART_NAME,
     CHART_VERSION,
-    DEFAULT_CLASS_ANNOTATION,
     ValuesError,
     go_string,
     trunc63,
 )
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import DEFAULT_CLASS_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, truthy
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.chart import (
     ControllerConfig,

@@ -10,8 +10,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingres
     BINARY_DEFAULT_INGRESS_CLASS,
     CHART_DEFAULTS,
     CHART_TOP_LEVEL_KEYS,
-    CLASS_ANNOTATION,
 )
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CLASS_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, truthy
 
 if TYPE_CHECKING:  # chart.py calls notes_for with its config (no import cycle at run time)

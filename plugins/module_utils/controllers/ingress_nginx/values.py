@@ -34,8 +34,6 @@ APP_VERSION = INGRESS_NGINX_CONTROLLER_VERSION.lstrip("v")
 # passes no flag.
 BINARY_DEFAULT_INGRESS_CLASS = "nginx"
 BINARY_DEFAULT_CONTROLLER_CLASS = "k8s.io/ingress-nginx"
-CLASS_ANNOTATION = "kubernetes.io/ingress.class"
-DEFAULT_CLASS_ANNOTATION = "ingressclass.kubernetes.io/is-default-class"
 POD_NAMESPACE_REF = "$(POD_NAMESPACE)"
 
 # The part of chart 4.15.1's values.yaml this module reads (same keys, same defaults).

@@ -30,15 +30,17 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of, label_selector_matches
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import (
+    CLASS_ANNOTATION,
     ClusterState,
     Controller,
     can_cluster_wide,
     container_argv,
     image_repository,
-    is_ip,
+    ip_first,
     meta,
     pod_running_ready,
     pod_template,
+    watch_scope,
     workload_service,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.chart import parse_args
@@ -46,7 +48,6 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefi
 
 Obj = dict[str, Any]
 
-CLASS_ANNOTATION = "kubernetes.io/ingress.class"
 DEFAULT_ANNOTATION_CLASS = "traefik"  # kubernetes.go traefikDefaultIngressClass
 NGINX_DEFAULT_CLASS = "nginx"
 NGINX_DEFAULT_CONTROLLER_CLASS = "k8s.io/ingress-nginx"
@@ -73,32 +74,6 @@ def _lb_addresses(svc: Obj) -> list[str] | None:
     return [str(i.get(k)) for i in ingress for k in ("ip", "hostname") if i.get(k)]
 
 
-def _standardized(addresses: list[str]) -> list[str]:
-    """IPs first (Traefik compares the set; the order is only for the comparison here)."""
-    return sorted(dict.fromkeys(addresses), key=lambda a: (not is_ip(a), a))
-
-
-def _watches(state: ClusterState, namespaces: list[str], selector: str) -> Any:
-    def watches(namespace: str) -> bool:
-        if namespaces and namespace not in namespaces:
-            return False
-        if selector:
-            labels = state.namespace_labels(namespace)
-            return labels is not None and label_selector_matches(selector, labels)
-        return True
-    return watches
-
-
-def _watch_text(namespaces: list[str], selector: str) -> str:
-    if len(namespaces) == 1:
-        return "namespace %s" % namespaces[0]
-    if namespaces:
-        return "namespaces %s" % ", ".join(namespaces)
-    if selector:
-        return "namespaces matching %s" % selector
-    return "all namespaces"
-
-
 def _ingress_provider(state: ClusterState, workload: Obj, flags: dict[str, str], base: dict[str, Any]) -> Controller:
     """The `kubernetes` provider (kubernetesIngress)."""
     ns = base["namespace"]
@@ -107,6 +82,7 @@ def _ingress_provider(state: ClusterState, workload: Obj, flags: dict[str, str],
     no_lookup = flags.get(p + "disableclusterscoperesources") == "true" or flags.get(p + "disableingressclasslookup") == "true"
     namespaces = _list(flags.get(p + "namespaces", ""))
     label_selector = flags.get(p + "labelselector", "")
+    watch, watches = watch_scope(state, namespaces, "")
     classes = [] if no_lookup else sorted(
         str(meta(ic).get("name")) for ic in state.ingress_classes
         if (ic.get("spec") or {}).get("controller") == CONTROLLER_VALUE
@@ -176,9 +152,9 @@ def _ingress_provider(state: ClusterState, workload: Obj, flags: dict[str, str],
         type="traefik", namespace=ns, name=base["name"] + "@kubernetes", kind=base["kind"], pods=base["pods"],
         ready_pods=base["ready"], settings=dict(base["settings"], provider="kubernetes", ingress_class=option_class or None,
                                                 ingress_classes=classes, class_lookup=not no_lookup),
-        watch=_watch_text(namespaces, ""), publish_source=source, publish_detail=detail,
-        address=_standardized(address) if address is not None else None, address_from_lb=from_lb, problems=problems,
-        claim=claim, watches_namespace=_watches(state, namespaces, ""),
+        watch=watch, publish_source=source, publish_detail=detail,
+        address=ip_first(address) if address is not None else None, address_from_lb=from_lb, problems=problems,
+        claim=claim, watches_namespace=watches,
         class_keys=["controller-class %s" % CONTROLLER_VALUE] + (
             ["annotation %s: %s" % (CLASS_ANNOTATION, option_class)] if option_class else ["ingresses without a class"]),
         sync_period=0,
@@ -200,6 +176,7 @@ def _nginx_provider(state: ClusterState, workload: Obj, flags: dict[str, str], b
     without_class = flags.get(p + "watchingresswithoutclass") == "true"
     namespaces = _list(flags.get(p + "watchnamespace", ""))
     selector = flags.get(p + "watchnamespaceselector", "")
+    watch, watches = watch_scope(state, namespaces, selector)
     may_list = can_cluster_wide(state, ns, base["service_account"], "networking.k8s.io", "ingressclasses", "list")
     classes: list[str] = []
     if may_list:
@@ -267,9 +244,9 @@ def _nginx_provider(state: ClusterState, workload: Obj, flags: dict[str, str], b
         ready_pods=base["ready"], settings=dict(base["settings"], provider="kubernetesingressnginx", ingress_class=ingress_class,
                                                 controller_class=controller_class, ingress_classes=classes,
                                                 may_list_ingress_classes=may_list, watch_without_class=without_class),
-        watch=_watch_text(namespaces, selector), publish_source=source, publish_detail=detail,
-        address=_standardized(address) if address is not None else None, address_from_lb=from_lb, problems=problems,
-        claim=claim, watches_namespace=_watches(state, namespaces, selector),
+        watch=watch, publish_source=source, publish_detail=detail,
+        address=ip_first(address) if address is not None else None, address_from_lb=from_lb, problems=problems,
+        claim=claim, watches_namespace=watches,
         class_keys=["controller-class %s" % controller_class, "annotation %s: %s" % (CLASS_ANNOTATION, ingress_class)]
         + (["ingresses without a class"] if without_class else []),
         sync_period=0,

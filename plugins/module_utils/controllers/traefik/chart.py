@@ -27,7 +27,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefi
     NGINX,
     ValuesError,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, merge_values, truthy
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, merge_values, set_path, truthy
 
 Values = dict[str, Any]
 Obj = dict[str, Any]
@@ -227,16 +227,7 @@ def _set(out: Values, path: str, value: Any, option: str) -> None:
     current = get_path(out, path)
     if current is not None and current != "" and current != value:
         raise ValuesError("%s=%r conflicts with values.%s=%r; drop one of them" % (option, value, path, current))
-    node = out
-    parts = path.split(".")
-    for part in parts[:-1]:
-        child = node.get(part)
-        if child is None:
-            child = node[part] = {}
-        if not isinstance(child, dict):
-            raise ValuesError("values.%s: expected a mapping, got %r" % (part, child))
-        node = child
-    node[parts[-1]] = value
+    set_path(out, path, value, ValuesError)
 
 
 def apply_options(values: Values | None, scope: bool | None = None, publish_service: bool | None = None,
