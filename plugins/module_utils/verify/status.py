@@ -584,8 +584,10 @@ class Window:
 
 # While the window runs, the controller pods' logs are read every this many seconds: a pod that
 # is deleted or restarted inside the window is gone by its end, and its last line (the status
-# clear on shutdown) is written a moment before it goes.
+# clear on shutdown) is written a moment before it goes. The controller pods themselves are
+# listed every LOG_LIST_EVERY polls (a list of every pod of the cluster is the costly request).
 LOG_POLL_SECONDS = 1.0
+LOG_LIST_EVERY = 5
 
 
 class PodLogs:
@@ -597,36 +599,48 @@ class PodLogs:
     def __init__(self, client: Any, start: dt.datetime, wall: Callable[[], dt.datetime]) -> None:
         self.client, self.start, self.wall = client, start, wall
         self.entries: dict[tuple[str, str], LogEntry] = {}  # (pod, line) -> its entry: each line once
-        self.pods: set[str] = set()
+        self.pods: list[tuple[str, str, str]] = []  # (namespace, pod, container) as last listed
+        self.read_at: dict[str, dt.datetime] = {}  # ns/pod -> when its log was last read whole
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def collect(self, previous: bool = False) -> None:
-        """Read every controller pod's lines of the window (PREVIOUS: also its container's last
-        run, for one that restarted; once, at the end)."""
-        since = int((self.wall() - self.start).total_seconds() + LOG_MATCH_SECONDS) + 5  # the API takes whole seconds
-        try:
-            pods = controller_pods(self.client)
-        except K8sError:
-            return
-        for ns, pod, container in pods:
+    def collect(self, previous: bool = False, list_pods: bool = True) -> None:
+        """Read the controller pods' lines of the window: each pod's since its last whole read (the
+        first time, since the window began), listing the pods first unless LIST_PODS is false.
+        PREVIOUS also reads a restarted container's last run (once, at the end)."""
+        now = self.wall()
+        if list_pods or not self.pods:
+            try:
+                self.pods = controller_pods(self.client)
+            except K8sError:
+                return
+        window = int((now - self.start).total_seconds() + LOG_MATCH_SECONDS) + 5  # the API takes whole seconds
+        for ns, pod, container in self.pods:
             ref = "%s/%s" % (ns, pod)
-            self.pods.add(ref)
+            last = self.read_at.get(ref)
+            # A second or two of overlap with the last read: lines read twice are kept once.
+            since = window if last is None or previous else min(window, int((now - last).total_seconds()) + 2)
+            complete = True
             for last_run in (False, True) if previous else (False,):
                 try:
                     text = self.client.pod_log(ns, pod, container, since_seconds=since, previous=last_run)
                 except K8sError:
+                    complete = False
                     continue
                 for line in text.splitlines():
                     if (ref, line) not in self.entries:
                         entry = parse_log_line(ref, line, self.start.year)
                         if entry is not None:
                             self.entries[(ref, line)] = entry
+            if complete:
+                self.read_at[ref] = now
 
     def _loop(self) -> None:
+        polls = 0
         while not self._stop.wait(LOG_POLL_SECONDS):
+            polls += 1
             try:
-                self.collect()
+                self.collect(list_pods=polls % LOG_LIST_EVERY == 1)
             except Exception:  # best effort while the window runs; the final collect() raises a real bug
                 return
 

@@ -709,6 +709,7 @@ class FakeLogClient:
     def __init__(self) -> None:
         self.pods: list[tuple[str, str, str]] = []
         self.logs: dict[str, str] = {}
+        self.asked: list[tuple[str, int]] = []  # (pod, since_seconds) of each read
 
     def list(self, api_version: str, kind: str, **_kw: Any) -> list[dict[str, Any]]:
         return [{"metadata": {"namespace": ns, "name": pod},
@@ -718,6 +719,7 @@ class FakeLogClient:
     def pod_log(self, ns: str, pod: str, container: str, since_seconds: int | None = None, previous: bool = False) -> str:
         # The real client's read_namespaced_pod_log refuses anything but an integer here.
         assert isinstance(since_seconds, int) and not isinstance(since_seconds, bool), since_seconds
+        self.asked.append((pod, since_seconds))
         return "" if previous else self.logs.get(pod, "")
 
 
@@ -735,6 +737,9 @@ def test_pod_logs_keep_the_lines_of_a_pod_that_went_away_and_name_the_restart() 
     logs.collect()
     logs.collect()  # read twice: each line counted once
     assert len(logs.entries) == 3
+    # A pod's first read covers the window (25 s, plus the matching slack); a later one only the
+    # time since its last read, with two seconds of overlap.
+    assert client.asked == [(old, 45), (new, 45), (new, 2)]
     timeline = [
         {"ingress": "one/test", "event": "MODIFIED", "new": ["100.64.0.1"], "time": "2026-11-21T23:40:01.600Z"},
         {"ingress": "one/test", "event": "MODIFIED", "new": [], "time": "2026-11-21T23:40:20.100Z"},
