@@ -14,14 +14,9 @@ ready endpoint → the connection is reset (kube-proxy rejects). A pod answers l
 ingress-nginx routes by Host and path over the Ingresses its controller process accepted
 (upstream semantics below), nginx serves its welcome page, echo images echo.
 
-ingress-nginx routing (server/location selection as the generated nginx.conf behaves):
-- server: exact host > wildcard host (`*.example.com` = exactly one extra label) > the
-  catch-all server of rules without host; a matched host server never falls back;
-- location: Exact paths first, then the longest Prefix (matched by path element) or
-  ImplementationSpecific (plain string prefix) path;
-- the same host+path in several Ingresses: the oldest Ingress wins (store.go ListIngresses
-  sorts by creationTimestamp);
-- backend with no ready endpoints → 503; nothing matched → 404 from the default backend.
+ingress-nginx routing is the collection's (controllers/ingress_nginx/binary.py select_route:
+server and location selection as the generated nginx.conf behaves); a backend with no ready
+endpoints → 503; nothing matched → 404 from the default backend.
 """
 from __future__ import annotations
 
@@ -37,6 +32,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from kindlab_twin.collection import nginx_binary
 from kindlab_twin.contract import CONNECT_TO_FILE, Obj, Store
 
 from .controllers import images
@@ -61,67 +57,6 @@ NGINX_WELCOME = """<!DOCTYPE html>
 def nginx_error_page(code: int, reason: str) -> str:
     return (f"<html>\r\n<head><title>{code} {reason}</title></head>\r\n<body>\r\n"
             f"<center><h1>{code} {reason}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n")
-
-
-# --- routing (pure) --------------------------------------------------------------------------
-
-def host_matches(rule_host: str, host: str) -> bool:
-    rule_host, host = rule_host.lower(), host.lower()
-    if rule_host.startswith("*."):
-        suffix = rule_host[1:]
-        return host.endswith(suffix) and "." not in host[: -len(suffix)] and len(host) > len(suffix)
-    return rule_host == host
-
-
-def prefix_match(prefix: str, path: str) -> bool:
-    """Prefix pathType: element-wise ("/foo" matches /foo, /foo/, /foo/bar, not /foobar)."""
-    if prefix in ("", "/"):
-        return True
-    p = prefix.rstrip("/")
-    return path == p or path.startswith(p + "/")
-
-
-@dataclass
-class Route:
-    ingress: Obj
-    path: str
-    path_type: str
-    backend: dict[str, Any]
-
-
-def select_route(ingresses: list[Obj], host: str, path: str) -> Route | None:
-    """`ingresses` in ListIngresses order (oldest first)."""
-    host = host.split(":", 1)[0] if not host.startswith("[") else host
-    rules: list[tuple[str, Obj, dict[str, Any]]] = []
-    for ing in nl.sort_ingresses(ingresses):
-        for rule in (ing.get("spec") or {}).get("rules") or []:
-            rules.append((rule.get("host") or "", ing, rule))
-    exact = [r for r in rules if r[0] and not r[0].startswith("*") and host_matches(r[0], host)]
-    wild = [r for r in rules if r[0].startswith("*") and host_matches(r[0], host)]
-    server = exact or wild or [r for r in rules if not r[0]]
-    candidates: list[Route] = []
-    seen: set[tuple[str, str]] = set()
-    for _host, ing, rule in server:
-        for p in (rule.get("http") or {}).get("paths") or []:
-            ptype = p.get("pathType", "ImplementationSpecific")
-            ppath = p.get("path") or "/"
-            if (ppath, ptype) in seen:
-                continue  # oldest Ingress keeps the location
-            seen.add((ppath, ptype))
-            candidates.append(Route(ing, ppath, ptype, p.get("backend") or {}))
-    exact_hits = [r for r in candidates if r.path_type == "Exact" and r.path == path]
-    if exact_hits:
-        return exact_hits[0]
-    hits = [r for r in candidates if r.path_type != "Exact" and (
-        prefix_match(r.path, path) if r.path_type == "Prefix" else path.startswith(r.path))]
-    if hits:
-        return max(hits, key=lambda r: len(r.path))
-    if not server:
-        for ing in nl.sort_ingresses(ingresses):  # spec.defaultBackend of a catch-all Ingress
-            db = (ing.get("spec") or {}).get("defaultBackend")
-            if db and not (ing.get("spec") or {}).get("rules"):
-                return Route(ing, "/", "Prefix", db)
-    return None
 
 
 def ready_endpoints(store: Store, namespace: str, service: str, port_name: str | None) -> list[tuple[str, int, dict[str, Any]]]:
@@ -408,17 +343,17 @@ class DataPlane(LoopController):
         ings = hub_for(self.store).ingresses_for(pod["metadata"].get("namespace", ""), pod["metadata"]["name"])
         if ings is None:
             return None
-        route = select_route(ings, host, urlsplit(path).path or "/")
+        route = nginx_binary.select_route(ings, host, urlsplit(path).path or "/")
         if route is None:
-            default = cfg.raw.get("default-backend-service", "")
+            default = cfg.default_backend_service
             if "/" not in default:
                 return (404, "text/html", nginx_error_page(404, "Not Found"), "nginx")
             # --default-backend-service: unmatched requests go to that Service's endpoints
             dns, dname = default.split("/", 1)
             svc = self.store.get(SERVICE, dns, dname)
             first = ((svc or {}).get("spec", {}).get("ports") or [{}])[0]
-            route = Route({"metadata": {"namespace": dns, "name": ""}}, "/", "Prefix",
-                          {"service": {"name": dname, "port": {"number": first.get("port", 80)}}})
+            route = nginx_binary.Route({"metadata": {"namespace": dns, "name": ""}}, "/", "Prefix",
+                                       {"service": {"name": dname, "port": {"number": first.get("port", 80)}}})
         svc_ref = route.backend.get("service") or {}
         ns = route.ingress["metadata"].get("namespace", "")
         svc = self.store.get(SERVICE, ns, svc_ref.get("name", ""))

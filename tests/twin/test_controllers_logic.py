@@ -99,9 +99,9 @@ def test_flag_parsing_like_pflag() -> None:
     assert not cfg.update_status_on_shutdown and cfg.election_id == "e" and cfg.election_ttl == 60
     # defaults from flags.go
     d = nl.config_from_args(["/nginx-ingress-controller"])
-    assert (d.ingress_class, d.controller_class, d.election_id, d.status_update_interval) == \
+    assert (d.ingress_class, d.controller_class, d.election_id, d.sync_period) == \
         ("nginx", "k8s.io/ingress-nginx", "ingress-controller-leader", 60)
-    assert d.update_status_on_shutdown and not d.watch_without_class and not d.use_node_internal_ip
+    assert d.update_status_on_shutdown and not d.watch_without_class and not d.internal_ip
     # `--bool value` does not consume the value (NoOptDefVal)
     assert nl.config_from_args(["--watch-ingress-without-class", "false"]).watch_without_class
     for bad, msg in ((["--nope=1"], "unknown flag: --nope"), (["--publish-service"], "flag needs an argument"),
@@ -142,19 +142,19 @@ def test_class_by_ingress_class_name() -> None:
                {"metadata": {"name": "other"}, "spec": {"controller": "example.com/other"}}]
     ours = nl.our_class_names(classes, cfg)
     assert ours == {"nginx"}
-    assert nl.ingress_class_of(_ing(cls="nginx"), cfg, ours, False) == "nginx"
+    assert nl.claims(_ing(cls="nginx"), cfg, ours, False)
     # a foreign ingressClassName is not rescued by a matching annotation
-    assert nl.ingress_class_of(_ing(cls="other", ann="nginx"), cfg, ours, False) is None
+    assert not nl.claims(_ing(cls="other", ann="nginx"), cfg, ours, False)
     by_name = nl.config_from_args(["--ingress-class-by-name", "--ingress-class=other", "--controller-class=x/y"])
     assert nl.our_class_names(classes, by_name) == {"other"}
 
 
 def test_class_by_annotation_and_classless() -> None:
     cfg = nl.config_from_args([])
-    assert nl.ingress_class_of(_ing(ann="nginx"), cfg, set(), False) == "nginx"
-    assert nl.ingress_class_of(_ing(ann="traefik"), cfg, set(), False) is None
-    assert nl.ingress_class_of(_ing(), cfg, set(), False) is None
-    assert nl.ingress_class_of(_ing(), nl.config_from_args(["--watch-ingress-without-class=true"]), set(), False) == "_"
+    assert nl.claims(_ing(ann="nginx"), cfg, set(), False)
+    assert not nl.claims(_ing(ann="traefik"), cfg, set(), False)
+    assert not nl.claims(_ing(), cfg, set(), False)
+    assert nl.claims(_ing(), nl.config_from_args(["--watch-ingress-without-class=true"]), set(), False)
 
 
 def test_ignore_ingress_class_add_vs_update() -> None:
@@ -187,7 +187,9 @@ def test_oldest_ingress_first() -> None:
     a = {"metadata": {"name": "a", "namespace": "x", "creationTimestamp": "2026-01-02T00:00:00Z"}}
     b = {"metadata": {"name": "b", "namespace": "x", "creationTimestamp": "2026-01-01T00:00:00Z"}}
     c = {"metadata": {"name": "c", "namespace": "x", "creationTimestamp": "2026-01-01T00:00:00Z"}}
-    assert [i["metadata"]["name"] for i in nl.sort_ingresses([a, b, c])] == ["c", "b", "a"]
+    tracker = nl.IngressTracker(nl.config_from_args(["--watch-ingress-without-class"]), False)
+    tracker.observe([a, b, c], set())
+    assert [i["metadata"]["name"] for i in tracker.list_ingresses()] == ["c", "b", "a"]
 
 
 # --- addresses (status.go runningAddresses / statusAddressFromService) -----------------------
@@ -274,5 +276,6 @@ def test_watch_namespace_selector() -> None:
     tr = nl.IngressTracker(cfg, False)
     tr.observe([_ing("i", ns=ns, ann="nginx") for ns in ("one", "two", "three")], set(), labels)
     assert [i["metadata"]["namespace"] for i in tr.list_ingresses()] == ["one"]
-    assert nl.selector_matches("env=prod,tier!=db,app", {"env": "prod", "app": "x"})
-    assert not nl.selector_matches("env==prod", {"env": "dev"})
+    assert nl.watched("x", nl.config_from_args(["--watch-namespace-selector=env=prod,tier!=db,app"]),
+                      {"x": {"env": "prod", "app": "x"}})
+    assert not nl.watched("x", nl.config_from_args(["--watch-namespace-selector=env==prod"]), {"x": {"env": "dev"}})

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent / "controllers"))
 
@@ -13,44 +12,10 @@ from twinlib import (ECHO_IMAGE, MANAGER, connect_to, deployment, http_get, ingr
                      namespace, nginx_release, ready_deployment, service, started_twin, target_for, update_retry,
                      wait_for)
 
-from kindlab_twin.dataplane import host_matches, prefix_match, ready_endpoints, select_route  # noqa: E402
+from kindlab_twin.dataplane import ready_endpoints  # noqa: E402
 from kindlab_twin.runtime import TwinRuntime  # noqa: E402
 
 DEP = ("apps/v1", "Deployment")
-
-
-def _ing(name: str, ts: str, host: str | None, paths: list[tuple[str, str, str]]) -> dict[str, Any]:
-    rule: dict[str, Any] = {"http": {"paths": [{"path": p, "pathType": t, "backend": {"service": {"name": b, "port": {"number": 80}}}}
-                                               for p, t, b in paths]}}
-    if host:
-        rule["host"] = host
-    return {"metadata": {"name": name, "namespace": "ns", "creationTimestamp": ts}, "spec": {"rules": [rule]}}
-
-
-def _backend(route: Any) -> str | None:
-    return route.backend["service"]["name"] if route else None
-
-
-def test_host_and_path_matching_rules() -> None:
-    assert host_matches("*.example.com", "a.example.com")
-    assert not host_matches("*.example.com", "a.b.example.com") and not host_matches("*.example.com", "example.com")
-    assert prefix_match("/foo", "/foo/bar") and prefix_match("/foo/", "/foo") and not prefix_match("/foo", "/foobar")
-    ings = [
-        _ing("new", "2026-01-02T00:00:00Z", "app.example.com", [("/", "Prefix", "new-root")]),
-        _ing("old", "2026-01-01T00:00:00Z", "app.example.com", [("/", "Prefix", "old-root"), ("/api", "Prefix", "api"),
-                                                                ("/api/v1", "Exact", "exact")]),
-        _ing("wild", "2026-01-01T00:00:00Z", "*.example.com", [("/", "Prefix", "wild")]),
-        _ing("any", "2026-01-01T00:00:00Z", None, [("/static", "ImplementationSpecific", "static")]),
-    ]
-    assert _backend(select_route(ings, "app.example.com", "/")) == "old-root"  # oldest wins for same host+path
-    assert _backend(select_route(ings, "app.example.com:80", "/api/x")) == "api"
-    assert _backend(select_route(ings, "app.example.com", "/api/v1")) == "exact"
-    assert _backend(select_route(ings, "app.example.com", "/apix")) == "old-root"  # element-wise prefix
-    assert _backend(select_route(ings, "b.example.com", "/z")) == "wild"
-    assert _backend(select_route(ings, "other.test", "/staticfiles")) == "static"  # plain string prefix
-    assert select_route(ings, "other.test", "/") is None  # → default backend 404
-    only_host = [_ing("h", "2026-01-01T00:00:00Z", "h.test", [("/a", "Prefix", "a")])]
-    assert select_route(only_host, "h.test", "/b") is None  # a matched host server never falls back
 
 
 def test_http_through_metallb_ip_and_ingress_nginx(twin: TwinRuntime) -> None:

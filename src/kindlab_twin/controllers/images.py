@@ -5,10 +5,10 @@ crash-loop) and the data plane asks `kind_of()` how a pod answers HTTP.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from kindlab_twin.collection import nginx_binary
 from kindlab_twin.contract import Obj, Store
 
 INGRESS_NGINX = "ingress-nginx"
@@ -26,7 +26,7 @@ def kind_of(image: str) -> str:
     ref = image.split("@", 1)[0]
     repo = ref.rsplit(":", 1)[0] if ":" in ref.rsplit("/", 1)[-1] else ref
     last = repo.rsplit("/", 1)[-1]
-    if re.search(r"(^|/)ingress-nginx/controller(-chroot)?$", repo):
+    if nginx_binary.is_nginx_image(image):
         return INGRESS_NGINX
     if repo.endswith("metallb/controller"):
         return METALLB_CONTROLLER

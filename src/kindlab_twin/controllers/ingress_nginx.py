@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from kindlab_twin.collection import nginx_binary
 from kindlab_twin.contract import Conflict, Forbidden, NotFound, Obj, Store
 
 from . import images
@@ -176,7 +177,7 @@ class IngressNginxController(LoopController):
                 self.log_sync_event(inst, inst.tracker.accepted[k])
             self.elect(inst)
             if inst.leader and inst.cfg.update_status and time.monotonic() >= inst.next_sync:
-                inst.next_sync = time.monotonic() + self.scaled(nl.effective_interval(inst.cfg))
+                inst.next_sync = time.monotonic() + self.scaled(inst.cfg.sync_period)
                 self.sync_status(inst)
 
     def boot(self, pod: Obj) -> Instance | None:
@@ -388,7 +389,7 @@ class IngressNginxController(LoopController):
             if fresh is None:
                 continue
             current = ((fresh.get("status") or {}).get("loadBalancer") or {}).get("ingress")
-            self.log(inst, nl.klog_infos("status.go:311", "updating Ingress status", namespace=ns, ingress=name,
+            self.log(inst, nl.klog_infos("status.go:311", nginx_binary.STATUS_LOG_MESSAGE, namespace=ns, ingress=name,
                                          currentValue=nl.lb_status_value(current), newValue=nl.lb_status_value(new)))
             status = copy.deepcopy(fresh.get("status") or {})
             status["loadBalancer"] = {"ingress": copy.deepcopy(new)} if new else {}

@@ -37,7 +37,6 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingres
 
 Obj = dict[str, Any]
 
-NGINX_IMAGE = "registry.k8s.io/ingress-nginx/controller"
 NGINX_BINARY = "/nginx-ingress-controller"
 NGINX_DEFAULT_ELECTION_ID = "ingress-controller-leader"
 # The status period (--status-update-interval; flags.go: default 60, anything below 5 raised to 5).
@@ -46,7 +45,9 @@ MIN_STATUS_UPDATE_INTERVAL = 5
 # The field manager the API server records for its writes (user agent nginx-ingress-controller/<version>).
 FIELD_MANAGER = "nginx-ingress-controller"
 
-# Boolean flags of flags.go (they take no separate value: `--flag` or `--flag=false`).
+# The flags of flags.go (and klog's), by kind: bools take no separate value (`--flag` or
+# `--flag=false`); ints and durations must parse; any other name is unknown, and pflag
+# (ExitOnError) then exits 2, so the pod crash-loops.
 _NGINX_BOOL_FLAGS = frozenset("""
 watch-ingress-without-class ingress-class-by-name profiling update-status update-status-on-shutdown
 report-node-internal-ip-address version enable-ssl-passthrough disable-leader-election
@@ -55,19 +56,67 @@ metrics-per-host metrics-per-undefined-host report-status-classes disable-catch-
 deep-inspect disable-sync-events enable-topology-aware-routing
 logtostderr alsologtostderr add_dir_header skip_headers skip_log_headers one_output
 """.split())
+_NGINX_VALUE_FLAGS = frozenset("""
+apiserver-host certificate-authority kubeconfig default-backend-service ingress-class controller-class
+configmap publish-service tcp-services-configmap udp-services-configmap sync-period watch-namespace
+watch-namespace-selector default-ssl-certificate health-check-path health-check-timeout election-id
+election-ttl annotations-prefix sync-rate-limit publish-status-address time-buckets length-buckets
+size-buckets max-buckets bucket-factor exclude-socket-metrics monitor-max-batch-size http-port https-port
+ssl-passthrough-proxy-port default-server-port healthz-port healthz-host validating-webhook
+validating-webhook-certificate validating-webhook-key status-port stream-port internal-logger-address
+profiler-port profiler-address status-update-interval shutdown-grace-period post-shutdown-grace-period
+dynamic-configuration-retries maxmind-mirror maxmind-license-key maxmind-edition-ids
+maxmind-retries-count maxmind-retries-timeout
+v vmodule log_dir log_file log_file_max_size stderrthreshold log_backtrace_at
+""".split())
+_NGINX_INT_FLAGS = frozenset(("status-update-interval", "http-port", "https-port"))
+_NGINX_DURATION_FLAGS = frozenset(("election-ttl",))
 _TRUE = {"1", "t", "T", "TRUE", "true", "True"}
 _FALSE = {"0", "f", "F", "FALSE", "false", "False"}
+_DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001, "us": 1e-6, "\u00b5s": 1e-6, "ns": 1e-9}
+
+
+def is_nginx_image(image: str) -> bool:
+    """registry.k8s.io/ingress-nginx/controller or its -chroot variant, from any registry or mirror."""
+    return re.search(r"(^|/)ingress-nginx/controller(-chroot)?$", image_repository(image)) is not None
 
 
 def is_nginx(container: Obj) -> bool:
-    repo = image_repository(str(container.get("image") or ""))
     argv = list(container.get("command") or []) + list(container.get("args") or [])
-    return repo == NGINX_IMAGE or (bool(argv) and argv[0] == NGINX_BINARY)
+    return is_nginx_image(str(container.get("image") or "")) or (bool(argv) and argv[0] == NGINX_BINARY)
+
+
+def parse_duration(text: str) -> float:
+    """Go's time.ParseDuration, in seconds; ValueError when it would not parse."""
+    if text in ("0", ""):
+        return 0.0
+    total, pos = 0.0, 0
+    for m in re.finditer(r"(\d+(?:\.\d+)?)(ms|us|\u00b5s|ns|h|m|s)", text):
+        if m.start() != pos:
+            raise ValueError(text)
+        total += float(m.group(1)) * _DURATION_UNITS[m.group(2)]
+        pos = m.end()
+    if pos != len(text):
+        raise ValueError(text)
+    return total
+
+
+def _flag_value_error(name: str, value: str) -> str | None:
+    try:
+        if name in _NGINX_INT_FLAGS:
+            int(value)
+        elif name in _NGINX_DURATION_FLAGS:
+            parse_duration(value)
+    except ValueError:
+        return 'invalid argument "%s" for "--%s" flag' % (value, name)
+    return None
 
 
 def parse_nginx_flags(argv: list[str]) -> tuple[dict[str, str], list[str]]:
     """pflag as the binary parses its args: `--f=v`, `--f v` for value flags, `--bool` = true,
-    the last occurrence wins; a leading program path is skipped. Returns (flags, errors)."""
+    the last occurrence wins, positionals are skipped, `--` ends the flags; a leading program
+    path is skipped and the only shorthand is klog's -v. Returns (flags, errors): any error
+    stops the binary at start (exit 2)."""
     flags: dict[str, str] = {}
     errors: list[str] = []
     args = argv[1:] if argv and not argv[0].startswith("-") else list(argv)
@@ -77,21 +126,29 @@ def parse_nginx_flags(argv: list[str]) -> tuple[dict[str, str], list[str]]:
         i += 1
         if arg == "--":
             break
-        if not arg.startswith("--"):
+        if not arg.startswith("-") or arg == "-":
             continue
-        name, eq, value = arg[2:].partition("=")
-        if name in _NGINX_BOOL_FLAGS:
+        name, eq, value = arg.lstrip("-").partition("=")
+        if not arg.startswith("--") and name != "v":
+            errors.append("unknown shorthand flag: '%s' in %s" % (name[:1], arg))
+        elif name in _NGINX_BOOL_FLAGS:
             if eq and value not in _TRUE | _FALSE:
                 errors.append('invalid argument "%s" for "--%s" flag' % (value, name))
-                continue
-            flags[name] = "false" if eq and value in _FALSE else "true"
-        elif eq:
-            flags[name] = value
-        elif i < len(args):
-            flags[name] = args[i]
-            i += 1
-        else:
+            else:
+                flags[name] = "false" if eq and value in _FALSE else "true"
+        elif name not in _NGINX_VALUE_FLAGS:
+            errors.append("unknown flag: --%s" % name)
+        elif not eq and i >= len(args):
             errors.append("flag needs an argument: --%s" % name)
+        else:
+            if not eq:
+                value = args[i]
+                i += 1
+            problem = _flag_value_error(name, value)
+            if problem:
+                errors.append(problem)
+            else:
+                flags[name] = value
     return flags, errors
 
 
@@ -109,20 +166,22 @@ class NginxSettings:
     watch_namespace_selector: str
     internal_ip: bool
     sync_period: int
+    election_ttl: float
+    update_status_on_shutdown: bool
+    disable_leader_election: bool
+    http_port: int
+    default_backend_service: str
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
 def nginx_settings(flags: dict[str, str]) -> NginxSettings:
-    """flags.go defaults for whatever the args leave out."""
+    """flags.go defaults for whatever the args leave out (flags as parse_nginx_flags kept them)."""
     def flag(name: str, default: bool) -> bool:
         return flags[name] == "true" if name in flags else default
 
-    try:
-        period = max(MIN_STATUS_UPDATE_INTERVAL, int(flags.get("status-update-interval", STATUS_SYNC_SECONDS)))
-    except ValueError:
-        period = STATUS_SYNC_SECONDS
+    ttl = parse_duration(flags.get("election-ttl", "30s"))
     return NginxSettings(
         ingress_class=flags.get("ingress-class", BINARY_DEFAULT_INGRESS_CLASS),
         controller_class=flags.get("controller-class", BINARY_DEFAULT_CONTROLLER_CLASS),
@@ -135,8 +194,24 @@ def nginx_settings(flags: dict[str, str]) -> NginxSettings:
         watch_namespace=flags.get("watch-namespace", ""),
         watch_namespace_selector=flags.get("watch-namespace-selector", ""),
         internal_ip=flag("report-node-internal-ip-address", False),
-        sync_period=period,
+        # flags.go: an interval below 5 s is raised to 5 s; a TTL that is not positive falls back to 30 s.
+        sync_period=max(MIN_STATUS_UPDATE_INTERVAL, int(flags.get("status-update-interval", STATUS_SYNC_SECONDS))),
+        election_ttl=ttl if ttl > 0 else 30.0,
+        update_status_on_shutdown=flag("update-status-on-shutdown", True),
+        disable_leader_election=flag("disable-leader-election", False),
+        http_port=int(flags.get("http-port", "80")),
+        default_backend_service=flags.get("default-backend-service", ""),
     )
+
+
+def fatal_flag_errors(settings: NginxSettings) -> list[str]:
+    """flags.go ParseFlags errors (each a klog.Fatal in main: exit 255)."""
+    out = []
+    if settings.publish_service and settings.publish_status_address:
+        out.append("flags --publish-service and --publish-status-address are mutually exclusive")
+    if settings.watch_namespace and settings.watch_namespace_selector:
+        out.append("flags --watch-namespace and --watch-namespace-selector are mutually exclusive")
+    return out
 
 
 def nginx_our_classes(settings: NginxSettings, ingress_classes: list[Obj]) -> list[str]:
@@ -182,29 +257,46 @@ def nginx_claim(ingress: Obj, settings: NginxSettings, our_classes: list[str], i
     return "no", why
 
 
-def service_addresses(svc: Obj) -> tuple[list[str], bool]:
-    """status.go statusAddressFromService: (addresses, from a LoadBalancer)."""
+def publish_service_key(text: str) -> tuple[str, str] | None:
+    """k8s.ParseNameNS: exactly "namespace/name", else None (the binary's start-up fails)."""
+    parts = text.split("/")
+    return (parts[0], parts[1]) if len(parts) == 2 else None
+
+
+def service_entries(svc: Obj) -> tuple[list[dict[str, str]], bool]:
+    """status.go statusAddressFromService: the status entries ({ip} / {hostname}) it publishes
+    for its Service, and whether they come from a LoadBalancer (empty while it is pending;
+    it never falls back to node addresses)."""
     spec = svc.get("spec") or {}
     stype = spec.get("type") or "ClusterIP"
     if stype == "ExternalName":
-        return [str(spec.get("externalName", ""))], False
-    if stype == "ClusterIP":
-        return [str(spec.get("clusterIP", ""))], False
+        return [{"hostname": str(spec.get("externalName", ""))}], False
+    if stype == "ClusterIP" or (stype == "NodePort" and spec.get("externalIPs") is None):
+        return [{"ip": str(spec.get("clusterIP", ""))}], False
     if stype == "NodePort":
-        if spec.get("externalIPs") is None:
-            return [str(spec.get("clusterIP", ""))], False
-        return [str(ip) for ip in spec["externalIPs"]], False
-    if stype == "LoadBalancer":
-        out: list[str] = []
-        for ing in ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []:
-            for key in ("hostname", "ip"):
-                if ing.get(key):
-                    out.append(str(ing[key]))
-        for ip in spec.get("externalIPs") or []:
-            if ip not in out:
-                out.append(str(ip))
-        return out, True
-    return [], False
+        return [{"ip": str(ip)} for ip in spec["externalIPs"]], False
+    if stype != "LoadBalancer":
+        return [], False
+    out: list[dict[str, str]] = []
+    for ing in ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []:
+        out.append({key: str(ing[key]) for key in ("hostname", "ip") if ing.get(key)})
+    for ip in spec.get("externalIPs") or []:
+        if not any(ip in entry.values() for entry in out):
+            out.append({"ip": str(ip)})
+    return out, True
+
+
+def service_addresses(svc: Obj) -> tuple[list[str], bool]:
+    """service_entries as text: each entry's hostname, then its IP."""
+    entries, from_lb = service_entries(svc)
+    return [entry[key] for entry in entries for key in ("hostname", "ip") if entry.get(key)], from_lb
+
+
+def standardize_entries(entries: list[dict[str, str]]) -> list[dict[str, str]]:
+    """updateStatus: standardizeLoadBalancerIngresses (by IP), then lessLoadBalancerIngress
+    (hostname, then IP); both stable sorts, so IP-only entries come first, by IP text."""
+    by_ip = sorted(entries, key=lambda e: e.get("ip", ""))
+    return sorted(by_ip, key=lambda e: (e.get("hostname", ""), e.get("ip", "")))
 
 
 def node_addresses(node: Obj | None, internal: bool) -> list[str]:
@@ -233,11 +325,7 @@ def analyse_nginx(state: ClusterState, workload: Obj, container: Obj, pods: list
     may_get_nodes = can_cluster_wide(state, ns, sa, "", "nodes", "get")
     ignore_class = not may_list_classes
     our = [] if ignore_class else nginx_our_classes(s, state.ingress_classes)
-    problems = ["cannot start (CrashLoopBackOff): " + e for e in errors]
-    if s.publish_service and s.publish_status_address:
-        problems.append("cannot start (CrashLoopBackOff): flags --publish-service and --publish-status-address are mutually exclusive")
-    if s.watch_namespace and s.watch_namespace_selector:
-        problems.append("cannot start (CrashLoopBackOff): flags --watch-namespace and --watch-namespace-selector are mutually exclusive")
+    problems = ["cannot start (CrashLoopBackOff): " + e for e in errors + fatal_flag_errors(s)]
     ready = [p for p in pods if pod_running_ready(p)]
     from_lb = False
     address: list[str] | None
@@ -246,8 +334,8 @@ def analyse_nginx(state: ClusterState, workload: Obj, container: Obj, pods: list
         address = [a for a in re.split(r",\s*", s.publish_status_address) if a]
     elif s.publish_service:
         source, detail = "service", "--publish-service=%s" % s.publish_service
-        svc_ns, _sep, svc_name = s.publish_service.partition("/")
-        svc = state.service(svc_ns, svc_name) if _sep and "/" not in svc_name else None
+        key = publish_service_key(s.publish_service)
+        svc = state.service(*key) if key else None
         if svc is None:
             problems.append("cannot start (CrashLoopBackOff): its publish Service %s does not exist (a missing "
                             "publish Service is fatal at start-up and never falls back to node addresses)" % s.publish_service)
@@ -306,14 +394,15 @@ def created(ingress: Obj) -> str:
     return str(meta(ingress).get("creationTimestamp") or "")
 
 
+def sort_ingresses(ingresses: list[Obj]) -> list[Obj]:
+    """store.go ListIngresses (sortIngressSlice): creationTimestamp ascending; equal timestamps
+    (one-second precision) by namespace/name *descending* (`return in > jn`)."""
+    return sorted(sorted(ingresses, key=key_of, reverse=True), key=created)
+
+
 def oldest(a: Obj, b: Obj) -> Obj:
-    """The controller sorts Ingresses by creationTimestamp and keeps the first for a duplicate
-    host+path; equal timestamps (one-second precision) sort by namespace/name *descending*
-    (sortIngressSlice: `return in > jn`)."""
-    ta, tb = created(a), created(b)
-    if ta != tb:
-        return a if ta < tb else b
-    return a if key_of(a) > key_of(b) else b
+    """The Ingress it keeps for a duplicate host+path: the first in its sorted list."""
+    return sort_ingresses([a, b])[0]
 
 
 def on_duplicate(a: Any, b: Any) -> str:
@@ -328,11 +417,82 @@ def on_duplicate(a: Any, b: Any) -> str:
         key_of(old), created(old), "; same second as the other, so the later namespace/name wins" if same_time else "")
 
 
+# ---------------------------------------------------------------- its data plane's routing
+# Server and location selection as the nginx.conf it generates behaves:
+# - server: exact host > wildcard host (`*.example.com` = exactly one extra label) > the
+#   catch-all server of rules without a host; a matched host's server never falls back;
+# - location: Exact paths first, then the longest Prefix (by path element) or
+#   ImplementationSpecific (a plain string prefix: nginx's `location /foo`) path;
+# - one host+path in several Ingresses: the first in sort_ingresses order keeps it.
+
+
+def host_matches(rule_host: str, host: str) -> bool:
+    rule_host, host = rule_host.lower(), host.lower()
+    if rule_host.startswith("*."):
+        suffix = rule_host[1:]
+        return host.endswith(suffix) and "." not in host[: -len(suffix)] and len(host) > len(suffix)
+    return rule_host == host
+
+
+def prefix_match(prefix: str, path: str) -> bool:
+    """Prefix pathType: element-wise ("/foo" matches /foo, /foo/, /foo/bar, not /foobar)."""
+    if prefix in ("", "/"):
+        return True
+    p = prefix.rstrip("/")
+    return path == p or path.startswith(p + "/")
+
+
+@dataclass
+class Route:
+    ingress: Obj
+    path: str
+    path_type: str
+    backend: dict[str, Any]
+
+
+def select_route(ingresses: list[Obj], host: str, path: str) -> Route | None:
+    """The Ingress path that answers a request for host (a port is ignored) and path, or None
+    (its default backend answers 404)."""
+    host = host.split(":", 1)[0] if not host.startswith("[") else host
+    rules: list[tuple[str, Obj, dict[str, Any]]] = []
+    for ing in sort_ingresses(ingresses):
+        for rule in (ing.get("spec") or {}).get("rules") or []:
+            rules.append((rule.get("host") or "", ing, rule))
+    exact = [r for r in rules if r[0] and not r[0].startswith("*") and host_matches(r[0], host)]
+    wild = [r for r in rules if r[0].startswith("*") and host_matches(r[0], host)]
+    server = exact or wild or [r for r in rules if not r[0]]
+    candidates: list[Route] = []
+    seen: set[tuple[str, str]] = set()
+    for _host, ing, rule in server:
+        for p in (rule.get("http") or {}).get("paths") or []:
+            ptype = p.get("pathType", "ImplementationSpecific")
+            ppath = p.get("path") or "/"
+            if (ppath, ptype) in seen:
+                continue  # the first Ingress keeps the location
+            seen.add((ppath, ptype))
+            candidates.append(Route(ing, ppath, ptype, p.get("backend") or {}))
+    exact_hits = [r for r in candidates if r.path_type == "Exact" and r.path == path]
+    if exact_hits:
+        return exact_hits[0]
+    hits = [r for r in candidates if r.path_type != "Exact" and (
+        prefix_match(r.path, path) if r.path_type == "Prefix" else path.startswith(r.path))]
+    if hits:
+        return max(hits, key=lambda r: len(r.path))
+    if not server:
+        for ing in sort_ingresses(ingresses):  # spec.defaultBackend of a catch-all Ingress
+            db = (ing.get("spec") or {}).get("defaultBackend")
+            if db and not (ing.get("spec") or {}).get("rules"):
+                return Route(ing, "/", "Prefix", db)
+    return None
+
+
 # ---------------------------------------------------------------- its status log line
 
 # klog header: Lmmdd hh:mm:ss.uuuuuu threadid file:line] msg
 _KLOG = re.compile(r"^[IWEF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{6})\s+\d+ [^\]]*\] (.*)$")
-_UPDATING = '"updating Ingress status"'
+# status.go:311 logs this message (structured: namespace, ingress, currentValue, newValue).
+STATUS_LOG_MESSAGE = "updating Ingress status"
+_UPDATING = '"%s"' % STATUS_LOG_MESSAGE
 # Controllers before v1.0 (the seed's) log plain text, Go's %v of []LoadBalancerIngress:
 # `updating Ingress one/test status from [{172.18.0.2 }] to [{100.64.0.0 }]` (each {IP Hostname}).
 _UPDATING_TEXT = re.compile(r"updating Ingress (?P<ns>[^/\s]+)/(?P<name>\S+) status (?:from \[[^\]]*\] )?to \[(?P<new>[^\]]*)\]")

@@ -91,29 +91,26 @@ def by_ref(result: dict[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------- args
 
 
-def test_flags_pflag_semantics_and_defaults() -> None:
-    flags, errors = ng_binary.parse_nginx_flags(["/nginx-ingress-controller", "--publish-service", "a/b", "--update-status=false",
-                                                 "--watch-ingress-without-class", "--ingress-class=x", "--ingress-class=y", "pos"])
-    assert errors == []
-    assert flags == {"publish-service": "a/b", "update-status": "false", "watch-ingress-without-class": "true", "ingress-class": "y"}
-    s = ng_binary.nginx_settings({})
-    assert (s.ingress_class, s.controller_class, s.watch_without_class, s.update_status, s.election_id, s.sync_period) == (
-        "nginx", "k8s.io/ingress-nginx", False, True, "ingress-controller-leader", 60)
-    assert ng_binary.parse_nginx_flags(["--update-status=maybe"])[1] == ['invalid argument "maybe" for "--update-status" flag']
-    assert ng_binary.parse_nginx_flags(["--election-id"])[1] == ["flag needs an argument: --election-id"]
+@pytest.mark.parametrize("argv, error", [
+    (["--publish-servise=a/b"], "unknown flag: --publish-servise"),
+    (["-x"], "unknown shorthand flag: 'x' in -x"),
+    (["--status-update-interval=soon"], 'invalid argument "soon" for "--status-update-interval" flag'),
+    (["--election-ttl", "30"], 'invalid argument "30" for "--election-ttl" flag'),
+])
+def test_flags_the_binary_refuses(argv: list[str], error: str) -> None:
+    """pflag exits 2 on any of these: the pod crash-loops, and the diagnosis says so."""
+    assert ng_binary.parse_nginx_flags(argv)[1] == [error]
+    state = puzzle()
+    state.workloads[1] = nginx_workload("two", argv)
+    r = d.analyse(state)
+    assert any(f["kind"] == "cannot_start" and error in f["message"] for f in r["findings"])
+    assert by_ref(r)["two/" + FULL]["address"] is None
 
 
 def test_pod_namespace_expansion() -> None:
     c = nginx_workload("one", ["--watch-namespace=$(POD_NAMESPACE)", "--x=$(UNKNOWN)", "--y=$$(POD_NAMESPACE)"])
     argv = base.container_argv(base.pod_template(c)["containers"][0], "one")
     assert argv[1:] == ["--watch-namespace=one", "--x=$(UNKNOWN)", "--y=$(POD_NAMESPACE)"]
-
-
-def test_detection_by_image_or_binary() -> None:
-    assert ng_binary.is_nginx({"image": IMAGE})
-    assert ng_binary.is_nginx({"image": "registry.k8s.io/ingress-nginx/controller:v1.15.1"})
-    assert ng_binary.is_nginx({"image": "mirror.local/nginx:1", "args": ["/nginx-ingress-controller"]})
-    assert not ng_binary.is_nginx({"image": "nginx:1.29.3"})
 
 
 # ---------------------------------------------------------------- RBAC, scope, publish
