@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes sure a headless Chromium is on the machine for the report.html browser test
-# (tests/unit/plugins/module_utils/test_report_html_browser.py): Debian's `chromium`
+# (tests/unit/plugins/module_utils/verify/test_report_html_browser.py): Debian's `chromium`
 # package, driven by Playwright through executable_path (no browser download).
 # Idempotent: does nothing when a chromium binary is already on PATH. As root (CI, these
 # machines) it installs the package with apt-get and fails if that fails; otherwise it says

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from ansible_collections.kindlab.ingress.plugins.modules import ingress_conflicts
-from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_conflicts import ingress, ingress_class
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.verify.test_conflicts import ingress, ingress_class
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, run_module, use_fake_exits
 
 INGRESSES = [

@@ -11,7 +11,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _module
 from ansible_collections.kindlab.ingress.plugins.modules import ingress_controller as mod
-from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_controllers import (
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.controllers.test_install import (
     SEED_ONE,
     SEED_TWO,
     FakeClient,

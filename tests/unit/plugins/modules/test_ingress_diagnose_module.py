@@ -7,7 +7,7 @@ from ansible.module_utils import basic
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _module
 from ansible_collections.kindlab.ingress.plugins.modules import ingress_diagnose
-from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_diagnose import puzzle
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.verify.test_diagnose import puzzle
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json, run_module
 
 

@@ -9,7 +9,7 @@ from ansible.module_utils import basic
 from ansible_collections.kindlab.ingress.plugins.module_utils import _module
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster import metallb as _metallb
 from ansible_collections.kindlab.ingress.plugins.modules import metallb
-from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_metallb import FakeClient
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.cluster.test_metallb import FakeClient
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json, run_module
 
 KIND_RESULT = {"node_subnets": ["fc00:f853:ccd:e793::/64", "172.18.0.0/16"], "pod_subnets": ["10.244.0.0/16"],

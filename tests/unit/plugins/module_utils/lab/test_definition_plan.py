@@ -10,7 +10,7 @@ import yaml
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.definition import plan, validate
 
-ROOT = Path(__file__).resolve().parents[4]
+ROOT = Path(__file__).resolve().parents[5]
 DEFAULT_LAB = yaml.safe_load((ROOT / "inventories/local/group_vars/all/lab.yml").read_text())
 
 

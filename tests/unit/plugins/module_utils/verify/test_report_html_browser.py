@@ -17,13 +17,13 @@ import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import BAR_Y, render
 from ansible_collections.kindlab.ingress.tests.unit import png
-from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_report_html import (
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.verify.test_report_html import (
     ONE, PUZZLE, THREE, TWO, runs,
 )
 
 CHROMIUM = os.environ.get("KINDLAB_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 # Where the full-page screenshot is kept for people to look at (artifacts/ is not committed).
-SHOT_DIR = Path(__file__).resolve().parents[4] / "artifacts" / "tests"
+SHOT_DIR = Path(__file__).resolve().parents[5] / "artifacts" / "tests"
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None,

@@ -10,7 +10,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diag
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import base, registry
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import binary, chart
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import ValuesError
-from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_diagnose import (
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.verify.test_diagnose import (
     cluster_rbac,
     ingress,
     lb_service,
