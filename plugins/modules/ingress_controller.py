@@ -16,7 +16,7 @@ description:
     (for example a C(pathOverride) that is ignored, or namespace-scoped RBAC that cannot read IngressClasses).
   - All values are validated before anything changes; a value of the wrong type fails naming its key path.
   - C(type=ingress_nginx) installs chart ingress-nginx 4.15.1 (controller v1.15.1); C(type=traefik) installs
-    Traefik's chart 41.6.0 (Traefik v3.7.13) with helm only, and returns the args of its two Ingress providers
+    Traefik's chart 41.6.0 (Traefik v3.7.13), and returns the args of its two Ingress providers
     (C(kubernetesIngress) and C(kubernetesIngressNGINX)) with notes on who writes which Ingress's status.
 options:
   type:
@@ -65,10 +65,12 @@ options:
     type: str
   method:
     description:
-      - V(helm) runs C(helm upgrade --install) with the pinned chart. V(manifest) applies the rendered objects
-        (ingress-nginx only; Traefik's chart also installs CRDs the collection does not render).
-      - V(manifest) refuses values it cannot render faithfully (admission webhooks, default backend, internal
-        Service, autoscaling, TCP/UDP services, DaemonSet).
+      - V(helm) runs C(helm upgrade --install) with the pinned chart. V(manifest) applies the rendered objects.
+      - V(manifest) refuses values it cannot render faithfully, naming them. For ingress-nginx - admission
+        webhooks, default backend, internal Service, autoscaling, TCP/UDP services, DaemonSet. For Traefik it
+        renders an Ingress-only Traefik without the chart's CRDs - C(providers.kubernetesCRD.enabled) must be
+        false, and it refuses any value outside its providers, RBAC, Service type, IngressClass, image,
+        replicas, C(global) and C(log.level).
     type: str
     choices: [helm, manifest]
     default: helm

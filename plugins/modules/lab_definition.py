@@ -36,7 +36,9 @@ options:
   controllers:
     description:
       - Ingress controllers, each C(namespace), C(type), C(release) and C(values), and optionally the convenience
-        options C(scope), C(publish_service) and C(ingress_class) of M(kindlab.ingress.ingress_controller).
+        options C(scope), C(publish_service) and C(ingress_class) of M(kindlab.ingress.ingress_controller), and
+        C(method) (C(helm) or C(manifest), else the installer's default - helm on kind, manifest on the twin). With
+        C(method=manifest), values the manifest method cannot render are refused here, before anything is created.
       - The convenience options are folded into the values (an option and an explicit value for the same key must
         agree); the C(values) of each entry of RV(controllers) are what the lab installs.
       - C(type=traefik) runs on O(backend=kind) only; the twin refuses it (it runs no real proxy, and Traefik is

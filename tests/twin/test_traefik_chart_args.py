@@ -4,7 +4,8 @@
 41.6.0 (the traefik/ directory of github.com/traefik/traefik-helm-chart at that version, as
 hack/kind-images.sh fetches it) for every Traefik of every scenario and a table of values that
 decide who writes status. The args of the two Ingress providers must equal
-`effective_config(...).args`; any difference fails."""
+`effective_config(...).args`, and method=manifest's objects must equal the chart's (but for the
+managed-by label, which names the collection); any difference fails."""
 from __future__ import annotations
 
 import json
@@ -21,6 +22,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils import _versions
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import parse_images
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import parse_controllers
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import chart as traefik
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import manifests as traefik_manifests
 from kindlab_twin import binaries
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,7 +65,7 @@ def scenario_traefiks() -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def rendered_provider_args(values: dict[str, Any], release: str, namespace: str, tmp_path: Path) -> list[str]:
+def helm_template(values: dict[str, Any], release: str, namespace: str, tmp_path: Path) -> list[dict[str, Any]]:
     home = tmp_path / "helm-home"
     env = dict(os.environ, HOME=str(home), HELM_CACHE_HOME=str(home / "cache"),
                HELM_CONFIG_HOME=str(home / "config"), HELM_DATA_HOME=str(home / "data"))
@@ -72,7 +74,11 @@ def rendered_provider_args(values: dict[str, Any], release: str, namespace: str,
     res = subprocess.run([str(HELM), "template", release, str(CHART), "--namespace", namespace, "--values",
                           str(values_file)], env=env, text=True, capture_output=True, timeout=120, check=False)
     assert res.returncode == 0, "helm template failed:\n%s" % res.stderr
-    [deployment] = [d for d in yaml.safe_load_all(res.stdout) if d and d.get("kind") == "Deployment"]
+    return [d for d in yaml.safe_load_all(res.stdout) if d]
+
+
+def rendered_provider_args(values: dict[str, Any], release: str, namespace: str, tmp_path: Path) -> list[str]:
+    [deployment] = [d for d in helm_template(values, release, namespace, tmp_path) if d.get("kind") == "Deployment"]
     [container] = deployment["spec"]["template"]["spec"]["containers"]
     return [a for a in container["args"] if a.lower().startswith("--providers.kubernetesingress")]
 
@@ -94,3 +100,54 @@ def test_every_scenario_traefik_renders_the_predicted_args(tmp_path: Path) -> No
     for name, ctl in found:
         predicted = traefik.effective_config(ctl["values"], ctl["release"], ctl["namespace"]).args
         assert rendered_provider_args(ctl["values"], ctl["release"], ctl["namespace"], tmp_path) == predicted, name
+
+
+def _comparable(obj: dict[str, Any]) -> dict[str, Any]:
+    """An object without what only says who applied it (managed-by and the collection's release
+    label), and without the nulls and empty annotations YAML templates leave."""
+    def clean(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items() if v is not None and not (k == "annotations" and not v)}
+        return [clean(v) for v in value] if isinstance(value, list) else value
+
+    out = clean(json.loads(json.dumps(obj)))
+    for meta in (out["metadata"], ((out.get("spec") or {}).get("template") or {}).get("metadata") or {}):
+        for key in ("app.kubernetes.io/managed-by", "kindlab.ingress/release"):
+            (meta.get("labels") or {}).pop(key, None)
+    return dict(out)
+
+
+def _without_crds(values: dict[str, Any]) -> dict[str, Any]:
+    out = json.loads(json.dumps(values))
+    out.setdefault("providers", {}).setdefault("kubernetesCRD", {})["enabled"] = False
+    return dict(out)
+
+
+MANIFEST_TABLE = [_without_crds(v) for v in TABLE] + [
+    _without_crds({"global": {"checkNewVersion": False, "sendAnonymousUsage": True}, "log": {"level": "DEBUG"},
+                   "deployment": {"replicas": 2}, "service": {"spec": {"type": "NodePort"}}}),
+    _without_crds({"rbac": {"namespaced": True}, "providers": {"kubernetesIngress": {"namespaces": ["a", "b"]},
+                                                               "kubernetesIngressNGINX": {"enabled": True, "watchNamespace": "c"}}}),
+]
+
+
+def assert_manifest_equals_chart(values: dict[str, Any], release: str, namespace: str, tmp_path: Path) -> None:
+    def key(obj: dict[str, Any]) -> tuple[str, str, str]:
+        return obj["kind"], obj["metadata"].get("namespace", ""), obj["metadata"]["name"]
+
+    cfg = traefik.effective_config(values, release, namespace)
+    ours = {key(o): _comparable(o) for o in traefik_manifests.render_manifests(cfg)}
+    charts = {key(o): _comparable(o) for o in helm_template(values, release, namespace, tmp_path)}
+    assert sorted(ours) == sorted(charts)
+    for name in charts:
+        assert ours[name] == charts[name], name
+
+
+@pytest.mark.parametrize("values", MANIFEST_TABLE, ids=lambda v: json.dumps(v, sort_keys=True)[:60])
+def test_manifest_objects_equal_the_charts(values: dict[str, Any], tmp_path: Path) -> None:
+    assert_manifest_equals_chart(values, "traefik", "edge", tmp_path)
+
+
+def test_every_scenario_traefik_renders_the_charts_objects(tmp_path: Path) -> None:
+    for _name, ctl in scenario_traefiks():
+        assert_manifest_equals_chart(ctl["values"], ctl["release"], ctl["namespace"], tmp_path)

@@ -99,7 +99,7 @@ class Plan:
 def plan(req: Request) -> Plan:
     """Validate everything before anything changes."""
     ctype = controller_type(req.type)
-    if req.method not in ("helm", "manifest"):
+    if req.method not in METHODS:
         raise ControllerError("method: expected helm or manifest, got %r" % req.method)
     if req.state not in ("present", "absent"):
         raise ControllerError("state: expected present or absent, got %r" % req.state)
@@ -134,7 +134,8 @@ def plan(req: Request) -> Plan:
 
 # ---------------------------------------------------------------- lab definitions
 
-_DEFINITION_KEYS = {"type", "namespace", "release", "values", "scope", "publish_service", "ingress_class"}
+_DEFINITION_KEYS = {"type", "namespace", "release", "values", "scope", "publish_service", "ingress_class", "method"}
+METHODS = ("helm", "manifest")
 
 
 def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = None) -> dict[str, Any]:
@@ -158,11 +159,18 @@ def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = 
     for key in ("scope", "publish_service"):
         if raw.get(key) is not None and not isinstance(raw[key], bool):
             raise ControllerError("%s.%s: expected a boolean, got %r" % (where, key, raw[key]))
+    method = raw.get("method")
+    if method is not None and method not in METHODS:
+        raise ControllerError("%s.method: expected one of %s, got %r" % (where, ", ".join(METHODS), method))
+    if method == "manifest" and ctype.render_manifests is None:
+        raise ControllerError("%s.method: type %s is installed with helm only (method: helm)" % (where, ctype.name))
     try:
         values = ctype.apply_options(raw.get("values") or {}, raw.get("scope"), raw.get("publish_service"), raw.get("ingress_class"))
         if images is not None:
             values = ctype.with_images(values, images)
         config = ctype.effective_config(values, release, namespace, None)
+        if method == "manifest" and ctype.render_manifests is not None:
+            ctype.render_manifests(config)  # refuses what it cannot render now, before the lab changes anything
     except ctype.value_errors as exc:
         raise ControllerError("%s.values: %s" % (where, exc)) from None
     summary = config.summary()
@@ -174,6 +182,7 @@ def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = 
         "namespace": namespace,
         "release": release,
         "values": values,
+        "method": method,  # None: the installer's default (helm on kind, manifest on the twin)
         "ingress_class_resource": resource["name"] if resource else None,
         "deployment": "%s/%s" % config.deployment,
         "args": summary["args"],

@@ -2,13 +2,13 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Traefik, the collection's one module for it: its chart values and the Ingress providers' args
 the chart renders (values.py, chart.py), what those values do that a reader might not expect
-(notes.py), and what the proxy does with its args (binary.py). TYPE is its registry entry.
-Helm installs it (the chart's CRDs are not rendered by the collection)."""
+(notes.py), the objects the chart creates for an Ingress-only Traefik (manifests.py: method=manifest,
+without the chart's CRDs), and what the proxy does with its args (binary.py). TYPE is its registry entry."""
 from __future__ import annotations
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import DEFAULT_IMAGES
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerType
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import binary, chart
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import binary, chart, manifests
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import (
     CHART_NAME,
     CHART_REPO,
@@ -22,11 +22,11 @@ TYPE = ControllerType(
     chart_repo=CHART_REPO,
     chart_version=CHART_VERSION,
     effective_config=chart.effective_config,
-    render_manifests=None,
+    render_manifests=manifests.render_manifests,
     apply_options=chart.apply_options,
     value_errors=(ValuesError,),
-    rendered_kinds=(),
-    release_selector=chart.release_selector,
+    rendered_kinds=manifests.RENDERED_KINDS,
+    release_selector=manifests.release_selector,
     image_keys=("traefik",),
     with_images=lambda values, images: chart.with_image(values, images["traefik"], DEFAULT_IMAGES["traefik"]),
     with_time_scale=chart.with_time_scale,

@@ -6,8 +6,8 @@
 status (kubernetesIngress and kubernetesIngressNGINX), the object names, the IngressClass and
 the RBAC scope, as chart 41.6.0 renders them (templates/_podtemplate.tpl: the providers block,
 _helpers.tpl: fullname, namespace, publish paths; ingressclass.yaml; rbac/). The other args
-(entry points, metrics, ping, logs) are the chart's own and decide nothing the lab checks.
-Only helm installs Traefik: the chart also installs CRDs the lab does not render.
+(entry points, metrics, ping, logs) are the chart's own and decide nothing the lab checks;
+manifests.py renders them for method=manifest.
 """
 from __future__ import annotations
 
@@ -276,7 +276,3 @@ def with_time_scale(values: Values | None, time_scale: float) -> Values:
     if isinstance(time_scale, bool) or not isinstance(time_scale, (int, float)) or time_scale <= 0:
         raise ValuesError("time_scale: expected a number greater than 0, got %r" % (time_scale,))
     return copy.deepcopy(values or {})
-
-
-def release_selector(release: str) -> str:
-    return "app.kubernetes.io/name=traefik,app.kubernetes.io/instance=%s" % release

@@ -391,3 +391,16 @@ def test_lab_manifests_validate(ns, puzzle):
     validate_all(p.objects)
     ic = next(o for o in p.objects if o["kind"] == "IngressClass")
     assert ic["metadata"]["name"] == "nginx-" + ns and ic["spec"]["controller"] == "k8s.io/ingress-nginx-" + ns
+
+
+def test_a_controllers_method_is_checked_before_the_lab_changes_anything():
+    base = {"namespace": "edge", "type": "traefik", "release": "traefik"}
+    no_crds = {"providers": {"kubernetesCRD": {"enabled": False}}}
+    assert ctl.parse_controller(dict(base, values=no_crds, method="manifest"), "[0]")["method"] == "manifest"
+    assert ctl.parse_controller(dict(base, values={}), "[0]")["method"] is None  # the installer's default
+    with pytest.raises(ctl.ControllerError, match=r"\[0\]\.method: expected one of helm, manifest, got 'kubectl'"):
+        ctl.parse_controller(dict(base, method="kubectl"), "[0]")
+    with pytest.raises(ctl.ControllerError, match=r"\[0\]\.values: method=manifest cannot render .*kubernetesCRD.enabled must be false"):
+        ctl.parse_controller(dict(base, values={}, method="manifest"), "[0]")
+    # helm renders what the manifest method refuses: nothing to refuse without method=manifest
+    assert ctl.parse_controller(dict(base, values={}, method="helm"), "[0]")["method"] == "helm"
