@@ -109,10 +109,12 @@ lab_run() {
     fi
 }
 
-# reset_kind DIR: empty the kind cluster for the next scenario: uninstall every helm release and
-# delete the lab's namespaces (labelled by lab_namespaces), waiting until they are gone. Their pods
-# go at once: a controller whose RBAC goes with its namespace spends about a minute failing to
-# clear its status on shutdown, which nothing here looks at.
+# reset_kind DIR: empty the kind cluster for the next scenario: uninstall every helm release, delete
+# the cluster-wide objects of controllers installed from manifests (labelled managed-by
+# kindlab.ingress; helm does not know them) and the lab's namespaces (labelled by lab_namespaces),
+# waiting until they are gone. Their pods go at once: a controller whose RBAC goes with its
+# namespace spends about a minute failing to clear its status on shutdown, which nothing here
+# looks at.
 reset_kind() {
     local kubeconfig="$1/kubeconfig" started=$SECONDS
     {
@@ -121,6 +123,8 @@ reset_kind() {
             | while read -r release namespace; do
                 "$KIND_LAB" exec helm --kubeconfig "$kubeconfig" uninstall "$release" -n "$namespace"
             done
+        "$KIND_LAB" exec kubectl --kubeconfig "$kubeconfig" delete clusterroles,clusterrolebindings,ingressclasses \
+            -l app.kubernetes.io/managed-by=kindlab.ingress --ignore-not-found
         local namespaces
         namespaces="$("$KIND_LAB" exec kubectl --kubeconfig "$kubeconfig" get namespace \
             -l app.kubernetes.io/part-of=kindlab-ingress -o name)"
