@@ -7,8 +7,9 @@ DOCUMENTATION = r"""
 module: controller_health
 short_description: Tell whether each ingress controller started, and if not, why
 description:
-  - For each controller of a lab definition (as in C(lab_controllers)), reads its Deployment once, without
-    waiting, and reports whether it is ready.
+  - For each controller of a lab definition (as in C(lab_controllers)), reads its Deployment and reports whether
+    it is ready. One that is neither ready nor failing yet (starting, or between two runs of a crash loop) is read
+    again every 2 seconds for up to O(settle_timeout) seconds.
   - "A controller whose pod will not start (a container in C(CrashLoopBackOff), C(ImagePullBackOff), C(ErrImagePull),
     C(CreateContainerConfigError), C(CreateContainerError), C(InvalidImageName) or C(RunContainerError)) is reported
     with the kubelet's reason, the exit code of its last run and the last lines of its log, for example
@@ -32,6 +33,11 @@ options:
     description: How many of the last log lines of a failing container to return.
     type: int
     default: 10
+  settle_timeout:
+    description:
+      - Seconds to keep reading a controller that is neither ready nor failing yet; V(0) reads each controller once.
+    type: int
+    default: 30
   fail_on_violation:
     description: Fail when a controller is not ready. The C(verify) role sets it to false and judges the result itself.
     type: bool
@@ -83,6 +89,7 @@ def main() -> None:
             CLUSTER_ARGS,
             controllers={"type": "list", "elements": "raw", "required": True},
             log_lines={"type": "int", "default": 10},
+            settle_timeout={"type": "int", "default": 30},
             fail_on_violation={"type": "bool", "default": True},
         ),
     ).run(health_entry)

@@ -13,6 +13,7 @@ import json
 import os
 import shlex
 import tempfile
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
@@ -235,29 +236,46 @@ def parse_controllers(raw: Any, images: dict[str, str] | None = None) -> list[di
 # ---------------------------------------------------------------- health
 
 
-def health(client: Any, controllers: list[dict[str, Any]], log_lines: int = LOG_TAIL_LINES) -> dict[str, Any]:
-    """Whether each parsed controller (parse_controllers) started, without waiting: its
-    Deployment ready, or why not. A pod that will not start gives the kubelet's reason, the
-    exit code and the last log lines (the same reading as the install's wait)."""
+# How often controller_health reads again a controller that is neither ready nor failing yet.
+HEALTH_POLL_SECONDS = 2.0
+
+
+def _health_once(client: Any, ctl: dict[str, Any], log_lines: int) -> dict[str, Any]:
+    ns, _sep, name = ctl["deployment"].partition("/")
+    deployment = client.get("apps/v1", "Deployment", name, ns)
+    ready, detail = deployment_ready(deployment)
+    failure = None
+    if deployment is None:
+        reason = "Deployment %s not found" % ctl["deployment"]
+    elif ready:
+        reason = "started: Deployment %s %s" % (ctl["deployment"], detail)
+    else:
+        failure = workload_failure(client, deployment, log_lines)
+        reason = ("cannot start: %s" % describe_failure(failure)) if failure else \
+            "not ready: Deployment %s %s" % (ctl["deployment"], detail)
+    return {"passed": ready, "reason": reason, "deployment": ctl["deployment"], "failure": failure,
+            "settled": deployment is None or ready or failure is not None}
+
+
+def health(client: Any, controllers: list[dict[str, Any]], log_lines: int = LOG_TAIL_LINES, settle_timeout: float = 0.0,
+           sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> dict[str, Any]:
+    """Whether each parsed controller (parse_controllers) started: its Deployment ready, or why
+    not. A pod that will not start gives the kubelet's reason, the exit code and the last log
+    lines (the same reading as the install's wait). A controller neither ready nor failing yet
+    (starting, or between two runs of a crash loop) is read again for up to settle_timeout seconds."""
+    deadline = clock() + settle_timeout
     results: dict[str, Any] = {}
-    failures = []
-    for ctl in controllers:
-        key = "%s/%s" % (ctl["namespace"], ctl["release"])
-        ns, _sep, name = ctl["deployment"].partition("/")
-        deployment = client.get("apps/v1", "Deployment", name, ns)
-        ready, detail = deployment_ready(deployment)
-        failure = None
-        if deployment is None:
-            reason = "Deployment %s not found" % ctl["deployment"]
-        elif ready:
-            reason = "started: Deployment %s %s" % (ctl["deployment"], detail)
-        else:
-            failure = workload_failure(client, deployment, log_lines)
-            reason = ("cannot start: %s" % describe_failure(failure)) if failure else \
-                "not ready: Deployment %s %s" % (ctl["deployment"], detail)
-        results[key] = {"passed": ready, "reason": reason, "deployment": ctl["deployment"], "failure": failure}
-        if not ready:
-            failures.append("%s: %s" % (key, reason))
+    while True:
+        for ctl in controllers:
+            key = "%s/%s" % (ctl["namespace"], ctl["release"])
+            if key not in results or not results[key]["settled"]:
+                results[key] = _health_once(client, ctl, log_lines)
+        if all(entry["settled"] for entry in results.values()) or clock() >= deadline:
+            break
+        sleep(min(HEALTH_POLL_SECONDS, max(0.0, deadline - clock())))
+    for entry in results.values():
+        del entry["settled"]
+    failures = ["%s: %s" % (key, entry["reason"]) for key, entry in results.items() if not entry["passed"]]
     return {"controllers": results, "passed": not failures, "failures": failures}
 
 
@@ -271,7 +289,9 @@ def health_entry(params: Params, runtime: Runtime) -> dict[str, Any]:
     log_lines = params["log_lines"]
     if log_lines < 0:
         raise OptionError("log_lines: expected a number of lines >= 0, got %d" % log_lines)
-    result = health(runtime.client(), parsed, log_lines)
+    if params["settle_timeout"] < 0:
+        raise OptionError("settle_timeout: expected seconds >= 0, got %s" % params["settle_timeout"])
+    result = health(runtime.client(), parsed, log_lines, float(params["settle_timeout"]))
     if params["fail_on_violation"] and not result["passed"]:
         raise HealthError("controllers not started: %s" % "; ".join(result["failures"]), **result)
     return result

@@ -404,3 +404,42 @@ def test_a_controllers_method_is_checked_before_the_lab_changes_anything():
         ctl.parse_controller(dict(base, values={}, method="manifest"), "[0]")
     # helm renders what the manifest method refuses: nothing to refuse without method=manifest
     assert ctl.parse_controller(dict(base, values={}, method="helm"), "[0]")["method"] == "helm"
+
+
+def test_health_reads_again_a_controller_between_two_runs_of_its_crash_loop():
+    """Seen on kind: a reading between two runs of a crash loop (the container neither waiting
+    in CrashLoopBackOff nor ready) said only "not ready"; controller_health reads it again."""
+    from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_k8s_wait import crashing_pod
+
+    class Cluster(FakeClient):
+        def pod_log(self, namespace, name, container=None, since_seconds=None, tail_lines=None, previous=False):
+            return "F1125 main.go:89] no service with name ingress-nginx-missing found in namespace two\n"
+
+    client = Cluster()
+    ctl.run(ctl.Request(namespace="two", values=lab_values("two"), method="manifest", wait=False), False, lambda: client)
+    client.ready = False
+    parsed = ctl.parse_controllers([{"namespace": "two", "values": lab_values("two")}])
+    pod = crashing_pod()
+    pod["metadata"]["labels"] = _controller_selector()
+    between_runs = copy.deepcopy(pod)
+    between_runs["status"]["containerStatuses"][0]["state"] = {"running": {"startedAt": "2026-11-23T14:02:51Z"}}
+    client.store[client.key("Pod", pod["metadata"]["name"], "two")] = between_runs
+    now = [0.0]
+    slept = []
+
+    def sleep(seconds):
+        slept.append(seconds)
+        now[0] += seconds
+        client.store[client.key("Pod", pod["metadata"]["name"], "two")] = pod  # back-off again: CrashLoopBackOff
+
+    once = ctl.health(client, parsed)["controllers"]["two/ingress"]
+    assert once["reason"].startswith("not ready: Deployment two/ingress-ingress-nginx-controller 0/1 ready")
+    settled = ctl.health(client, parsed, settle_timeout=30, sleep=sleep, clock=lambda: now[0])["controllers"]["two/ingress"]
+    assert settled["reason"].startswith("cannot start: pod two/ingress-ingress-nginx-controller-") and "CrashLoopBackOff" in settled["reason"]
+    assert slept == [ctl.HEALTH_POLL_SECONDS] and "settled" not in settled
+    # Still neither ready nor failing when the time is up: the reading says so, after settle_timeout.
+    client.store[client.key("Pod", pod["metadata"]["name"], "two")] = between_runs
+    now[0], slept[:] = 0.0, []
+    stuck = ctl.health(client, parsed, settle_timeout=5, sleep=lambda s: (slept.append(s), now.__setitem__(0, now[0] + s)),
+                       clock=lambda: now[0])["controllers"]["two/ingress"]
+    assert stuck["reason"].startswith("not ready:") and sum(slept) == 5
