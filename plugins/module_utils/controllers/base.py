@@ -319,3 +319,6 @@ class ControllerType:
     # (route a, route b) of two Ingresses it serves with the same host and path (ingress_conflicts'
     # Route: .ingress, .key, .path, .path_type, .backend) → which one answers, in words.
     on_duplicate: Callable[[Any, Any], str]
+    # Whether the twin emulates it (kindlab-twin runs no real proxy: a type it does not emulate
+    # runs on kind only, and lab_definition refuses it on the twin).
+    on_twin: bool

@@ -115,7 +115,7 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
     except ControllerError as exc:
         raise LabError(_prefixed("lab_controllers", exc)) from None
     for i, ctl in enumerate(parsed_controllers):
-        if backend == "twin" and controller_type(ctl["type"]).render_manifests is None:
+        if backend == "twin" and not controller_type(ctl["type"]).on_twin:
             # A real proxy in the machine's own namespace would reach pod IPs through the default
             # route; the twin has no namespace of its own yet, and no emulation of this type is written.
             raise LabError("lab_controllers[%d].type: %s runs on lab_backend kind only; the twin runs no real "

@@ -37,4 +37,5 @@ TYPE = ControllerType(
     status_log=binary.status_log,
     class_markers=("ingress-nginx", "nginx"),
     on_duplicate=binary.on_duplicate,
+    on_twin=True,
 )

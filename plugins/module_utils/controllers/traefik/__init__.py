@@ -36,4 +36,5 @@ TYPE = ControllerType(
     status_log=binary.status_log,
     class_markers=("traefik",),
     on_duplicate=binary.on_duplicate,
+    on_twin=False,
 )

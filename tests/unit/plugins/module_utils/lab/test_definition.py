@@ -198,3 +198,25 @@ def test_two_cluster_wide_releases_with_one_name_are_refused() -> None:
         validate("twin", v["lab_cluster"], v["lab_metallb_pools"], v["lab_namespaces"], controllers, v["lab_workloads"])
     controllers[1]["release"] = "edge"
     validate("twin", v["lab_cluster"], v["lab_metallb_pools"], v["lab_namespaces"], controllers, v["lab_workloads"])
+
+
+@pytest.mark.parametrize("method", [None, "helm", "manifest"])
+def test_traefik_is_refused_on_the_twin_however_it_is_installed(method: str | None) -> None:
+    """The twin runs no real proxy and emulates no Traefik: every Traefik scenario is kind only,
+    whether its Traefik comes from helm or from the collection's manifests."""
+    v = lab()
+    traefik: dict[str, Any] = {"namespace": "traefik", "type": "traefik", "release": "traefik",
+                               "values": {"providers": {"kubernetesCRD": {"enabled": False}}}}
+    if method:
+        traefik["method"] = method
+    controllers = v["lab_controllers"] + [traefik]
+    namespaces = v["lab_namespaces"] + ["traefik"]
+    with pytest.raises(LabError, match=r"lab_controllers\[%d\]\.type: traefik runs on lab_backend kind only" % (len(controllers) - 1)):
+        validate("twin", v["lab_cluster"], v["lab_metallb_pools"], namespaces, controllers, v["lab_workloads"])
+    validate("kind", v["lab_cluster"], v["lab_metallb_pools"], namespaces, controllers, v["lab_workloads"])
+    for path in sorted((ROOT / "scenarios").glob("*.yml")):
+        scenario = yaml.safe_load(path.read_text())
+        if any(c.get("type") == "traefik" for c in scenario.get("lab_controllers") or []):
+            with pytest.raises(LabError, match="runs on lab_backend kind only"):
+                validate("twin", scenario.get("lab_cluster", v["lab_cluster"]), scenario.get("lab_metallb_pools", v["lab_metallb_pools"]),
+                         scenario["lab_namespaces"], scenario["lab_controllers"], scenario.get("lab_workloads", v["lab_workloads"]))
