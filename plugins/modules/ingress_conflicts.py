@@ -10,8 +10,9 @@ description:
   - Compares every rule path of the selected Ingresses with those of every other Ingress in the
     cluster, using the Ingress spec's matching rules. C(Exact) matches the path string; C(Prefix)
     matches by path element (C(/foo) covers C(/foo/bar), not C(/foobar)) and ignores a trailing
-    slash; C(ImplementationSpecific) is treated as C(Prefix), as ingress-nginx does without its
-    use-regex annotation. A wildcard host C(*.example.com) matches exactly one label; an empty
+    slash; C(ImplementationSpecific) is what the controller serving the Ingress makes of it - a plain
+    string prefix for ingress-nginx without its use-regex annotation (C(/foo) covers C(/foobar)), else
+    treated as C(Prefix). A wildcard host C(*.example.com) matches exactly one label; an empty
     host matches any host.
   - A I(conflict) is an ambiguous overlap. When one controller serves both Ingresses, that is an
     identical host and path (same path type); the spec's precedence (precise host before wildcard

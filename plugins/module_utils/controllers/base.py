@@ -319,6 +319,9 @@ class ControllerType:
     # (route a, route b) of two Ingresses it serves with the same host and path (ingress_conflicts'
     # Route: .ingress, .key, .path, .path_type, .backend) → which one answers, in words.
     on_duplicate: Callable[[Any, Any], str]
+    # Path types it matches as a plain string prefix (nginx's `location /foo` covers /foobar),
+    # not by path element as the Ingress spec's Prefix does.
+    string_prefix_path_types: tuple[str, ...]
     # Whether the twin emulates it (kindlab-twin runs no real proxy: a type it does not emulate
     # runs on kind only, and lab_definition refuses it on the twin).
     on_twin: bool

@@ -4,8 +4,9 @@
 
 - Exact matches the path string only; Prefix matches by path element (`/foo` covers
   `/foo/bar`, not `/foobar`) and ignores a trailing slash (`/foo/` == `/foo`).
-  ImplementationSpecific is treated as Prefix, which is what ingress-nginx does without
-  its use-regex annotation.
+  ImplementationSpecific is what the controller serving the Ingress makes of it: a plain
+  string prefix for ingress-nginx (`/foo` covers `/foobar`: its controller type's
+  string_prefix_path_types), else treated as Prefix.
 - A wildcard host `*.example.com` matches exactly one label (`a.example.com`, not
   `example.com` nor `a.b.example.com`); an empty host matches any host.
 
@@ -60,9 +61,27 @@ def _covers(prefix: str, path: str) -> bool:
     return path_elements(path)[:len(want)] == want
 
 
-def path_overlap(path_a: str, type_a: str | None, path_b: str, type_b: str | None) -> str | None:
-    """A request path both rules match, or None."""
+def _string_overlap(prefix: str, path: str, path_type: str, string: bool) -> str | None:
+    """A request path matched by the plain string prefix `prefix` and by the other rule."""
+    if string or path_type == "Exact":
+        if path.startswith(prefix):
+            return path
+        return prefix if string and prefix.startswith(path) else None
+    normal = normal_path(path, path_type)
+    if normal.startswith(prefix):
+        return normal
+    return prefix if _covers(normal, prefix) else None
+
+
+def path_overlap(path_a: str, type_a: str | None, path_b: str, type_b: str | None,
+                 string_a: bool = False, string_b: bool = False) -> str | None:
+    """A request path both rules match, or None. string_a/string_b: that rule's (non-Exact)
+    path is matched as a plain string prefix by the controller serving it."""
     ta, tb = effective_type(type_a), effective_type(type_b)
+    if string_a and ta != "Exact":
+        return _string_overlap(path_a, path_b, tb, string_b and tb != "Exact")
+    if string_b and tb != "Exact":
+        return _string_overlap(path_b, path_a, ta, False)
     if ta == "Exact" and tb == "Exact":
         return path_a if path_a == path_b else None
     if ta == "Exact":
@@ -231,12 +250,23 @@ def _same_server(a: str, b: str, same_namespace: bool, claims: dict[str, Claim],
     return same_controller(claims[a], claims[b], same_namespace)
 
 
+def _string_prefix(r: Route, claims: dict[str, Claim], served_by: dict[str, list[str]] | None,
+                   server_types: dict[str, str] | None) -> bool:
+    """Is this route's path a plain string prefix for the controllers serving it (those found in
+    the cluster when known, else the one its class names)? Only when every one of them says so."""
+    found = (served_by or {}).get(r.key) or []
+    types = {(server_types or {}).get(ref, "unknown") for ref in found} if found else {claims[r.key].type}
+    return bool(types) and all(t in registry.REGISTRY and str(r.path_type) in registry.REGISTRY[t].string_prefix_path_types
+                               for t in types)
+
+
 def overlap_of(a: Route, b: Route, claims: dict[str, Claim], served_by: dict[str, list[str]] | None = None,
                server_types: dict[str, str] | None = None) -> Obj | None:
     host = host_overlap(a.host, b.host)
     if host is None:
         return None
-    path = path_overlap(a.path, a.path_type, b.path, b.path_type)
+    path = path_overlap(a.path, a.path_type, b.path, b.path_type,
+                        _string_prefix(a, claims, served_by, server_types), _string_prefix(b, claims, served_by, server_types))
     if path is None:
         return None
     tie = a.host.lower() == b.host.lower() and effective_type(a.path_type) == effective_type(b.path_type) \

@@ -36,5 +36,7 @@ TYPE = ControllerType(
     status_log=binary.status_log,
     class_markers=("traefik",),
     on_duplicate=binary.on_duplicate,
+    # Its path matchers are not modelled here: its paths are compared by the Ingress spec's rules.
+    string_prefix_path_types=(),
     on_twin=False,
 )

@@ -247,3 +247,25 @@ def test_the_controller_found_serving_both_decides_over_the_class() -> None:
     types = {"one/c": "ingress_nginx", "two/c": "ingress_nginx", "traefik/traefik@kubernetesingressnginx": "traefik"}
     [conflict] = find_conflicts([a, b], CLASSES, served_by=served, server_types=types)["conflicts"]
     assert conflict["controller"] == "traefik" and conflict["behaviour"].startswith("Traefik: undefined")
+
+
+@pytest.mark.parametrize("a, b, overlap", [
+    (("/foo", "ImplementationSpecific", True), ("/foobar", "Prefix", False), "/foobar"),
+    (("/foo", "ImplementationSpecific", True), ("/foox", "Exact", False), "/foox"),
+    (("/foo/b", "ImplementationSpecific", True), ("/foo", "Prefix", False), "/foo/b"),
+    (("/foo", "ImplementationSpecific", True), ("/fo", "ImplementationSpecific", True), "/foo"),
+    (("/foo", "ImplementationSpecific", True), ("/bar", "Prefix", False), None),
+    (("/foo", "ImplementationSpecific", False), ("/foobar", "Prefix", False), None),  # by path element
+    (("/foobar", "Exact", False), ("/foo", "ImplementationSpecific", True), "/foobar"),
+])
+def test_a_string_prefix_path_overlaps_what_it_prefixes(a: tuple[str, str, bool], b: tuple[str, str, bool], overlap: str | None) -> None:
+    assert path_overlap(a[0], a[1], b[0], b[1], a[2], b[2]) == overlap
+
+
+def test_implementation_specific_is_a_string_prefix_for_ingress_nginx_only() -> None:
+    """binary.select_route (the twin's routing too): ingress-nginx writes an ImplementationSpecific
+    path as `location /foo`, which also answers /foobar; conflicts now agrees with it."""
+    for annotation, found in (("nginx", ["/foobar"]), ("traefik", [])):
+        ings = [ingress("one", "a", [("app.example.test", "/foo", "ImplementationSpecific")], annotation=annotation),
+                ingress("one", "b", [("app.example.test", "/foobar", "Prefix")], annotation=annotation)]
+        assert [o["path"] for o in find_conflicts(ings, [])["overlaps"]] == found, annotation
