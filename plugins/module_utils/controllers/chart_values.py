@@ -56,3 +56,9 @@ def merge_values(defaults: Values, user: Values) -> Values:
         else:
             out[key] = copy.deepcopy(value)
     return out
+
+
+def trunc63(name: str) -> str:
+    """Helm's `trunc 63 | trimSuffix "-"`, how charts bound their names (trimSuffix removes one dash only)."""
+    name = name[:63]
+    return name[:-1] if name.endswith("-") else name

@@ -38,9 +38,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingres
     go_string,
     image_ref,
     parse_flags,
-    trunc63,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, merge_values, set_path, truthy
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, merge_values, set_path, trunc63, truthy
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.binary import MIN_STATUS_UPDATE_INTERVAL, STATUS_SYNC_SECONDS
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.notes import notes_for
 

@@ -14,10 +14,9 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingres
     CHART_VERSION,
     ValuesError,
     go_string,
-    trunc63,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import DEFAULT_CLASS_ANNOTATION
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, truthy
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, trunc63, truthy
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.chart import (
     ControllerConfig,
     _update_status_omitted,

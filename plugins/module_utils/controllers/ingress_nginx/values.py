@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, truthy
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, trunc63, truthy
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     INGRESS_NGINX_CHART_REPO,
     INGRESS_NGINX_CHART_VERSION,
@@ -231,12 +231,6 @@ class ValuesError(OptionError):
 def go_default(fallback: Any, value: Any) -> Any:
     """Sprig `default fallback value`."""
     return value if truthy(value) else fallback
-
-
-def trunc63(name: str) -> str:
-    """`trunc 63 | trimSuffix "-"` (trimSuffix removes one dash only)."""
-    name = name[:63]
-    return name[:-1] if name.endswith("-") else name
 
 
 def go_number(value: int | float) -> str:

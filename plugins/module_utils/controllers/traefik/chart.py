@@ -27,24 +27,20 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefi
     NGINX,
     ValuesError,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, merge_values, set_path, truthy
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, merge_values, set_path, trunc63, truthy
 
 Values = dict[str, Any]
 Obj = dict[str, Any]
 
 
-def _trunc63(name: str) -> str:
-    return name[:63].rstrip("-")
-
-
 def chart_names(values: Values, release: str, namespace: str) -> dict[str, str]:
     """_helpers.tpl traefik.fullname / traefik.namespace / ingressclass.yaml's name."""
     if truthy(values.get("fullnameOverride")):
-        fullname = _trunc63(str(values["fullnameOverride"]))
+        fullname = trunc63(str(values["fullnameOverride"]))
     else:
         name = str(values.get("nameOverride") or CHART_NAME)
-        fullname = _trunc63(release if name in release else "%s-%s" % (release, name))
-    ns = _trunc63(str(values["namespaceOverride"])) if truthy(values.get("namespaceOverride")) else namespace
+        fullname = trunc63(release if name in release else "%s-%s" % (release, name))
+    ns = trunc63(str(values["namespaceOverride"])) if truthy(values.get("namespaceOverride")) else namespace
     return {"fullname": fullname, "namespace": ns,
             "ingress_class": str(get_path(values, "ingressClass.name") or fullname)}
 
@@ -159,6 +155,11 @@ class TraefikConfig:
     def deployment(self) -> tuple[str, str]:
         return self.namespace, self.fullname
 
+    @property
+    def cluster_role_name(self) -> str:
+        """rbac/clusterrole.yaml traefik.clusterRoleName: <fullname>-<namespace> (its binding too)."""
+        return trunc63("%s-%s" % (self.fullname, self.namespace))
+
     def summary(self) -> dict[str, Any]:
         return {
             "args": list(self.args), "image": self.image, "rbac_scope": self.rbac_scope,
@@ -170,8 +171,7 @@ class TraefikConfig:
             "publish": {"source": "service" if INGRESS + ".ingressendpoint.publishedservice" in self.flags else "none",
                         "service": self.flags.get(INGRESS + ".ingressendpoint.publishedservice"),
                         "ingress_nginx_provider": self.flags.get(NGINX + ".publishservice")},
-            # rbac/clusterrole.yaml: traefik.clusterRoleName is <fullname>-<namespace>.
-            "cluster_objects": ["%s %s" % (kind, ("%s-%s" % (self.fullname, self.namespace))[:63].rstrip("-"))
+            "cluster_objects": ["%s %s" % (kind, self.cluster_role_name)
                                 for kind in ("ClusterRole", "ClusterRoleBinding") if self.rbac_scope == "cluster"],
             "notes": list(self.notes),
         }

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import DEFAULT_CLASS_ANNOTATION
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, truthy
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, trunc63, truthy
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.chart import TraefikConfig
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import (
     CHART_DEFAULTS,
@@ -84,7 +84,7 @@ def _labels(cfg: TraefikConfig) -> dict[str, str]:
     # _helpers.tpl traefik.labels; the instance name is <release>-<namespace>.
     return {
         "app.kubernetes.io/name": CHART_NAME,
-        "app.kubernetes.io/instance": ("%s-%s" % (cfg.release, cfg.namespace))[:63].rstrip("-"),
+        "app.kubernetes.io/instance": trunc63("%s-%s" % (cfg.release, cfg.namespace)),
         "helm.sh/chart": "%s-%s" % (CHART_NAME, CHART_VERSION),
         # Not "Helm": the collection applies these objects; the release label lets it prune them.
         "app.kubernetes.io/managed-by": MANAGED_BY,
@@ -115,8 +115,7 @@ def _rbac(cfg: TraefikConfig) -> list[Obj]:
     subjects = [{"kind": "ServiceAccount", "name": cfg.fullname, "namespace": cfg.namespace}]
     group = "rbac.authorization.k8s.io"
     if cfg.rbac_scope == "cluster":
-        # rbac/clusterrole.yaml; its name is <fullname>-<namespace>.
-        name = ("%s-%s" % (cfg.fullname, cfg.namespace))[:63].rstrip("-")
+        name = cfg.cluster_role_name
         rules = [{"apiGroups": [""], "resources": ["configmaps", "nodes", "services"], "verbs": _READ}] + _CORE_RULES
         if ing_on or ngx_on:
             rules += [{"apiGroups": ["extensions", "networking.k8s.io"], "resources": ["ingressclasses", "ingresses"], "verbs": _READ}]
