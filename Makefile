@@ -14,7 +14,7 @@ SCENARIO_ARGS := $(if $(SCENARIO),-e @scenarios/$(SCENARIO).yml)
 JUNIT := ANSIBLE_CALLBACKS_ENABLED=ansible.builtin.junit JUNIT_OUTPUT_DIR=$(CURDIR)/artifacts/junit \
 	JUNIT_FAIL_ON_IGNORE=true JUNIT_HIDE_TASK_ARGUMENTS=true
 
-.PHONY: help setup binaries lab verify teardown test unit sanity lint syntax molecule mypy chromium collection workflows engine-test test-kind
+.PHONY: help setup binaries lab verify teardown test unit unit-inputs sanity lint syntax molecule mypy chromium collection workflows engine-test test-kind
 
 help:
 	@echo "make lab [SCENARIO=puzzle] [LAB_ARGS='-e lab_backend=twin']  build and check the lab"
@@ -71,11 +71,14 @@ chromium:
 binaries: setup
 	$(BIN)/kindlab-twin build binaries
 
-# The ingress-nginx chart 4.11.0 (with the controller it belongs to) from its Go module, for the
-# test that checks the collection's values→args mapping against `helm template` of the real chart.
-unit: setup .tools/bin/helm chromium binaries
+# What the unit tests need besides the twin's binaries: a real helm, Debian's chromium, the
+# ingress-nginx chart 4.11.0 (with the controller it belongs to) from its Go module, for the test that
+# checks the collection's values→args mapping against `helm template` of the real chart, and Traefik's.
+unit-inputs: setup .tools/bin/helm chromium binaries
 	$(BIN)/kindlab-twin build binaries ingress-nginx-controller
 	VENV=$(CURDIR)/.venv hack/traefik-chart.sh >/dev/null
+
+unit: unit-inputs
 	KINDLAB_REQUIRE_BINARIES=1 HELM_BIN=$(CURDIR)/.tools/bin/helm $(BIN)/python -m pytest -q -p no:cacheprovider tests/unit tests/twin
 
 sanity: setup
@@ -114,7 +117,9 @@ engine-test:
 test-kind: setup binaries
 	VENV=$(VENV) hack/test-kind.sh
 
-test: unit mypy syntax lint sanity collection workflows molecule engine-test test-kind
+# Every stage above, each timed, ending with a table of their seconds (hack/ci-stages.sh).
+test:
+	hack/ci-stages.sh
 
 # The lab's own Docker engine, for Linux as root where no engine answers (hack/kind-engine.sh):
 # dockerd in the network namespace `kindlab`, on the default socket. Does nothing when an

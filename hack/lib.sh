@@ -65,3 +65,10 @@ traefik_chart_dir() {
     "$VENV/bin/python" -c 'import sys; from kindlab_twin import binaries
 print(binaries.cache_root() / "assets" / ("traefik-chart-" + sys.argv[1]) / "traefik")' "$(pin TRAEFIK_CHART_VERSION)"
 }
+
+# stage_record NAME SECONDS [RESULT]: one line of the CI budget table (hack/ci-stages.sh), when
+# running under it; a no-op otherwise.
+stage_record() {
+    [ -n "${KINDLAB_STAGE_LOG:-}" ] || return 0
+    printf '%s\t%d\t%s\n' "$1" "$2" "${3:-ok}" >>"$KINDLAB_STAGE_LOG"
+}

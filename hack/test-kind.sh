@@ -37,9 +37,12 @@ WORK="$(mktemp -d /var/tmp/kindlab-test-kind.XXXXXX)"
 STARTED_ENGINE=0  # this run started the lab's engine, and stops it at the end
 failures=()
 current=""        # the scenario whose kind cluster is up, for the cleanup
+TWIN_SERIES=""    # the pid of the twin's series while it runs
 cleanup() {
     local rc=$?
     banner "teardown"
+    # the twin series tears each of its labs down itself: let it end
+    [ -z "$TWIN_SERIES" ] || wait "$TWIN_SERIES" 2>/dev/null || true
     if [ -n "$current" ]; then
         "$KIND_LAB" down "$current" -e "lab_state_dir=$WORK/kind/$current" >"$WORK/teardown-kind.log" 2>&1 \
             || { tail -n 20 "$WORK/teardown-kind.log" >&2; rc=1; }
@@ -81,6 +84,7 @@ VENV="$VENV" "$ROOT/hack/kind-images.sh"
 kindlab-twin build binaries --set kind-clients --link-into "${KINDLAB_KIND_TOOLS:-$HOME/.cache/kindlab/kind-tools}" >&2
 export KINDLAB_PREPARED=1
 echo "test-kind: images and clients ready in $((SECONDS - started)) s" >&2
+stage_record "kind images and clients" "$((SECONDS - started))"
 
 # lab_run BACKEND SCENARIO: the scenario through playbooks/lab.yml (its verify included) and then
 # teardown.yml; the log and the report stay in $WORK/BACKEND/SCENARIO.
@@ -92,6 +96,7 @@ lab_run() {
         current="$scenario"
         "$KIND_LAB" up "$scenario" -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1 || rc=$?
         echo "test-kind: $scenario on kind: lab.yml rc=$rc in $((SECONDS - started)) s" >&2
+        stage_record "$scenario on kind" "$((SECONDS - started))" "$([ "$rc" = 0 ] && echo ok || echo FAILED)"
         [ "$rc" = 0 ] || { tail -n 60 "$dir/lab.log" >&2; failures+=("$scenario on kind"); }
         # What the real controllers did, for the record (their own logs name the writes).
         "$KIND_LAB" exec kubectl --kubeconfig "$dir/kubeconfig" get pods,ingress -A -o wide >"$dir/state.txt" 2>&1 || true
@@ -102,6 +107,7 @@ lab_run() {
         (cd "$ROOT" && ansible-playbook playbooks/lab.yml -e "@scenarios/$scenario.yml" -e lab_backend=twin \
             -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1) || rc=$?
         echo "test-kind: $scenario on the twin: lab.yml rc=$rc in $((SECONDS - started)) s" >&2
+        stage_record "$scenario on the twin" "$((SECONDS - started))" "$([ "$rc" = 0 ] && echo ok || echo FAILED)"
         [ "$rc" = 0 ] || { tail -n 60 "$dir/lab.log" >&2; failures+=("$scenario on the twin"); }
         (cd "$ROOT" && ansible-playbook playbooks/teardown.yml -e "@scenarios/$scenario.yml" -e lab_backend=twin \
             -e "lab_state_dir=$dir" >"$dir/teardown.log" 2>&1) \
@@ -140,6 +146,7 @@ reset_kind() {
         fi
     } >"$1/reset.log" 2>&1 || { tail -n 20 "$1/reset.log" >&2; return 1; }
     echo "test-kind: cluster emptied for the next scenario in $((SECONDS - started)) s" >&2
+    stage_record "  emptying the cluster" "$((SECONDS - started))"
 }
 
 # kind_node DIR: the control-plane node container of the lab whose state is in DIR (kind names it
@@ -168,20 +175,40 @@ twin_refuses() {
     fi
 }
 
+# twin_series: every scenario on the twin, one after another; its failures go to $WORK/twin-failures.
+# It runs beside the kind series (the twin lives on loopback, kind in the engine's namespace, and
+# neither waits for the other): most of either's time is spent waiting for controllers.
+twin_series() {
+    failures=()
+    local scenario
+    for scenario in "${SCENARIOS[@]}"; do
+        if kind_only "$scenario"; then
+            twin_refuses "$scenario"
+        else
+            lab_run twin "$scenario"
+        fi
+    done
+    [ "${#failures[@]}" -eq 0 ] || printf '%s\n' "${failures[@]}" >"$WORK/twin-failures"
+}
+
 COMPARED=()
+for scenario in "${SCENARIOS[@]}"; do
+    kind_only "$scenario" || COMPARED+=("$scenario")
+done
+banner "the scenarios on the twin (beside kind's, logs in $WORK/twin)"
+twin_series &
+TWIN_SERIES=$!
 for scenario in "${SCENARIOS[@]}"; do
     banner "$scenario on kind"
     lab_run kind "$scenario"
     no_lab_address_here "after $scenario on kind"
-    banner "$scenario on the twin"
-    if kind_only "$scenario"; then
-        twin_refuses "$scenario"
-    else
-        lab_run twin "$scenario"
-        COMPARED+=("$scenario")
-    fi
-    no_lab_address_here "after $scenario on the twin"
 done
+started=$SECONDS
+wait "$TWIN_SERIES" || failures+=("the twin series")
+TWIN_SERIES=""
+[ ! -s "$WORK/twin-failures" ] || mapfile -t -O "${#failures[@]}" failures <"$WORK/twin-failures"
+echo "test-kind: the twin series ended $((SECONDS - started)) s after kind's" >&2
+no_lab_address_here "after the twin series"
 
 # ingress_diagnose against the real controller, on the emptied cluster (tests/kind/diagnose_table.py).
 if [ -n "$current" ]; then
@@ -194,6 +221,7 @@ if [ -n "$current" ]; then
         failures+=("diagnose vs the real controller")
     fi
     echo "test-kind: diagnose table in $((SECONDS - started)) s" >&2
+    stage_record "diagnose table" "$((SECONDS - started))"
 fi
 
 if [ -n "$current" ]; then
@@ -209,6 +237,7 @@ if [ -n "$current" ]; then
         failures+=("fault test")
     fi
     echo "test-kind: fault test in $((SECONDS - started)) s" >&2
+    stage_record "fault test" "$((SECONDS - started))"
 fi
 
 banner "verdicts: kind | twin"

@@ -270,8 +270,18 @@ def build(names: Sequence[str], *, say: Callable[[str], None] = print, run: Runn
             run(["go", "get", f"{binary.import_path}@{binary.version}"], work, env)
             run(argv + [binary.import_path], work, build_env)
         tmp.replace(out)
-        say(f"  {binary.name} {binary.version}: built in {time.monotonic() - started:.0f} s")
+        seconds = time.monotonic() - started
+        say(f"  {binary.name} {binary.version}: built in {seconds:.0f} s")
+        _record_stage(f"build {binary.name}", seconds)
     return result
+
+
+def _record_stage(name: str, seconds: float) -> None:
+    """A line of the CI budget table (hack/ci-stages.sh), when running under it."""
+    log = os.environ.get("KINDLAB_STAGE_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(f"{name}\t{seconds:.0f}\tok\n")
 
 
 def main(names: Sequence[str], set_name: str = "", link_into: str = "") -> int:

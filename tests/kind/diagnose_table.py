@@ -19,6 +19,11 @@ Traefik rows install Traefik's pinned chart (hack/traefik-chart.sh) with the off
 "Updated ingress status" line names the Ingress and (by its source file) the provider, not the
 address: the address is the one the Ingress showed while its status field manager was `traefik`
 (the Ingresses are read at every poll).
+
+Rows whose controllers all watch their own namespace only (ingress-nginx with `scope.enabled`,
+Traefik with `rbac.namespaced`) cannot see each other's Ingresses: they run side by side on the
+cluster (DIAGNOSE_PARALLEL at a time, default 4), each in namespaces and IngressClasses of its own
+(`dta`/`dtb` renamed per row). The other rows watch every namespace, and run one at a time after.
 """
 from __future__ import annotations
 
@@ -29,7 +34,9 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _versions
@@ -49,6 +56,7 @@ WATCH = 6 * PERIOD  # the longest a predicted write may take (the pod's readines
 READY_TIMEOUT = 120
 TIMINGS = bool(os.environ.get("KINDLAB_TIMINGS"))
 NS_LABEL = {"kindlab.io/diagnose-table": "row"}
+PARALLEL = int(os.environ.get("DIAGNOSE_PARALLEL", "4"))
 Writer = tuple[str, tuple[str, ...]]  # (controller Deployment ns/name, the addresses it wrote)
 BASE = {"controller": {"admissionWebhooks": {"enabled": False}, "ingressClass": "nginx"}}
 
@@ -399,25 +407,56 @@ class Table:
         self.kubectl("wait", "--for=delete", *("namespace/" + ns for ns in namespaces), "--timeout=180s")
 
 
+def watches_own_namespace_only(c: dict[str, Any]) -> bool:
+    """The controller's informers are limited to its release namespace (the chart's scope option)."""
+    vals = c["values"]
+    if c["type"] == "traefik":
+        return bool(vals.get("rbac", {}).get("namespaced"))
+    return bool(vals.get("controller", {}).get("scope", {}).get("enabled"))
+
+
+def renamed(obj: Any, row_index: int) -> Any:
+    """OBJ with the row's namespaces dta/dtb (and every name built from them) made the row's own."""
+    if isinstance(obj, str):
+        return obj.replace("dta", "d%02da" % row_index).replace("dtb", "d%02db" % row_index)
+    if isinstance(obj, dict):
+        return {renamed(k, row_index): renamed(v, row_index) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [renamed(v, row_index) for v in obj]
+    return obj
+
+
 def main(argv: list[str]) -> int:
     if len(argv) < 5:
         print(__doc__, file=sys.stderr)
         return 2
-    table = Table(*argv[1:5])
     wanted = argv[5:]
+    rows = [(i, row) for i, row in enumerate(ROWS) if not wanted or row["name"] in wanted]
+    side_by_side = [(i, row) for i, row in rows if row["controllers"] and all(
+        watches_own_namespace_only(c) for c in row["controllers"])]
+    alone = [(i, row) for i, row in rows if (i, row) not in side_by_side]
     failed = []
-    for row in ROWS:
-        if wanted and row["name"] not in wanted:
-            continue
+    printing = threading.Lock()
+
+    def run(indexed: tuple[int, dict[str, Any]], shared: bool) -> None:
+        i, row = indexed
         started = time.monotonic()
-        ok, lines = table.row(row)
-        print("%s  %s  (%.0f s)" % ("ok   " if ok else "DIFFERS", row["name"], time.monotonic() - started), flush=True)
-        for line in lines:
-            print(line, flush=True)
-        if not ok:
-            failed.append(row["name"])
+        ok, lines = Table(*argv[1:5]).row(renamed(row, i) if shared else row)
+        with printing:
+            print("%s  %s  (%.0f s%s)" % ("ok   " if ok else "DIFFERS", row["name"], time.monotonic() - started,
+                                         ", side by side" if shared else ""), flush=True)
+            for line in lines:
+                print(line, flush=True)
+            if not ok:
+                failed.append(row["name"])
+
+    with ThreadPoolExecutor(max_workers=max(1, PARALLEL)) as pool:
+        for _ in pool.map(lambda r: run(r, True), side_by_side):
+            pass
+    for indexed in alone:
+        run(indexed, False)
     print("\ndiagnose vs the real controller: %d rows, %d agree, %d differ%s" % (
-        len(ROWS) if not wanted else len(wanted), (len(ROWS) if not wanted else len(wanted)) - len(failed), len(failed),
+        len(rows), len(rows) - len(failed), len(failed),
         (": " + "; ".join(failed)) if failed else ""))
     return 1 if failed else 0
 
