@@ -25,9 +25,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_dns1123_subdomain
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAMLError, yaml
 
 Values = dict[str, Any]
+
+# helm's own rule for release names (ValidateReleaseName, helm v3 pkg/chartutil and v4
+# pkg/chart/v2/util): a DNS-1123 subdomain of at most 53 characters, leaving 10 of Kubernetes'
+# 63 for what charts append to it. helm refuses any other name only once the cluster exists.
+RELEASE_NAME_MAX = 53
+RELEASE_NAME = ("a helm release name (lower-case letters, digits, '-' and '.', starting and ending with a letter "
+                "or digit, at most %d characters)" % RELEASE_NAME_MAX)
+
+
+def valid_release_name(name: Any) -> bool:
+    return is_dns1123_subdomain(name) and len(name) <= RELEASE_NAME_MAX
 
 
 class HelmError(KindlabError):

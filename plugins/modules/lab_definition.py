@@ -24,7 +24,12 @@ options:
     type: dict
     required: true
   metallb_pools:
-    description: MetalLB pools, each C(name), C(addresses) and optional C(auto_assign).
+    description:
+      - MetalLB pools, each C(name), C(addresses) and optional C(auto_assign).
+      - A pool entry inside the cluster's own networks is refused, since MetalLB would hand out addresses the cluster
+        already uses. These are the node network docker usually gives kind's network (C(172.18.0.0/16), the twin's
+        too) and the pod and service subnets of O(cluster)'s C(kind_config), kind's C(10.244.0.0/16) and
+        C(10.96.0.0/16) unless it sets others.
     type: list
     elements: raw
     required: true
@@ -41,6 +46,9 @@ options:
         C(method=manifest), values the manifest method cannot render are refused here, before anything is created.
       - The convenience options are folded into the values (an option and an explicit value for the same key must
         agree); the C(values) of each entry of RV(controllers) are what the lab installs.
+      - C(release) must be a name helm takes (lower-case letters, digits, C(-) and C(.), starting and ending with a
+        letter or digit, at most 53 characters) that also gives the controller's objects names Kubernetes takes (its
+        Service name is a DNS-1035 label, so no C(.) and a letter first).
       - C(type=traefik) runs on O(backend=kind) only; the twin refuses it (it runs no real proxy, and Traefik is
         not emulated).
     type: list
@@ -55,8 +63,12 @@ options:
     description:
       - What verification must find (C(lab_expect)), as in M(kindlab.ingress.verify_report).
       - C(controllers.failing) names controllers (C(namespace/release)) expected not to start and C(addresses.failing)
-        Ingresses (C(namespace/name)) expected to get no address; each must be one the lab defines. C(lab.yml) lets the
-        build go on past them and verification asserts them.
+        Ingresses (C(namespace/name)) expected to get no address. C(lab.yml) lets the build go on past them and
+        verification asserts them.
+      - Every controller and Ingress it names must be one the lab defines. This covers the C(failing) subjects of
+        C(controllers), C(addresses), C(status) and C(backends), both Ingresses of each C(conflicts.expected) entry,
+        each C(reachability) probe's C(ingress), and each C(diagnose.findings) C(ingress) regex, which must match one
+        of the lab's Ingresses.
     type: dict
     default: {}
   images:

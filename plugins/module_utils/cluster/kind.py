@@ -12,18 +12,33 @@ import os
 import re
 from typing import Any, Mapping
 
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import ClusterNetworks
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import (
     ClusterError,
     ClusterProvider,
     EngineUnavailable,
+    cluster_subnets,
     patch_cgroup_v1,
     register,
 )
 
 KIND_NETWORK = "kind"  # the docker network every kind cluster's nodes join
+# The subnet docker gives that network when kind creates it on an engine with no other user
+# networks: the first free /16 of docker's default address pools, after docker0's 172.17.0.0/16.
+# kind does not choose it (docker does), so it is what the lab expects before the cluster
+# exists; the metallb role checks the network the cluster really got.
+KIND_NODE_SUBNET = "172.18.0.0/16"
 # kind puts the nodes on this network instead when the variable is set (and not empty).
 KIND_NETWORK_ENV = "KIND_EXPERIMENTAL_DOCKER_NETWORK"
 NO_CLUSTERS = "No kind clusters found."  # printed on stderr by `kind get clusters`
+
+
+def planned_networks(config: dict[str, Any]) -> ClusterNetworks:
+    """The networks a cluster of this kind config will have, known before it exists: the node
+    network docker usually gives kind (the twin's too) and the config's pod and service subnets
+    (kind's defaults where it sets none)."""
+    subnets = cluster_subnets(config)
+    return ClusterNetworks(node=(KIND_NODE_SUBNET,), pod=tuple(subnets["pod"]), service=tuple(subnets["service"]))
 
 
 # --- argv --------------------------------------------------------------------------------

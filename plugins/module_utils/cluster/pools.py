@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Union
+from typing import Any, Iterable, Iterator, Mapping, Union
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_dns1123_subdomain
 
 IPAddress = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
 IPNetwork = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
@@ -130,7 +131,7 @@ def parse_pool(spec: Mapping[str, Any], index: int = 0) -> Pool:
     if unknown:
         raise PoolError("pools[%d]: unknown key(s) %s; only the keys %s are allowed" % (index, ", ".join(unknown), ", ".join(sorted(_POOL_KEYS))))
     name = spec.get("name")
-    if not isinstance(name, str) or not _dns1123_subdomain(name):
+    if not isinstance(name, str) or not is_dns1123_subdomain(name):
         raise PoolError("pools[%d].name: %r is not a valid object name (lowercase DNS-1123 subdomain, e.g. lab-pool)" % (index, name))
     addresses = spec.get("addresses")
     if isinstance(addresses, str):
@@ -203,27 +204,33 @@ def network_range(net: IPNetwork) -> AddressRange:
     return AddressRange(net[0], net[-1], str(net))
 
 
+def cluster_overlaps(pools: list[Pool], networks: ClusterNetworks) -> Iterator[tuple[int, int, str, IPNetwork]]:
+    """(pool index, entry index, network label, network) of every pool entry that overlaps a
+    cluster network, network by network."""
+    for label, net in networks.named():
+        span = network_range(net)
+        for i, pool in enumerate(pools):
+            for j, r in enumerate(pool.ranges):
+                if r.overlaps(span):
+                    yield i, j, label, net
+
+
 def check_cluster_overlap(pools: list[Pool], networks: ClusterNetworks, allow: bool = False) -> list[str]:
     """Fail on the first pool entry that overlaps a cluster network, unless `allow`;
     with `allow`, return the overlaps as warnings instead."""
     warnings = []
-    for label, net in networks.named():
-        span = network_range(net)
-        for pool in pools:
-            for r in pool.ranges:
-                if not r.overlaps(span):
-                    continue
-                what = "pool %r entry %r overlaps the %s %s" % (pool.name, str(r), label, net)
-                if allow:
-                    warnings.append(what)
-                    continue
-                hint = (
-                    "; addresses there are node, pod or service IPs already, so traffic to them would not reach "
-                    "the LoadBalancer. Use a range outside the cluster (the lab uses 100.64.0.0/16), or set "
-                    "allow_overlap_with_cluster_networks: true if you mean it (e.g. kind's docs carve the pool "
-                    "out of the docker network's unused top)"
-                )
-                raise PoolError(what + hint)
+    for i, j, label, net in cluster_overlaps(pools, networks):
+        what = "pool %r entry %r overlaps the %s %s" % (pools[i].name, str(pools[i].ranges[j]), label, net)
+        if allow:
+            warnings.append(what)
+            continue
+        hint = (
+            "; addresses there are node, pod or service IPs already, so traffic to them would not reach "
+            "the LoadBalancer. Use a range outside the cluster (the lab uses 100.64.0.0/16), or set "
+            "allow_overlap_with_cluster_networks: true if you mean it (e.g. kind's docs carve the pool "
+            "out of the docker network's unused top)"
+        )
+        raise PoolError(what + hint)
     return warnings
 
 
@@ -343,17 +350,3 @@ def plan_host_access(pools: list[Pool], node_networks: Iterable[str] = ()) -> tu
             )
         carved.append(Pool(pool.name, ranges, pool.auto_assign))
     return planned, carved
-
-
-_DNS1123_LABEL_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-")
-
-
-def _dns1123_subdomain(name: str) -> bool:
-    if not name or len(name) > 253:
-        return False
-    for label in name.split("."):
-        if not label or len(label) > 63 or label[0] == "-" or label[-1] == "-":
-            return False
-        if not set(label) <= _DNS1123_LABEL_CHARS:
-            return False
-    return True

@@ -19,12 +19,12 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers 
     ClusterProvider,
     register,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.kind import parse_clusters
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.kind import KIND_NODE_SUBNET, parse_clusters
 
 TWIN_COMMAND = "kindlab-twin"
-# The twin's node network (and kind's usual docker network); pod/service CIDRs follow the
-# kind config like on kind.
-TWIN_NODE_NETWORK = "172.18.0.0/16"
+# The twin's node network: kind's usual docker network; pod/service CIDRs follow the kind
+# config like on kind.
+TWIN_NODE_NETWORK = KIND_NODE_SUBNET
 
 _PORT_RE = re.compile(r"^\d{1,5}$")
 

@@ -20,6 +20,12 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 from ansible_collections.kindlab.ingress.plugins.module_utils import _helm
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import find_binary
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._names import (
+    DNS1035_LABEL,
+    DNS1123_SUBDOMAIN,
+    is_dns1035_label,
+    is_dns1123_subdomain,
+)
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
     LOG_TAIL_LINES,
     K8sError,
@@ -104,6 +110,7 @@ def plan(req: Request) -> Plan:
         raise ControllerError("method: expected helm or manifest, got %r" % req.method)
     if req.state not in ("present", "absent"):
         raise ControllerError("state: expected present or absent, got %r" % req.state)
+    check_release(req.release, "release")
     chart = None
     if req.method == "helm":
         try:
@@ -119,6 +126,7 @@ def plan(req: Request) -> Plan:
             values = ctype.with_time_scale(values, req.time_scale)
         config = ctype.effective_config(values, req.release, req.namespace,
                                         chart.version if chart else req.chart_version)
+        check_object_names(config.summary()["names"], req.release, "")
         if req.method == "manifest" and ctype.render_manifests is None:
             raise ControllerError("method: type %s is installed with helm only (method: helm)" % req.type)
         objects = ctype.render_manifests(config) if req.method == "manifest" and ctype.render_manifests else []
@@ -131,6 +139,44 @@ def plan(req: Request) -> Plan:
         ns_obj: Obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": config.deployment[0]}}
         objects = [ns_obj] + objects
     return Plan(ctype, values, config, objects, chart)
+
+
+# ---------------------------------------------------------------- names
+
+# What each key of a config summary's `names` names, for messages.
+_NAMED = {"fullname": "RBAC objects", "deployment": "Deployment", "service": "Service",
+          "service_account": "ServiceAccount", "election_id": "leader-election Lease", "configmap": "ConfigMap"}
+
+
+def check_release(release: Any, where: str) -> str:
+    """helm's rule for release names, for either method: helm refuses any other name, and the
+    manifest method names the objects after the release as the chart would."""
+    if not _helm.valid_release_name(release):
+        raise ControllerError("%s: expected %s, got %r" % (where, _helm.RELEASE_NAME, release))
+    return str(release)
+
+
+def check_object_names(names: dict[str, str | None], release: str, where: str) -> None:
+    """The names a controller's objects get (from the release, or from values such as
+    fullnameOverride) must be names Kubernetes takes: a DNS-1035 label for its Service, a DNS-1123
+    subdomain for the others. helm would accept the release and the API server refuse the object."""
+    for key, name in sorted(names.items()):
+        if name is None:
+            continue
+        service = key == "service"
+        if is_dns1035_label(name) if service else is_dns1123_subdomain(name):
+            continue
+        what = _NAMED.get(key, key)
+        rule = DNS1035_LABEL if service else DNS1123_SUBDOMAIN
+        if name.startswith(release):  # the charts name their objects <release>[-...] unless the values override it
+            raise ControllerError("%s: expected a release name that makes the controller's %s name %s, got %r (%s %r)"
+                                  % (_field(where, "release"), what, rule, release, what, name))
+        raise ControllerError("%s: expected values that make the controller's %s name %s, got %s %r"
+                              % (_field(where, "values"), what, rule, what, name))
+
+
+def _field(where: str, key: str) -> str:
+    return "%s.%s" % (where, key) if where else key
 
 
 # ---------------------------------------------------------------- lab definitions
@@ -155,8 +201,7 @@ def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = 
     namespace, release = raw.get("namespace"), raw.get("release", "ingress")
     if not isinstance(namespace, str) or not namespace:
         raise ControllerError("%s.namespace: expected a namespace name, got %r" % (where, namespace))
-    if not isinstance(release, str) or not release:
-        raise ControllerError("%s.release: expected a release name, got %r" % (where, release))
+    check_release(release, where + ".release")
     for key in ("scope", "publish_service"):
         if raw.get(key) is not None and not isinstance(raw[key], bool):
             raise ControllerError("%s.%s: expected a boolean, got %r" % (where, key, raw[key]))
@@ -175,6 +220,7 @@ def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = 
     except ctype.value_errors as exc:
         raise ControllerError("%s.values: %s" % (where, exc)) from None
     summary = config.summary()
+    check_object_names(summary["names"], release, where)
     resource = summary["ingress_class"]["resource"]
     # `values` has the convenience options folded in: what helm and the manifest method get, so
     # the lab installs what was validated (scope, publish_service, ingress_class included).

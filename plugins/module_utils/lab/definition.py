@@ -5,8 +5,9 @@
 Each part is validated by the module_utils that owns it (pools, controllers, workloads);
 this module adds the checks that span parts (a workload in a namespace the lab does not
 create, two releases with the same name in a namespace, two controllers claiming the
-same IngressClass resource name) and prefixes every error with the lab variable it
-came from.
+same IngressClass resource name, a pool inside a network the cluster will use, an
+expectation naming an Ingress or controller the lab does not define) and prefixes every
+error with the lab variable it came from.
 """
 from __future__ import annotations
 
@@ -23,8 +24,15 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.instal
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._helm import HelmError, chart_source
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import ImageError, parse_images, parse_load
-from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import PoolError, parse_pools
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import VerifyError, validate_expect
+from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_dns1123_label
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.kind import planned_networks
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import (
+    ClusterNetworks, Pool, PoolError, cluster_overlaps, parse_pools,
+)
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import ClusterError, render_kind_config
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import (
+    VerifyError, controller_references, ingress_patterns, ingress_references, validate_expect,
+)
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import (
     WorkloadError, parse_namespaces, parse_workloads, summary,
 )
@@ -34,8 +42,6 @@ if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabMo
 
 BACKENDS = ("auto", "kind", "twin")
 _CLUSTER_KEYS = {"name", "workers", "node_image", "kind_config"}
-# kind cluster names end up in container and context names: lower-case DNS labels.
-_CLUSTER_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
 class LabError(OptionError):
@@ -55,7 +61,8 @@ def _cluster(raw: Any) -> dict[str, Any]:
     if unknown:
         raise LabError("lab_cluster: expected only the keys %s, got %s" % (", ".join(sorted(_CLUSTER_KEYS)), unknown))
     name = raw.get("name")
-    if not isinstance(name, str) or not _CLUSTER_NAME.match(name) or len(name) > 50:
+    # kind cluster names end up in container and context names: lower-case DNS labels.
+    if not isinstance(name, str) or not is_dns1123_label(name) or len(name) > 50:
         raise LabError("lab_cluster.name: expected a lower-case DNS label of at most 50 characters, got %r" % (name,))
     workers = raw.get("workers", 0)
     if not isinstance(workers, int) or isinstance(workers, bool) or not 0 <= workers <= 10:
@@ -66,6 +73,34 @@ def _cluster(raw: Any) -> dict[str, Any]:
     if node_image is not None and (not isinstance(node_image, str) or " " in node_image):
         raise LabError("lab_cluster.node_image: expected an image reference such as kindest/node:v1.35.0, got %r" % (node_image,))
     return {"name": name, "workers": workers, "node_image": node_image or None, "kind_config": raw.get("kind_config", {})}
+
+
+def _cluster_networks(cluster: dict[str, Any]) -> ClusterNetworks:
+    """The networks the cluster will have (its kind config rendered as the kind_cluster role will)."""
+    try:
+        config = render_kind_config(cluster["workers"], cluster["node_image"], cluster["kind_config"])
+    except ClusterError as exc:
+        raise LabError("lab_cluster.%s" % exc) from None
+    return planned_networks(config)
+
+
+# Where each network comes from and what MetalLB would hand out inside it, by ClusterNetworks label.
+_INSIDE = {
+    "node network": "the subnet docker usually gives kind's network, and the twin's; MetalLB would hand out the "
+                    "nodes' addresses",
+    "pod CIDR": "kind's default, or networking.podSubnet of lab_cluster.kind_config; MetalLB would hand out pod addresses",
+    "service CIDR": "kind's default, or networking.serviceSubnet of lab_cluster.kind_config; MetalLB would hand out "
+                    "Service cluster IPs",
+}
+
+
+def _pools_outside_cluster(pools: list[Pool], networks: ClusterNetworks) -> None:
+    """MetalLB must not hand out addresses the cluster already uses; the metallb role checks the
+    node network the cluster really got, here the one it will most likely get is checked up front."""
+    for i, j, label, net in cluster_overlaps(pools, networks):
+        raise LabError("lab_metallb_pools[%d].addresses[%d]: expected addresses outside the %s %s (%s), got %r; "
+                       "the lab's default pool is 100.64.0.0/16"
+                       % (i, j, label, net, _INSIDE[label], str(pools[i].ranges[j])))
 
 
 def _charts(raw: Any) -> dict[str, dict[str, Any]]:
@@ -106,6 +141,7 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
         parsed_pools = parse_pools(pools)
     except PoolError as exc:
         raise LabError(_prefixed("lab_metallb_pools", exc)) from None
+    _pools_outside_cluster(parsed_pools, _cluster_networks(cluster_out))
     try:
         ns_list, _labels = parse_namespaces(namespaces, {})
     except WorkloadError as exc:
@@ -157,8 +193,7 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
 
     ingresses = ["%s/%s" % (wl.namespace, wl.ingress.name) for wl in parsed_workloads if wl.ingress is not None]
     releases = ["%s/%s" % (ctl["namespace"], ctl["release"]) for ctl in parsed_controllers]
-    _expected_subjects(parsed_expect, "controllers", releases, "a controller of lab_controllers (namespace/release)")
-    _expected_subjects(parsed_expect, "addresses", ingresses, "an Ingress of lab_workloads (namespace/name)")
+    _expected_references(parsed_expect, ingresses, releases)
     no_address = set((parsed_expect.get("addresses") or {}).get("failing") or {})
     return {
         "backend": backend,
@@ -216,11 +251,22 @@ def plan(lab: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _expected_subjects(expect: dict[str, Any], check: str, known: list[str], what: str) -> None:
-    """An expected failure must name something the lab defines, or verify could never meet it."""
-    for subject in (expect.get(check) or {}).get("failing") or {}:
-        if subject not in known:
-            raise LabError("lab_expect.%s.failing[%s]: expected %s, one of %s" % (check, subject, what, known))
+def _expected_references(expect: dict[str, Any], ingresses: list[str], releases: list[str]) -> None:
+    """Every controller and Ingress lab_expect names must be one the lab defines, or verify could
+    never meet the expectation (and an expected failure would mask a typo)."""
+    for where, ref in controller_references(expect):
+        if ref not in releases:
+            raise LabError("%s: expected a controller of lab_controllers (namespace/release), one of %s, got %r"
+                           % (where, releases, ref))
+    for where, ref in ingress_references(expect):
+        if ref not in ingresses:
+            raise LabError("%s: expected an Ingress of lab_workloads (namespace/name), one of %s, got %r"
+                           % (where, ingresses, ref))
+    for where, pattern in ingress_patterns(expect):
+        # A finding without an Ingress is matched against '', so a pattern matching '' names none.
+        if not any(re.search(pattern, text) for text in ingresses + [""]):
+            raise LabError("%s: expected a regular expression matching an Ingress of lab_workloads (namespace/name), "
+                           "one of %s, got %r" % (where, ingresses, pattern))
 
 
 def run_lab_definition(params: Params, runtime: Runtime) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import EXPECTED as IMAGE_EXPECTED
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import valid_image
+from ansible_collections.kindlab.ingress.plugins.module_utils._names import DNS1123_LABEL, is_dns1123_label, is_dns1123_subdomain
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import TEST_APP_IMAGE
 
 if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
@@ -21,8 +22,6 @@ if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabMo
 
 Obj = dict[str, Any]
 
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 # Ingress hosts: a DNS name, optionally with one leading wildcard label (networking/v1 rules).
 _INGRESS_HOST = re.compile(r"^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 PATH_TYPES = ("Prefix", "Exact", "ImplementationSpecific")
@@ -67,8 +66,7 @@ def _require(cond: bool, where: str, expected: str, got: Any) -> None:
 
 
 def _dns_label(value: Any, where: str) -> str:
-    _require(isinstance(value, str) and len(value) <= 63 and bool(_DNS1123_LABEL.match(value)), where,
-             "a DNS-1123 label (lower-case letters, digits and '-', at most 63 characters)", value)
+    _require(is_dns1123_label(value), where, DNS1123_LABEL, value)
     return str(value)
 
 
@@ -115,7 +113,7 @@ def _parse_ingress(raw: Any, default_name: str, where: str) -> IngressSpec | Non
     name = _dns_label(raw.get("name", default_name), where + ".name")
     ingress_class = raw.get("class")
     if ingress_class is not None:
-        _require(isinstance(ingress_class, str) and bool(_DNS1123_SUBDOMAIN.match(ingress_class)), where + ".class",
+        _require(is_dns1123_subdomain(ingress_class), where + ".class",
                  "an IngressClass name (DNS-1123 subdomain) or null", ingress_class)
     host = raw.get("host") or None
     if host is not None:

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ProbeError, parse_ingresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import render as render_html
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import change_writer
 
@@ -76,6 +77,8 @@ def validate_expect(expect: Any) -> Obj:
         where = "lab_expect." + check
         if check == "reachability":
             _require(isinstance(body, list), where, "a list of probes", body)
+            for i, probe in enumerate(body):
+                _probe_ingresses(probe, "%s[%d]" % (where, i))
             continue
         _require(isinstance(body, dict), where, "a mapping", body)
         extra = sorted(set(body) - _EXPECT_KEYS[check])
@@ -95,6 +98,48 @@ def validate_expect(expect: Any) -> Obj:
         _require(isinstance(conflict, dict) and isinstance(conflict.get("ingresses"), list)
                  and len(conflict["ingresses"]) == 2, where, "a mapping with ingresses: [ns/name, ns/name]", conflict)
     return dict(expect)
+
+
+def _probe_ingresses(probe: Any, where: str) -> list[str]:
+    """The Ingresses (namespace/name) a reachability probe names; none for a probe by url."""
+    _require(isinstance(probe, dict), where, "a probe mapping (http_probe options: ingress or url, ...)", probe)
+    try:
+        return ["%s/%s" % ref for ref in parse_ingresses(probe.get("ingress"))]
+    except ProbeError as exc:
+        raise VerifyError("%s.%s" % (where, exc)) from None
+
+
+# Checks whose `failing` subjects are Ingresses (namespace/name); controllers' are releases.
+INGRESS_SUBJECTS = ("addresses", "status", "backends")
+
+
+def controller_references(expect: Obj) -> list[tuple[str, str]]:
+    """(field, namespace/release) of every controller a validated lab_expect names."""
+    return [("lab_expect.controllers.failing[%s]" % ref, ref)
+            for ref in (expect.get("controllers") or {}).get("failing") or {}]
+
+
+def ingress_references(expect: Obj) -> list[tuple[str, str]]:
+    """(field, namespace/name) of every Ingress a validated lab_expect names: the failing subjects
+    of addresses, status and backends, both Ingresses of each expected conflict, and the Ingresses
+    each reachability probe goes through. Diagnose names Ingresses by regex (ingress_patterns)."""
+    out = [("lab_expect.%s.failing[%s]" % (check, ref), ref)
+           for check in INGRESS_SUBJECTS for ref in (expect.get(check) or {}).get("failing") or {}]
+    for i, conflict in enumerate((expect.get("conflicts") or {}).get("expected") or []):
+        out += [("lab_expect.conflicts.expected[%d].ingresses[%d]" % (i, j), str(ref))
+                for j, ref in enumerate(conflict["ingresses"])]
+    for i, probe in enumerate(expect.get("reachability") or []):
+        where = "lab_expect.reachability[%d].ingress" % i
+        listed = isinstance(probe.get("ingress"), list)  # several Ingresses, used in turn
+        out += [("%s[%d]" % (where, j) if listed else where, ref)
+                for j, ref in enumerate(_probe_ingresses(probe, "lab_expect.reachability[%d]" % i))]
+    return out
+
+
+def ingress_patterns(expect: Obj) -> list[tuple[str, str]]:
+    """(field, regex) of every diagnose finding that names its Ingress."""
+    return [("lab_expect.diagnose.findings[%d].ingress" % i, finding["ingress"])
+            for i, finding in enumerate((expect.get("diagnose") or {}).get("findings") or []) if "ingress" in finding]
 
 
 def _per_subject(check: str, observed: dict[str, tuple[bool, str]], failing: dict[str, str]) -> list[Verdict]:

@@ -143,3 +143,13 @@ def test_a_local_chart_takes_neither_repo_nor_version():
     argv = helm.upgrade_install_argv("helm", "ingress", "/charts/ingress-nginx", "", "", "two", "/v")
     assert argv[:5] == ["helm", "upgrade", "--install", "ingress", "/charts/ingress-nginx"]
     assert "--repo" not in argv and "--version" not in argv
+
+
+@pytest.mark.parametrize("name, valid", [
+    ("ingress", True), ("edge-2", True), ("edge.one", True), ("1st", True), ("a" * 53, True),
+    # helm's ValidateReleaseName refuses these ("invalid release name, must match regex ...").
+    ("Ingress!", False), ("Ingress", False), ("a" * 54, False), ("-edge", False), ("edge-", False), ("edge..one", False),
+    ("edge_one", False), ("", False), ("edge\n", False), (None, False),
+])
+def test_release_names_follow_helms_own_rule(name, valid) -> None:
+    assert helm.valid_release_name(name) is valid

@@ -134,6 +134,17 @@ def test_plan_validates_before_anything():
     assert ic["metadata"]["annotations"] == {ctl.OWNER_ANNOTATION: "two/ingress"}
 
 
+def test_plan_refuses_a_release_name_helm_or_the_api_server_would_refuse():
+    """The ingress_controller module on its own: helm refuses 'Ingress!' only once it runs, and the
+    manifest method would send objects named after it."""
+    for method in ("helm", "manifest"):
+        with pytest.raises(ctl.ControllerError, match=r"^release: expected a helm release name .*, got 'Ingress!'$"):
+            ctl.plan(req(release="Ingress!", method=method))
+        with pytest.raises(ctl.ControllerError, match=r"^release: expected a release name that makes the controller's "
+                                                      r"Service name a DNS-1035 label .*\(Service '2nd-ingress-nginx-controller'\)$"):
+            ctl.plan(req(release="2nd", method=method))
+
+
 def test_manifest_check_mode_then_apply_then_idempotent():
     client = FakeClient()
     first = ctl.run(req(method="manifest"), check_mode=True, client_factory=lambda: client)

@@ -30,6 +30,16 @@ def test_the_default_lab_and_every_scenario_validate() -> None:
         assert run(lab(**yaml.safe_load(scenario.read_text())))["ingresses"], scenario.name
 
 
+@pytest.mark.parametrize("scenario", sorted(p.name for p in (ROOT / "scenarios").glob("*.yml")))
+def test_every_scenario_validates_on_kind_as_lab_yml_passes_it(scenario: str) -> None:
+    """Every argument playbooks/lab.yml hands lab_definition, on kind (where every scenario runs)."""
+    v = lab(**yaml.safe_load((ROOT / "scenarios" / scenario).read_text()))
+    out = validate("kind", v["lab_cluster"], v["lab_metallb_pools"], v["lab_namespaces"], v["lab_controllers"],
+                   v["lab_workloads"], v.get("lab_expect", {}), v.get("lab_images", {}), v.get("lab_images_load", []),
+                   v.get("lab_charts", {}), v["lab_time_scale"])
+    assert out["ingresses"] and out["pools"]
+
+
 def test_puzzle_controller_two_watches_everything_and_publishes_node_addresses() -> None:
     puzzle = run(lab(**yaml.safe_load((ROOT / "scenarios/puzzle.yml").read_text())))
     two = next(c for c in puzzle["controllers"] if c["namespace"] == "two")
@@ -220,3 +230,118 @@ def test_traefik_is_refused_on_the_twin_however_it_is_installed(method: str | No
             with pytest.raises(LabError, match="runs on lab_backend kind only"):
                 validate("twin", scenario.get("lab_cluster", v["lab_cluster"]), scenario.get("lab_metallb_pools", v["lab_metallb_pools"]),
                          scenario["lab_namespaces"], scenario["lab_controllers"], scenario.get("lab_workloads", v["lab_workloads"]))
+
+
+# --- refused up front (issue 23: accepted before, refused only once the cluster existed, or never) ---
+
+
+def pools(*addresses: str) -> list[dict[str, Any]]:
+    return [{"name": "lab-pool", "addresses": list(addresses)}]
+
+
+@pytest.mark.parametrize("overrides, message", [
+    # MetalLB would hand out the nodes' own addresses (kind's network as docker usually creates it, the twin's).
+    ({"lab_metallb_pools": pools("172.18.0.0/24")},
+     "lab_metallb_pools[0].addresses[0]: expected addresses outside the node network 172.18.0.0/16 (the subnet "
+     "docker usually gives kind's network, and the twin's; MetalLB would hand out the nodes' addresses), "
+     "got '172.18.0.0/24'"),
+    ({"lab_metallb_pools": [{"name": "a", "addresses": ["100.64.0.0/24"]},
+                            {"name": "b", "addresses": ["100.65.0.0/24", "172.18.255.200-172.18.255.250"]}]},
+     "lab_metallb_pools[1].addresses[1]: expected addresses outside the node network 172.18.0.0/16 (the subnet "
+     "docker usually gives kind's network, and the twin's; MetalLB would hand out the nodes' addresses), "
+     "got '172.18.255.200-172.18.255.250'"),
+    # The same check for the pod and service subnets: kind's defaults, or what lab_cluster.kind_config sets.
+    ({"lab_metallb_pools": pools("10.244.1.0/24")}, "lab_metallb_pools[0].addresses[0]: expected addresses outside "
+                                                    "the pod CIDR 10.244.0.0/16 (kind's default, "
+                                                    "or networking.podSubnet of lab_cluster.kind_config; MetalLB "
+                                                    "would hand out pod addresses), got '10.244.1.0/24'"),
+    ({"lab_metallb_pools": pools("10.96.0.10")}, "lab_metallb_pools[0].addresses[0]: expected addresses outside "
+                                                 "the service CIDR 10.96.0.0/16"),
+    ({"lab_metallb_pools": pools("10.100.5.0/24"),
+      "lab_cluster": {"name": "lab", "kind_config": {"networking": {"podSubnet": "10.100.0.0/16"}}}},
+     "lab_metallb_pools[0].addresses[0]: expected addresses outside the pod CIDR 10.100.0.0/16"),
+    ({"lab_cluster": {"name": "lab", "kind_config": {"networking": {"serviceSubnet": "10.96.0.0/33"}}}},
+     "lab_cluster.kind_config.networking.serviceSubnet: '10.96.0.0/33' is not a valid CIDR"),
+])
+def test_a_pool_inside_a_cluster_network_is_refused(overrides: dict[str, Any], message: str) -> None:
+    with pytest.raises(LabError) as err:
+        run(lab(**overrides))
+    assert message in str(err.value)
+
+
+def test_pools_outside_the_cluster_networks_are_accepted() -> None:
+    assert run(lab(lab_metallb_pools=pools("172.19.255.0/24", "192.168.250.0/24")))["pools"][0]["size"] == 512
+    # A kind config that moves the pod subnet frees kind's default one.
+    cluster = {"name": "lab", "kind_config": {"networking": {"podSubnet": "10.100.0.0/16"}}}
+    assert run(lab(lab_cluster=cluster, lab_metallb_pools=pools("10.244.0.0/24")))["pools"][0]["size"] == 256
+
+
+@pytest.mark.parametrize("release, message", [
+    ("Ingress!", "lab_controllers[0].release: expected a helm release name (lower-case letters, digits, '-' and '.', "
+                 "starting and ending with a letter or digit, at most 53 characters), got 'Ingress!'"),
+    ("a" * 54, "lab_controllers[0].release: expected a helm release name"),
+    ("edge-", "lab_controllers[0].release: expected a helm release name"),
+    # helm takes these, but the charts name the controller's Service after them, and a Service
+    # name must be a DNS-1035 label: the API server would refuse it once the cluster exists.
+    ("1st", "lab_controllers[0].release: expected a release name that makes the controller's Service name a DNS-1035 "
+            "label (a lower-case letter, then lower-case letters, digits and '-', at most 63 characters), got '1st' "
+            "(Service '1st-ingress-nginx-controller')"),
+    ("edge.one", "lab_controllers[0].release: expected a release name that makes the controller's Service name"),
+])
+def test_a_release_name_helm_or_kubernetes_refuses_is_refused(release: str, message: str) -> None:
+    with pytest.raises(LabError) as err:
+        run(lab(lab_controllers=controllers_with(0, release=release)))
+    assert message in str(err.value)
+
+
+def test_release_names_helm_and_kubernetes_take_are_accepted() -> None:
+    for release in ("edge", "a" * 53, "ingress-2"):
+        assert run(lab(lab_controllers=controllers_with(0, release=release)))["controllers"][0]["release"] == release
+    # The values name the objects: the release is then only helm's.
+    ctls = controllers_with(0, release="1st")
+    ctls[0]["values"]["fullnameOverride"] = "edge"
+    assert run(lab(lab_controllers=ctls))["controllers"][0]["deployment"] == "one/edge-controller"
+    ctls[0]["values"]["fullnameOverride"] = "9edge"
+    with pytest.raises(LabError, match=r"lab_controllers\[0\]\.values: expected values that make the controller's "
+                                       r"Service name a DNS-1035 label .*, got Service '9edge-controller'"):
+        run(lab(lab_controllers=ctls))
+
+
+INGRESSES = "one of ['one/test', 'two/test', 'three/test']"
+
+
+@pytest.mark.parametrize("expect, message", [
+    ({"status": {"failing": {"nine/none": "change"}}},
+     "lab_expect.status.failing[nine/none]: expected an Ingress of lab_workloads (namespace/name), %s, got 'nine/none'"
+     % INGRESSES),
+    ({"backends": {"failing": {"two/web": "endpoints"}}}, "lab_expect.backends.failing[two/web]: expected an Ingress"),
+    ({"addresses": {"failing": {"two/web": "no address"}}}, "lab_expect.addresses.failing[two/web]: expected an Ingress"),
+    ({"conflicts": {"expected": [{"ingresses": ["one/test", "nine/none"]}]}},
+     "lab_expect.conflicts.expected[0].ingresses[1]: expected an Ingress of lab_workloads (namespace/name), %s, "
+     "got 'nine/none'" % INGRESSES),
+    ({"reachability": [{"ingress": "one/test"}, {"ingress": "nine/none"}]},
+     "lab_expect.reachability[1].ingress: expected an Ingress of lab_workloads (namespace/name), %s, got 'nine/none'"
+     % INGRESSES),
+    ({"reachability": [{"ingress": ["one/test", "nine/none"]}]}, "lab_expect.reachability[0].ingress[1]: expected an Ingress"),
+    ({"reachability": [{"ingress": {"namespace": "nine", "name": "none"}}]},
+     "lab_expect.reachability[0].ingress: expected an Ingress of lab_workloads (namespace/name), %s, got 'nine/none'"
+     % INGRESSES),
+    ({"reachability": [{"ingress": "test"}]},
+     "lab_expect.reachability[0].ingress: expected 'namespace/name' or a mapping with namespace and name, got 'test'"),
+    ({"reachability": ["one/test"]}, "lab_expect.reachability[0]: expected a probe mapping"),
+    ({"diagnose": {"findings": [{"kind": "multiple_writers", "ingress": "^nine/none$"}]}},
+     "lab_expect.diagnose.findings[0].ingress: expected a regular expression matching an Ingress of lab_workloads "
+     "(namespace/name), %s, got '^nine/none$'" % INGRESSES),
+])
+def test_an_expectation_naming_an_ingress_the_lab_does_not_define_is_refused(expect: dict[str, Any], message: str) -> None:
+    with pytest.raises(LabError) as err:
+        run(lab(lab_expect=expect))
+    assert message in str(err.value)
+
+
+def test_expectations_naming_the_labs_own_ingresses_are_accepted() -> None:
+    expect = {"status": {"failing": {"two/test": "change"}}, "backends": {"failing": {"three/test": "endpoints"}},
+              "conflicts": {"expected": [{"ingresses": ["one/test", "two/test"]}]},
+              "reachability": [{"ingress": ["one/test", {"namespace": "two", "name": "test"}]}, {"url": "http://app.example.test/"}],
+              "diagnose": {"findings": [{"kind": "multiple_writers", "ingress": "^one/"}, {"kind": "publish_service_missing"}]}}
+    assert run(lab(lab_expect=expect))["expect"] == expect

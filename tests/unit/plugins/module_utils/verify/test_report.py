@@ -127,6 +127,10 @@ def test_an_ingress_expected_to_get_no_address_is_judged_from_the_watch() -> Non
     ({"diagnose": {"findings": [{"ingress": "x"}]}}, r"lab_expect.diagnose.findings\[0\]: expected a mapping with kind"),
     ({"conflicts": {"expected": [{"ingresses": ["a/b"]}]}}, r"lab_expect.conflicts.expected\[0\]"),
     ({"reachability": {"ingress": "a/b"}}, "lab_expect.reachability: expected a list"),
+    ({"reachability": ["a/b"]}, r"lab_expect.reachability\[0\]: expected a probe mapping"),
+    ({"reachability": [{"url": "http://a.test/"}, {"ingress": "a-b"}]},
+     r"lab_expect.reachability\[1\].ingress: expected 'namespace/name' or a mapping with namespace and name, got 'a-b'"),
+    ({"reachability": [{"ingress": ["a/b", "c"]}]}, r"lab_expect.reachability\[0\].ingress\[1\]: expected 'namespace/name'"),
     ({"controllers": {"failing": {"two/ingress": "("}}}, r"lab_expect.controllers.failing\[two/ingress\]: .* not a valid"),
     ({"addresses": {"expected": {}}}, "lab_expect.addresses: expected only the keys failing"),
 ])
