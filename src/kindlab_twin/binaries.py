@@ -34,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -210,13 +211,20 @@ def generated_gomod(binary: GoBinary, go_directive: str, replaces: list[str]) ->
 
 
 def build(names: Sequence[str], *, say: Callable[[str], None] = print, run: Runner = _run,
-          which: Callable[[str], str | None] = shutil.which, force: bool = False) -> dict[str, Path]:
-    """Build the pinned binaries NAMES (the twin's when empty) into the cache; returns name -> path."""
+          which: Callable[[str], str | None] = shutil.which, force: bool = False,
+          jobs: int | None = None) -> dict[str, Path]:
+    """Build the pinned binaries NAMES (the twin's when empty) into the cache; returns name -> path.
+
+    Binaries of different modules build side by side, JOBS at a time (KINDLAB_BUILD_JOBS, default
+    2): one `go build` leaves cores idle while it downloads modules, resolves and links, and the
+    build cache is safe to share. Binaries of one module build one after another, in its one
+    throw-away module directory (which each build rewrites), and share their compiled packages.
+    """
     pins = pinned()
     unknown = [n for n in names if n not in pins]
     if unknown:
         raise BuildError(f"no pinned binary named {', '.join(unknown)}; pinned: {', '.join(sorted(pins))}")
-    wanted = [pins[n] for n in (names or default_names())]
+    wanted = list({n: pins[n] for n in (names or default_names())}.values())
     if not force and all(_complete(b) for b in wanted):
         for b in wanted:
             say(f"  {b.name} {b.version}: cached")
@@ -226,54 +234,68 @@ def build(names: Sequence[str], *, say: Callable[[str], None] = print, run: Runn
                          f"({', '.join(b.name for b in wanted if not _complete(b))}) and is not on PATH")
     (cache_root() / "bin").mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, CGO_ENABLED="0", GOFLAGS="-mod=mod -buildvcs=false")
-    result: dict[str, Path] = {}
+    by_module: dict[tuple[str, str], list[GoBinary]] = {}
     for binary in wanted:
-        out = binary.path
-        result[binary.name] = out
-        if _complete(binary) and not force:
-            say(f"  {binary.name} {binary.version}: cached")
-            continue
-        started = time.monotonic()
-        say(f"  {binary.name} {binary.version}: building {binary.import_path} ...")
-        work = cache_root() / "build" / f"{binary.module.replace('/', '_')}@{binary.version}"
-        work.mkdir(parents=True, exist_ok=True)
-        info = json.loads(run(["go", "mod", "download", "-json", f"{binary.module}@{binary.version}"], work, env))
-        if info.get("Error"):
-            raise BuildError(f"{binary.module}@{binary.version}: {info['Error']}")
-        if binary.assets or binary.asset_dirs:
-            assets = binary.assets_dir
-            assets.mkdir(parents=True, exist_ok=True)
-            for asset in binary.assets:
-                source = Path(info["Dir"]) / asset
-                if not source.is_file():
-                    raise BuildError(f"{binary.module}@{binary.version} has no {asset}")
-                shutil.copyfile(source, assets / source.name)
-            for asset in binary.asset_dirs:
-                source = Path(info["Dir"]) / asset
-                if not source.is_dir():
-                    raise BuildError(f"{binary.module}@{binary.version} has no directory {asset}")
-                _copy_tree(source, assets / source.name)
-        tmp = out.with_name(out.name + ".tmp")
-        ldflags = " ".join(("-s", "-w") + binary.ldflags)
-        argv = ["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(tmp)]
-        if binary.tags:
-            argv += ["-tags", ",".join(binary.tags)]
-        build_env = dict(env, CGO_ENABLED="1") if binary.cgo else env
-        if binary.main_module:
-            run(argv + ["./" + binary.package if binary.package else "."], Path(info["Dir"]),
-                dict(build_env, GOWORK="off", GOFLAGS="-mod=readonly -buildvcs=false"))
-        else:
-            target = json.loads(run(["go", "mod", "edit", "-json", info["GoMod"]], work, env))
-            gomod = generated_gomod(binary, str(target.get("Go") or "1.22"),
-                                    replace_lines(target, binary.local_replace))
-            (work / "go.mod").write_text(gomod)
-            run(["go", "get", f"{binary.import_path}@{binary.version}"], work, env)
-            run(argv + [binary.import_path], work, build_env)
-        tmp.replace(out)
-        seconds = time.monotonic() - started
-        say(f"  {binary.name} {binary.version}: built in {seconds:.0f} s")
-        _record_stage(f"build {binary.name}", seconds)
-    return result
+        by_module.setdefault((binary.module, binary.version), []).append(binary)
+
+    def build_module(group: list[GoBinary]) -> None:
+        for binary in group:
+            if _complete(binary) and not force:
+                say(f"  {binary.name} {binary.version}: cached")
+            else:
+                _build_one(binary, env, say, run)
+
+    workers = max(1, jobs if jobs is not None else int(os.environ.get("KINDLAB_BUILD_JOBS", "2")))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        # Largest groups first: the k8s.io/kubernetes chain is the longest.
+        futures = [pool.submit(build_module, g) for g in sorted(by_module.values(), key=len, reverse=True)]
+        for future in futures:
+            future.result()  # the first failure, after every build has ended
+    return {b.name: b.path for b in wanted}
+
+
+def _build_one(binary: GoBinary, env: dict[str, str], say: Callable[[str], None], run: Runner) -> None:
+    out = binary.path
+    started = time.monotonic()
+    say(f"  {binary.name} {binary.version}: building {binary.import_path} ...")
+    work = cache_root() / "build" / f"{binary.module.replace('/', '_')}@{binary.version}"
+    work.mkdir(parents=True, exist_ok=True)
+    info = json.loads(run(["go", "mod", "download", "-json", f"{binary.module}@{binary.version}"], work, env))
+    if info.get("Error"):
+        raise BuildError(f"{binary.module}@{binary.version}: {info['Error']}")
+    if binary.assets or binary.asset_dirs:
+        assets = binary.assets_dir
+        assets.mkdir(parents=True, exist_ok=True)
+        for asset in binary.assets:
+            source = Path(info["Dir"]) / asset
+            if not source.is_file():
+                raise BuildError(f"{binary.module}@{binary.version} has no {asset}")
+            shutil.copyfile(source, assets / source.name)
+        for asset in binary.asset_dirs:
+            source = Path(info["Dir"]) / asset
+            if not source.is_dir():
+                raise BuildError(f"{binary.module}@{binary.version} has no directory {asset}")
+            _copy_tree(source, assets / source.name)
+    tmp = out.with_name(out.name + ".tmp")
+    ldflags = " ".join(("-s", "-w") + binary.ldflags)
+    argv = ["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(tmp)]
+    if binary.tags:
+        argv += ["-tags", ",".join(binary.tags)]
+    build_env = dict(env, CGO_ENABLED="1") if binary.cgo else env
+    if binary.main_module:
+        run(argv + ["./" + binary.package if binary.package else "."], Path(info["Dir"]),
+            dict(build_env, GOWORK="off", GOFLAGS="-mod=readonly -buildvcs=false"))
+    else:
+        target = json.loads(run(["go", "mod", "edit", "-json", info["GoMod"]], work, env))
+        gomod = generated_gomod(binary, str(target.get("Go") or "1.22"),
+                                replace_lines(target, binary.local_replace))
+        (work / "go.mod").write_text(gomod)
+        run(["go", "get", f"{binary.import_path}@{binary.version}"], work, env)
+        run(argv + [binary.import_path], work, build_env)
+    tmp.replace(out)
+    seconds = time.monotonic() - started
+    say(f"  {binary.name} {binary.version}: built in {seconds:.0f} s")
+    _record_stage(f"build {binary.name}", seconds)
 
 
 def _record_stage(name: str, seconds: float) -> None:
@@ -284,11 +306,11 @@ def _record_stage(name: str, seconds: float) -> None:
             f.write(f"{name}\t{seconds:.0f}\tok\n")
 
 
-def main(names: Sequence[str], set_name: str = "", link_into: str = "") -> int:
-    """`kindlab-twin build binaries [--set NAME] [--link-into DIR] [NAME ...]`."""
+def main(names: Sequence[str], set_names: Sequence[str] = (), link_into: str = "") -> int:
+    """`kindlab-twin build binaries [--set NAME ...] [--link-into DIR] [NAME ...]`."""
     try:
         started = time.monotonic()
-        wanted = list(names) + list(named_set(set_name) if set_name else ())
+        wanted = list(names) + [n for set_name in set_names for n in named_set(set_name)]
         print(f"kindlab-twin: pinned binaries in {cache_root() / 'bin'}", file=sys.stderr)
         paths = build(wanted, say=lambda m: print(m, file=sys.stderr, flush=True))
         if link_into:

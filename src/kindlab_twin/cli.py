@@ -7,7 +7,7 @@ MetalLB, ingress-nginx and data plane are emulated on loopback (runtime.py).
     kindlab-twin get clusters | get kubeconfig [--name N] | get connect-to [--name N]
     kindlab-twin export kubeconfig [--name N] [--kubeconfig PATH]
     kindlab-twin delete cluster [--name N] [--kubeconfig PATH] | delete clusters --all|NAMES
-    kindlab-twin build binaries [--set twin|kind-clients|kind-images] [--link-into DIR] [NAME ...]
+    kindlab-twin build binaries [--set twin|kind-clients|kind-images ...] [--link-into DIR] [NAME ...]
                                                 (the pinned Go binaries, into ~/.cache/kindlab/bin)
 
 Messages and exit codes follow kind's where the lab's modules look at them.
@@ -386,7 +386,8 @@ def build_parser() -> argparse.ArgumentParser:
     build = verbs.add_parser("build").add_subparsers(dest="what", required=True)
     b = build.add_parser("binaries", help="build the pinned Go binaries into ~/.cache/kindlab/bin")
     b.add_argument("names", nargs="*", help="binaries to build (default: the twin's control plane and controllers)")
-    b.add_argument("--set", dest="set_name", default="", help="add a named set: twin, kind-clients, kind-images")
+    b.add_argument("--set", dest="set_names", action="append", default=[],
+                   help="add a named set: twin, kind-clients, kind-images (repeatable)")
     b.add_argument("--link-into", default="", help="link the built binaries into this directory")
     b.set_defaults(fn=build_binaries)
     verbs.add_parser("version").set_defaults(fn=lambda a: print("kindlab-twin v0.1.0 (kind-compatible CLI)") or 0)
@@ -394,7 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def build_binaries(args: argparse.Namespace) -> int:
-    return binaries.main(args.names, set_name=args.set_name, link_into=args.link_into)
+    return binaries.main(args.names, set_names=args.set_names, link_into=args.link_into)
 
 
 def get_nodes(args: argparse.Namespace) -> int:

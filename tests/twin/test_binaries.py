@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -111,7 +113,7 @@ def test_link_into_points_at_the_cache(tmp_path: Path, monkeypatch: pytest.Monke
     (tmp_path / "cache" / "bin" / pin.file_name).write_text("binary")
     assert binaries.main(["etcd"], link_into=str(tmp_path / "tools")) == 0
     assert (tmp_path / "tools" / "etcd").resolve() == (tmp_path / "cache" / "bin" / pin.file_name).resolve()
-    assert binaries.main([], set_name="nope") == 1
+    assert binaries.main([], set_names=["nope"]) == 1
 
 
 def test_a_cgo_pin_builds_with_cgo_and_its_tags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -130,11 +132,12 @@ def test_a_cgo_pin_builds_with_cgo_and_its_tags(tmp_path: Path, monkeypatch: pyt
         return ""
 
     binaries.build(["runc", "ptp"], say=lambda _m: None, run=fake_go, which=lambda _name: "/usr/bin/go")
-    (runc_argv, runc_cgo), (ptp_argv, ptp_cgo) = builds
+    by_package = {argv[-1]: (argv, cgo) for argv, cgo in builds}  # the two modules build side by side
+    assert len(builds) == 2
+    runc_argv, runc_cgo = by_package["github.com/opencontainers/runc"]
+    ptp_argv, ptp_cgo = by_package["github.com/containernetworking/plugins/plugins/main/ptp"]
     assert runc_cgo == "1" and runc_argv[runc_argv.index("-tags") + 1] == "seccomp"
-    assert runc_argv[-1] == "github.com/opencontainers/runc"
     assert ptp_cgo == "0" and "-tags" not in ptp_argv
-    assert ptp_argv[-1] == "github.com/containernetworking/plugins/plugins/main/ptp"
 
 
 def test_the_kind_images_set_has_what_a_kind_node_runs() -> None:
@@ -182,3 +185,36 @@ def test_a_main_module_pin_builds_inside_its_module_with_its_own_gosum(tmp_path:
     assert binaries.missing(["ingress-nginx-controller"]) == []
     shutil.rmtree(assets / "etc")  # an asset directory gone: the binary is built again
     assert binaries.missing(["ingress-nginx-controller"]) == ["ingress-nginx-controller"]
+
+
+def test_binaries_of_two_modules_build_side_by_side_and_of_one_module_in_turn(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two modules' builds overlap (JOBS=2); two binaries of one module never do (they share its
+    throw-away module directory)."""
+    monkeypatch.setenv("KINDLAB_CACHE", str(tmp_path))
+    lock = threading.Lock()
+    running: dict[str, int] = {}
+    overlaps: list[set[str]] = []
+
+    def fake_go(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+        if argv[:3] == ["go", "mod", "download"]:
+            return json.dumps({"GoMod": str(tmp_path / "x.mod")})
+        if argv[:3] == ["go", "mod", "edit"]:
+            return json.dumps({"Go": "1.24"})
+        if argv[:2] == ["go", "build"]:
+            module = cwd.name
+            with lock:
+                running[module] = running.get(module, 0) + 1
+                overlaps.append({m for m, n in running.items() if n})
+                assert running[module] == 1, "two builds of one module at once"
+            time.sleep(0.2)
+            with lock:
+                running[module] -= 1
+            Path(argv[argv.index("-o") + 1]).write_text("binary")
+        return ""
+
+    paths = binaries.build(["ptp", "loopback", "runc"], say=lambda _m: None, run=fake_go,
+                           which=lambda _name: "/usr/bin/go", jobs=2)
+    assert set(paths) == {"ptp", "loopback", "runc"} and all(p.read_text() == "binary" for p in paths.values())
+    assert any(len(s) == 2 for s in overlaps), overlaps
+
