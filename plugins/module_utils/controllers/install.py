@@ -31,7 +31,12 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
     workload_failure,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerError, ControllerType
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import REGISTRY, controller_type, type_names
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import (
+    DEFAULT_TYPE,
+    REGISTRY,
+    controller_type,
+    type_names,
+)
 
 if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
@@ -55,6 +60,7 @@ class Config(Protocol):
 
     values: Values
     notes: list[str]
+    image: str  # the image its pods run
 
     @property
     def deployment(self) -> tuple[str, str]: ...
@@ -67,7 +73,7 @@ class Config(Protocol):
 
 @dataclass
 class Request:
-    type: str = "ingress_nginx"
+    type: str = DEFAULT_TYPE
     namespace: str = ""
     release: str = "ingress"
     values: Values = field(default_factory=dict)
@@ -149,7 +155,7 @@ def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = 
     if unknown:
         raise ControllerError("%s: unknown keys %s (expected some of %s)" % (where or "controller", unknown, ", ".join(sorted(_DEFINITION_KEYS))))
     try:
-        ctype = controller_type(raw.get("type", "ingress_nginx"))
+        ctype = controller_type(raw.get("type", DEFAULT_TYPE))
     except ControllerError as exc:
         raise ControllerError("%s.%s" % (where, exc)) from None
     namespace, release = raw.get("namespace"), raw.get("release", "ingress")
@@ -483,7 +489,7 @@ def run(
 
 
 __all__ = [
-    "ControllerError", "K8sError", "REGISTRY", "Request", "controller_type", "health", "parse_controller", "parse_controllers",
+    "DEFAULT_TYPE", "ControllerError", "K8sError", "REGISTRY", "Request", "controller_type", "health", "parse_controller", "parse_controllers",
     "plan", "run", "type_names",
 ]
 

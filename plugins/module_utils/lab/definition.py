@@ -22,7 +22,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.instal
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._helm import HelmError, chart_source
-from ansible_collections.kindlab.ingress.plugins.module_utils._images import ImageError, parse_images, parse_load
+from ansible_collections.kindlab.ingress.plugins.module_utils._images import ImageError, parse_load
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.images import parse_images
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import PoolError, parse_pools
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import VerifyError, validate_expect
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import (
