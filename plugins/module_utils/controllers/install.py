@@ -86,6 +86,8 @@ class Request:
     chart_version: str | None = None
     chart_repo: str | None = None
     chart_path: str | None = None
+    # Controller type -> a local chart: this type's entry stands in for chart_path (lab_charts, as a lab gives them).
+    charts: dict[str, str] = field(default_factory=dict)
     time_scale: float | None = None
     create_namespace: bool = True
     kubeconfig: str | None = None
@@ -110,13 +112,22 @@ def plan(req: Request) -> Plan:
         raise ControllerError("method: expected helm or manifest, got %r" % req.method)
     if req.state not in ("present", "absent"):
         raise ControllerError("state: expected present or absent, got %r" % req.state)
+    for name, path in (req.charts or {}).items():
+        if name not in REGISTRY:
+            raise ControllerError("charts.%s: expected a controller type, one of %s" % (name, ", ".join(type_names())))
+        if not isinstance(path, str) or not path:
+            raise ControllerError("charts.%s: expected the path of a chart directory or .tgz, got %r" % (name, path))
     chart = None
     if req.method == "helm":
+        # chart_path wins; else the charts entry of this type (a controller installed from manifests needs none).
+        chart_path, field_name = req.chart_path, "chart_path"
+        if not chart_path and ctype.name in (req.charts or {}):
+            chart_path, field_name = req.charts[ctype.name], "charts.%s" % ctype.name
         try:
             chart = _helm.chart_source(ctype.chart_name, ctype.chart_repo, ctype.chart_version,
-                                       req.chart_repo, req.chart_version, req.chart_path)
+                                       req.chart_repo, req.chart_version, chart_path)
         except _helm.HelmError as exc:
-            raise ControllerError(str(exc)) from exc
+            raise ControllerError(str(exc).replace("chart_path", field_name, 1)) from exc
     elif req.chart_path:
         raise ControllerError("chart_path: only method=helm installs a chart; method=manifest renders the objects itself")
     try:
