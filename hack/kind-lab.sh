@@ -13,10 +13,10 @@
 #
 # The offline inputs are what a user behind a mirror would pass: the node image (lab_cluster),
 # MetalLB's manifest from its Go module (lab_metallb_manifest_url), the images built here
-# (lab_images, loaded into the nodes with lab_images_load), and the charts (lab_charts):
-# ingress-nginx's from the k8s.io/ingress-nginx module, Traefik's from its Go module. The ingress-nginx
-# controller is the real v1.11.0 binary with Debian's nginx as its data plane
-# (hack/kind-images/ingress-nginx); Traefik is its v3.7.13 release binary.
+# (lab_images, loaded into the nodes with lab_images_load), and each controller type's local chart
+# (lab_charts). What each controller type runs here (its image and chart) is declared in its package
+# (ControllerType.offline_images, offline_chart) and read through kindlab_twin.controller_types;
+# hack/kind-images.sh builds the images.
 set -euo pipefail
 # shellcheck source=hack/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -40,21 +40,21 @@ in_engine() {
 
 # offline_vars: the vars file with the offline inputs, on stdout.
 offline_vars() {
-    "$VENV/bin/python" - "$(pin KIND_OFFLINE_NODE_IMAGE)" "$(pin KIND_OFFLINE_INGRESS_NGINX_IMAGE)" \
-        "$(pin KIND_OFFLINE_WEB_IMAGE)" "$(pin KIND_OFFLINE_TRAEFIK_IMAGE)" "$(traefik_chart_dir)" \
+    "$VENV/bin/python" - "$(pin KIND_OFFLINE_NODE_IMAGE)" "$(pin KIND_OFFLINE_WEB_IMAGE)" \
         "$(pin KIND_OFFLINE_WHOAMI_IMAGE)" "$(pin METALLB_CONTROLLER_IMAGE)" "$(pin METALLB_SPEAKER_IMAGE)" <<'PY'
 import json, sys
-from kindlab_twin import binaries
-node_image, controller_image, web_image, traefik_image, traefik_chart = sys.argv[1:6]
+from kindlab_twin import binaries, controller_types
+node_image, web_image = sys.argv[1:3]
+types = controller_types.offline_vars()  # every controller type's images and chart
+images = dict(types["lab_images"], test_app=web_image)
 print(json.dumps({
     "lab_backend": "kind",
     "lab_cluster": {"name": "ingress-lab", "workers": 0, "kind_config": {}, "node_image": node_image},
     "lab_metallb_manifest_url": "file://%s" % (binaries.assets_dir("metallb-controller") / "metallb-native.yaml"),
-    "lab_images": {"ingress_nginx_controller": controller_image, "test_app": web_image, "traefik": traefik_image},
+    "lab_images": images,
     # every image of lab_images, and whoami's stand-in (host-path-conflict runs it)
-    "lab_images_load": [controller_image, web_image, traefik_image] + sys.argv[6:9],
-    "lab_charts": {"ingress_nginx": str(binaries.assets_dir("ingress-nginx-controller") / "ingress-nginx"),
-                   "traefik": traefik_chart},
+    "lab_images_load": list(images.values()) + sys.argv[3:6],
+    "lab_charts": types["lab_charts"],
 }, indent=2))
 PY
 }

@@ -59,13 +59,6 @@ print(" ".join(value) if isinstance(value, tuple) else value)
 PY
 }
 
-# traefik_chart_dir: where hack/kind-images.sh copies Traefik's pinned chart (the traefik/ directory
-# of TRAEFIK_CHART_MODULE), a local chart for helm as ingress-nginx's is (lab_charts).
-traefik_chart_dir() {
-    "$VENV/bin/python" -c 'import sys; from kindlab_twin import binaries
-print(binaries.cache_root() / "assets" / ("traefik-chart-" + sys.argv[1]) / "traefik")' "$(pin TRAEFIK_CHART_VERSION)"
-}
-
 # stage_record NAME SECONDS [RESULT]: one line of the CI budget table (hack/ci-stages.sh), when
 # running under it; a no-op otherwise.
 stage_record() {

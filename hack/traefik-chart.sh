@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Traefik's pinned chart, fetched once from its Go module (TRAEFIK_CHART_MODULE: the module's
 # traefik/ directory is the chart) into the cache, never into the repo; prints its directory
-# (traefik_chart_dir in hack/lib.sh). Used by hack/kind-images.sh (lab_charts.traefik on kind)
-# and `make unit` (tests/twin/test_traefik_chart_args.py renders it with real helm).
+# (the type's offline_chart, KIND_OFFLINE_TRAEFIK_CHART under the kindlab cache). Used by
+# hack/kind-images.sh (lab_charts.traefik on kind) and `make unit` (tests/twin/test_traefik_chart_args.py
+# renders it with real helm).
 set -euo pipefail
 # shellcheck source=hack/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 read -r module version <<<"$(pin TRAEFIK_CHART_MODULE)"
-chart="$(traefik_chart_dir)"
+chart="$("$VENV/bin/python" -m kindlab_twin.controller_types offline-chart traefik)"
 if [ ! -f "$chart/Chart.yaml" ]; then
     work="$(mktemp -d)"
     trap 'rm -rf "$work"' EXIT

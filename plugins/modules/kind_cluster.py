@@ -175,6 +175,15 @@ provider_reason:
   returned: always
   type: str
   sample: "using the twin because the kind backend is unavailable: the Docker engine does not answer: ..."
+capabilities:
+  description:
+    - What the provider's clusters can do, the booleans playbooks and roles read instead of testing RV(provider)
+      (M(kindlab.ingress.cluster_provider) returns the same without touching a cluster, and documents each).
+    - C(runs_real_controllers), C(scales_time), C(nodes_on_host_bridge), C(reached_through_connect_to).
+  returned: always
+  type: dict
+  sample: {"runs_real_controllers": true, "scales_time": false, "nodes_on_host_bridge": true,
+           "reached_through_connect_to": false}
 kubeconfig:
   description: Path of the kubeconfig holding the cluster's context.
   returned: always

@@ -44,7 +44,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diag
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as _status
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import install as _controllers
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import binary as traefik_binary
-from ansible_collections.kindlab.ingress.plugins.module_utils._images import parse_images
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.images import parse_images
 from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import Client
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
 from kindlab_twin import binaries
@@ -171,8 +171,7 @@ ROWS: list[dict[str, Any]] = [
 class Table:
     def __init__(self, kubeconfig: str, chart: str, helm: str, image: str) -> None:
         self.kubeconfig, self.helm = kubeconfig, helm
-        self.charts = {"ingress_nginx": chart, "traefik": str(
-            binaries.cache_root() / "assets" / ("traefik-chart-" + _versions.TRAEFIK_CHART_VERSION) / "traefik")}
+        self.charts = {"ingress_nginx": chart, "traefik": str(binaries.cache_root() / _versions.KIND_OFFLINE_TRAEFIK_CHART)}
         self.images = parse_images({"ingress_nginx_controller": image, "traefik": _versions.KIND_OFFLINE_TRAEFIK_IMAGE})
         self.client = Client(kubeconfig)
         # ns/name -> {(status field manager, addresses)} seen at the polls

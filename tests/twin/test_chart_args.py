@@ -22,7 +22,7 @@ import yaml
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import chart as nginx
 from ansible_collections.kindlab.ingress.plugins.module_utils import _versions
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import parse_controllers
-from ansible_collections.kindlab.ingress.plugins.module_utils._images import parse_images
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.images import parse_images
 from kindlab_twin import binaries
 
 ROOT = Path(__file__).resolve().parents[2]

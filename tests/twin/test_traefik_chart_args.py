@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _versions
-from ansible_collections.kindlab.ingress.plugins.module_utils._images import parse_images
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.images import parse_images
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import parse_controllers
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import chart as traefik
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import manifests as traefik_manifests
@@ -27,7 +27,7 @@ from kindlab_twin import binaries
 
 ROOT = Path(__file__).resolve().parents[2]
 HELM = os.environ.get("HELM_BIN") or shutil.which("helm")
-CHART = binaries.cache_root() / "assets" / ("traefik-chart-" + _versions.TRAEFIK_CHART_VERSION) / "traefik"
+CHART = binaries.cache_root() / _versions.KIND_OFFLINE_TRAEFIK_CHART
 REQUIRED = os.environ.get("KINDLAB_REQUIRE_BINARIES") == "1"
 
 pytestmark = [

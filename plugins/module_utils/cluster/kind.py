@@ -14,6 +14,7 @@ from typing import Any, Mapping
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import ClusterNetworks
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import (
+    Capabilities,
     ClusterError,
     ClusterProvider,
     EngineUnavailable,
@@ -187,6 +188,9 @@ def network_missing(stderr: str) -> bool:
 @register
 class KindProvider(ClusterProvider):
     name = "kind"
+    # Real nodes in Docker containers on the engine's `kind` bridge network, running real images.
+    capabilities = Capabilities(runs_real_controllers=True, scales_time=False, nodes_on_host_bridge=True,
+                                reached_through_connect_to=False)
 
     @property
     def kind(self) -> str:

@@ -5,7 +5,8 @@
 Like kind's own docker/podman split, the cluster module talks to a `ClusterProvider` and
 never to a binary directly. `kind` (kind + docker) and `twin` (kindlab-twin) register
 themselves when their module_utils are imported. Both take the same kind Cluster config,
-rendered here by a pure function.
+rendered here by a pure function. Each states its `Capabilities`, which the playbooks and
+roles read instead of testing the provider's name (kind's ProviderInfo).
 """
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ import os
 import re
 import tempfile
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import parse_load
@@ -62,10 +63,36 @@ class EngineUnavailable(ClusterError):
     pass
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a provider's clusters can do, as booleans its callers read instead of testing the
+    provider's name (kind's ProviderInfo). The kind_cluster and cluster_provider modules return
+    them; playbooks/lab.yml, verify.yml, teardown.yml and the roles choose by them."""
+
+    # The nodes run the controllers' real images, so they are installed from their upstream
+    # packages (helm charts, MetalLB's native manifest). False: the cluster emulates the
+    # controllers from the objects the collection renders (method manifest, MetalLB rendered).
+    runs_real_controllers: bool
+    # The cluster divides its controllers' periods by the time_scale it is created with. False:
+    # the lab's time scale reaches the controllers only through their own period flags.
+    scales_time: bool
+    # The nodes are containers on a bridge network of the container engine: the host reaches the
+    # MetalLB pools through an address of theirs on that bridge (host_access, which needs root
+    # and no Tailscale rule dropping the replies), which teardown removes again.
+    nodes_on_host_bridge: bool
+    # The cluster's LoadBalancer and node addresses are routed nowhere: they are reached only
+    # through the connect_to mappings (curl --connect-to) the cluster module returns.
+    reached_through_connect_to: bool
+
+    def as_dict(self) -> dict[str, bool]:
+        return asdict(self)
+
+
 class ClusterProvider(ABC):
     """What the kind_cluster module needs from a backend."""
 
     name = ""
+    capabilities: ClassVar[Capabilities]
 
     def __init__(self, run: Runner, which: Which, binaries: dict[str, str | None] | None = None) -> None:
         self._run = run
@@ -163,6 +190,8 @@ _REGISTRY: dict[str, type[ClusterProvider]] = {}
 
 
 def register(cls: type[ClusterProvider]) -> type[ClusterProvider]:
+    if not isinstance(cls.__dict__.get("capabilities"), Capabilities):
+        raise TypeError("cluster provider %s must state its Capabilities" % cls.__name__)
     _REGISTRY[cls.name] = cls
     return cls
 
@@ -171,15 +200,18 @@ def provider_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def provider_class(name: str) -> type[ClusterProvider]:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ClusterError("provider: %r is not one of %s" % (name, ", ".join(provider_names()) or "(none registered)")) from None
+
+
 def get_provider(
     name: str, run: Runner, which: Which, binaries: dict[str, str | None] | None = None, **options: Any
 ) -> ClusterProvider:
     """A provider by name; `options` are provider-specific (the twin's time_scale)."""
-    try:
-        cls = _REGISTRY[name]
-    except KeyError:
-        raise ClusterError("provider: %r is not one of %s" % (name, ", ".join(provider_names()) or "(none registered)")) from None
-    return cls(run, which, binaries, **options)
+    return provider_class(name)(run, which, binaries, **options)
 
 
 @dataclass(frozen=True)
@@ -199,6 +231,14 @@ def detect_backend(run: Runner, which: Which, binaries: dict[str, str | None] | 
     except ClusterError as exc:
         return Backend("twin", "using the twin because the kind backend is unavailable: %s" % exc)
     return Backend("kind", "using kind: %s; helm %s" % (detail, helm))
+
+
+def resolve_backend(requested: str, run: Runner, which: Which, binaries: dict[str, str | None] | None = None) -> Backend:
+    """The provider a request names: `auto` detected (detect_backend), any other name as asked."""
+    if requested == "auto":
+        return detect_backend(run, which, binaries)
+    provider_class(requested)  # an unknown name fails here, naming the known ones
+    return Backend(requested, "provider %s was asked for" % requested)
 
 
 # --- kind config ----------------------------------------------------------------------------
@@ -414,7 +454,8 @@ def ensure_cluster(
     context = context_name(name)
     result: dict[str, Any] = {
         "changed": False, "provider": provider.name, "provider_detail": available, "name": name,
-        "context": context, "kubeconfig": kubeconfig, "warnings": [], "exists": exists,
+        "capabilities": provider.capabilities.as_dict(), "context": context, "kubeconfig": kubeconfig,
+        "warnings": [], "exists": exists,
     }
     if unavailable is not None:
         result["unavailable"] = unavailable
@@ -497,32 +538,46 @@ def ensure_cluster(
 # --- the kind_cluster module ------------------------------------------------------------------
 
 
+def _binaries(params: Params) -> dict[str, str | None]:
+    return {"kind": params["kind_binary"], "docker": params["docker_binary"], "twin": params.get("twin_binary"),
+            "helm": params["helm_binary"]}
+
+
 def run_kind_cluster(params: Params, runtime: Runtime) -> dict[str, Any]:
     """The kind_cluster module: validate, pick the provider (auto: detect it), ensure the cluster.
     The providers must be registered first (the module imports them)."""
-    binaries = {"kind": params["kind_binary"], "docker": params["docker_binary"], "twin": params["twin_binary"],
-                "helm": params["helm_binary"]}
+    binaries = _binaries(params)
     image = params["node_image"] or KIND_NODE_IMAGE
     config = render_kind_config(params["workers"], image, params["kind_config"])
     load = parse_load(params["load_images"], {}, "load_images")
     time_scale = params["time_scale"]
     if time_scale is not None and time_scale <= 0:
         raise OptionError("time_scale: expected a number greater than 0, got %s" % time_scale)
-    name = params["provider"]
-    reason = "provider %s was asked for" % name
-    if name == "auto":
-        backend = detect_backend(runtime.run_command, runtime.which, binaries)
-        name, reason = backend.name, backend.reason
-    if time_scale is not None and name != "twin":
+    backend = resolve_backend(params["provider"], runtime.run_command, runtime.which, binaries)
+    scales_time = provider_class(backend.name).capabilities.scales_time
+    if time_scale is not None and not scales_time:
         # With auto the provider is not known in advance, and 1 changes nothing: ignore.
-        if params["provider"] == "kind" and time_scale != 1:
-            raise OptionError("time_scale: only the twin provider takes it (the provider is kind)")
+        if params["provider"] != "auto" and time_scale != 1:
+            takers = [n for n in provider_names() if provider_class(n).capabilities.scales_time]
+            raise OptionError("time_scale: only the %s provider takes it (the provider is %s)"
+                              % (" or ".join(takers), backend.name))
         if time_scale != 1:
-            runtime.warn("time_scale %s ignored: the kind provider runs real controllers" % time_scale)
-    options = {"time_scale": time_scale} if name == "twin" else {}
-    provider = get_provider(name, runtime.run_command, runtime.which, binaries, **options)
+            runtime.warn("time_scale %s ignored: the %s provider runs real controllers" % (time_scale, backend.name))
+    options = {"time_scale": time_scale} if scales_time else {}
+    provider = get_provider(backend.name, runtime.run_command, runtime.which, binaries, **options)
     result = ensure_cluster(
         provider, params["name"], params["state"], config, params["kubeconfig"] or default_kubeconfig_path(), image,
         params["wait"], params["wait_timeout"], runtime.check_mode, runtime.client, load,
     )
-    return dict(result, provider_reason=reason)
+    return dict(result, provider_reason=backend.reason)
+
+
+# --- the cluster_provider module --------------------------------------------------------------
+
+
+def run_cluster_provider(params: Params, runtime: Runtime) -> dict[str, Any]:
+    """The cluster_provider module: the provider a lab would use (auto: detected) and its capabilities,
+    without touching any cluster."""
+    backend = resolve_backend(params["provider"], runtime.run_command, runtime.which, _binaries(params))
+    return {"changed": False, "provider": backend.name, "provider_reason": backend.reason,
+            "capabilities": provider_class(backend.name).capabilities.as_dict()}

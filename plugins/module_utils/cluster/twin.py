@@ -15,6 +15,7 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import (
     BinaryNotFound,
+    Capabilities,
     ClusterError,
     ClusterProvider,
     register,
@@ -86,6 +87,9 @@ def parse_connect_to(stdout: str) -> list[str]:
 @register
 class TwinProvider(ClusterProvider):
     name = "twin"
+    # Processes on loopback: emulated controllers on scaled clocks, lab addresses mapped to loopback ports.
+    capabilities = Capabilities(runs_real_controllers=False, scales_time=True, nodes_on_host_bridge=False,
+                                reached_through_connect_to=True)
 
     def __init__(self, *args: Any, time_scale: float | None = None, executable: str = sys.executable, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import label_selector_matches
@@ -300,8 +300,10 @@ class ControllerType:
     # For the manifest method's pruning: the kinds it may render, and the selector of a release's objects.
     rendered_kinds: tuple[tuple[str, str], ...]
     release_selector: Callable[[str], str]
-    # The keys of lab_images its pods run, and (values, the lab's image map) → values that run them
-    image_keys: tuple[str, ...]
+    # The images its pods run: their keys in lab_images → the pinned image (what users get). The lab's
+    # image map (lab/images.py) takes its keys and defaults from here.
+    default_images: Mapping[str, str]
+    # (values, the lab's image map) → values that run those images
     with_images: Callable[[Values, "dict[str, str]"], Values]
     # (values, time scale) → values that shorten the controller's own periods by that factor
     with_time_scale: Callable[[Values, float], Values]
@@ -325,3 +327,13 @@ class ControllerType:
     # Whether the twin emulates it (kindlab-twin runs no real proxy: a type it does not emulate
     # runs on kind only, and lab_definition refuses it on the twin).
     on_twin: bool
+    # What the project's own machines run in place of what users pull (the offline kind lab,
+    # hack/kind-lab.sh): the image built here for each key of default_images (hack/kind-images.sh),
+    # and the local chart helm installs (lab_charts), a path under the kindlab cache (~/.cache/kindlab).
+    offline_images: Mapping[str, str]
+    offline_chart: str
+
+    @property
+    def image_keys(self) -> tuple[str, ...]:
+        """Its keys in lab_images."""
+        return tuple(self.default_images)

@@ -37,7 +37,12 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
     workload_failure,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerError, ControllerType
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import REGISTRY, controller_type, type_names
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import (
+    DEFAULT_TYPE,
+    REGISTRY,
+    controller_type,
+    type_names,
+)
 
 if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
@@ -61,6 +66,7 @@ class Config(Protocol):
 
     values: Values
     notes: list[str]
+    image: str  # the image its pods run
 
     @property
     def deployment(self) -> tuple[str, str]: ...
@@ -73,7 +79,7 @@ class Config(Protocol):
 
 @dataclass
 class Request:
-    type: str = "ingress_nginx"
+    type: str = DEFAULT_TYPE
     namespace: str = ""
     release: str = "ingress"
     values: Values = field(default_factory=dict)
@@ -86,6 +92,8 @@ class Request:
     chart_version: str | None = None
     chart_repo: str | None = None
     chart_path: str | None = None
+    # Controller type -> a local chart: this type's entry stands in for chart_path (lab_charts, as a lab gives them).
+    charts: dict[str, str] = field(default_factory=dict)
     time_scale: float | None = None
     create_namespace: bool = True
     kubeconfig: str | None = None
@@ -111,13 +119,22 @@ def plan(req: Request) -> Plan:
     if req.state not in ("present", "absent"):
         raise ControllerError("state: expected present or absent, got %r" % req.state)
     check_release(req.release, "release")
+    for name, path in (req.charts or {}).items():
+        if name not in REGISTRY:
+            raise ControllerError("charts.%s: expected a controller type, one of %s" % (name, ", ".join(type_names())))
+        if not isinstance(path, str) or not path:
+            raise ControllerError("charts.%s: expected the path of a chart directory or .tgz, got %r" % (name, path))
     chart = None
     if req.method == "helm":
+        # chart_path wins; else the charts entry of this type (a controller installed from manifests needs none).
+        chart_path, field_name = req.chart_path, "chart_path"
+        if not chart_path and ctype.name in (req.charts or {}):
+            chart_path, field_name = req.charts[ctype.name], "charts.%s" % ctype.name
         try:
             chart = _helm.chart_source(ctype.chart_name, ctype.chart_repo, ctype.chart_version,
-                                       req.chart_repo, req.chart_version, req.chart_path)
+                                       req.chart_repo, req.chart_version, chart_path)
         except _helm.HelmError as exc:
-            raise ControllerError(str(exc)) from exc
+            raise ControllerError(str(exc).replace("chart_path", field_name, 1)) from exc
     elif req.chart_path:
         raise ControllerError("chart_path: only method=helm installs a chart; method=manifest renders the objects itself")
     try:
@@ -195,7 +212,7 @@ def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = 
     if unknown:
         raise ControllerError("%s: unknown keys %s (expected some of %s)" % (where or "controller", unknown, ", ".join(sorted(_DEFINITION_KEYS))))
     try:
-        ctype = controller_type(raw.get("type", "ingress_nginx"))
+        ctype = controller_type(raw.get("type", DEFAULT_TYPE))
     except ControllerError as exc:
         raise ControllerError("%s.%s" % (where, exc)) from None
     namespace, release = raw.get("namespace"), raw.get("release", "ingress")
@@ -529,7 +546,7 @@ def run(
 
 
 __all__ = [
-    "ControllerError", "K8sError", "REGISTRY", "Request", "controller_type", "health", "parse_controller", "parse_controllers",
+    "DEFAULT_TYPE", "ControllerError", "K8sError", "REGISTRY", "Request", "controller_type", "health", "parse_controller", "parse_controllers",
     "plan", "run", "type_names",
 ]
 

@@ -4,12 +4,15 @@
 file and one line here."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable, Mapping
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import ingress_nginx, traefik
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerError, ControllerType
 
 REGISTRY: dict[str, ControllerType] = {t.name: t for t in (ingress_nginx.TYPE, traefik.TYPE)}
+
+# The type of a controller that names none (a lab's controller, the ingress_controller module).
+DEFAULT_TYPE = ingress_nginx.TYPE.name
 
 
 def type_names() -> list[str]:
@@ -35,3 +38,10 @@ def type_of_class(value: str) -> str:
         if any(marker in low for marker in t.class_markers):
             return t.name
     return "unknown"
+
+
+def off_twin(controllers: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The types among a lab's controllers (lab_controllers entries; DEFAULT_TYPE where one names
+    none) that the twin does not emulate: such a lab runs on kind only."""
+    types = {str(ctl.get("type") or DEFAULT_TYPE) for ctl in controllers}
+    return sorted(t for t in types if not controller_type(t).on_twin)

@@ -23,7 +23,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.instal
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._helm import HelmError, chart_source
-from ansible_collections.kindlab.ingress.plugins.module_utils._images import ImageError, parse_images, parse_load
+from ansible_collections.kindlab.ingress.plugins.module_utils._images import ImageError, parse_load
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.images import parse_images
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_dns1123_label
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.kind import planned_networks
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import (

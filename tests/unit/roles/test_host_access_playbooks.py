@@ -131,7 +131,8 @@ def playbook(bindir: Path, *args: str, sudo_asks: bool = False) -> subprocess.Co
     env = dict(os.environ)
     env.pop("KIND_EXPERIMENTAL_DOCKER_NETWORK", None)
     env.update(PATH="%s:%s" % (bindir, env.get("PATH", "")), ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"),
-               ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_RETRY_FILES_ENABLED="0")
+               ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_RETRY_FILES_ENABLED="0",
+               KINDLAB_TWIN_HOME=str(bindir.parent / "twin-home"))  # the twin beside this Python finds no cluster
     if sudo_asks:
         # Ansible skips sudo when the become user is the current user (root here): make it run the fake.
         env["ANSIBLE_BECOME_ALLOW_SAME_USER"] = "true"
@@ -155,7 +156,7 @@ def role_play(tmp_path: Path, state: str) -> str:
     path.write_text(
         "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
         "    - ansible.builtin.include_role:\n        name: kindlab.ingress.host_access\n"
-        "      vars:\n        host_access_provider: kind\n        host_access_state: %s\n"
+        "      vars:\n        host_access_nodes_on_host_bridge: true\n        host_access_state: %s\n"
         "        host_access_cidrs: [100.64.255.254/16]\n" % state)
     return str(path)
 
@@ -199,8 +200,18 @@ def test_teardown_removes_the_host_address_before_deleting_the_cluster(fakes: Pa
     assert calls(fakes).count(deleted) == 1
 
 
-def test_lab_stops_before_creating_anything_when_sudo_wants_a_password(fakes: Path, tmp_path: Path) -> None:
-    run = playbook(fakes, "playbooks/lab.yml", "-e", "lab_backend=kind", "-e", "lab_verify=false",
+def test_teardown_on_the_twin_leaves_the_host_alone(fakes: Path, tmp_path: Path) -> None:
+    (fakes / "addrs.json").write_text(json.dumps(["100.64.255.254/16"]))
+    run = playbook(fakes, "playbooks/teardown.yml", "-e", "lab_backend=twin",
+                   "-e", "lab_kubeconfig=%s" % (tmp_path / "kubeconfig"), *binaries(fakes))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert calls(fakes) == [] and addrs(fakes) == ["100.64.255.254/16"]  # no docker, no ip: nodes on no bridge
+
+
+# auto: kind answers (fake kind, docker and helm), so its host side is checked before anything is created.
+@pytest.mark.parametrize("backend", ["kind", "auto"])
+def test_lab_stops_before_creating_anything_when_sudo_wants_a_password(fakes: Path, tmp_path: Path, backend: str) -> None:
+    run = playbook(fakes, "playbooks/lab.yml", "-e", "lab_backend=%s" % backend, "-e", "lab_verify=false",
                    "-e", "lab_kubeconfig=%s" % (tmp_path / "kubeconfig"), *binaries(fakes), sudo_asks=True)
     assert run.returncode != 0
     out = run.stdout + run.stderr

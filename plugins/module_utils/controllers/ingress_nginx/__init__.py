@@ -6,13 +6,18 @@ objects the chart creates (manifests.py), and what the controller binary does wi
 (binary.py). TYPE is its registry entry (controllers/registry.py)."""
 from __future__ import annotations
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._images import DEFAULT_IMAGES
+from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
+    KIND_OFFLINE_INGRESS_NGINX_CHART,
+    KIND_OFFLINE_INGRESS_NGINX_IMAGE,
+)
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerType
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import binary, chart, manifests
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.values import (
     CHART_NAME,
     CHART_REPO,
     CHART_VERSION,
+    DEFAULT_IMAGE,
+    IMAGE_KEY,
     ValuesError,
 )
 
@@ -27,9 +32,8 @@ TYPE = ControllerType(
     value_errors=(ValuesError,),
     rendered_kinds=manifests.RENDERED_KINDS,
     release_selector=manifests.release_selector,
-    image_keys=("ingress_nginx_controller",),
-    with_images=lambda values, images: chart.with_image(
-        values, images["ingress_nginx_controller"], DEFAULT_IMAGES["ingress_nginx_controller"]),
+    default_images={IMAGE_KEY: DEFAULT_IMAGE},
+    with_images=lambda values, images: chart.with_image(values, images[IMAGE_KEY], DEFAULT_IMAGE),
     with_time_scale=chart.with_time_scale,
     detect=binary.is_nginx,
     analyse=lambda state, workload, container, pods: [binary.analyse_nginx(state, workload, container, pods)],
@@ -40,4 +44,7 @@ TYPE = ControllerType(
     # Without use-regex it writes an ImplementationSpecific path as `location <path>` (binary.select_route).
     string_prefix_path_types=("ImplementationSpecific",),
     on_twin=True,
+    # The real controller v1.11.0 on Debian's nginx, and chart 4.11.0, both from the module the Go proxy serves.
+    offline_images={IMAGE_KEY: KIND_OFFLINE_INGRESS_NGINX_IMAGE},
+    offline_chart=KIND_OFFLINE_INGRESS_NGINX_CHART,
 )

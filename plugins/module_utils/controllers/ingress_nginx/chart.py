@@ -21,13 +21,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._images import ingress_nginx_image_values
+from ansible_collections.kindlab.ingress.plugins.module_utils._images import split_image
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import INGRESS_NGINX_OFFLINE_CHART_VERSION
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.values import (
     BINARY_DEFAULT_CONTROLLER_CLASS,
     BINARY_DEFAULT_INGRESS_CLASS,
     CHART_DEFAULTS,
     CHART_VERSION,
+    IMAGE_KEY,
     POD_NAMESPACE_REF,
     ValuesError,
     _SERVICE_TYPES,
@@ -445,8 +446,16 @@ IMAGE_KEYS = ("global.image.registry", "controller.image.registry", "controller.
               "controller.image.repository", "controller.image.tag", "controller.image.digest")
 
 
+def image_values(ref: str) -> Values:
+    """Chart values that make the chart render exactly `ref`: with controller.image.repository
+    set, the chart renders <repository>:<tag>, then @<digest> when the digest is not empty (an
+    empty digest clears the chart's pinned one)."""
+    repository, tag, digest = split_image(ref)
+    return {"controller": {"image": {"repository": repository, "tag": tag, "digest": digest}}}
+
+
 def with_image(values: Values | None, image: str, default_image: str) -> Values:
-    """Fold the lab's controller image (lab_images.ingress_nginx_controller) into the values as
+    """Fold the lab's controller image (lab_images.<IMAGE_KEY>) into the values as
     controller.image.repository/tag/digest. The pinned default is what the chart renders anyway,
     so it adds nothing; another image in values that choose one themselves is an error naming both."""
     out = copy.deepcopy(values or {})
@@ -454,9 +463,9 @@ def with_image(values: Values | None, image: str, default_image: str) -> Values:
         return out
     chosen = [key for key in IMAGE_KEYS if get_path(out, key) is not None]
     if chosen:
-        raise ValuesError("%s: chooses the controller image while lab_images.ingress_nginx_controller is %r; "
-                          "set the image in one place" % (chosen[0], image))
-    return merge_values(out, ingress_nginx_image_values(image))
+        raise ValuesError("%s: chooses the controller image while lab_images.%s is %r; "
+                          "set the image in one place" % (chosen[0], IMAGE_KEY, image))
+    return merge_values(out, image_values(image))
 
 
 # A lab's time scale shortens the controller's own status period (binary.STATUS_SYNC_SECONDS)

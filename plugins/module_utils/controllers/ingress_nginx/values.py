@@ -19,6 +19,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     INGRESS_NGINX_CHART_VERSION,
     INGRESS_NGINX_CONTROLLER_DIGEST,
     INGRESS_NGINX_CONTROLLER_VERSION,
+    INGRESS_NGINX_IMAGE,
 )
 
 Values = dict[str, Any]
@@ -29,6 +30,10 @@ CHART_NAME = "ingress-nginx"
 CHART_REPO = INGRESS_NGINX_CHART_REPO
 CHART_VERSION = INGRESS_NGINX_CHART_VERSION
 APP_VERSION = INGRESS_NGINX_CONTROLLER_VERSION.lstrip("v")
+# The controller's key in lab_images, and its pin: the image chart 4.15.1 renders with its own
+# values (the tag with the digest the chart pins).
+IMAGE_KEY = "ingress_nginx_controller"
+DEFAULT_IMAGE = INGRESS_NGINX_IMAGE + "@" + INGRESS_NGINX_CONTROLLER_DIGEST
 
 # Controller binary defaults (pkg/flags/flags.go, ingressclass.go) used when the chart
 # passes no flag.

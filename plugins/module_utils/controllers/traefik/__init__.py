@@ -6,13 +6,18 @@ the chart renders (values.py, chart.py), what those values do that a reader migh
 without the chart's CRDs), and what the proxy does with its args (binary.py). TYPE is its registry entry."""
 from __future__ import annotations
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._images import DEFAULT_IMAGES
+from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
+    KIND_OFFLINE_TRAEFIK_CHART,
+    KIND_OFFLINE_TRAEFIK_IMAGE,
+)
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerType
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import binary, chart, manifests
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import (
     CHART_NAME,
     CHART_REPO,
     CHART_VERSION,
+    DEFAULT_IMAGE,
+    IMAGE_KEY,
     ValuesError,
 )
 
@@ -27,8 +32,8 @@ TYPE = ControllerType(
     value_errors=(ValuesError,),
     rendered_kinds=manifests.RENDERED_KINDS,
     release_selector=manifests.release_selector,
-    image_keys=("traefik",),
-    with_images=lambda values, images: chart.with_image(values, images["traefik"], DEFAULT_IMAGES["traefik"]),
+    default_images={IMAGE_KEY: DEFAULT_IMAGE},
+    with_images=lambda values, images: chart.with_image(values, images[IMAGE_KEY], DEFAULT_IMAGE),
     with_time_scale=chart.with_time_scale,
     detect=binary.is_traefik,
     analyse=binary.analyse,
@@ -39,4 +44,7 @@ TYPE = ControllerType(
     # Its path matchers are not modelled here: its paths are compared by the Ingress spec's rules.
     string_prefix_path_types=(),
     on_twin=False,
+    # The release binary alone in an image, and the same chart from its Go module.
+    offline_images={IMAGE_KEY: KIND_OFFLINE_TRAEFIK_IMAGE},
+    offline_chart=KIND_OFFLINE_TRAEFIK_CHART,
 )

@@ -23,6 +23,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefi
     CHART_NAME,
     CHART_VERSION,
     CONTROLLER_VALUE,
+    IMAGE_KEY,
     INGRESS,
     NGINX,
     ValuesError,
@@ -253,14 +254,14 @@ IMAGE_KEYS = ("image.registry", "image.repository", "image.tag", "image.digest")
 
 
 def with_image(values: Values | None, image: str, default_image: str) -> Values:
-    """The lab's Traefik image (lab_images.traefik) as image.registry/repository/tag/digest."""
+    """The lab's Traefik image (lab_images.<IMAGE_KEY>) as image.registry/repository/tag/digest."""
     out = copy.deepcopy(values or {})
     if image == default_image:
         return out
     chosen = [key for key in IMAGE_KEYS if get_path(out, key) is not None]
     if chosen:
-        raise ValuesError("%s: chooses the Traefik image while lab_images.traefik is %r; set the image in one place"
-                          % (chosen[0], image))
+        raise ValuesError("%s: chooses the Traefik image while lab_images.%s is %r; set the image in one place"
+                          % (chosen[0], IMAGE_KEY, image))
     repository, tag, digest = split_image(image)
     first, _sep, rest = repository.partition("/")
     registry, repo = (first, rest) if rest and ("." in first or ":" in first or first == "localhost") else ("docker.io", repository)

@@ -10,6 +10,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._errors import Opt
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     TRAEFIK_CHART_REPO,
     TRAEFIK_CHART_VERSION,
+    TRAEFIK_IMAGE,
     TRAEFIK_VERSION,
 )
 
@@ -19,6 +20,9 @@ CHART_NAME = "traefik"
 CHART_REPO = TRAEFIK_CHART_REPO
 CHART_VERSION = TRAEFIK_CHART_VERSION
 APP_VERSION = TRAEFIK_VERSION
+# The proxy's key in lab_images, and its pin (what the chart renders with its own values).
+IMAGE_KEY = "traefik"
+DEFAULT_IMAGE = TRAEFIK_IMAGE
 # The IngressClass controller value the chart's IngressClass carries (ingressclass.yaml).
 CONTROLLER_VALUE = "traefik.io/ingress-controller"
 INGRESS = "providers.kubernetesingress"

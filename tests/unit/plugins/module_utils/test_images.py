@@ -3,14 +3,8 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import chart as nginx
-from ansible_collections.kindlab.ingress.plugins.module_utils._images import (
-    DEFAULT_IMAGES,
-    ImageError,
-    ingress_nginx_image_values,
-    parse_images,
-    parse_load,
-    split_image,
-)
+from ansible_collections.kindlab.ingress.plugins.module_utils._images import ImageError, parse_load, split_image
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.images import default_images, parse_images
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     INGRESS_NGINX_CONTROLLER_DIGEST,
     METALLB_CONTROLLER_IMAGE,
@@ -18,11 +12,12 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
 )
 
 DIGEST = "sha256:" + "ab" * 32
+DEFAULTS = default_images()
 
 
 def test_defaults_are_the_pins() -> None:
     images = parse_images({})
-    assert images == DEFAULT_IMAGES
+    assert images == DEFAULTS
     assert images["metallb_controller"] == METALLB_CONTROLLER_IMAGE and images["test_app"] == TEST_APP_IMAGE
     # The controller default is what chart 4.15.1 renders with its own values.
     assert images["ingress_nginx_controller"] == nginx.effective_config({}, "ingress", "one").image
@@ -32,7 +27,7 @@ def test_defaults_are_the_pins() -> None:
 def test_an_override_replaces_one_key_and_keeps_the_others() -> None:
     images = parse_images({"test_app": "registry.example.com:5000/mirror/nginx:1.29.3", "metallb_speaker": None})
     assert images["test_app"] == "registry.example.com:5000/mirror/nginx:1.29.3"
-    assert images["metallb_speaker"] == DEFAULT_IMAGES["metallb_speaker"]
+    assert images["metallb_speaker"] == DEFAULTS["metallb_speaker"]
 
 
 @pytest.mark.parametrize("raw, message", [
@@ -57,8 +52,8 @@ def test_split_image() -> None:
 
 def test_load_true_means_every_image_a_list_is_checked() -> None:
     images = parse_images({"test_app": "nginx:1.29.3", "metallb_speaker": "nginx:1.29.3"})
-    assert parse_load(True, images) == [DEFAULT_IMAGES["metallb_controller"], "nginx:1.29.3",
-                                        DEFAULT_IMAGES["ingress_nginx_controller"], DEFAULT_IMAGES["traefik"]]
+    assert parse_load(True, images) == [DEFAULTS["metallb_controller"], "nginx:1.29.3",
+                                        DEFAULTS["ingress_nginx_controller"], DEFAULTS["traefik"]]
     assert parse_load(False, images) == [] and parse_load(None, images) == [] and parse_load([], images) == []
     assert parse_load(["nginx:1.29.3", "nginx:1.29.3", "busybox:1.37"], images) == ["nginx:1.29.3", "busybox:1.37"]
     with pytest.raises(ImageError, match=r"lab_images_load\[1\]: expected an image reference"):
@@ -74,6 +69,6 @@ def test_load_true_means_every_image_a_list_is_checked() -> None:
 ])
 def test_chart_values_render_exactly_the_reference(ref) -> None:
     """repository/tag/digest as the chart's image template reads them (an empty digest drops the pinned one)."""
-    values = ingress_nginx_image_values(ref)
+    values = nginx.image_values(ref)
     assert set(values["controller"]["image"]) == {"repository", "tag", "digest"}
     assert nginx.effective_config(values, "ingress", "one").image == ref

@@ -125,6 +125,7 @@ def test_create_then_idempotent(engine, tmp_path) -> None:
     assert not first.failed, first.result
     r = first.result
     assert r["changed"] is True and r["provider"] == "kind" and r["context"] == "kind-lab"
+    assert r["capabilities"]["runs_real_controllers"] and r["capabilities"]["nodes_on_host_bridge"]
     create = engine.changing_calls()[0]
     assert create[:5] == ["/usr/bin/kind", "create", "cluster", "--name", "lab"]
     assert create[-4:] == ["--image", KIND_NODE_IMAGE, "--wait", "120s"]
@@ -164,6 +165,7 @@ def test_auto_falls_back_to_the_twin_and_says_why(engine, tmp_path) -> None:
     r = run({"name": "lab", "kubeconfig": str(tmp_path / "k"), "twin_binary": str(twin), "time_scale": 60}).result
     assert r["provider"] == "twin"
     assert "Cannot connect to the Docker daemon" in r["provider_reason"]
+    assert r["capabilities"]["scales_time"] and r["capabilities"]["reached_through_connect_to"]
     create = engine.changing_calls()[0]
     assert create[0] == str(twin) and create[-2:] == ["--time-scale", "60"]
     assert r["node_subnets"] == ["172.18.0.0/16"] and r["connect_to"] == ["100.64.0.1:80:127.0.0.1:41234"]

@@ -176,11 +176,46 @@ def test_unknown_provider() -> None:
         cl.get_provider("podman", lambda argv, data=None: (0, "", ""), which_all)
 
 
+# --- capabilities and resolve_backend -----------------------------------------------------------
+
+
+def test_each_provider_states_what_its_clusters_can_do() -> None:
+    kind, twin = cl.provider_class("kind").capabilities, cl.provider_class("twin").capabilities
+    assert kind == cl.Capabilities(runs_real_controllers=True, scales_time=False, nodes_on_host_bridge=True,
+                                   reached_through_connect_to=False)
+    assert twin == cl.Capabilities(runs_real_controllers=False, scales_time=True, nodes_on_host_bridge=False,
+                                   reached_through_connect_to=True)
+    assert twin.as_dict() == {"runs_real_controllers": False, "scales_time": True, "nodes_on_host_bridge": False,
+                              "reached_through_connect_to": True}
+
+
+def test_a_provider_without_capabilities_is_not_registered() -> None:
+    class Silent(cl.ClusterProvider):
+        name = "silent"
+
+    with pytest.raises(TypeError, match="Silent must state its Capabilities"):
+        cl.register(Silent)
+    assert "silent" not in cl.provider_names()
+
+
+def test_resolve_backend_detects_auto_and_takes_a_name_as_asked() -> None:
+    def refuse(argv, data=None):
+        raise AssertionError("a provider asked by name needs no command: %r" % argv)
+
+    assert cl.resolve_backend("twin", refuse, which_all) == cl.Backend("twin", "provider twin was asked for")
+    assert cl.resolve_backend("kind", refuse, which_all).name == "kind"
+    assert cl.resolve_backend("auto", lambda argv, data=None: (0, DOCKER_DOWN, ""), which_all).name == "twin"
+    with pytest.raises(ClusterError, match="provider: 'podman' is not one of kind, twin"):
+        cl.resolve_backend("podman", refuse, which_all)
+
+
 # --- ensure_cluster with a fake provider and client ----------------------------------------------
 
 
 class FakeProvider(cl.ClusterProvider):
     name = "fake"
+    capabilities = cl.Capabilities(runs_real_controllers=True, scales_time=False, nodes_on_host_bridge=False,
+                                   reached_through_connect_to=True)
 
     def __init__(self, clusters=(), subnets=("172.18.0.0/16",), connect=()):
         super().__init__(lambda *a, **k: (0, "", ""), lambda n: None)

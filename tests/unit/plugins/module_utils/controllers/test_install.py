@@ -121,6 +121,22 @@ def test_registry():
         ctl.controller_type("kong")
 
 
+def test_charts_give_the_local_chart_of_the_controllers_type(tmp_path):
+    nginx, traefik = tmp_path / "ingress-nginx", tmp_path / "traefik"
+    for chart, name, version in ((nginx, "ingress-nginx", "4.11.0"), (traefik, "traefik", "41.6.0")):
+        chart.mkdir()
+        (chart / "Chart.yaml").write_text("apiVersion: v2\nname: %s\nversion: %s\n" % (name, version))
+    charts = {"ingress_nginx": str(nginx), "traefik": str(traefik)}
+    p = ctl.plan(req(charts=charts))  # no type: the default type's entry
+    assert (p.chart.ref, p.chart.version, p.chart.repo) == (str(nginx), "4.11.0", "")
+    assert ctl.plan(req(charts={"traefik": str(traefik)})).chart.repo  # no entry of its type: the pinned repository
+    assert ctl.plan(req(charts=charts, method="manifest")).chart is None  # manifests need no chart
+    with pytest.raises(ctl.ControllerError, match="charts.kong: expected a controller type, one of ingress_nginx, traefik"):
+        ctl.plan(req(charts={"kong": str(nginx)}))
+    with pytest.raises(ctl.ControllerError, match="charts.ingress_nginx: expected a chart directory or .tgz"):
+        ctl.plan(req(charts={"ingress_nginx": str(tmp_path / "missing")}))
+
+
 def test_plan_validates_before_anything():
     with pytest.raises(ctl.ControllerError, match="values: controller.scope.enabled: expected a boolean, got 'yes'"):
         ctl.plan(req(values={"controller": {"scope": {"enabled": "yes"}}}))

@@ -1,0 +1,94 @@
+"""Every registered controller type declares what the seam needs, so that the lab, the modules'
+documentation and the test machinery can take it from the registry instead of naming the type: a
+type that forgets one fails here."""
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Any
+
+import pytest
+import yaml
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._images import valid_image
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerType
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import (
+    DEFAULT_TYPE,
+    REGISTRY,
+    controller_type,
+    off_twin,
+    type_names,
+)
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.images import LAB_IMAGES, default_images, parse_images
+from ansible_collections.kindlab.ingress.plugins.modules import ingress_controller, lab_definition
+
+MIRROR = "registry.example.com/mirror/%s:v9"
+
+
+def documented_option(module: Any, name: str) -> dict[str, Any]:
+    option: dict[str, Any] = yaml.safe_load(module.DOCUMENTATION)["options"][name]
+    return option
+
+
+@pytest.fixture(params=type_names())
+def ctype(request: pytest.FixtureRequest) -> ControllerType:
+    return controller_type(request.param)
+
+
+def test_the_registry_holds_each_type_under_its_own_name() -> None:
+    assert all(name == t.name and name.isidentifier() for name, t in REGISTRY.items())
+
+
+def test_the_default_type_is_registered_and_runs_on_the_twin() -> None:
+    # The default lab (every controller of this type) falls back to the twin where kind is unavailable.
+    assert DEFAULT_TYPE in REGISTRY and controller_type(DEFAULT_TYPE).on_twin
+
+
+def test_ingress_controllers_documentation_lists_the_registry() -> None:
+    option = documented_option(ingress_controller, "type")
+    assert option["choices"] == type_names() and option["default"] == DEFAULT_TYPE
+
+
+def test_it_declares_its_chart(ctype: ControllerType) -> None:
+    assert ctype.chart_name and ctype.chart_version and ctype.chart_repo.startswith("https://")
+
+
+def test_its_images_have_lab_image_keys_of_its_own(ctype: ControllerType) -> None:
+    others = {key for t in REGISTRY.values() if t is not ctype for key in t.default_images}
+    assert ctype.default_images and ctype.image_keys == tuple(ctype.default_images)
+    assert not set(ctype.image_keys) & (set(LAB_IMAGES) | others)
+    assert all(valid_image(image) for image in ctype.default_images.values())
+    assert {k: default_images()[k] for k in ctype.image_keys} == dict(ctype.default_images)
+    documented = documented_option(lab_definition, "images")["description"]
+    assert all("C(%s)" % key in " ".join(documented) for key in ctype.image_keys)
+
+
+def test_the_lab_image_map_reaches_its_pods(ctype: ControllerType) -> None:
+    """Its pin is what its chart renders with its own values; a mirrored key is what it then runs."""
+    pinned = ctype.with_images({}, parse_images({}))
+    assert pinned == {}
+    assert ctype.effective_config(pinned, "ingress", "one", None).image in ctype.default_images.values()
+    mirrors = {key: MIRROR % key for key in ctype.image_keys}
+    values = ctype.with_images({}, parse_images(mirrors))
+    assert ctype.effective_config(values, "ingress", "one", None).image in mirrors.values()
+
+
+def test_it_declares_what_the_offline_kind_lab_runs(ctype: ControllerType) -> None:
+    assert set(ctype.offline_images) == set(ctype.image_keys)
+    assert all(valid_image(image) for image in ctype.offline_images.values())
+    chart = PurePosixPath(ctype.offline_chart)
+    assert not chart.is_absolute() and ".." not in chart.parts and chart.parts[0] == "assets"
+
+
+def test_the_twin_installs_what_it_emulates_from_manifests(ctype: ControllerType) -> None:
+    assert isinstance(ctype.on_twin, bool)
+    assert not ctype.on_twin or ctype.render_manifests is not None
+    assert off_twin([{"type": ctype.name}]) == ([] if ctype.on_twin else [ctype.name])
+
+
+def test_it_declares_how_it_is_recognised_and_what_it_writes(ctype: ControllerType) -> None:
+    assert ctype.class_markers and ctype.field_manager and ctype.rendered_kinds
+    assert ctype.release_selector("ingress")
+
+
+def test_a_controller_without_a_type_is_of_the_default_type() -> None:
+    assert off_twin([{"namespace": "one"}]) == off_twin([{"type": DEFAULT_TYPE}]) == []
