@@ -31,9 +31,9 @@ import subprocess
 import threading
 import time
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 import yaml
 
@@ -43,6 +43,15 @@ from .pki import ADMIN, APISERVER_ETCD, APISERVER_KUBELET, CONTROLLER_MANAGER, K
 log = logging.getLogger("kindlab_twin.controlplane")
 
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+# The Ports fields each component binds. kwok has none to pick: it binds port 0 (no component
+# reads its address from a flag but the egress proxy, which learns it once kwok listens).
+COMPONENT_PORTS = {"etcd": ("etcd_client", "etcd_peer"), "kube-apiserver": ("apiserver",),
+                   "kube-controller-manager": ("controller_manager",), "kube-scheduler": ("scheduler",),
+                   "kwok": ()}
+# A component whose port another process took in between exits with this in its log (Go's
+# EADDRINUSE text, matched in lower case); it runs again on new ports, this many times in all.
+ADDRESS_IN_USE = "address already in use"
+BIND_ATTEMPTS = 5
 KUBELET_PORT = 10250  # what nodes advertise (daemonEndpoints), as a kubelet does
 KWOK_API = "kwok.x-k8s.io/v1alpha1"
 KWOK_CRD_PREFIX = "kwok.x-k8s.io_"
@@ -101,13 +110,16 @@ def _ephemeral_low() -> int:
         return 32768
 
 
-def free_port() -> int:
-    """A free loopback port below the kernel's ephemeral range: a port the kernel hands out
-    (bind to 0) can be taken, before the component binds it, by one of the many outgoing
-    connections the components open (kube-apiserver to etcd), which draw from that range."""
+def free_port(avoid: Collection[int] = ()) -> int:
+    """A free loopback port below the kernel's ephemeral range, not in AVOID: a port the kernel
+    hands out (bind to 0) can be taken, before the component binds it, by one of the many
+    outgoing connections the components open (kube-apiserver to etcd), which draw from that
+    range. Another process can still bind it first: ControlPlane._settle then picks again."""
     low = _ephemeral_low()
     for _attempt in range(200):
         port = random.randrange(max(1024, low - 12000), low)
+        if port in avoid:
+            continue
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
             try:
                 s.bind(("127.0.0.1", port))
@@ -115,6 +127,27 @@ def free_port() -> int:
                 continue
             return port
     raise ControlPlaneError(f"no free loopback port below {low}")
+
+
+def listening_ports(pid: int) -> set[int]:
+    """The IPv4 TCP ports process PID listens on (its sockets in LISTEN state); empty once it
+    has exited."""
+    inodes = set()
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        rows = Path(f"/proc/{pid}/net/tcp").read_text().splitlines()[1:]
+    except OSError:
+        return set()
+    ports = set()
+    for row in rows:
+        cols = row.split()
+        if cols[3] == "0A" and cols[9] in inodes:  # 0A: TCP_LISTEN
+            ports.add(int(cols[1].rsplit(":", 1)[1], 16))
+    return ports
 
 
 def client_kubeconfig(pki: Pki, client: Client, server: str, cluster: str) -> dict[str, Any]:
@@ -135,12 +168,33 @@ def egress_selector_config(socket_path: Path) -> dict[str, Any]:
 
 @dataclass
 class Ports:
-    etcd_client: int = field(default_factory=free_port)
-    etcd_peer: int = field(default_factory=free_port)
-    apiserver: int = field(default_factory=free_port)
-    controller_manager: int = field(default_factory=free_port)
-    scheduler: int = field(default_factory=free_port)
-    kwok: int = field(default_factory=free_port)
+    """The control plane's loopback ports. kwok binds a port the kernel picks (0 here until
+    ControlPlane reads it back); the others are picked by free_port() and bound later by their
+    component, which can find one taken (ControlPlane._settle)."""
+
+    etcd_client: int = 0
+    etcd_peer: int = 0
+    apiserver: int = 0
+    controller_manager: int = 0
+    scheduler: int = 0
+    kwok: int = 0
+
+    @classmethod
+    def pick(cls) -> Ports:
+        ports = cls()
+        for component in COMPONENTS:
+            ports.renew(component)
+        return ports
+
+    def of(self, component: str) -> tuple[int, ...]:
+        """The ports COMPONENT binds (kube-apiserver: --secure-port, not the etcd port it dials)."""
+        return tuple(getattr(self, name) for name in COMPONENT_PORTS[component])
+
+    def renew(self, component: str) -> None:
+        """New free ports for COMPONENT, distinct from every other port of the control plane:
+        two components given one port would take it from each other."""
+        for name in COMPONENT_PORTS[component]:
+            setattr(self, name, free_port(avoid=set(vars(self).values())))
 
 
 def component_argv(component: str, *, bins: dict[str, Path], layout: Layout, pki: Pki, ports: Ports,
@@ -200,7 +254,7 @@ def component_argv(component: str, *, bins: dict[str, Path], layout: Layout, pki
     if component == "kwok":
         return [str(bins["kwok"]), f"--kubeconfig={layout.kubeconfig(KWOK)}", f"--config={layout.root / 'kwok.yaml'}",
                 "--node-lease-duration-seconds=40", "--enable-crds=Logs",
-                "--manage-all-nodes=true", f"--server-address=127.0.0.1:{ports.kwok}",
+                "--manage-all-nodes=true", "--server-address=127.0.0.1:0",
                 f"--node-port={KUBELET_PORT}",
                 f"--tls-cert-file={p('kubelet-serving', 'crt')}",
                 f"--tls-private-key-file={p('kubelet-serving', 'key')}"]
@@ -227,12 +281,13 @@ def last_lines(path: Path, n: int = 15) -> str:
 
 
 class EgressProxy:
-    """HTTP CONNECT on a Unix socket: <node address>:10250 -> kwok on loopback; nothing else."""
+    """HTTP CONNECT on a Unix socket: <node address>:10250 -> kwok on loopback; nothing else.
+    target_port is kwok's, set once kwok listens (0 until then: 502)."""
 
-    def __init__(self, path: Path, node_ips: Sequence[str], kubelet_port: int, target_port: int) -> None:
+    def __init__(self, path: Path, node_ips: Sequence[str], kubelet_port: int, target_port: int = 0) -> None:
         self.path = path
         self.allowed = {f"{ip}:{kubelet_port}" for ip in node_ips}
-        self.target = ("127.0.0.1", target_port)
+        self.target_port = target_port
         self._sock: socket.socket | None = None
 
     def start(self) -> None:
@@ -275,7 +330,9 @@ class EgressProxy:
                 conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
                 return
             try:
-                upstream = socket.create_connection(self.target, timeout=5)
+                if not self.target_port:
+                    raise ConnectionRefusedError("kwok is not listening yet")
+                upstream = socket.create_connection(("127.0.0.1", self.target_port), timeout=5)
             except OSError as e:
                 conn.sendall(f"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nX-Error: {e}\r\n\r\n".encode())
                 return
@@ -320,9 +377,11 @@ class ControlPlane:
         self.pod_subnet = pod_subnet
         self.service_subnet = service_subnet
         self.kubernetes_service_ip = kubernetes_service_ip
-        self.ports = Ports()
+        self.ports = Ports.pick()
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.egress: EgressProxy | None = None
+        self._bins: dict[str, Path] = {}
+        self._log_offsets: dict[str, int] = {}  # where each component's current run starts in its log
 
     @property
     def server(self) -> str:
@@ -343,7 +402,7 @@ class ControlPlane:
         if missing:
             raise ControlPlaneError(
                 f"pinned binaries not built yet: {', '.join(missing)}; run `kindlab-twin build binaries`")
-        bins = {name: binaries.binary_path(name) for name in COMPONENTS}
+        self._bins = {name: binaries.binary_path(name) for name in COMPONENTS}
         deadline = time.monotonic() + timeout
         control_ip = self.nodes[0].internal_ip
         self.layout.logs.mkdir(parents=True, exist_ok=True)
@@ -352,43 +411,99 @@ class ControlPlane:
             server_names=["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
                           "kubernetes.default.svc.cluster.local", self.nodes[0].name],
             kubelet_ips=[n.internal_ip for n in self.nodes])
-        for client in (ADMIN, CONTROLLER_MANAGER, SCHEDULER, KWOK):
-            _write_yaml(self.layout.kubeconfig(client), client_kubeconfig(self.pki, client, self.server, self.cluster))
         _write_yaml(self.layout.root / "egress-selector.yaml", egress_selector_config(self.layout.egress_socket))
         # kwok's stages and CRDs, as shipped in its module (binaries.py copies them beside the binary).
         kwok_assets = sorted(binaries.assets_dir("kwok").glob("*.yaml"))
         crds = [p for p in kwok_assets if p.name.startswith(KWOK_CRD_PREFIX)]
         stages = [p for p in kwok_assets if p.stem in KWOK_STAGES]
         (self.layout.root / "kwok.yaml").write_text("\n---\n".join(p.read_text() for p in stages))
-        self.egress = EgressProxy(self.layout.egress_socket, [n.internal_ip for n in self.nodes], KUBELET_PORT,
-                                  self.ports.kwok)
+        self.egress = EgressProxy(self.layout.egress_socket, [n.internal_ip for n in self.nodes], KUBELET_PORT)
         self.egress.start()
-        argv = {c: component_argv(c, bins=bins, layout=self.layout, pki=self.pki, ports=self.ports,
-                                  cluster=self.cluster, pod_subnet=self.pod_subnet,
-                                  service_subnet=self.service_subnet, advertise_address=control_ip)
-                for c in COMPONENTS}
-        self._spawn("etcd", argv["etcd"])
-        self._spawn("kube-apiserver", argv["kube-apiserver"])
+        # One at a time: the API server's flags name etcd's port, the clients' kubeconfigs its own.
+        for component in ("etcd", "kube-apiserver"):
+            self._spawn(component)
+            self._settle([component], deadline)
+        for client in (ADMIN, CONTROLLER_MANAGER, SCHEDULER, KWOK):
+            _write_yaml(self.layout.kubeconfig(client), client_kubeconfig(self.pki, client, self.server, self.cluster))
         self._wait("kube-apiserver /readyz", lambda: self._get("/readyz") == "ok", deadline)
         say(f"  kube-apiserver ready ({self.server})")
         for crd in crds:
             self._post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", yaml.safe_load(crd.read_text()))
         self._wait("kwok's CRDs served", lambda: bool(self._get(f"/apis/{KWOK_API}")), deadline)
-        for c in ("kube-controller-manager", "kube-scheduler", "kwok"):
-            self._spawn(c, argv[c])
+        clients = ["kube-controller-manager", "kube-scheduler", "kwok"]
+        for c in clients:
+            self._spawn(c)
         for node in self.nodes:
             self._post("/api/v1/nodes", node.object)
+        self._settle(clients, deadline)
         self._wait("nodes Ready with pod CIDRs", self._nodes_ready, deadline)
+        self._wait("kwok's server listening", self._kwok_listening, deadline)
         say(f"  {len(self.nodes)} node(s) Ready")
 
-    def _spawn(self, component: str, argv: list[str]) -> None:
-        out = open(self.layout.log_file(component), "ab")  # noqa: SIM115 - owned by the child from here
+    def _argv(self, component: str) -> list[str]:
+        return component_argv(component, bins=self._bins, layout=self.layout, pki=self.pki, ports=self.ports,
+                              cluster=self.cluster, pod_subnet=self.pod_subnet, service_subnet=self.service_subnet,
+                              advertise_address=self.nodes[0].internal_ip)
+
+    def _spawn(self, component: str) -> None:
+        log_file = self.layout.log_file(component)
+        out = open(log_file, "ab")  # noqa: SIM115 - owned by the child from here
         try:
+            self._log_offsets[component] = out.tell()
             self.procs[component] = subprocess.Popen(
-                argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                self._argv(component), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 cwd=self.layout.root, preexec_fn=_die_with_parent)  # noqa: PLW1509 - prctl only
         finally:
             out.close()
+
+    def _settle(self, components: Sequence[str], deadline: float) -> None:
+        """Wait until each of COMPONENTS listens on its ports. free_port() cannot reserve a port:
+        another process may bind it before the component does, which then exits with "address
+        already in use"; it is started again on new ports, BIND_ATTEMPTS runs in all."""
+        runs = dict.fromkeys(components, 1)
+        waiting = list(components)
+        while waiting:
+            for c in list(waiting):
+                proc = self.procs[c]
+                if proc.poll() is None:
+                    if set(self.ports.of(c)) <= listening_ports(proc.pid):
+                        waiting.remove(c)
+                elif not self._lost_port(c):
+                    raise self._exited(c)
+                elif runs[c] == BIND_ATTEMPTS:
+                    raise self._exited(c, f" after another process took its port(s) {BIND_ATTEMPTS} times in a row")
+                else:
+                    runs[c] += 1
+                    taken = self.ports.of(c)
+                    self.ports.renew(c)
+                    log.warning("%s: port(s) %s taken by another process; starting it again on %s",
+                                c, taken, self.ports.of(c))
+                    self._spawn(c)
+            self.check(skip=waiting)
+            if waiting and time.monotonic() > deadline:
+                raise ControlPlaneError(f"timed out waiting for {', '.join(waiting)} to listen on "
+                                        f"{[self.ports.of(c) for c in waiting]}; last lines of the component logs:\n"
+                                        + self._log_tails())
+            time.sleep(0.05)
+
+    def _lost_port(self, component: str) -> bool:
+        """Whether the component's current run logged that a port of its was taken."""
+        try:
+            with open(self.layout.log_file(component), "rb") as f:
+                f.seek(self._log_offsets.get(component, 0))
+                return ADDRESS_IN_USE in f.read().decode(errors="replace").lower()
+        except OSError:
+            return False
+
+    def _kwok_listening(self) -> bool:
+        """kwok binds port 0: read the kernel's choice back and point the egress proxy at it."""
+        ports = listening_ports(self.procs["kwok"].pid)
+        if len(ports) != 1:
+            return False
+        (self.ports.kwok,) = ports
+        assert self.egress is not None
+        self.egress.target_port = self.ports.kwok
+        return True
 
     def _wait(self, what: str, ready: Callable[[], bool], deadline: float) -> None:
         while True:
@@ -411,14 +526,17 @@ class ControlPlane:
         return all(n.name in ready for n in self.nodes)
 
     # -- watch and stop ----------------------------------------------------------------------
-    def check(self) -> None:
-        """Raise ControlPlaneError naming the first component that exited, with its last log lines."""
+    def check(self, skip: Collection[str] = ()) -> None:
+        """Raise ControlPlaneError naming the first component that exited (but those in SKIP),
+        with its last log lines."""
         for component, proc in self.procs.items():
-            code = proc.poll()
-            if code is not None:
-                raise ControlPlaneError(f"{component} exited with status {code}; last lines of its log "
-                                        f"({self.layout.log_file(component)}):\n"
-                                        + last_lines(self.layout.log_file(component)))
+            if component not in skip and proc.poll() is not None:
+                raise self._exited(component)
+
+    def _exited(self, component: str, why: str = "") -> ControlPlaneError:
+        log_file = self.layout.log_file(component)
+        return ControlPlaneError(f"{component} exited with status {self.procs[component].returncode}{why}; "
+                                 f"last lines of its log ({log_file}):\n" + last_lines(log_file))
 
     def stop(self, grace: float = 10.0) -> None:
         for component in reversed(list(self.procs)):
