@@ -37,6 +37,7 @@ _make_importable()
 # The imports above must run first: they make the collection importable.
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import base  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import binary as nginx_binary  # noqa: E402
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s import objects  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import select  # noqa: E402
 
-__all__ = ["base", "nginx_binary", "select"]
+__all__ = ["base", "nginx_binary", "objects", "select"]
