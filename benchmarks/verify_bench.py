@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO / ".collections"))
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose as _diagnose  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as _status  # noqa: E402
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import Client  # noqa: E402
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection  # noqa: E402
 
 TOTAL_BUDGET_S = 170.0

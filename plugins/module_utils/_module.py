@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping, NoReturn, Protocol
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8S_IMPORT_ERROR, Client
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import K8S_IMPORT_ERROR, Client
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAML_IMPORT_ERROR
 
 Params = Mapping[str, Any]

@@ -38,6 +38,7 @@ _make_importable()
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import base  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import binary as nginx_binary  # noqa: E402
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s import objects  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import select  # noqa: E402
 
-__all__ = ["base", "nginx_binary", "registry", "select"]
+__all__ = ["base", "nginx_binary", "objects", "registry", "select"]

@@ -22,6 +22,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Literal
 
+from .collection import objects
 from .contract import Conflict, EventType, Forbidden, Invalid, Listener, NotFound, Obj, ResourceRef
 
 log = logging.getLogger("kindlab_twin.kubeapi")
@@ -427,10 +428,8 @@ class CachedStore:
             m = obj.get("metadata", {})
             if namespace is not None and (m.get("namespace") or "") != namespace:
                 continue
-            if label_selector:  # {} and None select everything, as a list without a selector
-                labels = m.get("labels") or {}
-                if any(labels.get(k) != v for k, v in label_selector.items()):
-                    continue
+            if label_selector and not objects.selects({"matchLabels": label_selector}, m.get("labels"), form="LabelSelector"):
+                continue  # {} and None select everything, as a list without a selector
             out.append(copy.deepcopy(obj))
         return out
 

@@ -45,7 +45,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify import stat
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import install as _controllers
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import binary as traefik_binary
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.images import parse_images
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import Client
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
 from kindlab_twin import binaries
 

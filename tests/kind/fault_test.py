@@ -28,7 +28,8 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as _status
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.images import parse_images
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import Client, K8sError
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import install
 

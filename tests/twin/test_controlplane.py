@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _k8s
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.wait import daemonset_ready
 from kindlab_twin import binaries
 from kindlab_twin.controllers.kubelet import Kubelet
 from kindlab_twin.controlplane import COMPONENTS, ControlPlane, ControlPlaneError
@@ -106,7 +106,7 @@ def test_a_daemonset_runs_one_pod_per_node_it_tolerates(cp: ControlPlane) -> Non
     assert [p["spec"]["nodeName"] for p in kget(cp, "pods", "-l", "app=agent")["items"]] == ["cptest-worker"]
     kubectl(cp, "patch", "daemonset", "agent", "--type=json", "-p", TOLERATE_CONTROL_PLANE)
     kubectl(cp, "rollout", "status", "daemonset/agent", "--timeout=60s")
-    assert _k8s.daemonset_ready(kget(cp, "daemonset", "agent")) == (True, "2/2 ready, 2 updated, 2 available")
+    assert daemonset_ready(kget(cp, "daemonset", "agent")) == (True, "2/2 ready, 2 updated, 2 available")
 
     def one_running_pod_per_node() -> bool:
         pods = [p for p in kget(cp, "pods", "-l", "app=agent")["items"] if not p["metadata"].get("deletionTimestamp")]

@@ -1,7 +1,7 @@
 # Copyright: kindlab.ingress contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The `ingress_controller` module's method=helm path for real: the module's main() with the
-real AnsibleModule.run_command and the real _k8s.Client, a real helm binary ($HELM_BIN or
+real AnsibleModule.run_command and the real k8s.client.Client, a real helm binary ($HELM_BIN or
 PATH), a twin cluster (the real control plane + emulated controllers; the module and helm use
 its admin kubeconfig, a client certificate) and a chart repository this test serves on
 127.0.0.1. Nothing leaves the loopback interface."""

@@ -1,4 +1,4 @@
-"""The collection's Kubernetes client layer (plugins/module_utils/_k8s.py, over the `kubernetes`
+"""The collection's Kubernetes client layer (plugins/module_utils/k8s/, over the `kubernetes`
 package's dynamic client) against the twin's real API server: what every module relies on -
 server-side apply with change detection by a dry run (idempotency, check mode, diffs), field
 ownership, discovery of a CRD applied moments ago, list + watch without a gap, deletes, and
@@ -11,7 +11,11 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _k8s
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import summarize
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError, WorkloadFailed
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import ref_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.wait import wait_for_workload
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import FIELD_MANAGER
 from kindlab_twin.runtime import TwinRuntime
 
@@ -34,15 +38,15 @@ def configmap(name: str, ns: str, **data: str) -> dict[str, Any]:
 
 
 def test_apply_check_mode_ownership_discovery_watch_and_delete(twin: TwinRuntime, twin_kubeconfig: str) -> None:
-    client = _k8s.Client(twin_kubeconfig)
+    client = Client(twin_kubeconfig)
     server = twin.store.client  # the twin's own client, as the admin: another writer, uncached reads
 
     # apply_all orders dependencies first: the Namespace before what lives in it
     objs = [deployment("web", "lab", "nginx:1.27"), configmap("settings", "lab", mode="a"), namespace("lab")]
     results = client.apply_all(objs)
-    assert [(_k8s.ref_of(r.after), r.changed, r.before) for r in results] == [
+    assert [(ref_of(r.after), r.changed, r.before) for r in results] == [
         ("Namespace lab", True, None), ("ConfigMap lab/settings", True, None), ("Deployment lab/web", True, None)]
-    summary = _k8s.summarize(results)
+    summary = summarize(results)
     assert summary["changed"] and [o["action"] for o in summary["objects"]] == ["created"] * 3
     stored = server.get(CM, "lab", "settings")
     assert stored is not None and stored["data"] == {"mode": "a"}
@@ -51,7 +55,7 @@ def test_apply_check_mode_ownership_discovery_watch_and_delete(twin: TwinRuntime
     # the same again changes nothing, though the controllers have written status and annotations meanwhile
     wait_for(lambda: (server.get(("apps/v1", "Deployment"), "lab", "web") or {}).get("status", {}).get("readyReplicas"),
              what="deployment lab/web ready")
-    again = _k8s.summarize(client.apply_all(objs))
+    again = summarize(client.apply_all(objs))
     assert not again["changed"] and [o["action"] for o in again["objects"]] == ["unchanged"] * 3, again
     assert again["diff"] == []
 
@@ -69,7 +73,7 @@ def test_apply_check_mode_ownership_discovery_watch_and_delete(twin: TwinRuntime
 
     # a field another manager owns: a conflict without force, taken over with it (the default)
     server.apply(configmap("settings", "lab", mode="b"), "someone-else", force=True)
-    with pytest.raises(_k8s.K8sError, match=r'conflict with "someone-else".*\.data\.mode'):
+    with pytest.raises(K8sError, match=r'conflict with "someone-else".*\.data\.mode'):
         client.apply(configmap("settings", "lab", mode="a"), force=False)
     taken = client.apply(configmap("settings", "lab", mode="a"))
     assert taken.changed and taken.before is not None and taken.before["data"] == {"mode": "b"}
@@ -77,7 +81,7 @@ def test_apply_check_mode_ownership_discovery_watch_and_delete(twin: TwinRuntime
     assert stored is not None and stored["data"] == {"mode": "a"}
 
     # a CRD applied now, its custom resource right after (discovery re-read once)
-    with pytest.raises(_k8s.K8sError, match="does not serve example.com/v1 Widget"):
+    with pytest.raises(K8sError, match="does not serve example.com/v1 Widget"):
         client.resource("example.com/v1", "Widget")
     client.apply(CRD)
 
@@ -121,9 +125,9 @@ def test_apply_check_mode_ownership_discovery_watch_and_delete(twin: TwinRuntime
 
 
 def test_wait_for_workload_ready_and_crash_looping(twin: TwinRuntime, twin_kubeconfig: str) -> None:
-    client = _k8s.Client(twin_kubeconfig)
+    client = Client(twin_kubeconfig)
     client.apply(deployment("web", "default", "nginx:1.27", replicas=2))
-    detail = _k8s.wait_for_workload(client, "Deployment", "default", "web", timeout=60, interval=0.2)
+    detail = wait_for_workload(client, "Deployment", "default", "web", timeout=60, interval=0.2)
     assert detail == "2/2 ready, 2 updated, 2 available"
 
     # the ingress-nginx controller exits at start (its --publish-service names no Service):
@@ -132,9 +136,9 @@ def test_wait_for_workload_ready_and_crash_looping(twin: TwinRuntime, twin_kubec
                                                       extra_args=["--publish-service=two/svc"])
     client.apply_all(objs)
     started = time.monotonic()
-    with pytest.raises(_k8s.WorkloadFailed) as failed:
-        _k8s.wait_for_workload(client, "Deployment", "two", "ingress-ingress-nginx-controller", timeout=60,
-                               interval=0.2)
+    with pytest.raises(WorkloadFailed) as failed:
+        wait_for_workload(client, "Deployment", "two", "ingress-ingress-nginx-controller", timeout=60,
+                          interval=0.2)
     assert time.monotonic() - started < 30
     failure = failed.value.details["failure"]
     assert failure["pod"].startswith("two/ingress-ingress-nginx-controller-") and failure["container"] == "controller"

@@ -1,12 +1,12 @@
 # Copyright: kindlab.ingress contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""An in-memory stand-in for _k8s.Client, shared by unit tests of code that applies objects."""
+"""An in-memory stand-in for k8s.client.Client, shared by unit tests of code that applies objects."""
 from __future__ import annotations
 
 import copy
 from typing import Any, Callable
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import ApplyResult
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import ApplyResult
 
 
 class FakeClient:

@@ -22,12 +22,10 @@ from ansible.module_utils.urls import open_url
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import EXPECTED as IMAGE_EXPECTED
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import ImageError, valid_image
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
-    K8sError,
-    apply_order,
-    ref_of,
-    wait_for_workload,
-)
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import apply_order
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import ref_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.wait import wait_for_workload
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import (
     ClusterNetworks,
     Pool,

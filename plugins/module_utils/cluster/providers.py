@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import parse_load
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import kubeconfig_path_for_merge, wait_until
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.kubeconfig import kubeconfig_path_for_merge
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.wait import wait_until
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import KIND_NODE_IMAGE
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAMLError, yaml
 
@@ -390,7 +391,7 @@ def kubeconfig_contexts(text: str | None) -> list[str]:
 
 # --- the kind_cluster module's logic ----------------------------------------------------------
 
-ClientFactory = Callable[[str, str], Any]  # (kubeconfig, context) -> _k8s.Client
+ClientFactory = Callable[[str, str], Any]  # (kubeconfig, context) -> k8s.client.Client
 
 
 def read_text(path: str) -> str | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import selects
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import label_selector_matches
 
 Obj = dict[str, Any]
@@ -102,27 +103,6 @@ def container_argv(container: Obj, namespace: str) -> list[str]:
 
 def pod_template(workload: Obj) -> Obj:
     return ((workload.get("spec") or {}).get("template") or {}).get("spec") or {}
-
-
-def selector_matches(selector: Obj | None, labels: dict[str, str]) -> bool:
-    """A LabelSelector object (matchLabels + matchExpressions); an empty one matches nothing,
-    as for workloads."""
-    if not selector:
-        return False
-    for k, v in (selector.get("matchLabels") or {}).items():
-        if labels.get(k) != v:
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op, vals = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        if op == "In" and labels.get(key) not in vals:
-            return False
-        if op == "NotIn" and labels.get(key) in vals:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-    return True
 
 
 def pod_running_ready(pod: Obj) -> bool:
@@ -219,8 +199,7 @@ def workload_service(state: ClusterState, workload: Obj) -> Obj | None:
     ns = meta(workload).get("namespace")
     labels = ((workload.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels") or {}
     for svc in state.services:
-        sel = (svc.get("spec") or {}).get("selector") or {}
-        if meta(svc).get("namespace") == ns and sel and all(labels.get(k) == v for k, v in sel.items()):
+        if meta(svc).get("namespace") == ns and selects((svc.get("spec") or {}).get("selector"), labels, form="Service"):
             return svc
     return None
 

@@ -26,13 +26,13 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._names import (
     is_dns1035_label,
     is_dns1123_subdomain,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import apply_order
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import ref_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.wait import (
     LOG_TAIL_LINES,
-    K8sError,
-    apply_order,
     deployment_ready,
     describe_failure,
-    ref_of,
     wait_for_workload,
     workload_failure,
 )

@@ -241,12 +241,11 @@ def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
            wait: bool, wait_timeout: int) -> Obj:
     """Apply (or delete) every workload's objects; wait for their Deployments when asked.
 
-    `client` is a _k8s.Client. Returns changed, per-object actions and diffs.
+    `client` is a k8s.client.Client. Returns changed, per-object actions and diffs.
     """
     # Imported here so the pure parts above stay importable without the kubernetes package.
-    from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
-        ApplyResult, delete_all, ref_of, summarize,
-    )
+    from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import ApplyResult, delete_all, summarize
+    from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import ref_of
 
     objs = [obj for wl in workloads for obj in render(wl)]
     if state == "absent":
@@ -272,7 +271,7 @@ def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
 
 
 def _wait_ready(client: Any, wl: Workload, timeout: int) -> None:
-    from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import wait_for_workload
+    from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.wait import wait_for_workload
 
     wait_for_workload(client, "Deployment", wl.namespace, wl.name, timeout)
 
@@ -288,7 +287,7 @@ def parse_namespaces(names: Any, labels: Any) -> tuple[list[str], dict[str, str]
 
 def ensure_namespaces(client: Any, names: list[str], labels: dict[str, str], state: str, check_mode: bool) -> Obj:
     """Apply (or delete) one Namespace per name."""
-    from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import delete_all, summarize
+    from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import delete_all, summarize
 
     objs = [{"apiVersion": "v1", "kind": "Namespace",
              "metadata": {"name": n, "labels": {_PART_OF_LABEL: PART_OF, **labels}}} for n in names]

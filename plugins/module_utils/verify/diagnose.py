@@ -18,7 +18,8 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, key_of, list_ingresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ClusterState, Controller, meta, pod_template, selector_matches
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ClusterState, Controller, meta, pod_template
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import selects
 
 Obj = dict[str, Any]
 
@@ -54,10 +55,12 @@ class Finding:
 
 
 def workload_pods(state: ClusterState, workload: Obj) -> list[Obj]:
+    """The pods in the workload's namespace its spec.selector selects (a LabelSelector, never
+    empty: the API server refuses an empty one for a Deployment or DaemonSet)."""
     ns = meta(workload).get("namespace")
     selector = (workload.get("spec") or {}).get("selector")
     return sorted((p for p in state.pods if meta(p).get("namespace") == ns
-                   and selector_matches(selector, dict(meta(p).get("labels") or {}))), key=key_of)
+                   and selects(selector, meta(p).get("labels"), form="LabelSelector")), key=key_of)
 
 
 def find_controllers(state: ClusterState) -> list[Controller]:

@@ -38,7 +38,7 @@ def parse_refs(raw: list[Any], where: str = "ingresses") -> list[tuple[str, str]
 def wait_for_addresses(client: Any, refs: list[tuple[str, str]], timeout: float, interval: float = 1.0) -> dict[str, list[str]]:
     """Wait until every Ingress has a non-empty status address; returns ns/name → addresses.
     The timeout error lists the Ingresses still without one."""
-    from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import wait_until
+    from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.wait import wait_until
 
     found: dict[str, list[str]] = {}
 

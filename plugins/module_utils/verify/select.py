@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import selects
 
 Obj = dict[str, Any]
 
@@ -97,27 +98,33 @@ def validate_label_selector(selector: str | None, where: str = "label_selector")
 
 def label_selector_matches(selector: str, labels: dict[str, str]) -> bool:
     """Evaluate a label selector string (=, ==, !=, in, notin, exists, !exists) against labels,
-    e.g. a controller's --watch-namespace-selector against a namespace's labels."""
+    e.g. a controller's --watch-namespace-selector against a namespace's labels: read as the
+    LabelSelector it stands for (an empty string as `{}`, matching everything) and matched by
+    k8s.objects.selects."""
+    return selects(_as_label_selector(selector), labels, form="LabelSelector")
+
+
+def _as_label_selector(selector: str) -> Obj | None:
+    """A label selector string as a LabelSelector's matchExpressions, as Kubernetes reads it:
+    `k=v` and `k==v` are In (v), `k!=v` NotIn (v), `k` Exists, `!k` DoesNotExist. None (which
+    matches nothing) when a requirement cannot be read."""
+    exprs: list[Obj] = []
     for part in (p.strip() for p in _split_requirements(selector) if p.strip()):
         m = re.match(r"^([^\s!=]+)\s+(in|notin)\s*\((.*)\)$", part)
         if m:
-            vals = {v.strip() for v in m.group(3).split(",")}
-            if (labels.get(m.group(1)) in vals) != (m.group(2) == "in"):
-                return False
+            exprs.append({"key": m.group(1), "operator": "In" if m.group(2) == "in" else "NotIn",
+                          "values": [v.strip() for v in m.group(3).split(",")]})
         elif part.startswith("!"):
-            if part[1:].strip() in labels:
-                return False
+            exprs.append({"key": part[1:].strip(), "operator": "DoesNotExist"})
         elif "=" not in part:
-            if part not in labels:
-                return False
+            exprs.append({"key": part, "operator": "Exists"})
         else:
             eq = re.match(r"^([^!=]+?)\s*(==|!=|=)\s*(.*)$", part)
             if eq is None:
-                return False
+                return None
             k, op, v = eq.groups()
-            if (op == "!=") == (labels.get(k) == v):
-                return False
-    return True
+            exprs.append({"key": k, "operator": "NotIn" if op == "!=" else "In", "values": [v]})
+    return {"matchExpressions": exprs}
 
 
 def parse_selection(namespaces: Any, names: Any, label_selector: Any) -> Selection:

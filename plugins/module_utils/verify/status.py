@@ -20,10 +20,10 @@ from typing import Any, Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.ingresses import status_addresses
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
-    LIST_READ_TIMEOUT, WATCH_READ_SLACK, ApiUnreachable, K8sError, WatchExpired, WatchForbidden, WatchInterrupted,
-    unreachable_message,
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import (
+    ApiUnreachable, K8sError, WatchExpired, WatchForbidden, WatchInterrupted, unreachable_message,
 )
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.watch import LIST_READ_TIMEOUT, WATCH_READ_SLACK
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import Pool, PoolError, address_in_pools, parse_entry
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry

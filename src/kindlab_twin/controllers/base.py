@@ -1,12 +1,12 @@
 """Shared machinery for the emulated controllers: a level-triggered reconcile loop plus the
-small object helpers they need (readiness, selectors, timestamps)."""
+small object helpers they need (readiness, timestamps)."""
 from __future__ import annotations
 
 import datetime as _dt
 import logging
 import threading
 import time
-from typing import Any, Callable
+from typing import Callable
 
 from kindlab_twin.contract import Conflict, EventType, Forbidden, Invalid, NotFound, Obj, ResourceRef, Runtime, Store
 
@@ -30,27 +30,6 @@ WriteErrors = (Conflict, NotFound, Invalid)
 
 def now_rfc3339() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def label_selector_match(selector: dict[str, Any] | None, labels: dict[str, str] | None) -> bool:
-    """metav1.LabelSelector (matchLabels + matchExpressions). An empty selector matches all."""
-    labels = labels or {}
-    if not selector:
-        return True
-    for k, v in (selector.get("matchLabels") or {}).items():
-        if labels.get(k) != v:
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        k, op, vals = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        if op == "In" and labels.get(k) not in vals:
-            return False
-        if op == "NotIn" and labels.get(k) in vals:
-            return False
-        if op == "Exists" and k not in labels:
-            return False
-        if op == "DoesNotExist" and k in labels:
-            return False
-    return True
 
 
 def is_terminating(obj: Obj) -> bool:

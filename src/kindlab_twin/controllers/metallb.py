@@ -32,10 +32,11 @@ import copy
 from typing import Any
 
 from kindlab_twin import ipam
+from kindlab_twin.collection import objects
 from kindlab_twin.contract import EventType, Forbidden, Obj, Store
 
 from .base import (DEPLOYMENT, IPADDRESSPOOL, L2ADVERTISEMENT, NODE, POD, SERVICE, LoopController, is_terminating,
-                   label_selector_match, log, pod_ready, pod_running, safe_list)
+                   log, pod_ready, pod_running, safe_list)
 
 NAMESPACE = "metallb-system"
 ANN_POOL = "metallb.io/address-pool"
@@ -166,7 +167,7 @@ def l2_selects(adv: Obj, pool: Obj) -> bool:
         return True
     if pool["metadata"]["name"] in names:
         return True
-    return any(label_selector_match(sel, pool["metadata"].get("labels")) for sel in selectors)
+    return any(objects.selects(sel, pool["metadata"].get("labels"), form="LabelSelector") for sel in selectors)
 
 
 EXCLUDE_LB = "node.kubernetes.io/exclude-from-external-load-balancers"
@@ -188,7 +189,7 @@ def adv_usable(adv: Obj, nodes: list[Obj]) -> bool:
     selectors = (adv.get("spec") or {}).get("nodeSelectors") or []
     if not selectors:
         return bool(nodes)
-    return any(label_selector_match(sel, n["metadata"].get("labels")) for sel in selectors for n in nodes)
+    return any(objects.selects(sel, n["metadata"].get("labels"), form="LabelSelector") for sel in selectors for n in nodes)
 
 
 def announced_ips(store: Store) -> dict[str, str]:

@@ -29,7 +29,7 @@ def _error_classes() -> list[tuple[str, type[BaseException]]]:
 def test_the_scan_finds_the_collections_errors() -> None:
     names = {name for name, _cls in _error_classes()}
     # A scan that finds nothing would make the next test pass vacuously.
-    assert {"_errors.KindlabError", "_errors.OptionError", "_k8s.K8sError", "cluster.pools.PoolError",
+    assert {"_errors.KindlabError", "_errors.OptionError", "k8s.errors.K8sError", "cluster.pools.PoolError",
             "controllers.base.ControllerError", "controllers.traefik.values.ValuesError"} <= names
     assert len(names) >= 16
 
@@ -50,7 +50,7 @@ def test_option_errors_are_value_errors() -> None:
 def test_cluster_and_tool_errors_are_not_option_errors() -> None:
     from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import ClusterError
     from ansible_collections.kindlab.ingress.plugins.module_utils._helm import HelmError
-    from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8sError, WaitTimeout
+    from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError, WaitTimeout
 
     for cls in (ClusterError, HelmError, K8sError, WaitTimeout):
         assert not issubclass(cls, ValueError), cls.__name__

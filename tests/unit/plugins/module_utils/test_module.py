@@ -8,7 +8,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _module
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import CheckFailed, OptionError
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import K8sError
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule, Params, Runtime
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json
 

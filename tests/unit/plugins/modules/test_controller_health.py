@@ -6,7 +6,7 @@ import pytest
 
 from ansible_collections.kindlab.ingress.plugins.modules import controller_health
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, run_module, use_fake_exits
-from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_k8s_wait import FATAL, crashing_pod
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.k8s.test_wait import FATAL, crashing_pod
 
 # Namespace-scoped, as the lab's: two cluster-wide releases named "ingress" would both create the
 # ClusterRole ingress-ingress-nginx, which lab validation refuses (helm would).

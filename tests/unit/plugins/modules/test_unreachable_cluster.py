@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from ansible_collections.kindlab.ingress.tests.unit.fakes import run_module, use_fake_exits
-from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_k8s_errors import CONTEXT, HINT, write_kubeconfig
-from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_k8s_watch import assert_no_urllib3_text, closed_port_url
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.k8s.test_k8s_errors import CONTEXT, HINT, write_kubeconfig
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.k8s.test_watch import assert_no_urllib3_text, closed_port_url
 
 pytest.importorskip("kubernetes")
 

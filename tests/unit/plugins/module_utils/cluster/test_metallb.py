@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster import metallb as mlb
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import ApplyResult, K8sError, WaitTimeout
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import ApplyResult
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError, WaitTimeout
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import PoolError, parse_pools
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import METALLB_VERSION
 from ansible_collections.kindlab.ingress.tests.unit.schema import validate_all
@@ -311,7 +312,7 @@ class FakeClient:
         return ApplyResult(changed=changed, before=before, after=obj)
 
     def apply_all(self, objs, check_mode=False):
-        from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import apply_order
+        from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import apply_order
 
         return [self.apply(o, check_mode) for o in sorted(objs, key=apply_order)]
 

@@ -356,7 +356,7 @@ def test_absent_deletes_and_check_mode_does_not() -> None:
 
 
 def test_wait_times_out_naming_the_nodes() -> None:
-    from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import WaitTimeout
+    from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import WaitTimeout
 
     no_ip = [{"metadata": {"name": "lab-control-plane"}, "status": {}}]
     with pytest.raises(WaitTimeout, match="nodes of cluster 'lab' to report InternalIPs; last seen: 1 node\\(s\\), 0 with an InternalIP"):

@@ -8,8 +8,9 @@ import json
 import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import install as ctl
-from ansible_collections.kindlab.ingress.plugins.module_utils import _k8s
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import ApplyResult, apply_order
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s import wait as k8s_wait
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import ApplyResult, apply_order
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import WorkloadFailed
 
 SEED_ONE = {"controller": {"scope": {"enabled": True}, "admissionWebhooks": {"enabled": False}}, "rbac": {"scope": {"enabled": True}}}
 SEED_TWO = {"controller": {"publishService": {"enabled": False, "pathOverride": "two/svc"}, "scope": {"enabled": False},
@@ -17,7 +18,7 @@ SEED_TWO = {"controller": {"publishService": {"enabled": False, "pathOverride": 
 
 
 class FakeClient:
-    """In-memory stand-in for _k8s.Client: apply stores, reports a change only when the
+    """In-memory stand-in for k8s.client.Client: apply stores, reports a change only when the
     object differs; deployments become ready on request."""
 
     def __init__(self) -> None:
@@ -207,13 +208,13 @@ def test_manifest_wait_times_out_with_detail(monkeypatch):
     def wait_until(check, timeout, what, **kw):
         raise ctl.K8sError("timed out waiting for %s; last seen: %s" % (what, check()[1]))
 
-    monkeypatch.setattr(_k8s, "wait_until", wait_until)
+    monkeypatch.setattr(k8s_wait, "wait_until", wait_until)
     with pytest.raises(ctl.K8sError, match="Deployment two/ingress-ingress-nginx-controller to be ready; last seen: 0/1 ready"):
         ctl.run(req(method="manifest", wait=True), check_mode=False, client_factory=lambda: client)
 
 
 def test_manifest_wait_fails_at_once_when_the_controller_crash_loops():
-    from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_k8s_wait import FATAL, crashing_pod
+    from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.k8s.test_wait import FATAL, crashing_pod
 
     class Crashing(FakeClient):
         def pod_log(self, namespace, name, container=None, since_seconds=None, tail_lines=None, previous=False):
@@ -224,8 +225,8 @@ def test_manifest_wait_fails_at_once_when_the_controller_crash_loops():
     pod = crashing_pod()
     pod["metadata"]["labels"] = _controller_selector()
     client.store[client.key("Pod", pod["metadata"]["name"], "two")] = pod
-    with pytest.raises(_k8s.WorkloadFailed, match="Deployment two/ingress-ingress-nginx-controller cannot start: .*"
-                                                  "CrashLoopBackOff.*last exit code 255.*no service with name missing") as info:
+    with pytest.raises(WorkloadFailed, match="Deployment two/ingress-ingress-nginx-controller cannot start: .*"
+                                             "CrashLoopBackOff.*last exit code 255.*no service with name missing") as info:
         ctl.run(req(method="manifest", wait=True), check_mode=False, client_factory=lambda: client)
     assert info.value.details["changed"] is True  # the objects were applied before the wait failed
 
@@ -361,7 +362,7 @@ def test_parsed_values_carry_the_convenience_options():
 
 
 def test_health_says_which_controller_started_and_why_the_other_did_not():
-    from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_k8s_wait import FATAL, crashing_pod
+    from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.k8s.test_wait import FATAL, crashing_pod
 
     class Cluster(FakeClient):
         def pod_log(self, namespace, name, container=None, since_seconds=None, tail_lines=None, previous=False):
@@ -436,7 +437,7 @@ def test_a_controllers_method_is_checked_before_the_lab_changes_anything():
 def test_health_reads_again_a_controller_between_two_runs_of_its_crash_loop():
     """Seen on kind: a reading between two runs of a crash loop (the container neither waiting
     in CrashLoopBackOff nor ready) said only "not ready"; controller_health reads it again."""
-    from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_k8s_wait import crashing_pod
+    from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.k8s.test_wait import crashing_pod
 
     class Cluster(FakeClient):
         def pod_log(self, namespace, name, container=None, since_seconds=None, tail_lines=None, previous=False):

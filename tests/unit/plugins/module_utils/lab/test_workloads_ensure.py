@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab import workloads as wl
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import WaitTimeout
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import WaitTimeout
 from ansible_collections.kindlab.ingress.tests.unit.fakes import FakeClient
 
 

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import ingresses as ing
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import WaitTimeout
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import WaitTimeout
 
 
 def ingress(*entries: dict[str, str]) -> dict[str, Any]:

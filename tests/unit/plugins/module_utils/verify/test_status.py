@@ -7,11 +7,11 @@ from typing import Any, Iterator, Sequence
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _k8s
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import ApiUnreachable, WatchExpired, WatchForbidden, WatchInterrupted
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.watch import LIST_READ_TIMEOUT, WATCH_READ_SLACK
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as s
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.ingresses import status_addresses
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import WatchInterrupted
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, key_of
 
 Obj = dict[str, Any]
@@ -360,7 +360,7 @@ class FakeApi:
     # ---- the client's interface
 
     def list_with_version(self, api_version: str, kind: str, read_timeout: float | None = None, **kw: Any) -> tuple[list[Obj], str]:
-        assert read_timeout is not None and read_timeout <= _k8s.LIST_READ_TIMEOUT
+        assert read_timeout is not None and read_timeout <= LIST_READ_TIMEOUT
         self._no_answer(read_timeout)
         self.lists.append(self.time.now)
         return self._state(self.time.now), str(self._rv_at(self.time.now))
@@ -368,12 +368,12 @@ class FakeApi:
     def watch(self, api_version: str, kind: str, resource_version: str | None = None, timeout: int | None = None,
               **kw: Any) -> Iterator[tuple[str, Obj]]:
         assert timeout is not None and 1 <= timeout <= s.STREAM_SECONDS
-        read = timeout + _k8s.WATCH_READ_SLACK
+        read = timeout + WATCH_READ_SLACK
         self.watches.append({"resource_version": resource_version, "timeout": timeout, "at": self.time.now})
         self._no_answer(read)
         if self._expired(resource_version):
             if self.compact and self.compact[1] == "exception":
-                raise _k8s.WatchExpired("watch Ingress: resourceVersion expired (410 Gone)")
+                raise WatchExpired("watch Ingress: resourceVersion expired (410 Gone)")
             gone = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "reason": "Expired", "code": 410,
                     "message": "too old resource version: %s (%s)" % (resource_version, self._compacted_rv())}
             return ((e["type"], e["object"]) for e in [{"type": "ERROR", "object": gone}])
@@ -586,8 +586,8 @@ def test_a_403_after_the_watch_was_granted_is_a_blind_interval_and_before_it_an_
     # kube-apiserver restarted on kind (tests/kind/fault_test.py) answered 403 to kubernetes-admin
     # for a few seconds, until its authorizer had loaded RBAC.
     clock = FakeTime()
-    forbidden = _k8s.WatchForbidden('watch Ingress failed: ingresses.networking.k8s.io is forbidden: User "kubernetes-admin" '
-                                    'cannot watch resource "ingresses"')
+    forbidden = WatchForbidden('watch Ingress failed: ingresses.networking.k8s.io is forbidden: User "kubernetes-admin" '
+                               'cannot watch resource "ingresses"')
     client = ScriptedClient(clock, lists=[list(START)],
                             streams=[[1.0, {"type": "MODIFIED", "object": ing("one", "172.18.0.2", rv=11)}, 1.0,
                                       WatchInterrupted("reset", "connection reset", False, WHERE)],
@@ -606,7 +606,7 @@ def test_a_403_after_the_watch_was_granted_is_a_blind_interval_and_before_it_an_
             raise forbidden
 
     client = Refusing(FakeTime(), lists=[], streams=[])
-    with pytest.raises(_k8s.WatchForbidden, match="cannot watch"):
+    with pytest.raises(WatchForbidden, match="cannot watch"):
         s.run(client, Selection(), s.parse_options(10, 5, False, [], False, False), clock=clock.clock, now=clock.wall,
               sleep=clock.sleep)
 
@@ -632,11 +632,11 @@ def test_a_slow_stream_times_out_and_the_watch_resumes() -> None:
     # is answered when the server wakes at 50, and the write made at 20 is replayed then
     [blind] = r["blind_intervals"]
     assert (blind["t_from"], blind["t_to"], blind["missed"]) == (5.0, 50.0, False)
-    assert blind["why"] == "no answer within 15s (read timeout)" and s.STREAM_SECONDS + _k8s.WATCH_READ_SLACK == 15
+    assert blind["why"] == "no answer within 15s (read timeout)" and s.STREAM_SECONDS + WATCH_READ_SLACK == 15
     assert [w["at"] for w in api.watches[:4]] == [0.0, 20.5, 36.5, 60.0]
     assert changes(r) == [("one/test", ["172.18.0.2"], 5.0), ("one/test", ["100.64.0.0"], 50.0), ("two/test", ["100.64.0.1"], 70.0)]
     assert_each_once(r, writes)
-    assert r["passed"] and clock.now <= 120 + s.STREAM_SECONDS + _k8s.WATCH_READ_SLACK
+    assert r["passed"] and clock.now <= 120 + s.STREAM_SECONDS + WATCH_READ_SLACK
 
 
 def test_a_server_frozen_at_a_reconnect_is_blind_from_the_request() -> None:
@@ -676,7 +676,7 @@ def test_half_blind_is_not_mostly_blind() -> None:
 def test_a_server_down_for_the_whole_window_fails_with_one_line() -> None:
     clock = FakeTime()
     api = FakeApi(clock, START, [], down=[(0, 1000)])
-    with pytest.raises(_k8s.ApiUnreachable) as exc:
+    with pytest.raises(ApiUnreachable) as exc:
         run_fake(api, clock, window=20)
     assert str(exc.value) == (WHERE + " did not answer in 20s: connection refused; is the cluster running? "
                               "(kindlab-twin get clusters / kind get clusters)")
@@ -687,9 +687,9 @@ def test_a_server_down_for_the_whole_window_fails_with_one_line() -> None:
 def test_a_server_frozen_for_the_whole_window_fails_within_the_window_and_a_timeout() -> None:
     clock = FakeTime()
     api = FakeApi(clock, START, [], frozen=[(0, 1000)])
-    with pytest.raises(_k8s.ApiUnreachable, match=r"did not answer in 20s: no answer within \d+s \(read timeout\); is the cluster"):
+    with pytest.raises(ApiUnreachable, match=r"did not answer in 20s: no answer within \d+s \(read timeout\); is the cluster"):
         run_fake(api, clock, window=20)
-    assert clock.now <= 20 + _k8s.WATCH_READ_SLACK
+    assert clock.now <= 20 + WATCH_READ_SLACK
 
 
 def test_a_server_that_comes_up_late_starts_the_window_there() -> None:

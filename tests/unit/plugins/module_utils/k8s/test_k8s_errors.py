@@ -19,8 +19,11 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _k8s
-from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_k8s_watch import (
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import (
+    ApiRejected, ApiUnreachable, K8sError, KubeconfigError, export_hint, one_line, transport_cause,
+)
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.k8s.test_watch import (
     Server,
     assert_no_urllib3_text,
     client_for,
@@ -37,7 +40,7 @@ HINT = "is the cluster running? (kindlab-twin get clusters / kind get clusters)"
 UNAUTHORIZED = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": "Unauthorized",
                 "reason": "Unauthorized", "code": 401}
 
-__all__ = ["serve"]  # the loopback server fixture of test_k8s_watch, imported to be used here
+__all__ = ["serve"]  # the loopback server fixture of test_watch, imported to be used here
 
 
 @pytest.fixture(autouse=True)
@@ -71,7 +74,7 @@ def assert_one_line(text: str, *parts: str) -> None:
     assert_no_urllib3_text(text)
 
 
-def built_client(url: str, path: str) -> _k8s.Client:
+def built_client(url: str, path: str) -> Client:
     """A client as if built while its server answered (client_for, with a dynamic client that
     sends its requests): what a module holds when the server goes away under it."""
     from kubernetes.dynamic import DynamicClient
@@ -88,11 +91,11 @@ def built_client(url: str, path: str) -> _k8s.Client:
     return client
 
 
-def fails(path: str | None, context: str | None = None) -> _k8s.K8sError:
+def fails(path: str | None, context: str | None = None) -> K8sError:
     """The error of building a client and making one request (the request matters when the
     constructor's discovery came from a cache)."""
-    with pytest.raises(_k8s.K8sError) as exc:
-        _k8s.Client(path, context).list("v1", "Namespace")
+    with pytest.raises(K8sError) as exc:
+        Client(path, context).list("v1", "Namespace")
     return exc.value
 
 
@@ -103,7 +106,7 @@ def test_a_refused_connection_names_the_server_the_context_and_the_kubeconfig(tm
     url = closed_port_url()
     path = write_kubeconfig(tmp_path / "config", url)
     exc = fails(path)
-    assert isinstance(exc, _k8s.ApiUnreachable)
+    assert isinstance(exc, ApiUnreachable)
     assert str(exc) == "the API server at %s (context %s, kubeconfig %s) did not answer: connection refused; %s" % (
         url, CONTEXT, path, HINT)
     assert_one_line(str(exc))
@@ -123,7 +126,7 @@ def test_every_request_of_a_built_client_fails_in_the_same_line(tmp_path: Path) 
         lambda: client.pod_log("one", "test"),
     ]
     for call in calls:
-        with pytest.raises(_k8s.ApiUnreachable) as exc:
+        with pytest.raises(ApiUnreachable) as exc:
             call()
         assert str(exc.value) == "the API server at %s (context %s, kubeconfig %s) did not answer: connection refused; %s" % (
             url, CONTEXT, path, HINT)
@@ -136,7 +139,7 @@ def test_401_says_the_credentials_are_refused_and_how_to_renew_them(serve: Calla
     server = serve(*[respond(401, UNAUTHORIZED)] * 8)
     path = write_kubeconfig(tmp_path / "config", server.url)
     exc = fails(path)
-    assert isinstance(exc, _k8s.ApiRejected)
+    assert isinstance(exc, ApiRejected)
     assert str(exc) == (
         "the API server at %s (context %s, kubeconfig %s) refused the credentials of the context (401 Unauthorized: its "
         "client certificate or token is invalid or has expired, or the cluster was recreated since the kubeconfig was "
@@ -148,7 +151,7 @@ def test_401_says_the_credentials_are_refused_and_how_to_renew_them(serve: Calla
 def test_401_on_a_request_of_a_built_client(serve: Callable[..., Server], tmp_path: Path) -> None:
     server = serve(respond(401, UNAUTHORIZED))
     path = write_kubeconfig(tmp_path / "config", server.url)
-    with pytest.raises(_k8s.ApiRejected) as exc:
+    with pytest.raises(ApiRejected) as exc:
         built_client(server.url, path).get("networking.k8s.io/v1", "Ingress", "test", "one")
     assert_one_line(str(exc.value), server.url, "context %s" % CONTEXT, path, "401 Unauthorized", "kind export kubeconfig")
 
@@ -212,7 +215,7 @@ def test_a_certificate_the_kubeconfig_does_not_trust(tls_server: str, tmp_path: 
     old_ca, _leaf, _key = _pem_pair("the old cluster's CA")
     path = write_kubeconfig(tmp_path / "config", tls_server, ca_pem=old_ca)
     exc = fails(path)
-    assert isinstance(exc, _k8s.ApiRejected)
+    assert isinstance(exc, ApiRejected)
     assert str(exc) == (
         "the API server at %s (context %s, kubeconfig %s) presented a certificate the kubeconfig does not trust (TLS "
         "handshake failed: certificate verify failed: unable to get local issuer certificate): the cluster was probably "
@@ -248,7 +251,7 @@ def test_https_to_a_plain_http_server(plain_http_server: str, tmp_path: Path) ->
     url = plain_http_server
     path = write_kubeconfig(tmp_path / "config", url)
     exc = fails(path)
-    assert isinstance(exc, _k8s.ApiRejected)
+    assert isinstance(exc, ApiRejected)
     assert_one_line(str(exc), "the API server at %s (context %s, kubeconfig %s): TLS handshake failed" % (url, CONTEXT, path),
                     "check the server URL (https) and the certificates in the kubeconfig")
 
@@ -259,7 +262,7 @@ def test_https_to_a_plain_http_server(plain_http_server: str, tmp_path: Path) ->
 def test_a_kubeconfig_that_does_not_exist(tmp_path: Path) -> None:
     path = str(tmp_path / "nowhere" / "kubeconfig")
     exc = fails(path, CONTEXT)
-    assert isinstance(exc, _k8s.KubeconfigError)
+    assert isinstance(exc, KubeconfigError)
     assert str(exc) == ("cannot use kubeconfig %s (context %s): the file does not exist; create the cluster first "
                         "(ansible-playbook playbooks/lab.yml), or set kubeconfig and context to those of a running cluster"
                         % (path, CONTEXT))
@@ -275,7 +278,7 @@ def test_the_default_kubeconfig_is_named_when_none_is_given(tmp_path: Path, monk
 def test_a_kubeconfig_without_a_current_context(tmp_path: Path) -> None:
     path = write_kubeconfig(tmp_path / "config", "http://127.0.0.1:1", current="", contexts=("kind-a", "kind-b"))
     exc = fails(path)
-    assert isinstance(exc, _k8s.KubeconfigError)
+    assert isinstance(exc, KubeconfigError)
     assert str(exc) == ("cannot use kubeconfig %s (context (current)): it names no current context and none was given; "
                         "set context to one of kind-a, kind-b (or run kubectl --kubeconfig %s config use-context NAME)"
                         % (path, path))
@@ -295,7 +298,7 @@ def test_a_kubeconfig_that_is_not_one(tmp_path: Path) -> None:
     bad = tmp_path / "config"
     bad.write_text("clusters: [\n  - {name: x\n")
     exc = fails(str(bad))
-    assert isinstance(exc, _k8s.KubeconfigError)
+    assert isinstance(exc, KubeconfigError)
     assert_one_line(str(exc), "cannot use kubeconfig %s (context (current)): %s cannot be read as YAML" % (bad, bad))
     bad.write_text("- just\n- a list\n")
     assert "is not a kubeconfig (expected a mapping with clusters, contexts and users)" in str(fails(str(bad)))
@@ -307,7 +310,7 @@ def test_what_the_loader_refuses_is_one_line_too(tmp_path: Path) -> None:
     doc["users"] = [{"name": "u", "user": {"client-certificate": str(tmp_path / "gone.crt"), "client-key": str(tmp_path / "gone.key")}}]
     path.write_text(json.dumps(doc))
     exc = fails(str(path))
-    assert isinstance(exc, _k8s.KubeconfigError)
+    assert isinstance(exc, KubeconfigError)
     assert_one_line(str(exc), "cannot use kubeconfig %s (context (current)): " % path, "gone.crt",
                     "fix the file or set kubeconfig and context to those of a running cluster")
 
@@ -316,19 +319,19 @@ def test_what_the_loader_refuses_is_one_line_too(tmp_path: Path) -> None:
 
 
 def test_export_hint_names_the_kind_cluster_of_the_context() -> None:
-    assert _k8s.export_hint("kind-lab", None) == (
+    assert export_hint("kind-lab", None) == (
         "write its kubeconfig again: kind export kubeconfig --name lab (the twin: kindlab-twin export kubeconfig --name lab)")
-    assert _k8s.export_hint("prod", "/k") == "write the cluster's current credentials into that kubeconfig again"
+    assert export_hint("prod", "/k") == "write the cluster's current credentials into that kubeconfig again"
 
 
 def test_tls_causes_keep_openssls_reason() -> None:
     verify = ssl.SSLCertVerificationError(1, "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed")
     verify.verify_message = "self-signed certificate"
-    assert _k8s.transport_cause(verify) == ("TLS handshake failed: certificate verify failed: self-signed certificate", False)
+    assert transport_cause(verify) == ("TLS handshake failed: certificate verify failed: self-signed certificate", False)
     version = ssl.SSLError(1, "[SSL: WRONG_VERSION_NUMBER] wrong version number")
     version.reason = "WRONG_VERSION_NUMBER"
-    assert _k8s.transport_cause(version) == ("TLS handshake failed: wrong version number", False)
+    assert transport_cause(version) == ("TLS handshake failed: wrong version number", False)
 
 
 def test_one_line() -> None:
-    assert _k8s.one_line('while parsing\n  in "x", line 1\n') == 'while parsing in "x", line 1'
+    assert one_line('while parsing\n  in "x", line 1\n') == 'while parsing in "x", line 1'

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import kubeconfig_path_for_merge, kubeconfig_paths
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.kubeconfig import kubeconfig_path_for_merge, kubeconfig_paths
 
 
 def test_explicit_path_wins_and_is_alone() -> None:

@@ -8,10 +8,9 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _k8s
-from ansible_collections.kindlab.ingress.plugins.module_utils._k8s import (
-    K8sError, WaitTimeout, WorkloadFailed, container_failures, daemonset_ready, describe_failure, selector_string,
-    wait_for_workload, workload_failure,
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError, WaitTimeout, WorkloadFailed
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.wait import (
+    LOG_TAIL_LINES, container_failures, current_pods, daemonset_ready, describe_failure, wait_for_workload, workload_failure,
 )
 
 LABELS = {"app.kubernetes.io/instance": "ingress", "app.kubernetes.io/component": "controller"}
@@ -98,13 +97,6 @@ def test_describe_names_container_reason_exit_code_and_log() -> None:
     assert "last exit code 255 (Error), 1 restart;" in text and text.endswith(FATAL)
 
 
-def test_selector_string_covers_match_expressions() -> None:
-    sel = {"matchLabels": {"b": "2", "a": "1"}, "matchExpressions": [
-        {"key": "t", "operator": "In", "values": ["x", "y"]}, {"key": "u", "operator": "NotIn", "values": ["z"]},
-        {"key": "v", "operator": "Exists"}, {"key": "w", "operator": "DoesNotExist"}]}
-    assert selector_string(sel) == "a=1,b=2,t in (x,y),u notin (z),v,!w"
-
-
 def test_daemonset_ready_needs_every_scheduled_pod() -> None:
     ds = {"metadata": {"generation": 2}, "status": {"observedGeneration": 2, "desiredNumberScheduled": 2, "numberReady": 1,
                                                     "updatedNumberScheduled": 2, "numberAvailable": 1}}
@@ -162,7 +154,7 @@ def test_wait_fails_at_once_with_the_cause() -> None:
     assert msg.startswith("Deployment two/ingress-ingress-nginx-controller cannot start: pod two/ingress-ingress-nginx-controller-")
     assert "CrashLoopBackOff" in msg and "last exit code 255" in msg and msg.endswith(FATAL)
     assert info.value.details["failure"]["log"] == ["I1123 banner", FATAL]
-    assert cluster.log_calls == [("controller", _k8s.LOG_TAIL_LINES, False)]
+    assert cluster.log_calls == [("controller", LOG_TAIL_LINES, False)]
 
 
 def test_the_previous_run_log_is_read_when_the_current_one_is_empty() -> None:
@@ -214,7 +206,7 @@ def test_a_crashing_pod_of_the_replaced_revision_is_not_blamed() -> None:
     starting["metadata"]["labels"]["pod-template-hash"] = "7b5c9d8e1"
     starting["status"]["containerStatuses"][0].update(ready=False, state={"waiting": {"reason": "ContainerCreating"}})
     rollout = Rollout(starting)
-    assert [p["metadata"]["labels"]["pod-template-hash"] for p in _k8s.current_pods(rollout, rollout.deployment)] \
+    assert [p["metadata"]["labels"]["pod-template-hash"] for p in current_pods(rollout, rollout.deployment)] \
         == ["7b5c9d8e1"]
     assert workload_failure(rollout, rollout.deployment) is None
 

@@ -16,7 +16,12 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _k8s
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s import client as k8s_client
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import (
+    ApiUnreachable, K8sError, WatchExpired, WatchInterrupted, api_server_description, transport_cause, unreachable_message,
+)
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.watch import parse_watch_line, watch_lines
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as s
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
 
@@ -158,14 +163,14 @@ def kubeconfig(tmp_path: Path, url: str) -> str:
     return str(path)
 
 
-def client_for(url: str, config: str | None = None) -> _k8s.Client:
+def client_for(url: str, config: str | None = None) -> Client:
     """A Client on the real kubernetes client and urllib3, without the discovery requests of
     its constructor (the loopback server serves Ingresses only)."""
     from kubernetes.client import ApiClient, Configuration
     from kubernetes.dynamic import DynamicClient
     from kubernetes.dynamic.resource import Resource
 
-    client = _k8s.Client.__new__(_k8s.Client)
+    client = Client.__new__(Client)
     client._api_client = ApiClient(Configuration(host=url))
     client._dyn = DynamicClient.__new__(DynamicClient)
     client._kubeconfig, client._context, client._watch_dyn = config, None, None
@@ -200,7 +205,7 @@ def test_a_reset_mid_stream_raises_watch_interrupted_after_the_events(serve: Cal
     server = serve(watch_stream([event("MODIFIED", ingress("one", "172.18.0.2", 6))], then="reset"))
     client = client_for(server.url, kubeconfig(tmp_path, server.url))
     got = []
-    with pytest.raises(_k8s.WatchInterrupted) as exc:
+    with pytest.raises(WatchInterrupted) as exc:
         for kind, obj in client.watch("networking.k8s.io/v1", "Ingress", timeout=5):
             got.append((kind, obj["metadata"]["resourceVersion"]))
     assert got == [("MODIFIED", "6")]
@@ -214,7 +219,7 @@ def test_a_silent_stream_ends_at_its_read_timeout(serve: Callable[..., Server]) 
     began = time.monotonic()
     stream = client_for(server.url).watch("networking.k8s.io/v1", "Ingress", timeout=1, read_timeout=0.3)
     assert next(stream)[0] == "MODIFIED"
-    with pytest.raises(_k8s.WatchInterrupted) as exc:
+    with pytest.raises(WatchInterrupted) as exc:
         next(stream)
     assert exc.value.timed_out and exc.value.cause == "no answer within 0.3s (read timeout)"
     assert time.monotonic() - began < 3
@@ -223,7 +228,7 @@ def test_a_silent_stream_ends_at_its_read_timeout(serve: Callable[..., Server]) 
 def test_a_server_that_never_answers_times_out_once_without_urllib3_retries(serve: Callable[..., Server]) -> None:
     server = serve(silent)
     began = time.monotonic()
-    with pytest.raises(_k8s.WatchInterrupted) as exc:
+    with pytest.raises(WatchInterrupted) as exc:
         client_for(server.url).watch("networking.k8s.io/v1", "Ingress", timeout=1, read_timeout=0.3)
     assert exc.value.timed_out and "read timeout" in exc.value.cause
     assert time.monotonic() - began < 1.2  # urllib3's default retries would wait 4 x 0.3 s
@@ -235,7 +240,7 @@ def test_a_refused_connection_is_one_clear_cause(tmp_path: Path) -> None:
     client = client_for(url, kubeconfig(tmp_path, url))
     for call in (lambda: client.watch("networking.k8s.io/v1", "Ingress", timeout=1),
                  lambda: client.list_with_version("networking.k8s.io/v1", "Ingress")):
-        with pytest.raises(_k8s.WatchInterrupted) as exc:
+        with pytest.raises(WatchInterrupted) as exc:
             call()
         assert exc.value.cause == "connection refused" and not exc.value.timed_out
         assert str(exc.value).endswith("the API server at %s (context kind-ingress-lab, kubeconfig %s) did not answer: "
@@ -245,7 +250,7 @@ def test_a_refused_connection_is_one_clear_cause(tmp_path: Path) -> None:
 
 def test_410_gone_on_the_request_is_watch_expired(serve: Callable[..., Server]) -> None:
     server = serve(respond(410, GONE))
-    with pytest.raises(_k8s.WatchExpired, match=r"resourceVersion expired \(410 Gone\): too old resource version: 5 \(9\)"):
+    with pytest.raises(WatchExpired, match=r"resourceVersion expired \(410 Gone\): too old resource version: 5 \(9\)"):
         client_for(server.url).watch("networking.k8s.io/v1", "Ingress", resource_version="5", timeout=1)
 
 
@@ -254,12 +259,12 @@ def test_other_api_errors(serve: Callable[..., Server]) -> None:
     forbidden = {"kind": "Status", "code": 403, "message": 'ingresses.networking.k8s.io is forbidden: User "u" cannot watch'}
     server = serve(respond(503, unavailable), respond(403, forbidden))
     client = client_for(server.url)
-    with pytest.raises(_k8s.WatchInterrupted) as exc:  # worth another try
+    with pytest.raises(WatchInterrupted) as exc:  # worth another try
         client.watch("networking.k8s.io/v1", "Ingress", timeout=1)
     assert exc.value.cause == "HTTP 503: the server is currently unable to handle the request"
-    with pytest.raises(_k8s.K8sError) as denied:  # not: it fails now
+    with pytest.raises(K8sError) as denied:  # not: it fails now
         client.watch("networking.k8s.io/v1", "Ingress", timeout=1)
-    assert not isinstance(denied.value, _k8s.WatchInterrupted) and "forbidden" in str(denied.value)
+    assert not isinstance(denied.value, WatchInterrupted) and "forbidden" in str(denied.value)
 
 
 def test_list_with_version(serve: Callable[..., Server]) -> None:
@@ -276,7 +281,7 @@ def test_run_against_a_server_that_is_not_there_fails_in_one_line(tmp_path: Path
     url = closed_port_url()
     client = client_for(url, kubeconfig(tmp_path, url))
     began = time.monotonic()
-    with pytest.raises(_k8s.ApiUnreachable) as exc:
+    with pytest.raises(ApiUnreachable) as exc:
         s.run(client, Selection(), s.parse_options(1, 0, False, [], False, True))
     assert str(exc.value) == ("the API server at %s (context kind-ingress-lab, kubeconfig %s) did not answer in 1s: connection "
                               "refused; is the cluster running? (kindlab-twin get clusters / kind get clusters)"
@@ -286,7 +291,7 @@ def test_run_against_a_server_that_is_not_there_fails_in_one_line(tmp_path: Path
 
 def test_run_against_a_server_that_freezes_returns_a_mostly_blind_verdict(
         serve: Callable[..., Server], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_k8s, "WATCH_READ_SLACK", 0.3)
+    monkeypatch.setattr(k8s_client, "WATCH_READ_SLACK", 0.3)  # what Client.watch reads
     listed = {"kind": "IngressList", "metadata": {"resourceVersion": "42"}, "items": [ingress("one", "100.64.0.0", 40)]}
     server = serve(respond(200, listed), watch_stream([], then="silent"))
     began = time.monotonic()
@@ -321,29 +326,29 @@ def test_transport_cause_never_repeats_urllib3() -> None:
     refused = _wrapped(ConnectionRefusedError(111, "Connection refused"),
                        lambda x: e.NewConnectionError(None, "Failed to establish a new connection: %s" % x))
     retried = e.MaxRetryError(None, "/apis", refused)
-    assert _k8s.transport_cause(retried) == ("connection refused", False)
+    assert transport_cause(retried) == ("connection refused", False)
     reset = e.ProtocolError("Connection broken: ConnectionResetError(104, 'Connection reset by peer')",
                             ConnectionResetError(104, "Connection reset by peer"))
-    assert _k8s.transport_cause(reset) == ("connection reset", False)
-    assert _k8s.transport_cause(e.ReadTimeoutError(None, "/apis", "Read timed out."), 35) == ("no answer within 35s (read timeout)", True)
-    assert _k8s.transport_cause(e.ConnectTimeoutError(None, "timed out")) == ("no answer to connect within 5s", True)
-    assert _k8s.transport_cause(e.ProtocolError("Response ended prematurely")) == ("the connection broke mid-stream", False)
-    assert _k8s.transport_cause(_wrapped(socket.gaierror(-2, "Name or service not known"), lambda x: OSError(str(x)))) == (
+    assert transport_cause(reset) == ("connection reset", False)
+    assert transport_cause(e.ReadTimeoutError(None, "/apis", "Read timed out."), 35) == ("no answer within 35s (read timeout)", True)
+    assert transport_cause(e.ConnectTimeoutError(None, "timed out")) == ("no answer to connect within 5s", True)
+    assert transport_cause(e.ProtocolError("Response ended prematurely")) == ("the connection broke mid-stream", False)
+    assert transport_cause(_wrapped(socket.gaierror(-2, "Name or service not known"), lambda x: OSError(str(x)))) == (
         "cannot resolve the server's host name", False)
-    assert _k8s.transport_cause(OSError(113, "No route to host")) == ("cannot connect: no route to host", False)
+    assert transport_cause(OSError(113, "No route to host")) == ("cannot connect: no route to host", False)
 
 
 def test_watch_lines_and_events() -> None:
     chunks = [b'{"type":"ADDED","object":{"metadata":{"resourceVersion":"1"}}}\n{"type":"BOO', b'KMARK","object":{}}\n', b"\n", b'{"type"']
-    lines = list(_k8s.watch_lines(chunks))
+    lines = list(watch_lines(chunks))
     assert lines[:2] == ['{"type":"ADDED","object":{"metadata":{"resourceVersion":"1"}}}', '{"type":"BOOKMARK","object":{}}']
-    assert [_k8s.parse_watch_line(line) for line in lines] == [("ADDED", {"metadata": {"resourceVersion": "1"}}), ("BOOKMARK", {}), None]
-    assert _k8s.parse_watch_line("[]") is None
+    assert [parse_watch_line(line) for line in lines] == [("ADDED", {"metadata": {"resourceVersion": "1"}}), ("BOOKMARK", {}), None]
+    assert parse_watch_line("[]") is None
 
 
 def test_unreachable_message() -> None:
-    where = _k8s.api_server_description("https://127.0.0.1:39321", "kind-ingress-lab", "/home/u/.kube/config")
-    assert _k8s.unreachable_message(where, "connection refused", 20.0) == (
+    where = api_server_description("https://127.0.0.1:39321", "kind-ingress-lab", "/home/u/.kube/config")
+    assert unreachable_message(where, "connection refused", 20.0) == (
         "the API server at https://127.0.0.1:39321 (context kind-ingress-lab, kubeconfig /home/u/.kube/config) did not answer "
         "in 20s: connection refused; is the cluster running? (kindlab-twin get clusters / kind get clusters)")
-    assert _k8s.api_server_description("https://h", None, None) == "the API server at https://h (context (current), kubeconfig (default))"
+    assert api_server_description("https://h", None, None) == "the API server at https://h (context (current), kubeconfig (default))"

@@ -1,0 +1,361 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The Kubernetes client every module goes through (Client): one dynamic client, server-side
+apply with the collection's field manager and change detection by a dry-run apply, bounded
+watches and lists, pod logs; a server that does not answer or refuses us is one line (errors).
+The collection's one guarded import of the kubernetes package."""
+from __future__ import annotations
+
+import builtins
+import contextlib
+import copy
+import math
+import os
+import ssl
+import traceback
+from typing import Any, Iterator
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._versions import FIELD_MANAGER
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import ApplyResult, apply_order, comparable
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import (
+    TRANSPORT_ERRORS, ApiRejected, ApiUnreachable, K8sError, KubeconfigError, WatchExpired, WatchForbidden,
+    WatchInterrupted, api_server_description, exception_chain, one_line, rejected_message, transport_cause,
+    unreachable_message,
+)
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.kubeconfig import kubeconfig_paths, kubeconfig_problem
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import Obj, ref_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.watch import (
+    LIST_READ_TIMEOUT, WATCH_CONNECT_TIMEOUT, WATCH_DEFAULT_SECONDS, WATCH_READ_SLACK, parse_watch_line, watch_lines,
+)
+
+# The collection's one guarded import of the kubernetes client: modules never import it
+# themselves; _module.KindlabModule turns a failed import (K8S_IMPORT_ERROR) into missing_required_lib.
+K8S_IMPORT_ERROR: str | None
+try:
+    from kubernetes import config as k8s_config
+    from kubernetes.client import ApiClient
+    from kubernetes.dynamic import DynamicClient
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
+except ImportError:
+    K8S_IMPORT_ERROR = traceback.format_exc()
+else:
+    K8S_IMPORT_ERROR = None
+
+# Each watch and list on a connection of its own: without retries, a kept-alive connection the
+# server has just dropped would fail the next request and read as an outage.
+_OWN_CONNECTION = {"Connection": "close"}
+
+
+def _api_message(exc: Exception) -> str:
+    body = getattr(exc, "body", None)
+    if body:
+        try:
+            import json
+
+            return str(json.loads(body).get("message", body))
+        except (ValueError, AttributeError):
+            return str(body)
+    return str(exc)
+
+
+class Client:
+    """Thin wrapper over kubernetes.dynamic with the collection's conventions.
+
+    Every module reaches the API server through this class, so this is where a server that
+    does not answer or refuses us becomes one line for the user: KubeconfigError when the
+    kubeconfig names no cluster, ApiUnreachable when the server does not answer, ApiRejected
+    when it refuses the TLS handshake or the credentials; each names the server URL, the
+    kubeconfig context and file, and what to do (never urllib3's text)."""
+
+    def __init__(self, kubeconfig: str | None = None, context: str | None = None) -> None:
+        if K8S_IMPORT_ERROR is not None:
+            raise K8sError("the kubernetes Python package is required")
+        self._kubeconfig, self._context = kubeconfig, context  # named when the server does not answer
+        problem = kubeconfig_problem(kubeconfig_paths(kubeconfig), context)
+        if problem is not None:
+            raise KubeconfigError(problem)
+        try:
+            api_client = k8s_config.new_client_from_config(config_file=kubeconfig, context=context)
+        except Exception as exc:  # the config loader raises several unrelated types
+            raise KubeconfigError("cannot use kubeconfig %s (context %s): %s; fix the file or set kubeconfig and context "
+                                  "to those of a running cluster" % (kubeconfig or os.pathsep.join(kubeconfig_paths()),
+                                                                     context or "(current)", one_line(exc))) from exc
+        self._api_client: ApiClient = api_client
+        self._watch_dyn: Any = None
+        with self._answered("discovery"):
+            self._dyn = DynamicClient(api_client)
+
+    @contextlib.contextmanager
+    def _answered(self, what: str | None = None) -> Iterator[None]:
+        """Requests made inside: a server that does not answer raises ApiUnreachable, one that
+        refuses the TLS handshake or the credentials ApiRejected. With `what`, any other API
+        error becomes a K8sError naming the server (discovery); else it is left to the caller."""
+        try:
+            yield
+        except ApiException as exc:
+            failure = self.rejected(exc)
+            if failure is not None:
+                raise failure from exc
+            if what is None:
+                raise
+            raise K8sError("%s: %s answered HTTP %s: %s" % (what, self.where(), exc.status, one_line(_api_message(exc)))) from exc
+        except TRANSPORT_ERRORS as exc:
+            raise self.unreachable(exc) from exc
+
+    def unreachable(self, exc: BaseException) -> K8sError:
+        """The client layer's error for a request that got no answer: ApiRejected for a TLS
+        failure (the server answered, with a certificate we refuse), else ApiUnreachable."""
+        cause, _timed_out = transport_cause(exc)
+        if cause.startswith("TLS"):
+            return ApiRejected(rejected_message(self.where(), cause, self._context_name(), self._kubeconfig))
+        return ApiUnreachable(unreachable_message(self.where(), cause))
+
+    def rejected(self, exc: Any) -> K8sError | None:
+        """ApiRejected for 401 Unauthorized, and for the kubernetes client's status 0 (its TLS
+        failure when urllib3 does not retry); None for any other API error."""
+        status = getattr(exc, "status", None)
+        if status == 401:
+            return ApiRejected(rejected_message(self.where(), "401 Unauthorized", self._context_name(), self._kubeconfig))
+        if status == 0 and any(isinstance(e, ssl.SSLError) for e in exception_chain(exc)):
+            return self.unreachable(exc)
+        return None
+
+    def resource(self, api_version: str, kind: str) -> Any:
+        """The API resource of a kind, from discovery (its first use may ask the server: callers
+        run it inside _answered(), or the watch's _resource_answering())."""
+        try:
+            return self._dyn.resources.get(api_version=api_version, kind=kind)
+        except ResourceNotFoundError:
+            # A CRD applied moments ago is not in the discovery cache yet.
+            self._dyn.resources.invalidate_cache()
+            try:
+                return self._dyn.resources.get(api_version=api_version, kind=kind)
+            except ResourceNotFoundError as exc:
+                raise K8sError("the cluster does not serve %s %s" % (api_version, kind)) from exc
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Obj | None:
+        try:
+            with self._answered():
+                res = self.resource(api_version, kind)
+                return dict(res.get(name=name, namespace=namespace).to_dict())
+        except NotFoundError:
+            return None
+        except ApiException as exc:
+            raise K8sError("get %s %s failed: %s" % (kind, name, _api_message(exc))) from exc
+
+    def list(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> list[Obj]:
+        try:
+            with self._answered():
+                res = self.resource(api_version, kind)
+                out = res.get(namespace=namespace, label_selector=label_selector, field_selector=field_selector)
+        except ApiException as exc:
+            raise K8sError("list %s failed: %s" % (kind, _api_message(exc))) from exc
+        return [dict(item) for item in out.to_dict().get("items", [])]
+
+    def watch(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        timeout: float | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        read_timeout: float | None = None,
+    ) -> Iterator[tuple[str, Obj]]:
+        """Open one watch stream from resource_version (bookmarks requested) and return its
+        events as the server sends them: (type, object) for ADDED, MODIFIED, DELETED, BOOKMARK
+        (an object with only its resourceVersion) and ERROR (a Status), until the server ends the
+        stream after `timeout` seconds or the caller stops iterating.
+
+        The stream is open when this returns. A server that does not answer raises
+        WatchInterrupted, here or later from the iteration (the stream broke, or no byte came
+        within `read_timeout`, by default the timeout plus WATCH_READ_SLACK); 410 Gone raises
+        WatchExpired; another API error K8sError."""
+        seconds = int(math.ceil(timeout)) if timeout else WATCH_DEFAULT_SECONDS
+        read = read_timeout if read_timeout is not None else seconds + WATCH_READ_SLACK
+        res = self._resource_answering(api_version, kind, "watch", read)
+        try:
+            resp = self._watch_client().request(
+                "get", res.path(namespace=namespace), serialize=False, watch=True, allow_watch_bookmarks=True,
+                resource_version=resource_version or None, timeout_seconds=seconds,
+                label_selector=label_selector, field_selector=field_selector, header_params=dict(_OWN_CONNECTION),
+                _request_timeout=(WATCH_CONNECT_TIMEOUT, read))
+        except ApiException as exc:
+            raise self._watch_api_error("watch", kind, exc) from exc
+        except TRANSPORT_ERRORS as exc:
+            raise self.interrupted("watch %s" % kind, exc, read) from exc
+        return self._events(resp, kind, read)
+
+    def _events(self, resp: Any, kind: str, read: float) -> Iterator[tuple[str, Obj]]:
+        try:
+            for line in watch_lines(resp.stream(amt=None, decode_content=False)):
+                event = parse_watch_line(line)
+                if event is not None:
+                    yield event
+        except TRANSPORT_ERRORS as exc:
+            raise self.interrupted("watch %s" % kind, exc, read) from exc
+        finally:
+            resp.close()
+            resp.release_conn()
+
+    def list_with_version(
+        self, api_version: str, kind: str, namespace: str | None = None,
+        label_selector: str | None = None, field_selector: str | None = None, read_timeout: float | None = None,
+    ) -> tuple[builtins.list[Obj], str]:
+        """list() plus the list's resourceVersion, where a watch continues without a gap. Like
+        watch(), bounded (`read_timeout`, by default LIST_READ_TIMEOUT) and WatchInterrupted when
+        the server does not answer."""
+        read = read_timeout if read_timeout is not None else LIST_READ_TIMEOUT
+        res = self._resource_answering(api_version, kind, "list", read)
+        try:
+            out = self._watch_client().get(res, namespace=namespace, label_selector=label_selector, field_selector=field_selector,
+                                           header_params=dict(_OWN_CONNECTION), _request_timeout=(WATCH_CONNECT_TIMEOUT, read)).to_dict()
+        except ApiException as exc:
+            raise self._watch_api_error("list", kind, exc) from exc
+        except TRANSPORT_ERRORS as exc:
+            raise self.interrupted("list %s" % kind, exc, read) from exc
+        return [dict(i) for i in out.get("items", [])], str((out.get("metadata") or {}).get("resourceVersion") or "")
+
+    def _watch_client(self) -> Any:
+        """The dynamic client on a connection pool of its own without urllib3's retries, for
+        watches and their lists: their loop retries itself, within its window."""
+        if self._watch_dyn is None:
+            configuration = copy.copy(self._api_client.configuration)
+            configuration.retries = False
+            dyn = copy.copy(self._dyn)
+            dyn.client, dyn.configuration = ApiClient(configuration), configuration
+            self._watch_dyn = dyn
+        return self._watch_dyn
+
+    def _resource_answering(self, api_version: str, kind: str, verb: str, read: float) -> Any:
+        """resource(), whose discovery may be the first request to a server that does not answer."""
+        try:
+            return self.resource(api_version, kind)
+        except TRANSPORT_ERRORS as exc:
+            raise self.interrupted("%s %s" % (verb, kind), exc, read) from exc
+
+    def _watch_api_error(self, verb: str, kind: str, exc: Any) -> K8sError:
+        """410 Gone is WatchExpired; the answers of an overloaded or failing server (and a TLS
+        failure) WatchInterrupted, worth another try; any other error K8sError."""
+        status = getattr(exc, "status", None)
+        if status == 401:  # not worth another try: the credentials will not get better
+            return self.rejected(exc) or K8sError("%s %s failed: %s" % (verb, kind, _api_message(exc)))
+        if status == 403:
+            return WatchForbidden("%s %s failed: %s" % (verb, kind, _api_message(exc)))
+        if status == 410:
+            return WatchExpired("%s %s: resourceVersion expired (410 Gone): %s" % (verb, kind, _api_message(exc)))
+        if status in (0, 429, 500, 502, 503, 504):
+            first_line = (_api_message(exc).splitlines() or [""])[0][:200]
+            cause = "TLS error" if status == 0 else "HTTP %s: %s" % (status, first_line)
+            return WatchInterrupted("%s %s failed: %s" % (verb, kind, cause), cause, where=self.where())
+        return K8sError("%s %s failed: %s" % (verb, kind, _api_message(exc)))
+
+    def interrupted(self, what: str, exc: BaseException, read: float | None = None) -> WatchInterrupted:
+        """WatchInterrupted for a request (`what`: "watch Ingress") that got no answer."""
+        cause, timed_out = transport_cause(exc, read)
+        where = self.where()
+        return WatchInterrupted("%s: %s did not answer: %s" % (what, where, cause), cause, timed_out, where)
+
+    def where(self) -> str:
+        """api_server_description() of this client: its server URL, context and kubeconfig file."""
+        return api_server_description(str(self._api_client.configuration.host), self._context_name(),
+                                      self._kubeconfig or os.pathsep.join(kubeconfig_paths()))
+
+    def _context_name(self) -> str | None:
+        """The context asked for, else the kubeconfig's current one (None when it cannot be read)."""
+        context = self._context
+        if not context and K8S_IMPORT_ERROR is None:
+            try:
+                context = k8s_config.list_kube_config_contexts(config_file=self._kubeconfig)[1].get("name")
+            except Exception:  # the config loader raises several unrelated types; the name is only for the message
+                context = None
+        return context
+
+    def pod_log(self, namespace: str, name: str, container: str | None = None, since_seconds: int | None = None,
+                tail_lines: int | None = None, previous: bool = False) -> str:
+        """A pod's log (the current container, or with `previous` the one before it; for a
+        container waiting to restart, the kubelet serves its last terminated run); empty when
+        the pod or its log is gone or the container never ran."""
+        from kubernetes.client import CoreV1Api
+
+        kwargs: dict[str, Any] = {"timestamps": False, "_request_timeout": (WATCH_CONNECT_TIMEOUT, LIST_READ_TIMEOUT)}
+        if container:
+            kwargs["container"] = container
+        if since_seconds:
+            kwargs["since_seconds"] = since_seconds
+        if tail_lines:
+            kwargs["tail_lines"] = tail_lines
+        if previous:
+            kwargs["previous"] = True
+        try:
+            with self._answered():
+                return str(CoreV1Api(self._api_client).read_namespaced_pod_log(name, namespace, **kwargs))
+        except ApiException as exc:
+            if exc.status in (400, 404):
+                return ""
+            raise K8sError("log of pod %s/%s failed: %s" % (namespace, name, _api_message(exc))) from exc
+
+    def apply(self, obj: Obj, check_mode: bool = False, force: bool = True) -> ApplyResult:
+        """Server-side apply; reports a change only when the stored object would differ."""
+        meta = obj.get("metadata", {})
+        with self._answered():
+            res = self.resource(obj["apiVersion"], obj["kind"])
+        namespace = meta.get("namespace") if res.namespaced else None
+        before = self.get(obj["apiVersion"], obj["kind"], meta["name"], namespace)
+        try:
+            with self._answered():
+                preview = self._ssa(res, obj, namespace, force, dry_run=True)
+                changed = comparable(before) != comparable(preview)
+                after = preview
+                if changed and not check_mode:
+                    after = self._ssa(res, obj, namespace, force, dry_run=False)
+        except ApiException as exc:
+            raise K8sError("apply %s failed: %s" % (ref_of(obj), _api_message(exc))) from exc
+        return ApplyResult(changed=changed, before=before, after=after)
+
+    def _ssa(self, res: Any, obj: Obj, namespace: str | None, force: bool, dry_run: bool) -> Obj:
+        kwargs: dict[str, Any] = {"field_manager": FIELD_MANAGER, "force_conflicts": force}
+        if dry_run:
+            kwargs["dry_run"] = "All"
+        return dict(self._dyn.server_side_apply(res, body=obj, namespace=namespace, **kwargs).to_dict())
+
+    def apply_all(self, objs: builtins.list[Obj], check_mode: bool = False) -> builtins.list[ApplyResult]:
+        """Apply in dependency order. In check mode, objects in a namespace that does not
+        exist yet are reported as created without asking the server (it would refuse)."""
+        results = []
+        planned_namespaces: set[str] = set()
+        for obj in sorted(objs, key=apply_order):
+            ns = obj.get("metadata", {}).get("namespace")
+            if check_mode and ns in planned_namespaces:
+                results.append(ApplyResult(changed=True, before=None, after=obj))
+                continue
+            result = self.apply(obj, check_mode=check_mode)
+            if check_mode and obj["kind"] == "Namespace" and result.before is None:
+                planned_namespaces.add(obj["metadata"]["name"])
+            results.append(result)
+        return results
+
+    def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None, check_mode: bool = False) -> bool:
+        """Delete if present; returns whether something was (or would be) deleted."""
+        if self.get(api_version, kind, name, namespace) is None:
+            return False
+        if check_mode:
+            return True
+        try:
+            with self._answered():
+                res = self.resource(api_version, kind)
+                res.delete(name=name, namespace=namespace, propagation_policy="Background")
+        except NotFoundError:
+            return False
+        except ApiException as exc:
+            raise K8sError("delete %s %s failed: %s" % (kind, name, _api_message(exc))) from exc
+        return True
