@@ -442,8 +442,9 @@ def main(argv: list[str]) -> int:
         started = time.monotonic()
         ok, lines = Table(*argv[1:5]).row(renamed(row, i) if shared else row)
         with printing:
-            print("%s  %s  (%.0f s%s)" % ("ok   " if ok else "DIFFERS", row["name"], time.monotonic() - started,
-                                         ", side by side" if shared else ""), flush=True)
+            where = ", side by side" if shared else ""
+            print("%s  %s  (%.0f s%s)" % ("ok   " if ok else "DIFFERS", row["name"], time.monotonic() - started, where),
+                  flush=True)
             for line in lines:
                 print(line, flush=True)
             if not ok:
