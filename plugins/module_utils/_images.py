@@ -57,4 +57,3 @@ def parse_load(raw: Any, images: dict[str, str], where: str = "lab_images_load")
         if ref not in out:
             out.append(ref)
     return out
-

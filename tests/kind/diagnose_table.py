@@ -451,8 +451,7 @@ def main(argv: list[str]) -> int:
                 failed.append(row["name"])
 
     with ThreadPoolExecutor(max_workers=max(1, PARALLEL)) as pool:
-        for _ in pool.map(lambda r: run(r, True), side_by_side):
-            pass
+        list(pool.map(lambda r: run(r, True), side_by_side))  # (re-raises a row's exception)
     for indexed in alone:
         run(indexed, False)
     print("\ndiagnose vs the real controller: %d rows, %d agree, %d differ%s" % (

@@ -187,8 +187,8 @@ def test_a_main_module_pin_builds_inside_its_module_with_its_own_gosum(tmp_path:
     assert binaries.missing(["ingress-nginx-controller"]) == ["ingress-nginx-controller"]
 
 
-def test_binaries_of_two_modules_build_side_by_side_and_of_one_module_in_turn(tmp_path: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_binaries_of_two_modules_build_side_by_side_and_of_one_module_in_turn(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two modules' builds overlap (JOBS=2); two binaries of one module never do (they share its
     throw-away module directory)."""
     monkeypatch.setenv("KINDLAB_CACHE", str(tmp_path))
@@ -217,4 +217,3 @@ def test_binaries_of_two_modules_build_side_by_side_and_of_one_module_in_turn(tm
                            which=lambda _name: "/usr/bin/go", jobs=2)
     assert set(paths) == {"ptp", "loopback", "runc"} and all(p.read_text() == "binary" for p in paths.values())
     assert any(len(s) == 2 for s in overlaps), overlaps
-

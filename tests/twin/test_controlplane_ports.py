@@ -44,7 +44,7 @@ def occupied(n: int) -> Iterator[list[int]]:
     """N loopback ports another process (this one) listens on, for the test's duration."""
     socks: list[socket.socket] = []
     try:
-        for _ in range(n):
+        for _attempt in range(n):
             s = socket.socket()
             s.bind(("127.0.0.1", controlplane.free_port()))
             s.listen()
