@@ -107,7 +107,7 @@ class TwinCluster:
             self.control_plane.start(say=say)
             store = CachedStore(KubeClient(self.credentials, user_agent="kindlab-twin"))
             self.handle = TwinClusterHandle(store, self.name, self.time_scale, str(self.state_dir), self.kind_config,
-                                       PodLogFiles(self.state_dir / "pod-logs"), self.credentials)
+                                            PodLogFiles(self.state_dir / "pod-logs"), self.credentials)
             for c in self.emulations:
                 log.info("starting emulation %s", getattr(c, "name", c))
                 c.start(self.handle)
