@@ -41,7 +41,7 @@ def previous_twin(rev: str, tmp: Path) -> Path | None:
         return None
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
     cmd = dest / "kindlab-twin"
-    # PYTHONPATH is inherited by the runtime process the CLI spawns, so both are REV's.
+    # PYTHONPATH is inherited by the twin process the CLI spawns, so both are REV's.
     cmd.write_text(f"#!/bin/sh\nPYTHONPATH={dest / 'src'} exec {VENV_BIN / 'python'} -c "
                    "'import sys; from kindlab_twin.cli import main; sys.exit(main())' \"$@\"\n")
     cmd.chmod(0o755)

@@ -8,8 +8,8 @@ A module is an argument spec, its documentation and one line::
 
 The wrapper checks the Python libraries the module declares (missing_required_lib when one is
 absent), builds the Kubernetes client from the shared cluster options when the logic asks for
-one, hands the logic its options in one way — `logic(params, runtime)`, the validated
-parameters plus this object as the runtime — catches the collection's root error once (its
+one, hands the logic its options in one way — `logic(params, module)`, the validated
+parameters plus this object as the `Module` — catches the collection's root error once (its
 message and details become fail_json), and returns `diff` only when the task runs with --diff.
 """
 from __future__ import annotations
@@ -33,8 +33,9 @@ LIBRARIES: dict[str, str | None] = {
 }
 
 
-class Runtime(Protocol):
-    """What the logic gets from the module besides its options."""
+class Module(Protocol):
+    """The module as its logic sees it: what the logic gets besides its options (KindlabModule
+    is one; tests pass fakes)."""
 
     @property
     def check_mode(self) -> bool: ...
@@ -50,7 +51,7 @@ class Runtime(Protocol):
     def warn(self, message: str) -> None: ...
 
 
-Logic = Callable[[Params, Runtime], Result]
+Logic = Callable[[Params, Module], Result]
 
 
 class KindlabModule:

@@ -1,6 +1,6 @@
 """`kindlab-twin`: kind's verbs for the twin, a cluster whose control plane is real (etcd,
 kube-apiserver, controller-manager, scheduler, kwok as the kubelets) and whose containers,
-MetalLB, ingress-nginx and data plane are emulated on loopback (runtime.py).
+MetalLB, ingress-nginx and data plane are emulated on loopback (cluster.py, emulations/).
 
     kindlab-twin create cluster [--name N] [--config kind.yaml] [--kubeconfig PATH]
                                 [--time-scale S] [--wait DURATION]
@@ -246,7 +246,7 @@ def _spawn(name: str, d: Path, cfg_text: str, args: argparse.Namespace) -> subpr
     os.chmod(d, 0o700)
     if cfg_text:
         state.write_private(d / state.KIND_CONFIG_FILE, cfg_text)
-    cmd = [sys.executable, "-m", "kindlab_twin.runtime", "--name", name, "--state-dir", str(d),
+    cmd = [sys.executable, "-m", "kindlab_twin.cluster", "--name", name, "--state-dir", str(d),
            "--time-scale", str(args.time_scale)]
     with open(os.open(d / state.LOG_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as logf:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,

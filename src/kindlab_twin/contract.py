@@ -1,8 +1,9 @@
-"""What the twin's emulated controllers may use of the cluster: a Store (the real
-kube-apiserver behind an informer cache, ``kindlab_twin.kubeapi.CachedStore``), the
-Runtime they are started with, and the pod logs they write.
+"""What the twin's emulations (``kindlab_twin.emulations``: the kubelets' containers, MetalLB,
+ingress-nginx, the data plane) may use of the cluster: a Store (the real kube-apiserver behind
+an informer cache, ``kindlab_twin.kubeapi.CachedStore``), the ClusterHandle they are started
+with, and the pod logs they write.
 
-Every write is a real API request with the controller's own field manager, so
+Every write is a real API request with the emulation's own field manager, so
 resourceVersions, watch events and managedFields are the API server's own.
 
 Objects are plain dicts as they appear on the wire (apiVersion, kind, metadata,
@@ -37,7 +38,7 @@ class Forbidden(Exception):
 
 
 class Store(Protocol):
-    """What a controller may do with the cluster state."""
+    """What an emulation may do with the cluster state."""
 
     def get(self, ref: ResourceRef, namespace: str | None, name: str) -> Obj | None:
         """A deep copy of the object, or None."""
@@ -86,15 +87,16 @@ class PodLogSink(Protocol):
     def clear(self, namespace: str, pod: str) -> None: ...
 
 
-class Runtime(Protocol):
-    """What the twin process hands every controller at start."""
+class ClusterHandle(Protocol):
+    """The twin cluster as an emulation sees it: what the twin process hands every emulation
+    at start (``kindlab_twin.cluster.TwinClusterHandle``)."""
 
     @property
     def store(self) -> Store:
-        """The admin's view, for controllers that play cluster components."""
+        """The admin's view, for emulations that play cluster components."""
 
     cluster_name: str
-    time_scale: float  # divide every controller period by this
+    time_scale: float  # divide every emulation's period by this
     state_dir: str  # per-cluster state directory (pid, port, connect_to.json live here)
     kind_config: Obj  # the parsed kind Cluster config (nodes with roles); {} = one control-plane
 
@@ -107,13 +109,14 @@ class Runtime(Protocol):
         pod), uncached, so the real authorizer decides what the pod's process may do."""
 
 
-class Controller(Protocol):
-    """An emulated controller. The runtime calls start() once, then stop() at shutdown.
-    Controllers run their own threads and never block start()."""
+class Emulation(Protocol):
+    """One emulation of what cannot run here (a kubelet's containers, MetalLB, ingress-nginx, the
+    data plane), a client of the real API server. The twin cluster calls start() once, then stop()
+    at shutdown. Emulations run their own threads and never block start()."""
 
     name: str
 
-    def start(self, runtime: Runtime) -> None: ...
+    def start(self, cluster: ClusterHandle) -> None: ...
 
     def stop(self) -> None: ...
 

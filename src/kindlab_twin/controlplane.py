@@ -57,7 +57,7 @@ KWOK_API = "kwok.x-k8s.io/v1alpha1"
 KWOK_CRD_PREFIX = "kwok.x-k8s.io_"
 READY_TIMEOUT = 60.0
 # kwok keeps the nodes Ready and finishes pod deletion as a kubelet would; starting containers
-# stays with the twin's kubelet emulation (controllers/kubelet.py), because whether a lab's
+# stays with the twin's kubelet emulation (emulations/kubelet.py), because whether a lab's
 # container comes up depends on the cluster (ingress-nginx exits when its publish Service is
 # missing) and kwok's stages cannot ask it. So kwok's pod-ready and pod-complete stages are left out.
 KWOK_STAGES = ("node-initialize", "node-heartbeat-with-lease", "pod-delete")

@@ -35,11 +35,11 @@ from urllib.parse import parse_qs, urlsplit
 from kindlab_twin.collection import nginx_binary
 from kindlab_twin.contract import CONNECT_TO_FILE, Obj, Store
 
-from .controllers import images
-from .controllers import nginx_logic as nl
-from .controllers.base import ENDPOINTSLICE, NODE, POD, SERVICE, LoopController, pod_running
-from .controllers.ingress_nginx import controller_container, hub_for
-from .controllers.metallb import announced_ips
+from .emulations import images
+from .emulations import nginx_logic as nl
+from .emulations.base import ENDPOINTSLICE, NODE, POD, SERVICE, LoopEmulation, pod_running
+from .emulations.ingress_nginx import controller_container, hub_for
+from .emulations.metallb import announced_ips
 
 NGINX_WELCOME = """<!DOCTYPE html>
 <html>
@@ -217,7 +217,7 @@ def desired_targets(store: Store, kind_config: Obj | None = None, cluster: str =
     return out
 
 
-class DataPlane(LoopController):
+class DataPlane(LoopEmulation):
     name = "dataplane"
     manager = "kindlab-twin-dataplane"
     watches = ("Service", "EndpointSlice", "Pod", "Node", "IPAddressPool", "L2Advertisement", "Deployment", "DaemonSet")
@@ -235,8 +235,8 @@ class DataPlane(LoopController):
         self.listeners.clear()
 
     def reconcile(self) -> None:
-        assert self.runtime is not None
-        want = desired_targets(self.store, self.runtime.kind_config, self.runtime.cluster_name)
+        assert self.cluster is not None
+        want = desired_targets(self.store, self.cluster.kind_config, self.cluster.cluster_name)
         for k in [k for k in self.listeners if k not in want]:
             self.listeners.pop(k).close()
         for k, target in want.items():
@@ -251,11 +251,11 @@ class DataPlane(LoopController):
                 for (h, p), lst in sorted(self.listeners.items())]
 
     def publish(self) -> None:
-        assert self.runtime is not None
+        assert self.cluster is not None
         entries = self.entries()
         if entries == self._published:
             return
-        state_dir = self.runtime.state_dir
+        state_dir = self.cluster.state_dir
         os.makedirs(state_dir, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=state_dir, prefix=".connect_to.", suffix=".tmp")
         with os.fdopen(fd, "w") as fh:

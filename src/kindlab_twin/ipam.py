@@ -1,4 +1,4 @@
-"""Address bookkeeping shared by the emulated controllers: pure functions, no store access.
+"""Address bookkeeping shared by the emulations: pure functions, no store access.
 
 - MetalLB pools: ``spec.addresses`` entries are CIDRs or ``a-b`` ranges; MetalLB walks each
   CIDR from its first address (metallb v0.16.1 internal/allocator/allocator.go getIPFromCIDR:

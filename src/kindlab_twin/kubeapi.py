@@ -1,7 +1,7 @@
-"""A small Kubernetes API client for the twin's emulated controllers, and the informer-style
+"""A small Kubernetes API client for the twin's emulations, and the informer-style
 cache (`CachedStore`) through which they read the real kube-apiserver.
 
-Why not the `kubernetes` Python package: the controllers need a handful of verbs on plain
+Why not the `kubernetes` Python package: the emulations need a handful of verbs on plain
 dicts, a watch that feeds a cache, and `fieldManager` on every write (the verification
 modules name a status's writer from managedFields); a few hundred lines over http.client do
 that without pulling the generated client into the twin process.
@@ -277,7 +277,7 @@ def _key(obj: Obj) -> str:
 
 
 def _with_kind(obj: Obj, res: Resource) -> Obj:
-    """List items come without apiVersion/kind; controllers expect every object to carry them."""
+    """List items come without apiVersion/kind; emulations expect every object to carry them."""
     if isinstance(obj, dict):
         obj.setdefault("apiVersion", res.api_version)
         obj.setdefault("kind", res.kind)
@@ -502,7 +502,7 @@ class DirectStore:
         self.client.delete(ref, namespace, name)
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        raise NotImplementedError("a DirectStore has no watch; subscribe to the runtime's CachedStore")
+        raise NotImplementedError("a DirectStore has no watch; subscribe to the twin's CachedStore (ClusterHandle.store)")
 
     def close(self) -> None:
         self.client.close()

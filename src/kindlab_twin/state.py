@@ -2,8 +2,8 @@
 
 Layout: ``$KINDLAB_TWIN_HOME`` (default ``~/.local/state/kindlab-twin``)/<name>/ holds
 pid, port (the API server's), failed (why the cluster stopped, if it did), kind-config.yaml,
-kubeconfig, runtime.log, control-plane/ (PKI, etcd data, component logs: controlplane.py),
-pod-logs/ and whatever the controllers publish (connect_to.json).
+kubeconfig, twin.log (the twin process's), control-plane/ (PKI, etcd data, component logs: controlplane.py),
+pod-logs/ and whatever the emulations publish (connect_to.json).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 import yaml
 
-PID_FILE, PORT_FILE, FAILED_FILE, LOG_FILE = "pid", "port", "failed", "runtime.log"
+PID_FILE, PORT_FILE, FAILED_FILE, LOG_FILE = "pid", "port", "failed", "twin.log"
 KIND_CONFIG_FILE = "kind-config.yaml"
 CONTROL_PLANE_DIR = "control-plane"  # controlplane.Layout: PKI, etcd data, component logs
 KUBECONFIG_FILE = "kubeconfig"

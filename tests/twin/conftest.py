@@ -1,5 +1,5 @@
 """Shared fixtures for the twin's tests: a twin cluster (the real control plane from the pinned
-binaries, with every emulated controller) per test, and kubectl for it."""
+binaries, with every emulation) per test, and kubectl for it."""
 from __future__ import annotations
 
 import os
@@ -11,11 +11,11 @@ from typing import Callable, Iterator
 import pytest
 
 from kindlab_twin.pki import ADMIN
-from kindlab_twin.runtime import TwinCluster, TwinRuntime
+from kindlab_twin.cluster import TwinCluster, TwinClusterHandle
 
 from realcp import started_cluster
 
-sys.path.insert(0, str(Path(__file__).parent / "controllers"))
+sys.path.insert(0, str(Path(__file__).parent / "emulations"))
 
 
 @pytest.fixture
@@ -26,10 +26,10 @@ def twin_cluster() -> Iterator[TwinCluster]:
 
 
 @pytest.fixture
-def twin(twin_cluster: TwinCluster) -> TwinRuntime:
-    """The running twin's runtime: `.store` (admin, cached), `.pod_logs`, `.state_dir`."""
-    assert twin_cluster.runtime is not None
-    return twin_cluster.runtime
+def twin(twin_cluster: TwinCluster) -> TwinClusterHandle:
+    """The running twin's handle (what its emulations get): `.store` (admin, cached), `.pod_logs`, `.state_dir`."""
+    assert twin_cluster.handle is not None
+    return twin_cluster.handle
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import pytest
 from kindlab_twin import binaries
 from kindlab_twin.controlplane import COMPONENTS, ControlPlane
 from kindlab_twin.pki import ADMIN
-from kindlab_twin.runtime import TwinCluster, node_specs
+from kindlab_twin.cluster import TwinCluster, node_specs
 
 Obj = dict[str, Any]
 POD_SUBNET = "10.244.0.0/16"

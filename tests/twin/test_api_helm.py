@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kindlab_twin.runtime import TwinRuntime
+from kindlab_twin.cluster import TwinClusterHandle
 
 HELM = os.environ.get("HELM_BIN") or shutil.which("helm")
 pytestmark = pytest.mark.skipif(not HELM, reason="no helm binary ($HELM_BIN or PATH)")
@@ -44,7 +44,7 @@ data:
 }
 
 
-def test_helm_install_upgrade_uninstall(twin: TwinRuntime, twin_kubeconfig: str, tmp_path: Path) -> None:
+def test_helm_install_upgrade_uninstall(twin: TwinClusterHandle, twin_kubeconfig: str, tmp_path: Path) -> None:
     chart = tmp_path / "chart"
     for name, text in CHART.items():
         (chart / name).parent.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,5 @@
 """kindlab-twin's kind-like lifecycle with the real background process (the control plane
-and the emulated controllers), run as the installed `kindlab-twin` command."""
+and the emulations), run as the installed `kindlab-twin` command."""
 from __future__ import annotations
 
 import base64
@@ -34,7 +34,7 @@ def run(env: dict[str, str], *args: str, timeout: float = 180) -> subprocess.Com
 
 
 def processes_of(state_dir: Path) -> dict[int, list[str]]:
-    """pid -> argv of every live process whose command line names STATE_DIR (the runtime and
+    """pid -> argv of every live process whose command line names STATE_DIR (the twin process and
     its control-plane components; a zombie has an empty cmdline)."""
     needle = str(state_dir).encode()
     found = {}
@@ -155,7 +155,7 @@ def test_lifecycle(env: dict[str, str], tmp_path: Path) -> None:
 @needs_binaries
 def test_a_dead_component_stops_the_cluster_and_is_reported(env: dict[str, str], tmp_path: Path) -> None:
     """A component that dies takes the cluster down at once, the reason is kept for the next
-    command; a killed runtime takes its components with it; delete leaves nothing behind."""
+    command; a killed twin process takes its components with it; delete leaves nothing behind."""
     kubeconfig = tmp_path / "elsewhere" / "config"
     res = run(env, "create", "cluster", "--name", "crash", "--kubeconfig", str(kubeconfig), "--time-scale", "60")
     assert res.returncode == 0, res.stderr
@@ -164,13 +164,13 @@ def test_a_dead_component_stops_the_cluster_and_is_reported(env: dict[str, str],
     assert run(env, "get", "clusters").stdout == "crash\n"
     assert [c["name"] for c in yaml.safe_load(kubeconfig.read_text())["clusters"]] == ["kind-crash"]
     procs = processes_of(home)
-    assert pid in procs and "kindlab_twin.runtime" in procs[pid]
+    assert pid in procs and "kindlab_twin.cluster" in procs[pid]
     by_component = {component_of(argv): p for p, argv in procs.items() if component_of(argv)}
     assert set(by_component) == set(COMPONENTS), procs
 
-    # kube-apiserver dies: the runtime notices, stops everything, exits, and says why
+    # kube-apiserver dies: the twin process notices, stops everything, exits, and says why
     os.kill(by_component["kube-apiserver"], signal.SIGKILL)
-    assert wait(lambda: not state.pid_alive(pid), timeout=10), "the runtime outlived its API server"
+    assert wait(lambda: not state.pid_alive(pid), timeout=10), "the twin process outlived its API server"
     assert wait(lambda: not processes_of(home)), processes_of(home)
     assert (home / "failed").read_text().startswith("kube-apiserver exited with status -9")
     res = run(env, "get", "clusters")
@@ -180,7 +180,7 @@ def test_a_dead_component_stops_the_cluster_and_is_reported(env: dict[str, str],
     res = run(env, "get", "kubeconfig", "--name", "crash")
     assert res.returncode == 1 and "(it stopped: kube-apiserver exited with status -9" in res.stderr
 
-    # create again over the stale state; then kill the runtime itself: its components die with it
+    # create again over the stale state; then kill the twin process itself: its components die with it
     res = run(env, "create", "cluster", "--name", "crash", "--kubeconfig", str(kubeconfig), "--time-scale", "60")
     assert res.returncode == 0, res.stderr
     assert ('WARNING: removing stale state of cluster "crash" (its process is gone: kube-apiserver exited '

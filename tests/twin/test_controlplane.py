@@ -23,9 +23,9 @@ import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.wait import daemonset_ready
 from kindlab_twin import binaries
-from kindlab_twin.controllers.kubelet import Kubelet
+from kindlab_twin.emulations.kubelet import Kubelet
 from kindlab_twin.controlplane import COMPONENTS, ControlPlane, ControlPlaneError
-from kindlab_twin.runtime import TwinCluster
+from kindlab_twin.cluster import TwinCluster
 
 from realcp import POD_SUBNET, control_plane, kget, kubectl, require, wait_for
 
@@ -37,7 +37,7 @@ KIND_CONFIG = {"nodes": [{"role": "control-plane"}, {"role": "worker"}]}
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwinCluster]:
     """The control plane of a two-node cluster, and the kubelet emulation that runs its pods."""
     twin = TwinCluster("cptest", tmp_path_factory.mktemp("cp"), KIND_CONFIG, time_scale=60.0,
-                       controllers=[Kubelet()])
+                       emulations=[Kubelet()])
     started = time.monotonic()
     try:
         twin.start()
@@ -170,8 +170,8 @@ def test_pod_logs_come_from_the_file_its_process_writes(cluster: TwinCluster, cp
     kubectl(cp, "wait", "--for=condition=Ready", "pod/writer", "--timeout=60s")
     logs = kget(cp, "logs.kwok.x-k8s.io", "writer")["spec"]["logs"]
     assert [entry["containers"] for entry in logs] == [["writer"]]
-    assert cluster.runtime is not None
-    pod_logs = cluster.runtime.pod_logs
+    assert cluster.handle is not None
+    pod_logs = cluster.handle.pod_logs
     pod_logs.append("default", "writer", "I1123 the run before", container="writer")
     pod_logs.restart("default", "writer", "writer")  # a new run: the log so far becomes the previous one
     pod_logs.append("default", "writer", "I1123 started", container="writer")

@@ -1,24 +1,24 @@
 """The data plane: routing rules (pure) and real HTTP over loopback listeners of a running
-twin (the real control plane with the emulated controllers)."""
+twin (the real control plane with the emulations)."""
 from __future__ import annotations
 
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent / "controllers"))
+sys.path.insert(0, str(Path(__file__).parent / "emulations"))
 
 from twinlib import (ECHO_IMAGE, MANAGER, connect_to, deployment, http_get, ingress, ingress_addr, metallb,  # noqa: E402
                      namespace, nginx_release, ready_deployment, service, started_twin, target_for, update_retry,
                      wait_for)
 
 from kindlab_twin.dataplane import ready_endpoints  # noqa: E402
-from kindlab_twin.runtime import TwinRuntime  # noqa: E402
+from kindlab_twin.cluster import TwinClusterHandle  # noqa: E402
 
 DEP = ("apps/v1", "Deployment")
 
 
-def test_http_through_metallb_ip_and_ingress_nginx(twin: TwinRuntime) -> None:
+def test_http_through_metallb_ip_and_ingress_nginx(twin: TwinClusterHandle) -> None:
     s = twin.store
     metallb(s, ["100.64.0.0/16"])
     namespace(s, "one")
@@ -54,7 +54,7 @@ def test_http_through_metallb_ip_and_ingress_nginx(twin: TwinRuntime) -> None:
     assert "503 Service Temporarily Unavailable" in body
 
 
-def test_unannounced_pool_and_host_ports(twin: TwinRuntime) -> None:
+def test_unannounced_pool_and_host_ports(twin: TwinClusterHandle) -> None:
     s = twin.store
     metallb(s, ["100.64.0.0/16"], l2=False)
     s.create(deployment("web", "default", "nginx:1.27"), MANAGER)
@@ -112,7 +112,7 @@ def test_kind_extra_port_mappings_to_an_ingress_host_port() -> None:
         assert wait_for(lambda: ingress_addr(s, "default", "web"), what="status") == ["localhost"]
 
 
-def test_no_speaker_no_announcement(twin: TwinRuntime) -> None:
+def test_no_speaker_no_announcement(twin: TwinClusterHandle) -> None:
     s = twin.store
     metallb(s, ["100.64.0.0/16"])
     s.create(deployment("web", "default", "nginx:1.27"), MANAGER)
@@ -122,7 +122,7 @@ def test_no_speaker_no_announcement(twin: TwinRuntime) -> None:
     wait_for(lambda: target_for(twin.state_dir, "100.64.0.0", 80) is None, what="withdrawn")
 
 
-def test_default_backend_service_flag(twin: TwinRuntime) -> None:
+def test_default_backend_service_flag(twin: TwinClusterHandle) -> None:
     s = twin.store
     namespace(s, "edge")
     s.create(deployment("fallback", "edge", ECHO_IMAGE, ports=[{"containerPort": 8080}]), MANAGER)
@@ -137,7 +137,7 @@ def test_default_backend_service_flag(twin: TwinRuntime) -> None:
     assert body.startswith("pod: fallback-") and "path: /nothing" in body
 
 
-def test_whoami_pods_answer_with_their_hostname(twin: TwinRuntime) -> None:
+def test_whoami_pods_answer_with_their_hostname(twin: TwinClusterHandle) -> None:
     s = twin.store
     s.create(deployment("who", "default", "traefik/whoami:v1.11.0", ports=[{"containerPort": 80, "hostPort": 8081}]), MANAGER)
     port = wait_for(lambda: target_for(twin.state_dir, "172.18.0.2", 8081), what="hostPort listener")

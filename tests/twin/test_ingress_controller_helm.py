@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The `ingress_controller` module's method=helm path for real: the module's main() with the
 real AnsibleModule.run_command and the real k8s.client.Client, a real helm binary ($HELM_BIN or
-PATH), a twin cluster (the real control plane + emulated controllers; the module and helm use
+PATH), a twin cluster (the real control plane + emulations; the module and helm use
 its admin kubeconfig, a client certificate) and a chart repository this test serves on
 127.0.0.1. Nothing leaves the loopback interface."""
 from __future__ import annotations
@@ -27,7 +27,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingres
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import values as nginx_values
 from ansible_collections.kindlab.ingress.plugins.module_utils import _versions
 from ansible_collections.kindlab.ingress.plugins.modules import ingress_controller as mod
-from kindlab_twin.runtime import TwinRuntime
+from kindlab_twin.cluster import TwinClusterHandle
 
 HELM = os.environ.get("HELM_BIN") or shutil.which("helm")
 pytestmark = pytest.mark.skipif(not HELM, reason="no helm binary ($HELM_BIN or PATH)")
@@ -136,7 +136,7 @@ def subcommands(calls: list[list[str]]) -> list[str]:
     return [argv[1] for argv in calls]
 
 
-def test_helm_install_noop_check_and_uninstall(capsys: pytest.CaptureFixture[str], twin: TwinRuntime,
+def test_helm_install_noop_check_and_uninstall(capsys: pytest.CaptureFixture[str], twin: TwinClusterHandle,
                                                twin_kubeconfig: str, chart_repo: str, helm_home: dict[str, str],
                                                helm_calls: list[list[str]]) -> None:
     kubeconfig = twin_kubeconfig

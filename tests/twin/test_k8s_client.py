@@ -17,7 +17,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import ref_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.wait import wait_for_workload
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import FIELD_MANAGER
-from kindlab_twin.runtime import TwinRuntime
+from kindlab_twin.cluster import TwinClusterHandle
 
 from realcp import deployment, ingress_nginx_release, namespace, wait_for
 
@@ -37,7 +37,7 @@ def configmap(name: str, ns: str, **data: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns}, "data": data}
 
 
-def test_apply_check_mode_ownership_discovery_watch_and_delete(twin: TwinRuntime, twin_kubeconfig: str) -> None:
+def test_apply_check_mode_ownership_discovery_watch_and_delete(twin: TwinClusterHandle, twin_kubeconfig: str) -> None:
     client = Client(twin_kubeconfig)
     server = twin.store.client  # the twin's own client, as the admin: another writer, uncached reads
 
@@ -124,7 +124,7 @@ def test_apply_check_mode_ownership_discovery_watch_and_delete(twin: TwinRuntime
     assert client.delete("v1", "ConfigMap", "settings", "lab") is False
 
 
-def test_wait_for_workload_ready_and_crash_looping(twin: TwinRuntime, twin_kubeconfig: str) -> None:
+def test_wait_for_workload_ready_and_crash_looping(twin: TwinClusterHandle, twin_kubeconfig: str) -> None:
     client = Client(twin_kubeconfig)
     client.apply(deployment("web", "default", "nginx:1.27", replicas=2))
     detail = wait_for_workload(client, "Deployment", "default", "web", timeout=60, interval=0.2)

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _versions
 from kindlab_twin.kubeapi import ServiceAccountToken
-from kindlab_twin.runtime import TwinCluster, TwinRuntime
+from kindlab_twin.cluster import TwinCluster, TwinClusterHandle
 
 from realcp import NGINX_LABELS, ingress_nginx_release, namespace, wait_for
 
@@ -125,7 +125,7 @@ def _https_get(server: str, ca_file: str, path: str, token: str | None = None) -
         return err.code, json.loads(err.read())
 
 
-def test_logs_and_rights_of_an_ingress_nginx_controller_pod(twin: TwinRuntime, kubectl: Kubectl) -> None:
+def test_logs_and_rights_of_an_ingress_nginx_controller_pod(twin: TwinClusterHandle, kubectl: Kubectl) -> None:
     """The emulated controller's output is a CRI log file that kwok serves to `kubectl logs`
     through the API server; it runs with its ServiceAccount's token, whose rights the real
     authorizer decides: a namespace-scoped Role gives no cluster-wide IngressClass list."""

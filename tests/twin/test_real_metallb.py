@@ -4,7 +4,7 @@ It runs as a process with its own ServiceAccount token, so the real authorizer d
 may do, and allocates LoadBalancer addresses from the lab's IPAddressPool the way seeds/01 shows
 (100.64.0.0 first). The manifest is MetalLB's own native one from the same module; its
 ValidatingWebhookConfiguration is left out here (the webhook server needs the pod network the
-process runtime will give it) and the controller runs with --webhook-mode=disabled.
+twin would have to give its process) and the controller runs with --webhook-mode=disabled.
 """
 from __future__ import annotations
 

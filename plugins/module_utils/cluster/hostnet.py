@@ -36,8 +36,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.kind impor
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import Pool, parse_pools, plan_host_access
 
-if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
+if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 # run(argv) -> (rc, stdout, stderr); which(name) -> path or None (get_bin_path in a module).
 Runner = Callable[[list[str]], "tuple[int, str, str]"]
@@ -431,6 +431,6 @@ def inspect_host(params: Mapping[str, Any], run: Runner, which: Which, system: s
     }
 
 
-def run_host_network(params: Params, runtime: Runtime) -> dict[str, Any]:
+def run_host_network(params: Params, module: Module) -> dict[str, Any]:
     """The host_network module: inspect this host, change nothing."""
-    return inspect_host(params, runtime.run_command, runtime.which, platform.system())
+    return inspect_host(params, module.run_command, module.which, platform.system())

@@ -42,8 +42,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAMLError, yaml
 
-if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
+if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 Obj = dict[str, Any]
 
@@ -548,11 +548,11 @@ def ensure_metallb(
     }
 
 
-def run_metallb(params: Params, runtime: Runtime) -> dict[str, Any]:
+def run_metallb(params: Params, module: Module) -> dict[str, Any]:
     """The metallb module: check every pool before the cluster is touched, then install and configure."""
     the_plan = plan(dict(params))
     cluster = params["cluster"] or {}
-    client = runtime.client(params["kubeconfig"] or cluster.get("kubeconfig"), params["context"] or cluster.get("context"))
+    client = module.client(params["kubeconfig"] or cluster.get("kubeconfig"), params["context"] or cluster.get("context"))
     controller_image = params["controller_image"] or METALLB_CONTROLLER_IMAGE
     speaker_image = params["speaker_image"] or METALLB_SPEAKER_IMAGE
     for option, image in (("controller_image", controller_image), ("speaker_image", speaker_image)):
@@ -565,7 +565,7 @@ def run_metallb(params: Params, runtime: Runtime) -> dict[str, Any]:
     else:
         objects = render_native(controller_image, speaker_image)
     result = ensure_metallb(client, the_plan, params["source"], objects, params["l2_advertisement"] or None,
-                            params["wait"], params["wait_timeout"], runtime.check_mode)
+                            params["wait"], params["wait_timeout"], module.check_mode)
     # result["diff"] is one diff per changed object, the list form Ansible's callback takes.
     result["declared_pools"] = [pool.summary() for pool in the_plan.declared]
     return result

@@ -26,8 +26,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.wait import wa
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import KIND_NODE_IMAGE
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAMLError, yaml
 
-if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
+if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 # run(argv, data=None) -> (rc, stdout, stderr): AnsibleModule.run_command in a module,
 # a fake in tests. which(name) -> path or None: get_bin_path / shutil.which.
@@ -544,7 +544,7 @@ def _binaries(params: Params) -> dict[str, str | None]:
             "helm": params["helm_binary"]}
 
 
-def run_kind_cluster(params: Params, runtime: Runtime) -> dict[str, Any]:
+def run_kind_cluster(params: Params, module: Module) -> dict[str, Any]:
     """The kind_cluster module: validate, pick the provider (auto: detect it), ensure the cluster.
     The providers must be registered first (the module imports them)."""
     binaries = _binaries(params)
@@ -554,7 +554,7 @@ def run_kind_cluster(params: Params, runtime: Runtime) -> dict[str, Any]:
     time_scale = params["time_scale"]
     if time_scale is not None and time_scale <= 0:
         raise OptionError("time_scale: expected a number greater than 0, got %s" % time_scale)
-    backend = resolve_backend(params["provider"], runtime.run_command, runtime.which, binaries)
+    backend = resolve_backend(params["provider"], module.run_command, module.which, binaries)
     scales_time = provider_class(backend.name).capabilities.scales_time
     if time_scale is not None and not scales_time:
         # With auto the provider is not known in advance, and 1 changes nothing: ignore.
@@ -563,12 +563,12 @@ def run_kind_cluster(params: Params, runtime: Runtime) -> dict[str, Any]:
             raise OptionError("time_scale: only the %s provider takes it (the provider is %s)"
                               % (" or ".join(takers), backend.name))
         if time_scale != 1:
-            runtime.warn("time_scale %s ignored: the %s provider runs real controllers" % (time_scale, backend.name))
+            module.warn("time_scale %s ignored: the %s provider runs real controllers" % (time_scale, backend.name))
     options = {"time_scale": time_scale} if scales_time else {}
-    provider = get_provider(backend.name, runtime.run_command, runtime.which, binaries, **options)
+    provider = get_provider(backend.name, module.run_command, module.which, binaries, **options)
     result = ensure_cluster(
         provider, params["name"], params["state"], config, params["kubeconfig"] or default_kubeconfig_path(), image,
-        params["wait"], params["wait_timeout"], runtime.check_mode, runtime.client, load,
+        params["wait"], params["wait_timeout"], module.check_mode, module.client, load,
     )
     return dict(result, provider_reason=backend.reason)
 
@@ -576,9 +576,9 @@ def run_kind_cluster(params: Params, runtime: Runtime) -> dict[str, Any]:
 # --- the cluster_provider module --------------------------------------------------------------
 
 
-def run_cluster_provider(params: Params, runtime: Runtime) -> dict[str, Any]:
+def run_cluster_provider(params: Params, module: Module) -> dict[str, Any]:
     """The cluster_provider module: the provider a lab would use (auto: detected) and its capabilities,
     without touching any cluster."""
-    backend = resolve_backend(params["provider"], runtime.run_command, runtime.which, _binaries(params))
+    backend = resolve_backend(params["provider"], module.run_command, module.which, _binaries(params))
     return {"changed": False, "provider": backend.name, "provider_reason": backend.reason,
             "capabilities": provider_class(backend.name).capabilities.as_dict()}

@@ -1,7 +1,8 @@
 # Copyright: kindlab.ingress contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What every controller type shares: the snapshot of the cluster it is read from, the shape of
-a controller as the verification modules understand it, and the registry entry a type fills in.
+a controller found in it as the verification modules understand it (AnalysedController), and the
+registry entry a type fills in (ControllerType).
 
 A controller type is one package beside this file (ingress_nginx/, traefik/); registry.py lists
 them. Diagnose, conflicts, the status writers, the install module and the lab ask the registry,
@@ -208,8 +209,9 @@ def workload_service(state: ClusterState, workload: Obj) -> Obj | None:
 
 
 @dataclass
-class Controller:
-    """One controller workload as the analysis understands it."""
+class AnalysedController:
+    """One ingress controller found in a cluster, as the analysis understands it: one status writer
+    of a workload (a workload with several, such as Traefik's providers, gives one each)."""
 
     type: str
     namespace: str
@@ -288,8 +290,8 @@ class ControllerType:
     with_time_scale: Callable[[Values, float], Values]
     # A container of a running workload: is it this type's binary?
     detect: Callable[[Obj], bool]
-    # (state, workload, that container, the workload's pods) → one Controller per status writer in it
-    analyse: Callable[[ClusterState, Obj, Obj, list[Obj]], "list[Controller]"]
+    # (state, workload, that container, the workload's pods) → one AnalysedController per status writer in it
+    analyse: Callable[[ClusterState, Obj, Obj, list[Obj]], "list[AnalysedController]"]
     # The field manager the API server records for its status writes (from its user agent).
     field_manager: str
     # One line of its log → (when, namespace, ingress, addresses written or None when the line

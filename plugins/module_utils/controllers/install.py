@@ -44,8 +44,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.regist
     type_names,
 )
 
-if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
+if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 Values = dict[str, Any]
 Obj = dict[str, Any]
@@ -342,7 +342,7 @@ def health(client: Any, controllers: list[dict[str, Any]], log_lines: int = LOG_
     return {"controllers": results, "passed": not failures, "failures": failures}
 
 
-def health_entry(params: Params, runtime: Runtime) -> dict[str, Any]:
+def health_entry(params: Params, module: Module) -> dict[str, Any]:
     """The controller_health module: validate every option, then one reading of each controller."""
     try:
         parsed = parse_controllers(params["controllers"])
@@ -354,7 +354,7 @@ def health_entry(params: Params, runtime: Runtime) -> dict[str, Any]:
         raise OptionError("log_lines: expected a number of lines >= 0, got %d" % log_lines)
     if params["settle_timeout"] < 0:
         raise OptionError("settle_timeout: expected seconds >= 0, got %s" % params["settle_timeout"])
-    result = health(runtime.client(), parsed, log_lines, float(params["settle_timeout"]))
+    result = health(module.client(), parsed, log_lines, float(params["settle_timeout"]))
     if params["fail_on_violation"] and not result["passed"]:
         raise HealthError("controllers not started: %s" % "; ".join(result["failures"]), **result)
     return result
@@ -554,16 +554,16 @@ __all__ = [
 # --- the ingress_controller module ------------------------------------------------------------
 
 
-def run_ingress_controller(params: Params, runtime: Runtime) -> dict[str, Any]:
+def run_ingress_controller(params: Params, module: Module) -> dict[str, Any]:
     """The ingress_controller module: the request from its options, the tools it needs, then run()."""
     req = Request(**{k: params[k] for k in Request.__dataclass_fields__})
-    if req.method == "manifest" or (req.state == "present" and req.wait and not runtime.check_mode):
-        runtime.require("kubernetes")
+    if req.method == "manifest" or (req.state == "present" and req.wait and not module.check_mode):
+        module.require("kubernetes")
     helm = None
     if req.method == "helm":
-        helm = find_binary(req.helm_binary, runtime.which)
+        helm = find_binary(req.helm_binary, module.which)
         if helm is None:
             raise OptionError("helm_binary: %r was not found (or is not executable); install helm v3/v4 or set "
                               "helm_binary to its path" % req.helm_binary)
-    return run(req, runtime.check_mode, client_factory=lambda: runtime.client(req.kubeconfig, req.context),
-               run_command=runtime.run_command, helm=helm)
+    return run(req, module.check_mode, client_factory=lambda: module.client(req.kubeconfig, req.context),
+               run_command=module.run_command, helm=helm)

@@ -38,8 +38,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads impo
     WorkloadError, parse_namespaces, parse_workloads, summary,
 )
 
-if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
+if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 BACKENDS = ("auto", "kind", "twin")
 _CLUSTER_KEYS = {"name", "workers", "node_image", "kind_config"}
@@ -270,7 +270,7 @@ def _expected_references(expect: dict[str, Any], ingresses: list[str], releases:
                            "one of %s, got %r" % (where, ingresses, pattern))
 
 
-def run_lab_definition(params: Params, runtime: Runtime) -> dict[str, Any]:
+def run_lab_definition(params: Params, module: Module) -> dict[str, Any]:
     """The lab_definition module: validate the whole lab definition, change nothing."""
     result = validate(params["backend"], params["cluster"], params["metallb_pools"], params["namespaces"],
                       params["controllers"], params["workloads"], params["expect"], params["images"],

@@ -17,8 +17,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._images import val
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import DNS1123_LABEL, is_dns1123_label, is_dns1123_subdomain
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import TEST_APP_IMAGE
 
-if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
+if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 Obj = dict[str, Any]
 
@@ -299,17 +299,17 @@ def ensure_namespaces(client: Any, names: list[str], labels: dict[str, str], sta
 # --- module entries (KindlabModule.run) -------------------------------------------------------
 
 
-def run_lab_namespaces(params: Params, runtime: Runtime) -> Obj:
+def run_lab_namespaces(params: Params, module: Module) -> Obj:
     """The lab_namespaces module: validate the names and labels, then ensure the namespaces."""
     names, labels = parse_namespaces(params["names"], params["labels"])
-    return ensure_namespaces(runtime.client(), names, labels, params["state"], runtime.check_mode)
+    return ensure_namespaces(module.client(), names, labels, params["state"], module.check_mode)
 
 
-def run_lab_workload(params: Params, runtime: Runtime) -> Obj:
+def run_lab_workload(params: Params, module: Module) -> Obj:
     """The lab_workload module: validate every workload, then ensure (or delete) their objects."""
     default_image = params.get("default_image") or TEST_APP_IMAGE
     if not valid_image(default_image):
         raise WorkloadError("default_image: expected %s, got %r" % (IMAGE_EXPECTED, default_image))
     workloads = parse_workloads(params["workloads"], default_image=default_image)
-    result = ensure(runtime.client(), workloads, params["state"], runtime.check_mode, params["wait"], params["wait_timeout"])
+    result = ensure(module.client(), workloads, params["state"], module.check_mode, params["wait"], params["wait_timeout"])
     return dict(result, workloads=[summary(wl) for wl in workloads])

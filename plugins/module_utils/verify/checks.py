@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import CheckFailed
-from ansible_collections.kindlab.ingress.plugins.module_utils._module import Logic, Params, Result, Runtime
+from ansible_collections.kindlab.ingress.plugins.module_utils._module import Logic, Module, Params, Result
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, parse_selection
 
 
@@ -24,10 +24,10 @@ def check_entry(
     result with `passed` false raises CheckFailed (carrying the result) only when the module's
     `fail_option` is set."""
 
-    def logic(params: Params, runtime: Runtime) -> Result:
+    def logic(params: Params, module: Module) -> Result:
         selection = parse_selection(params["namespaces"], params["names"], params["label_selector"])
         options = parse_options(params) if parse_options else None
-        result = check(runtime.client(), selection, options)
+        result = check(module.client(), selection, options)
         if params[fail_option] and not result["passed"]:
             raise CheckFailed(failure_message(result), **dict(result, changed=False))
         return dict(result, changed=False)

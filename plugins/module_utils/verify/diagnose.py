@@ -18,7 +18,7 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, key_of, list_ingresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ClusterState, Controller, meta, pod_template
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import AnalysedController, ClusterState, meta, pod_template
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import selects
 
 Obj = dict[str, Any]
@@ -63,8 +63,8 @@ def workload_pods(state: ClusterState, workload: Obj) -> list[Obj]:
                    and selects(selector, meta(p).get("labels"), form="LabelSelector")), key=key_of)
 
 
-def find_controllers(state: ClusterState) -> list[Controller]:
-    """One Controller per status writer (per provider where a type has several) of each workload
+def find_controllers(state: ClusterState) -> list[AnalysedController]:
+    """One AnalysedController per status writer (per provider where a type has several) of each workload
     whose container a registered type recognises; never one per pod."""
     found = []
     for workload in sorted(state.workloads, key=key_of):
@@ -79,7 +79,7 @@ def find_controllers(state: ClusterState) -> list[Controller]:
 # ---------------------------------------------------------------- prediction
 
 
-def claimers_of(ingress: Obj, controllers: list[Controller]) -> list[tuple[Controller, str, str]]:
+def claimers_of(ingress: Obj, controllers: list[AnalysedController]) -> list[tuple[AnalysedController, str, str]]:
     """(controller, claim, why) for every controller that claims this Ingress, now or at its next update."""
     ns = str(meta(ingress).get("namespace"))
     out = []
@@ -92,7 +92,7 @@ def claimers_of(ingress: Obj, controllers: list[Controller]) -> list[tuple[Contr
     return out
 
 
-def writers_of(ingress: Obj, controllers: list[Controller]) -> list[tuple[Controller, str, str]]:
+def writers_of(ingress: Obj, controllers: list[AnalysedController]) -> list[tuple[AnalysedController, str, str]]:
     """(controller, claim, why) for every controller that will write this Ingress's status."""
     out = claimers_of(ingress, controllers)
     # A controller that only takes the Ingress up at its next update writes once another one
@@ -102,7 +102,7 @@ def writers_of(ingress: Obj, controllers: list[Controller]) -> list[tuple[Contro
     return out
 
 
-def servers_of(ingress: Obj, controllers: list[Controller]) -> list[str]:
+def servers_of(ingress: Obj, controllers: list[AnalysedController]) -> list[str]:
     """Refs of the controllers that route this Ingress: it is in their scope and they claim it
     outright (whether or not they may write its status)."""
     ns = str(meta(ingress).get("namespace"))
@@ -111,7 +111,8 @@ def servers_of(ingress: Obj, controllers: list[Controller]) -> list[str]:
             and c.claim(ingress)[0] == "yes"]
 
 
-def culprits_of(ingress_ns: str, writers: list[Controller], by_class: list[Controller] | None = None) -> list[Controller]:
+def culprits_of(ingress_ns: str, writers: list[AnalysedController],
+                by_class: list[AnalysedController] | None = None) -> list[AnalysedController]:
     """Rule: a writer that claims the Ingress only because it skips the class check (BY_CLASS
     are those its class names) is the culprit, when its class names another. Else the
     Ingress's own namespace's controller is presumed its intended owner, so the culprits are
@@ -131,7 +132,7 @@ def fmt(addresses: list[str] | None) -> str:
     return "[%s]" % ", ".join(addresses or [])
 
 
-def _why_culprit(c: Controller, ingress: str, others: list[Controller]) -> str:
+def _why_culprit(c: AnalysedController, ingress: str, others: list[AnalysedController]) -> str:
     scope = ("watches every namespace (no --watch-namespace)" if c.cluster_scoped
              else "watches %s" % c.watch)
     if c.publish_source == "node-addresses":
@@ -144,7 +145,7 @@ def _why_culprit(c: Controller, ingress: str, others: list[Controller]) -> str:
     return "controller %s %s and %s into %s, which %s" % (c.ref, scope, pub, ingress, rivals)
 
 
-def _fix_for(culprits: list[Controller]) -> dict[str, Any]:
+def _fix_for(culprits: list[AnalysedController]) -> dict[str, Any]:
     values: list[str] = []
     args: list[str] = []
     for c in culprits:
@@ -165,7 +166,7 @@ def _fix_for(culprits: list[Controller]) -> dict[str, Any]:
     return {"chart_values": values, "args": args}
 
 
-def predict(state: ClusterState, controllers: list[Controller]) -> tuple[dict[str, Any], list[Finding]]:
+def predict(state: ClusterState, controllers: list[AnalysedController]) -> tuple[dict[str, Any], list[Finding]]:
     ingresses: dict[str, Any] = {}
     findings: list[Finding] = []
     for ing in state.ingresses:
@@ -232,7 +233,7 @@ def predict(state: ClusterState, controllers: list[Controller]) -> tuple[dict[st
     return ingresses, findings
 
 
-def _unclaimed_why(ing: Obj, controllers: list[Controller]) -> str:
+def _unclaimed_why(ing: Obj, controllers: list[AnalysedController]) -> str:
     ns = str(meta(ing).get("namespace"))
     parts = []
     for c in controllers:
@@ -243,7 +244,7 @@ def _unclaimed_why(ing: Obj, controllers: list[Controller]) -> str:
     return "; ".join(parts) or "no ingress controller found"
 
 
-def controller_findings(controllers: list[Controller]) -> list[Finding]:
+def controller_findings(controllers: list[AnalysedController]) -> list[Finding]:
     out: list[Finding] = []
     for c in controllers:
         for p in c.problems:
@@ -267,7 +268,7 @@ def controller_findings(controllers: list[Controller]) -> list[Finding]:
     return out
 
 
-def _scopes_overlap(a: Controller, b: Controller) -> bool:
+def _scopes_overlap(a: AnalysedController, b: AnalysedController) -> bool:
     if a.cluster_scoped or b.cluster_scoped or a.watch == b.watch:
         return True
     # Selector scopes: overlap when either admits the other's single namespace.

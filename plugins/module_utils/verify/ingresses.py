@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 
-if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
+if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 Obj = dict[str, Any]
 
@@ -58,9 +58,9 @@ def wait_for_addresses(client: Any, refs: list[tuple[str, str]], timeout: float,
     return found
 
 
-def run_ingress_address(params: Params, runtime: Runtime) -> dict[str, Any]:
+def run_ingress_address(params: Params, module: Module) -> dict[str, Any]:
     """The ingress_address module: wait until every Ingress has an address, return them."""
     refs = parse_refs(params["ingresses"])
     if params["timeout"] < 0:
         raise OptionError("timeout: expected a number of seconds >= 0, got %d" % params["timeout"])
-    return {"changed": False, "addresses": wait_for_addresses(runtime.client(), refs, params["timeout"])}
+    return {"changed": False, "addresses": wait_for_addresses(module.client(), refs, params["timeout"])}

@@ -23,8 +23,8 @@ from ansible.module_utils.urls import open_url
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import CheckFailed, OptionError
 
-if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
+if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 Obj = dict[str, Any]
 
@@ -546,11 +546,11 @@ def probe_from_module(
     return result
 
 
-def run_http_probe(params: Params, runtime: Runtime) -> Obj:
+def run_http_probe(params: Params, module: Module) -> Obj:
     """The http_probe module: probe, and fail (with the whole result) when it does not pass
     and fail_on_violation is set. The kubernetes client is needed only with `ingress`."""
-    result = probe_from_module(dict(params), make_client=runtime.client, open_url=open_url, http_error=HTTPError,
-                               run_command=runtime.run_command, get_bin_path=runtime.which)
+    result = probe_from_module(dict(params), make_client=module.client, open_url=open_url, http_error=HTTPError,
+                               run_command=module.run_command, get_bin_path=module.which)
     if params["fail_on_violation"] and not result["passed"]:
         raise CheckFailed("http_probe: " + result["reason"], **dict(result, changed=False))
     return dict(result, changed=False)

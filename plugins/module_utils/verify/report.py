@@ -21,8 +21,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe impor
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import render as render_html
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import change_writer
 
-if TYPE_CHECKING:  # the runtime a module hands its logic (see _module.KindlabModule)
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params, Runtime
+if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 Obj = dict[str, Any]
 
@@ -377,7 +377,7 @@ def write_files(texts: dict[str, str]) -> bool:
     return bool(staged)
 
 
-def run_verify_report(params: Params, runtime: Runtime) -> Obj:
+def run_verify_report(params: Params, module: Module) -> Obj:
     """The verify_report module: judge the results, write report.json, summary.md and report.html
     (not in check mode). Every text is rendered before the first file is written, and the files
     are written all or none (write_files), so a failure leaves no report half-written."""
@@ -386,7 +386,7 @@ def run_verify_report(params: Params, runtime: Runtime) -> Obj:
     doc = report(params["scenario"], params["backend"], verdicts, params["results"])
     files = [os.path.join(params["output_dir"], name) for name in ("report.json", "summary.md", "report.html")]
     changed = False
-    if not runtime.check_mode:
+    if not module.check_mode:
         report_json = json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n"
         texts = {
             files[0]: report_json,

@@ -18,8 +18,8 @@ from typing import Any
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import (
     CLASS_ANNOTATION,
+    AnalysedController,
     ClusterState,
-    Controller,
     meta,
     workload_service,
     can_cluster_wide,
@@ -314,7 +314,7 @@ def standardize(addresses: list[str]) -> list[str]:
     return ip_first(list(dict.fromkeys(a for a in addresses if a)))
 
 
-def analyse_nginx(state: ClusterState, workload: Obj, container: Obj, pods: list[Obj]) -> Controller:
+def analyse_nginx(state: ClusterState, workload: Obj, container: Obj, pods: list[Obj]) -> AnalysedController:
     ns = str(meta(workload).get("namespace"))
     name = str(meta(workload).get("name"))
     flags, errors = parse_nginx_flags(container_argv(container, ns))
@@ -371,7 +371,7 @@ def analyse_nginx(state: ClusterState, workload: Obj, container: Obj, pods: list
     keys = ["controller-class %s" % s.controller_class, "annotation %s: %s" % (CLASS_ANNOTATION, s.ingress_class)]
     if s.watch_without_class:
         keys.append("ingresses without a class")
-    return Controller(
+    return AnalysedController(
         type="ingress_nginx", namespace=ns, name=name, kind=str(workload.get("kind")),
         pods=[key_of(p) for p in pods], ready_pods=[key_of(p) for p in ready], settings=settings,
         watch=watch, publish_source=source, publish_detail=detail, address=address, address_from_lb=from_lb,

@@ -31,8 +31,8 @@ from typing import Any
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of, label_selector_matches
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import (
     CLASS_ANNOTATION,
+    AnalysedController,
     ClusterState,
-    Controller,
     can_cluster_wide,
     container_argv,
     image_repository,
@@ -74,7 +74,7 @@ def _lb_addresses(svc: Obj) -> list[str] | None:
     return [str(i.get(k)) for i in ingress for k in ("ip", "hostname") if i.get(k)]
 
 
-def _ingress_provider(state: ClusterState, workload: Obj, flags: dict[str, str], base: dict[str, Any]) -> Controller:
+def _ingress_provider(state: ClusterState, workload: Obj, flags: dict[str, str], base: dict[str, Any]) -> AnalysedController:
     """The `kubernetes` provider (kubernetesIngress)."""
     ns = base["namespace"]
     p = INGRESS + "."
@@ -148,7 +148,7 @@ def _ingress_provider(state: ClusterState, workload: Obj, flags: dict[str, str],
         address = [a for a in (ip, hostname) if a]
     else:
         source, detail, address = "none", "no --%singressendpoint.*: it writes no Ingress status" % p, None
-    return Controller(
+    return AnalysedController(
         type="traefik", namespace=ns, name=base["name"] + "@kubernetes", kind=base["kind"], pods=base["pods"],
         ready_pods=base["ready"], settings=dict(base["settings"], provider="kubernetes", ingress_class=option_class or None,
                                                 ingress_classes=classes, class_lookup=not no_lookup),
@@ -166,7 +166,7 @@ def _ingress_provider(state: ClusterState, workload: Obj, flags: dict[str, str],
     )
 
 
-def _nginx_provider(state: ClusterState, workload: Obj, flags: dict[str, str], base: dict[str, Any]) -> Controller:
+def _nginx_provider(state: ClusterState, workload: Obj, flags: dict[str, str], base: dict[str, Any]) -> AnalysedController:
     """The `kubernetesingressnginx` provider (kubernetesIngressNGINX)."""
     ns = base["namespace"]
     p = NGINX + "."
@@ -239,7 +239,7 @@ def _nginx_provider(state: ClusterState, workload: Obj, flags: dict[str, str], b
                 address = []
     else:
         source, detail, address = "none", "neither publishService nor publishStatusAddress: it writes no Ingress status", None
-    return Controller(
+    return AnalysedController(
         type="traefik", namespace=ns, name=base["name"] + "@kubernetesingressnginx", kind=base["kind"], pods=base["pods"],
         ready_pods=base["ready"], settings=dict(base["settings"], provider="kubernetesingressnginx", ingress_class=ingress_class,
                                                 controller_class=controller_class, ingress_classes=classes,
@@ -260,8 +260,8 @@ def _nginx_provider(state: ClusterState, workload: Obj, flags: dict[str, str], b
     )
 
 
-def analyse(state: ClusterState, workload: Obj, container: Obj, pods: list[Obj]) -> list[Controller]:
-    """One Controller per provider that reads Ingresses (each writes status on its own)."""
+def analyse(state: ClusterState, workload: Obj, container: Obj, pods: list[Obj]) -> list[AnalysedController]:
+    """One AnalysedController per provider that reads Ingresses (each writes status on its own)."""
     ns = str(meta(workload).get("namespace"))
     name = str(meta(workload).get("name"))
     flags = parse_args(container_argv(container, ns))

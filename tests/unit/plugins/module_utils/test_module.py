@@ -9,7 +9,7 @@ from ansible.module_utils.testing import patch_module_args
 from ansible_collections.kindlab.ingress.plugins.module_utils import _module
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import CheckFailed, OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError
-from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule, Params, Runtime
+from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule, Module, Params
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json
 
 SPEC: dict[str, Any] = {
@@ -32,7 +32,7 @@ def run(args: dict[str, Any], logic: Any, requires: tuple[str, ...] = ()) -> Exi
     return exc.value
 
 
-def changed_with_diff(params: Params, runtime: Runtime) -> dict[str, Any]:
+def changed_with_diff(params: Params, module: Module) -> dict[str, Any]:
     return {"changed": True, "name": params["name"], "diff": [{"before": {}, "after": {"name": params["name"]}}]}
 
 
@@ -50,8 +50,8 @@ def test_diff_only_with_diff_mode() -> None:
 def test_check_mode_reaches_the_logic() -> None:
     seen: list[bool] = []
 
-    def logic(params: Params, runtime: Runtime) -> dict[str, Any]:
-        seen.append(runtime.check_mode)
+    def logic(params: Params, module: Module) -> dict[str, Any]:
+        seen.append(module.check_mode)
         return {}
 
     r = run({}, logic)
@@ -61,7 +61,7 @@ def test_check_mode_reaches_the_logic() -> None:
 
 
 def test_the_root_error_becomes_fail_json_with_its_details() -> None:
-    def logic(params: Params, runtime: Runtime) -> dict[str, Any]:
+    def logic(params: Params, module: Module) -> dict[str, Any]:
         raise K8sError("timed out waiting for Deployment one/app", last_seen={"ready": 0}, diff=[{"x": 1}])
 
     r = run({}, logic)
@@ -71,10 +71,10 @@ def test_the_root_error_becomes_fail_json_with_its_details() -> None:
 
 
 def test_option_errors_and_check_failures_fail_the_same_way() -> None:
-    def bad_option(params: Params, runtime: Runtime) -> dict[str, Any]:
+    def bad_option(params: Params, module: Module) -> dict[str, Any]:
         raise OptionError("name: expected a DNS label, got %r" % params["name"])
 
-    def violation(params: Params, runtime: Runtime) -> dict[str, Any]:
+    def violation(params: Params, module: Module) -> dict[str, Any]:
         raise CheckFailed("2 changes", changed=False, passed=False)
 
     r = run({"name": "Bad_Name"}, bad_option)
@@ -84,7 +84,7 @@ def test_option_errors_and_check_failures_fail_the_same_way() -> None:
 
 
 def test_other_exceptions_are_not_swallowed() -> None:
-    def broken(params: Params, runtime: Runtime) -> dict[str, Any]:
+    def broken(params: Params, module: Module) -> dict[str, Any]:
         raise KeyError("bug")
 
     with patch_module_args({}):
@@ -112,8 +112,8 @@ def test_the_client_comes_from_the_cluster_options(monkeypatch: pytest.MonkeyPat
     made: list[tuple[str | None, str | None]] = []
     monkeypatch.setattr(_module, "Client", lambda kubeconfig=None, context=None: made.append((kubeconfig, context)) or "client")
 
-    def logic(params: Params, runtime: Runtime) -> dict[str, Any]:
-        return {"clients": [runtime.client(), runtime.client("/other", "kind-other")]}
+    def logic(params: Params, module: Module) -> dict[str, Any]:
+        return {"clients": [module.client(), module.client("/other", "kind-other")]}
 
     r = run({"kubeconfig": "/k", "context": "kind-lab"}, logic)
     assert r.result["clients"] == ["client", "client"]
@@ -124,8 +124,8 @@ def test_the_client_needs_the_kubernetes_library(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setitem(_module.LIBRARIES, "kubernetes", "Traceback: No module named 'kubernetes'")
     monkeypatch.setattr(_module, "Client", lambda *a, **k: pytest.fail("no client without the library"))
 
-    def logic(params: Params, runtime: Runtime) -> dict[str, Any]:
-        runtime.client()
+    def logic(params: Params, module: Module) -> dict[str, Any]:
+        module.client()
         return {}
 
     r = run({}, logic)

@@ -95,7 +95,7 @@ def test_provider_verbs(tmp_path) -> None:
 
 
 def test_a_stopped_cluster_is_reported_as_a_warning(tmp_path) -> None:
-    """The twin's runtime stops when a control-plane component dies; the next create says so."""
+    """The twin process stops when a control-plane component dies; the next create says so."""
     twin = _executable(tmp_path / "kindlab-twin")
     stale = ('cluster "lab" is not running: kube-apiserver exited with status -9; last lines of its log (...) '
              '(stale state; "kindlab-twin delete cluster --name lab" removes it)')

@@ -156,7 +156,7 @@ def test_report_and_markdown_carry_verdicts_and_timeline() -> None:
 # --- the report files: written only when every one of them could be -------------------------------
 
 
-class _Runtime:
+class _Module:
     check_mode = False
 
 
@@ -168,10 +168,10 @@ def _report_params(tmp_path: Any) -> dict[str, Any]:
 def test_the_report_files_are_written_and_rewritten_only_when_they_change(tmp_path: Any) -> None:
     from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import run_verify_report
 
-    first = run_verify_report(_report_params(tmp_path), _Runtime())
+    first = run_verify_report(_report_params(tmp_path), _Module())
     assert first["changed"] and sorted(p.name for p in (tmp_path / "verify").iterdir()) == ["report.html", "report.json", "summary.md"]
     assert oct((tmp_path / "verify" / "report.json").stat().st_mode & 0o777) == "0o644"
-    assert not run_verify_report(_report_params(tmp_path), _Runtime())["changed"]
+    assert not run_verify_report(_report_params(tmp_path), _Module())["changed"]
 
 
 def test_a_failure_while_rendering_writes_no_file(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -183,7 +183,7 @@ def test_a_failure_while_rendering_writes_no_file(tmp_path: Any, monkeypatch: py
 
     monkeypatch.setattr(_verify, "render_html", broken)
     with pytest.raises(RuntimeError):
-        _verify.run_verify_report(_report_params(tmp_path), _Runtime())
+        _verify.run_verify_report(_report_params(tmp_path), _Module())
     assert not (tmp_path / "verify").exists() or list((tmp_path / "verify").iterdir()) == []
 
 

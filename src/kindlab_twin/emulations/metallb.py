@@ -15,7 +15,7 @@ Allocation follows controller/service.go + internal/allocator/allocator.go:
   adds ipMode VIP) and the annotation `metallb.io/ip-allocated-from-pool` = pool name, both in
   one update of the status subresource (a Service's status update keeps metadata changes, and
   the controller's ClusterRole grants services/status update, not services update).
-Writes are made as the controller pod's ServiceAccount (runtime.pod_store), so the real
+Writes are made as the controller pod's ServiceAccount (cluster.pod_store), so the real
 authorizer applies the installed RBAC.
 Upstream iterates pools from a Go map (random order); the twin uses pool name order.
 Field manager: client-go's default is the binary name from the user agent: `controller`.
@@ -35,7 +35,7 @@ from kindlab_twin import ipam
 from kindlab_twin.collection import objects
 from kindlab_twin.contract import EventType, Forbidden, Obj, Store
 
-from .base import (DEPLOYMENT, IPADDRESSPOOL, L2ADVERTISEMENT, NODE, POD, SERVICE, LoopController, is_terminating,
+from .base import (DEPLOYMENT, IPADDRESSPOOL, L2ADVERTISEMENT, NODE, POD, SERVICE, LoopEmulation, is_terminating,
                    log, pod_ready, pod_running, safe_list)
 
 NAMESPACE = "metallb-system"
@@ -210,7 +210,7 @@ def announced_ips(store: Store) -> dict[str, str]:
     return out
 
 
-class MetalLBController(LoopController):
+class MetalLBEmulation(LoopEmulation):
     name = "metallb-controller"
     manager = "controller"
     watches = ("Service", "IPAddressPool", "Deployment")
@@ -229,8 +229,8 @@ class MetalLBController(LoopController):
             return None
         uid = pods[0]["metadata"].get("uid", "")
         if self._api is None or self._api[0] != uid:
-            assert self.runtime is not None
-            self._api = (uid, self.runtime.pod_store(pods[0]))
+            assert self.cluster is not None
+            self._api = (uid, self.cluster.pod_store(pods[0]))
         return self._api[1]
 
     def _on_event(self, event: EventType, obj: Obj) -> None:

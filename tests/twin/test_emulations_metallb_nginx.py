@@ -8,12 +8,12 @@ import time
 from pathlib import Path
 from typing import Callable
 
-sys.path.insert(0, str(Path(__file__).parent / "controllers"))
+sys.path.insert(0, str(Path(__file__).parent / "emulations"))
 
 from twinlib import (MANAGER, deployment, ingress, ingress_addr, install_metallb_crds, lb_ip, metallb, metallb_controller, metallb_rbac,  # noqa: E402
                      namespace, nginx_release, ready_deployment, service, update_retry, wait_for)
 
-from kindlab_twin.runtime import TwinRuntime  # noqa: E402
+from kindlab_twin.cluster import TwinClusterHandle  # noqa: E402
 
 DEP = ("apps/v1", "Deployment")
 POD = ("v1", "Pod")
@@ -23,18 +23,18 @@ LEASE = ("coordination.k8s.io/v1", "Lease")
 CTRL = {"app.kubernetes.io/component": "controller"}
 
 
-def controller_pods(rt: TwinRuntime, ns: str) -> list[dict]:
+def controller_pods(rt: TwinClusterHandle, ns: str) -> list[dict]:
     return rt.store.list(POD, ns, CTRL)
 
 
-def logs(rt: TwinRuntime, ns: str) -> list[str]:
+def logs(rt: TwinClusterHandle, ns: str) -> list[str]:
     pods = controller_pods(rt, ns)
     return rt.pod_logs.lines(ns, pods[0]["metadata"]["name"]) if pods else []
 
 
 # --- MetalLB ---------------------------------------------------------------------------------
 
-def test_metallb_pending_until_controller_and_pool(twin: TwinRuntime) -> None:
+def test_metallb_pending_until_controller_and_pool(twin: TwinClusterHandle) -> None:
     s = twin.store
     install_metallb_crds(s)
     namespace(s, "metallb-system")
@@ -65,7 +65,7 @@ def test_metallb_pending_until_controller_and_pool(twin: TwinRuntime) -> None:
     assert wait_for(lambda: lb_ip(s, "default", "lb3"), what="LB3 IP") == "100.64.0.0"
 
 
-def test_metallb_pending_without_pools_and_without_its_rights(twin: TwinRuntime) -> None:
+def test_metallb_pending_without_pools_and_without_its_rights(twin: TwinClusterHandle) -> None:
     s = twin.store
     install_metallb_crds(s)
     namespace(s, "metallb-system")
@@ -87,14 +87,14 @@ def test_metallb_pending_without_pools_and_without_its_rights(twin: TwinRuntime)
 
 # --- ingress-nginx ------------------------------------------------------------------------------
 
-def _app(rt: TwinRuntime, ns: str, ann: dict[str, str] | None = None, class_name: str | None = None, name: str = "test") -> None:
+def _app(rt: TwinClusterHandle, ns: str, ann: dict[str, str] | None = None, class_name: str | None = None, name: str = "test") -> None:
     rt.store.create(deployment(name, ns, "nginx:1.27"), MANAGER)
     rt.store.create(service(name, ns, {"app": name}, [{"port": 80}]), MANAGER)
     rt.store.create(ingress(name, ns, name, annotations=ann, class_name=class_name), MANAGER)
 
 
 def test_missing_publish_service_crash_loops_then_recovers(
-        twin: TwinRuntime, kubectl: Callable[..., subprocess.CompletedProcess[str]]) -> None:
+        twin: TwinClusterHandle, kubectl: Callable[..., subprocess.CompletedProcess[str]]) -> None:
     s = twin.store
     namespace(s, "two")
     nginx_release(s, "two", scope=False, publish_service=False,
@@ -125,7 +125,7 @@ def test_missing_publish_service_crash_loops_then_recovers(
     assert previous and previous[-1].startswith("F") and 'services "svc" not found' in previous[-1]
 
 
-def test_publish_service_later_missing_keeps_status(twin: TwinRuntime) -> None:
+def test_publish_service_later_missing_keeps_status(twin: TwinClusterHandle) -> None:
     s = twin.store
     metallb(s, ["100.64.0.0/16"])
     namespace(s, "one")
@@ -146,7 +146,7 @@ def test_publish_service_later_missing_keeps_status(twin: TwinRuntime) -> None:
     assert ingress_addr(s, "one", "test") == ["100.64.0.0"]  # unchanged, no node-IP fallback
 
 
-def test_node_ip_publish_with_ingress_class_name_and_lease(twin: TwinRuntime) -> None:
+def test_node_ip_publish_with_ingress_class_name_and_lease(twin: TwinClusterHandle) -> None:
     s = twin.store
     namespace(s, "edge")
     s.create({"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass", "metadata": {"name": "nginx"},
@@ -164,7 +164,7 @@ def test_node_ip_publish_with_ingress_class_name_and_lease(twin: TwinRuntime) ->
     assert ingress_addr(s, "edge", "foreign") == []
 
 
-def test_ignore_ingress_class_when_rbac_is_namespaced(twin: TwinRuntime) -> None:
+def test_ignore_ingress_class_when_rbac_is_namespaced(twin: TwinClusterHandle) -> None:
     s = twin.store
     namespace(s, "one")
     s.create({"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass", "metadata": {"name": "nginx"},
@@ -188,7 +188,7 @@ def test_ignore_ingress_class_when_rbac_is_namespaced(twin: TwinRuntime) -> None
     assert wait_for(lambda: ingress_addr(s, "one", "test"), what="taken up on update") == [cluster_ip]
 
 
-def test_scoped_rbac_cannot_read_nodes(twin: TwinRuntime) -> None:
+def test_scoped_rbac_cannot_read_nodes(twin: TwinClusterHandle) -> None:
     """Node-IP mode with a namespace Role: Nodes are cluster-scoped, GetNodeIPs fails, so the
     controller has no address to publish (and says so in its log)."""
     s = twin.store
@@ -200,7 +200,7 @@ def test_scoped_rbac_cannot_read_nodes(twin: TwinRuntime) -> None:
     assert ingress_addr(s, "one", "test") == []
 
 
-def test_single_leader_and_update_status_on_shutdown(twin: TwinRuntime) -> None:
+def test_single_leader_and_update_status_on_shutdown(twin: TwinClusterHandle) -> None:
     s = twin.store
     namespace(s, "x")
     nginx_release(s, "x", scope=False, publish_service=False)
@@ -226,7 +226,7 @@ def test_single_leader_and_update_status_on_shutdown(twin: TwinRuntime) -> None:
     wait_for(lambda: ingress_addr(s, "x", "test") == [], what="status cleared on shutdown")
 
 
-def test_puzzle_flapping_emerges(twin: TwinRuntime) -> None:
+def test_puzzle_flapping_emerges(twin: TwinClusterHandle) -> None:
     """seeds/01: one/three scoped with --publish-service, two unscoped without; all Ingresses
     annotated kubernetes.io/ingress.class: nginx → one/three alternate between their MetalLB IP
     and the node IP, two stays on the node IP."""

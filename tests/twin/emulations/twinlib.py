@@ -1,5 +1,5 @@
 """Helpers for the controller/data-plane tests against a running twin (the real control plane
-plus the emulated controllers, time_scale 60; tests/twin/conftest.py's `twin` fixture): object
+plus the emulations, time_scale 60; tests/twin/conftest.py's `twin` fixture): object
 builders, bounded polling, the data plane's connect-to map, HTTP over loopback."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import time
 from typing import Any, Iterator
 
 from kindlab_twin.contract import CONNECT_TO_FILE, Conflict, NotFound, Store
-from kindlab_twin.runtime import TwinRuntime
+from kindlab_twin.cluster import TwinClusterHandle
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster import metallb as mlb
 from realcp import started_cluster, wait_for
@@ -25,11 +25,11 @@ POD_READY_TIMEOUT = 30.0  # real controller-manager + scheduler + kwok on a 2-co
 
 
 @contextlib.contextmanager
-def started_twin(kind_config: Obj, name: str = "kind", time_scale: float = 60.0) -> Iterator[TwinRuntime]:
-    """A twin cluster with KIND_CONFIG (conftest's `twin` has none): realcp.started_cluster's runtime."""
+def started_twin(kind_config: Obj, name: str = "kind", time_scale: float = 60.0) -> Iterator[TwinClusterHandle]:
+    """A twin cluster with KIND_CONFIG (conftest's `twin` has none): realcp.started_cluster's handle."""
     with started_cluster(kind_config, name, time_scale) as cluster:
-        assert cluster.runtime is not None
-        yield cluster.runtime
+        assert cluster.handle is not None
+        yield cluster.handle
 
 
 def crd(group: str, kind: str, plural: str, version: str = "v1beta1", status: bool = True) -> Obj:

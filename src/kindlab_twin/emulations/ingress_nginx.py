@@ -2,7 +2,7 @@
 registry.k8s.io/ingress-nginx/controller, configured only from that container's args (after
 $(VAR) expansion), its ServiceAccount's rights and the IngressClasses. Rules: nginx_logic.py.
 
-Each process acts with its pod's ServiceAccount token (runtime.pod_store): what it may list
+Each process acts with its pod's ServiceAccount token (cluster.pod_store): what it may list
 and get at start-up, and every write it makes (Lease, Ingress status, Events), is decided by
 the real API server's authorizer. It reads Ingresses, Pods and Services from the twin's
 shared cache, as the real controller reads its informers, filtered to what it watches.
@@ -26,7 +26,7 @@ from kindlab_twin.contract import Conflict, Forbidden, NotFound, Obj, Store
 
 from . import images
 from . import nginx_logic as nl
-from .base import (INGRESS, INGRESSCLASS, LEASE, NAMESPACE, NODE, POD, SERVICE, LoopController,
+from .base import (INGRESS, INGRESSCLASS, LEASE, NAMESPACE, NODE, POD, SERVICE, LoopEmulation,
                    is_terminating, pod_ready, pod_running)
 
 CONTAINER_KIND = images.INGRESS_NGINX
@@ -127,15 +127,15 @@ def hub_for(store: Store) -> Hub:
     return _HUBS.setdefault(id(store), Hub())
 
 
-class IngressNginxController(LoopController):
+class IngressNginxEmulation(LoopEmulation):
     name = "ingress-nginx"
     manager = nl.FIELD_MANAGER
     watches = ("Pod", "Ingress", "IngressClass", "Service", "Node", "ClusterRoleBinding", "Namespace")  # Leases: timer-driven
     period = 5.0
 
     def setup(self) -> None:
-        assert self.runtime is not None
-        self.logs = self.runtime.pod_logs
+        assert self.cluster is not None
+        self.logs = self.cluster.pod_logs
         self.hub = hub_for(self.store)
         self.instances: dict[str, Instance] = {}
         self._events: dict[tuple[str, str, str, str], tuple[str, int]] = {}  # → (Event name, count)
@@ -189,8 +189,8 @@ class IngressNginxController(LoopController):
             return None  # the kubelet already crash-loops it
         ns, name = pod["metadata"].get("namespace", "default"), pod["metadata"]["name"]
         sa = pod.get("spec", {}).get("serviceAccountName") or "default"
-        assert self.runtime is not None
-        api = self.runtime.pod_store(pod)
+        assert self.cluster is not None
+        api = self.cluster.pod_store(pod)
         # main.go lists IngressClasses once at start: forbidden → the IngressClass feature is off.
         try:
             api.list(INGRESSCLASS)

@@ -20,7 +20,7 @@ from kindlab_twin.contract import Conflict, Obj
 from kindlab_twin.podlogs import PodLogFiles
 
 from . import images
-from .base import NODE, POD, LoopController, is_terminating, now_rfc3339
+from .base import NODE, POD, LoopEmulation, is_terminating, now_rfc3339
 
 BACKOFF_START = 10.0
 BACKOFF_MAX = 300.0
@@ -77,15 +77,15 @@ def running_status(pod: Obj, node: Obj, pod_ip: str, failures: dict[str, images.
     }
 
 
-class Kubelet(LoopController):
+class Kubelet(LoopEmulation):
     name = "kubelet"
     manager = "kubelet"
     watches = ("Pod", "Node", "Service", "Namespace", "ClusterRoleBinding", "RoleBinding")
     period = 2.0
 
     def setup(self) -> None:
-        assert self.runtime is not None
-        self.logs = self.runtime.pod_logs
+        assert self.cluster is not None
+        self.logs = self.cluster.pod_logs
         # uid -> {container: next restart due (monotonic)}; restart counts live in the pod status
         self._next_try: dict[str, float] = {}
         self._known: set[tuple[str, str]] = set()

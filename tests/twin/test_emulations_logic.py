@@ -1,5 +1,5 @@
 """Pure-function tests: address pools, kind nodes, ingress-nginx flags, class claiming,
-addresses. (What RBAC allows is the real API server's authorizer: test_controllers_metallb_nginx.)"""
+addresses. (What RBAC allows is the real API server's authorizer: test_emulations_metallb_nginx.)"""
 from __future__ import annotations
 
 from typing import Any, cast
@@ -8,9 +8,9 @@ import pytest
 
 from kindlab_twin import ipam
 from kindlab_twin.contract import Obj, ResourceRef, Store
-from kindlab_twin.controllers import images
-from kindlab_twin.controllers import metallb as mlb
-from kindlab_twin.controllers import nginx_logic as nl
+from kindlab_twin.emulations import images
+from kindlab_twin.emulations import metallb as mlb
+from kindlab_twin.emulations import nginx_logic as nl
 from kindlab_twin.kindnodes import desired_nodes, node_names
 
 

@@ -1,4 +1,4 @@
-"""The emulated controllers inside a full twin (runtime.TwinCluster: the real control plane and
+"""The emulations inside a full twin (cluster.TwinCluster: the real control plane and
 every emulation), driven with the real kubectl: rollout status, a crash-looping ingress-nginx
 controller's log and status, and its recovery once what it missed exists."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Callable
 
 import pytest
 
-from kindlab_twin.runtime import TwinRuntime
+from kindlab_twin.cluster import TwinClusterHandle
 
 from realcp import NGINX_LABELS, deployment, ingress_nginx_release, namespace, service, wait_for
 
@@ -19,7 +19,7 @@ Kubectl = Callable[..., subprocess.CompletedProcess[str]]
 CONTROLLER = "ingress-ingress-nginx-controller"
 
 
-def test_rollout_status_logs_and_crash_loop_through_kubectl(twin: TwinRuntime, kubectl: Kubectl) -> None:
+def test_rollout_status_logs_and_crash_loop_through_kubectl(twin: TwinClusterHandle, kubectl: Kubectl) -> None:
     s = twin.store
     s.create(deployment("web", "default", "nginx:1.27", replicas=2), "test")
     out = kubectl("rollout", "status", "deployment/web", "--timeout=60s")

@@ -1,4 +1,4 @@
-"""Shared machinery for the emulated controllers: a level-triggered reconcile loop plus the
+"""Shared machinery for the emulations: a level-triggered reconcile loop plus the
 small object helpers they need (readiness, timestamps)."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import threading
 import time
 from typing import Callable
 
-from kindlab_twin.contract import Conflict, EventType, Forbidden, Invalid, NotFound, Obj, ResourceRef, Runtime, Store
+from kindlab_twin.contract import ClusterHandle, Conflict, EventType, Forbidden, Invalid, NotFound, Obj, ResourceRef, Store
 
-log = logging.getLogger("kindlab_twin.controllers")
+log = logging.getLogger("kindlab_twin.emulations")
 
 NODE: ResourceRef = ("v1", "Node")
 POD: ResourceRef = ("v1", "Pod")
@@ -47,19 +47,19 @@ def pod_running(pod: Obj) -> bool:
     return bool(pod.get("status", {}).get("phase") == "Running")
 
 
-class LoopController:
+class LoopEmulation:
     """Level-triggered: any store event of interest (or the period) wakes the loop, which
     recomputes the desired state from the whole store and writes only the differences.
     Subclasses set `name`, `manager`, `watches` and implement reconcile()."""
 
-    name = "controller"
+    name = "emulation"
     manager = "controller"
     watches: tuple[str, ...] = ()  # kinds that wake the loop; () = every event
     period = 5.0  # seconds of cluster time between unconditional passes
     min_idle = 0.5  # real seconds: the unconditional pass is a safety net, events drive the work
 
     def __init__(self) -> None:
-        self.runtime: Runtime | None = None
+        self.cluster: ClusterHandle | None = None
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -67,22 +67,22 @@ class LoopController:
 
     @property
     def store(self) -> Store:
-        assert self.runtime is not None
-        return self.runtime.store
+        assert self.cluster is not None
+        return self.cluster.store
 
     @property
     def time_scale(self) -> float:
-        scale = float(getattr(self.runtime, "time_scale", 1.0) or 1.0)
+        scale = float(getattr(self.cluster, "time_scale", 1.0) or 1.0)
         return scale if scale > 0 else 1.0
 
     def scaled(self, seconds: float) -> float:
         return seconds / self.time_scale
 
-    def start(self, runtime: Runtime) -> None:
-        self.runtime = runtime
+    def start(self, cluster: ClusterHandle) -> None:
+        self.cluster = cluster
         self._stop.clear()
         self.setup()
-        self._unsubscribe = runtime.store.subscribe(self._on_event)
+        self._unsubscribe = cluster.store.subscribe(self._on_event)
         self._thread = threading.Thread(target=self._run, name=f"twin-{self.name}", daemon=True)
         self._thread.start()
 
@@ -125,7 +125,7 @@ class LoopController:
                 self._wake.wait(timeout=0.02)  # brief back-off, then converge
             except Forbidden as exc:  # e.g. creating in a Terminating namespace
                 log.debug("%s: %s", self.name, exc)
-            except Exception:  # keep the emulated controller alive
+            except Exception:  # keep the emulation alive
                 log.exception("%s: reconcile failed", self.name)
             self._wake.wait(timeout=max(0.005, self.next_wait()))
             # debounce bursts of events (one write often triggers several)

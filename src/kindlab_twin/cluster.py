@@ -2,9 +2,9 @@
 the emulations of what cannot run here (kubelet containers, MetalLB, ingress-nginx, the
 loopback data plane).
 
-`kindlab-twin create cluster` starts ``python -m kindlab_twin.runtime`` in its own session;
-it supervises the control-plane processes and runs until SIGTERM/SIGINT, or until a
-component dies: then it writes the reason to the state dir's `failed` file, stops
+`kindlab-twin create cluster` starts ``python -m kindlab_twin.cluster`` in its own session;
+that process (the twin process) supervises the control-plane processes and runs until
+SIGTERM/SIGINT, or until a component dies: then it writes the reason to the state dir's `failed` file, stops
 everything and exits 1, so that the next command reports the cluster as broken instead of
 waiting on it. `TwinCluster` is the same thing in-process (tests).
 """
@@ -24,14 +24,14 @@ from typing import Any, Callable
 import yaml
 
 from . import state
-from .contract import Controller, Obj, Store
+from .contract import Emulation, Obj, Store
 from .controlplane import ControlPlane, ControlPlaneError, NodeSpec
 from .kindnodes import desired_nodes
 from .kubeapi import CachedStore, Credentials, DirectStore, KubeClient, ServiceAccountToken
 from .pki import ADMIN
 from .podlogs import PodLogFiles
 
-log = logging.getLogger("kindlab_twin.runtime")
+log = logging.getLogger("kindlab_twin.cluster")
 
 # kind's defaults (pkg/apis/config/v1alpha4/default.go) where the config says nothing.
 DEFAULT_POD_SUBNET = "10.244.0.0/16"
@@ -40,8 +40,8 @@ SUPERVISE_EVERY = 0.5
 
 
 @dataclass
-class TwinRuntime:
-    """What controllers get (contract.Runtime)."""
+class TwinClusterHandle:
+    """What every emulation is started with (contract.ClusterHandle)."""
 
     store: CachedStore
     cluster_name: str
@@ -60,9 +60,9 @@ class TwinRuntime:
                                       token_source=token))
 
 
-def load_controllers() -> list[Controller]:
-    from .controllers import all_controllers
-    return list(all_controllers())
+def load_emulations() -> list[Emulation]:
+    from .emulations import all_emulations
+    return list(all_emulations())
 
 
 def subnets(kind_config: Obj) -> tuple[str, str, str]:
@@ -80,10 +80,10 @@ def node_specs(cluster: str, kind_config: Obj) -> list[NodeSpec]:
 
 
 class TwinCluster:
-    """Control plane + emulated controllers, started and stopped together."""
+    """Control plane + emulations, started and stopped together."""
 
     def __init__(self, name: str, state_dir: str | Path, kind_config: Obj | None = None,
-                 time_scale: float = 1.0, controllers: list[Controller] | None = None) -> None:
+                 time_scale: float = 1.0, emulations: list[Emulation] | None = None) -> None:
         self.name = name
         self.state_dir = Path(state_dir)
         self.kind_config = kind_config or {}
@@ -92,9 +92,9 @@ class TwinCluster:
         self.control_plane = ControlPlane(cluster=name, root=self.state_dir / state.CONTROL_PLANE_DIR,
                                           nodes=node_specs(name, self.kind_config), pod_subnet=pods,
                                           service_subnet=services, kubernetes_service_ip=kube_ip)
-        self.controllers = controllers if controllers is not None else load_controllers()
-        self.runtime: TwinRuntime | None = None
-        self._started: list[Controller] = []
+        self.emulations = emulations if emulations is not None else load_emulations()
+        self.handle: TwinClusterHandle | None = None
+        self._started: list[Emulation] = []
 
     @property
     def credentials(self) -> Credentials:
@@ -106,11 +106,11 @@ class TwinCluster:
         try:
             self.control_plane.start(say=say)
             store = CachedStore(KubeClient(self.credentials, user_agent="kindlab-twin"))
-            self.runtime = TwinRuntime(store, self.name, self.time_scale, str(self.state_dir), self.kind_config,
-                                       PodLogFiles(self.state_dir / "pod-logs"), self.credentials)
-            for c in self.controllers:
-                log.info("starting controller %s", getattr(c, "name", c))
-                c.start(self.runtime)
+            self.handle = TwinClusterHandle(store, self.name, self.time_scale, str(self.state_dir), self.kind_config,
+                                            PodLogFiles(self.state_dir / "pod-logs"), self.credentials)
+            for c in self.emulations:
+                log.info("starting emulation %s", getattr(c, "name", c))
+                c.start(self.handle)
                 self._started.append(c)
         except BaseException:
             self.stop()
@@ -125,16 +125,16 @@ class TwinCluster:
         for c in reversed(self._started):
             try:
                 c.stop()
-            except Exception:  # one broken controller must not block shutdown
-                log.exception("stopping controller %s failed", getattr(c, "name", c))
+            except Exception:  # one broken emulation must not block shutdown
+                log.exception("stopping emulation %s failed", getattr(c, "name", c))
         self._started.clear()
-        if self.runtime is not None:
-            self.runtime.store.close()
+        if self.handle is not None:
+            self.handle.store.close()
         self.control_plane.stop()
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m kindlab_twin.runtime")
+    p = argparse.ArgumentParser(prog="python -m kindlab_twin.cluster")
     p.add_argument("--name", required=True)
     p.add_argument("--state-dir", required=True)
     p.add_argument("--time-scale", type=float, default=1.0)
@@ -164,8 +164,8 @@ def main(argv: list[str] | None = None) -> int:
         state.write_private(d / state.FAILED_FILE, f"{exc}\n")
         return 1
     state.write_private(d / state.PORT_FILE, f"{cluster.control_plane.ports.apiserver}\n")
-    log.info("cluster %s serving on %s (time scale %s, %d controllers)", args.name, cluster.control_plane.server,
-             args.time_scale, len(cluster.controllers))
+    log.info("cluster %s serving on %s (time scale %s, %d emulations)", args.name, cluster.control_plane.server,
+             args.time_scale, len(cluster.emulations))
     code = 0
     try:
         while not stop.wait(SUPERVISE_EVERY):
