@@ -73,15 +73,17 @@ chromium:
 binaries: setup
 	$(BIN)/kindlab-twin build binaries
 
-# Every pinned Go binary make test needs, built in one go, modules side by side (hack/test-binaries.sh).
+# Every pinned Go binary make test needs, built in one go, modules side by side (hack/test-binaries.sh),
+# and Traefik's chart: the two tracks of make test then neither build nor fetch.
 test-binaries: setup
 	VENV=$(VENV) hack/test-binaries.sh
+	VENV=$(CURDIR)/.venv hack/traefik-chart.sh >/dev/null
 
 # What the unit tests need besides the twin's binaries: a real helm, Debian's chromium, the
 # ingress-nginx chart 4.11.0 (with the controller it belongs to) from its Go module, for the test that
 # checks the collection's values→args mapping against `helm template` of the real chart, and Traefik's.
 unit-inputs: setup .tools/bin/helm chromium binaries
-	$(BIN)/kindlab-twin build binaries ingress-nginx-controller
+	$(BIN)/kindlab-twin build binaries --set unit-inputs
 	VENV=$(CURDIR)/.venv hack/traefik-chart.sh >/dev/null
 
 unit: unit-inputs

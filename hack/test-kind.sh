@@ -3,10 +3,11 @@
 #
 # On Linux as root: starts the lab's own Docker engine when none answers (make kind-engine),
 # builds the offline images (make kind-images), then runs each scenarios/NAME.yml through the
-# collection's own playbooks/lab.yml - preflight, real kind, real MetalLB, the real ingress-nginx
-# controller (v1.11.0, the one the Go module proxy serves) installed by real helm from its chart
-# 4.11.0, every process that talks to lab addresses inside the engine's network namespace
-# (hack/kind-lab.sh) - and on the twin. The scenarios share one kind cluster: between two, the
+# collection's own playbooks/lab.yml - preflight, real kind, real MetalLB, each controller type's
+# real controller installed by real helm from its chart (or from the manifests the collection
+# renders), the offline images and charts the registry names (kindlab_twin.controller_types), every
+# process that talks to lab addresses inside the engine's network namespace (hack/kind-lab.sh) -
+# and on the twin, beside kind's runs. The scenarios share one kind cluster: between two, the
 # lab's helm releases are uninstalled and its namespaces deleted (what a scenario creates), and
 # the cluster, MetalLB and the bridge address stay. Each run must meet the scenario's own lab_expect; their
 # verdicts are printed side by side and must agree, except where BY_DESIGN below says why not.
@@ -101,8 +102,12 @@ lab_run() {
         [ "$rc" = 0 ] || { tail -n 60 "$dir/lab.log" >&2; failures+=("$scenario on kind"); }
         # What the real controllers did, for the record (their own logs name the writes).
         "$KIND_LAB" exec kubectl --kubeconfig "$dir/kubeconfig" get pods,ingress -A -o wide >"$dir/state.txt" 2>&1 || true
-        "$KIND_LAB" exec kubectl --kubeconfig "$dir/kubeconfig" logs -n two deploy/ingress-ingress-nginx-controller \
-            --tail=400 >"$dir/controller-two.log" 2>&1 || true
+        local ns
+        for ns in $("$KIND_LAB" exec kubectl --kubeconfig "$dir/kubeconfig" get namespace \
+                -l app.kubernetes.io/part-of=kindlab-ingress -o name 2>/dev/null); do
+            "$KIND_LAB" exec kubectl --kubeconfig "$dir/kubeconfig" logs -n "${ns#namespace/}" -l app.kubernetes.io/managed-by \
+                --all-containers --prefix --tail=400 --max-log-requests=20 || true
+        done >"$dir/lab-pods.log" 2>&1
         reset_kind "$dir" || failures+=("reset after $scenario on kind")
     else
         (cd "$ROOT" && ansible-playbook playbooks/lab.yml -e "@scenarios/$scenario.yml" -e lab_backend=twin \
@@ -215,10 +220,9 @@ no_lab_address_here "after the twin series"
 if [ -n "$current" ]; then
     banner "diagnose vs the real controller (one configuration per row)"
     started=$SECONDS
-    chart="$("$VENV/bin/python" -c 'from kindlab_twin import binaries; print(binaries.assets_dir("ingress-nginx-controller") / "ingress-nginx")')"
+    # (each type's chart and image: the registry's offline inputs, which the scripts read themselves)
     if ! PYTHONPATH="$ROOT/.collections" "$KIND_LAB" exec "$VENV/bin/python" "$ROOT/tests/kind/diagnose_table.py" \
-            "$WORK/kind/$current/kubeconfig" "$chart" "$TOOLS/helm" \
-            "$(pin KIND_OFFLINE_INGRESS_NGINX_IMAGE)" ${DIAGNOSE_ROWS:+"$DIAGNOSE_ROWS"} >&2; then
+            "$WORK/kind/$current/kubeconfig" "$TOOLS/helm" ${DIAGNOSE_ROWS:+"$DIAGNOSE_ROWS"} >&2; then
         failures+=("diagnose vs the real controller")
     fi
     echo "test-kind: diagnose table in $((SECONDS - started)) s" >&2
@@ -230,11 +234,8 @@ if [ -n "$current" ]; then
     # emptied cluster (tests/kind/fault_test.py prints what was written, seen, blind and by whom).
     banner "ingress_status through an API server restart and a controller restart"
     started=$SECONDS
-    chart="$("$VENV/bin/python" -c 'from kindlab_twin import binaries; print(binaries.assets_dir("ingress-nginx-controller") / "ingress-nginx")')"
     if ! PYTHONPATH="$ROOT/.collections" "$KIND_LAB" exec "$VENV/bin/python" "$ROOT/tests/kind/fault_test.py" \
-            "$WORK/kind/$current/kubeconfig" "$(kind_node "$WORK/kind/$current")" "$chart" \
-            "$TOOLS/helm" \
-            "$(pin KIND_OFFLINE_INGRESS_NGINX_IMAGE)" >&2; then
+            "$WORK/kind/$current/kubeconfig" "$(kind_node "$WORK/kind/$current")" "$TOOLS/helm" >&2; then
         failures+=("fault test")
     fi
     echo "test-kind: fault test in $((SECONDS - started)) s" >&2
@@ -250,4 +251,4 @@ if [ "${#failures[@]}" -gt 0 ]; then
     echo "test-kind: FAIL: ${failures[*]}" >&2
     exit 1
 fi
-banner "PASS: ${SCENARIOS[*]} on real kind (real ingress-nginx v1.11.0, real Traefik v3.7.13, real helm); ${COMPARED[*]:-none} compared with the twin"
+banner "PASS: ${SCENARIOS[*]} on real kind (the real controllers, real helm); ${COMPARED[*]:-none} compared with the twin"

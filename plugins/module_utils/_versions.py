@@ -165,6 +165,9 @@ KIND_OFFLINE_WHOAMI_IMAGE = "traefik/whoami:v1.11.0"
 # What `kindlab-twin build binaries` builds when no name is given (`make binaries`, `make test`):
 # the twin's real control plane and controllers.
 TWIN_BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "metallb-controller")
+# What make test's unit stage and workflow check need besides the twin's: the ingress-nginx module (its
+# chart 4.11.0, which the values->args test renders with real helm) and actionlint.
+UNIT_INPUT_BINARIES = ("ingress-nginx-controller", "actionlint")
 # Built on demand: the kind clients for CI runners (hack/ci-tools.sh), actionlint for `make workflows`.
 KIND_CLIENT_BINARIES = ("kind", "helm", "kubectl")
 # What hack/kind-images.sh puts into the offline kind lab's images.

@@ -107,7 +107,8 @@ def pinned() -> dict[str, GoBinary]:
 
 
 # Named sets of pinned binaries (`build binaries --set NAME`), as _versions.py lists them.
-SETS = {"twin": "TWIN_BINARIES", "kind-clients": "KIND_CLIENT_BINARIES", "kind-images": "KIND_IMAGE_BINARIES"}
+SETS = {"twin": "TWIN_BINARIES", "kind-clients": "KIND_CLIENT_BINARIES", "kind-images": "KIND_IMAGE_BINARIES",
+        "unit-inputs": "UNIT_INPUT_BINARIES"}
 
 
 def named_set(name: str) -> tuple[str, ...]:

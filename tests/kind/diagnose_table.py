@@ -1,6 +1,6 @@
 """ingress_diagnose against the real controllers on kind (hack/test-kind.sh): ingress-nginx and Traefik.
 
-    diagnose_table.py KUBECONFIG CHART HELM CONTROLLER_IMAGE [ROW ...]
+    diagnose_table.py KUBECONFIG HELM [ROW ...]
 
 Each row is one controller configuration. It installs its releases with the collection's own
 install logic (real helm, the real chart at CHART, the lab's time scale 10: a 6 s status period),
@@ -39,7 +39,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils import _versions
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose as _diagnose
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as _status
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import install as _controllers
@@ -47,7 +46,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefi
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.images import parse_images
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
-from kindlab_twin import binaries
+from kindlab_twin import controller_types
 
 TIME_SCALE = 10.0
 PERIOD = 6  # seconds: 60 / TIME_SCALE
@@ -169,10 +168,12 @@ ROWS: list[dict[str, Any]] = [
 
 
 class Table:
-    def __init__(self, kubeconfig: str, chart: str, helm: str, image: str) -> None:
+    def __init__(self, kubeconfig: str, helm: str) -> None:
         self.kubeconfig, self.helm = kubeconfig, helm
-        self.charts = {"ingress_nginx": chart, "traefik": str(binaries.cache_root() / _versions.KIND_OFFLINE_TRAEFIK_CHART)}
-        self.images = parse_images({"ingress_nginx_controller": image, "traefik": _versions.KIND_OFFLINE_TRAEFIK_IMAGE})
+        # Each type's local chart and offline image, as the registry names them (the offline kind lab's).
+        offline = controller_types.offline_vars()
+        self.charts = offline["lab_charts"]
+        self.images = parse_images(offline["lab_images"])
         self.client = Client(kubeconfig)
         # ns/name -> {(status field manager, addresses)} seen at the polls
         self.polled: dict[str, set[tuple[str, tuple[str, ...]]]] = {}
@@ -426,10 +427,10 @@ def renamed(obj: Any, row_index: int) -> Any:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 5:
+    if len(argv) < 3:
         print(__doc__, file=sys.stderr)
         return 2
-    wanted = argv[5:]
+    wanted = argv[3:]
     rows = [(i, row) for i, row in enumerate(ROWS) if not wanted or row["name"] in wanted]
     side_by_side = [(i, row) for i, row in rows if row["controllers"] and all(
         watches_own_namespace_only(c) for c in row["controllers"])]
@@ -440,7 +441,7 @@ def main(argv: list[str]) -> int:
     def run(indexed: tuple[int, dict[str, Any]], shared: bool) -> None:
         i, row = indexed
         started = time.monotonic()
-        ok, lines = Table(*argv[1:5]).row(renamed(row, i) if shared else row)
+        ok, lines = Table(*argv[1:3]).row(renamed(row, i) if shared else row)
         with printing:
             where = ", side by side" if shared else ""
             print("%s  %s  (%.0f s%s)" % ("ok   " if ok else "DIFFERS", row["name"], time.monotonic() - started, where),

@@ -1,6 +1,6 @@
 """ingress_status through the faults it watches, on real kind (hack/test-kind.sh).
 
-    fault_test.py KUBECONFIG NODE CHART HELM CONTROLLER_IMAGE
+    fault_test.py KUBECONFIG NODE HELM
 
 One window of the collection's status watch (`_status.run`, what the ingress_status module does)
 over a namespace with two Ingresses:
@@ -32,6 +32,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import install
+from kindlab_twin import controller_types
 
 NS = "fault"
 WINDOW = 180.0  # seconds: the old pod may take 40 s to shut down, the new one 30 s to win the Lease and sync
@@ -46,9 +47,12 @@ def now() -> dt.datetime:
 
 
 class Faults:
-    def __init__(self, kubeconfig: str, node: str, chart: str, helm: str, image: str) -> None:
-        self.kubeconfig, self.node, self.chart, self.helm = kubeconfig, node, chart, helm
-        self.images = parse_images({"ingress_nginx_controller": image})
+    def __init__(self, kubeconfig: str, node: str, helm: str) -> None:
+        self.kubeconfig, self.node, self.helm = kubeconfig, node, helm
+        # ingress-nginx's local chart and offline image, as the registry names them.
+        offline = controller_types.offline_vars()
+        self.chart = offline["lab_charts"]["ingress_nginx"]
+        self.images = parse_images(offline["lab_images"])
         self.client = Client(kubeconfig)
         self.writes: list[tuple[dt.datetime, list[str]]] = []  # accepted by the API server
         self.refused = 0
@@ -206,10 +210,10 @@ def judge(f: Faults, result: dict[str, Any], old_pod: str, new_pod: str, elapsed
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 6:
+    if len(argv) != 4:
         print(__doc__, file=sys.stderr)
         return 2
-    f = Faults(*argv[1:6])
+    f = Faults(*argv[1:4])
     try:
         old_pod = f.setup()
         writer = threading.Thread(target=f.writer, daemon=True)
