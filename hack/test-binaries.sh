@@ -8,9 +8,11 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_venv_tool kindlab-twin
 
-args=(--set twin --set unit-inputs)
+names=()  # (names first: argparse takes no names after an option)
+sets=(--set twin --set unit-inputs)
 if [ "$(uname -s)" = Linux ] && [ "$(id -u)" -eq 0 ]; then
     ensure_runc_build_deps
-    args+=(--set kind-images kind kubectl)
+    names+=(kind kubectl)
+    sets+=(--set kind-images)
 fi
-kindlab-twin build binaries "${args[@]}"
+kindlab-twin build binaries "${names[@]}" "${sets[@]}"
