@@ -8,8 +8,9 @@
 # (comma-separated Debian packages) from
 # the Debian mirror apt already uses (first URI in /etc/apt/sources.list*, or
 # $KINDLAB_DEBIAN_MIRROR), caches it as a tarball under ~/.cache/kindlab/images/, and
-# `docker import`s it unless the engine already has IMAGE. A second run reuses the tarball;
-# delete it to rebuild. Installs Debian's debootstrap when missing. Run as root.
+# `docker import`s it, labelled with the tarball's name, unless the engine already has IMAGE made
+# from that root filesystem (then nothing is built). A second run reuses the tarball; delete it to
+# rebuild. Installs Debian's debootstrap when missing. Run as root.
 set -euo pipefail
 
 PRINT_TARBALL=0  # --tarball: print the cached tarball's path for IMAGE/PACKAGES and exit
@@ -73,10 +74,14 @@ build_tarball() {
     say "cached $TARBALL ($(du -h "$TARBALL" | cut -f1))"
 }
 
-[ -s "$TARBALL" ] || build_tarball
-if docker image inspect "$IMAGE" >/dev/null 2>&1; then
-    say "$IMAGE is already in the engine"
-else
-    say "docker import $TARBALL $IMAGE"
-    docker import --change 'CMD ["/bin/bash"]' "$TARBALL" "$IMAGE" >/dev/null
+# The image carries the name of the root filesystem it was made from (suite and packages): an engine
+# that already holds it needs no debootstrap, and one made from another package list is made again.
+LABEL="io.kindlab.rootfs"
+ROOTFS="$(basename "$TARBALL" .tar)"
+if [ "$(docker image inspect -f "{{ index .Config.Labels \"$LABEL\" }}" "$IMAGE" 2>/dev/null)" = "$ROOTFS" ]; then
+    say "$IMAGE is already in the engine ($ROOTFS)"
+    exit 0
 fi
+[ -s "$TARBALL" ] || build_tarball
+say "docker import $TARBALL $IMAGE"
+docker import --change 'CMD ["/bin/bash"]' --change "LABEL $LABEL=$ROOTFS" "$TARBALL" "$IMAGE" >/dev/null
