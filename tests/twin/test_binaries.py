@@ -6,6 +6,7 @@ import shutil
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -21,6 +22,21 @@ ETCD_GOMOD = {"Go": "1.24", "Replace": [
     {"Old": {"Path": "go.etcd.io/etcd"}, "New": {"Path": "./FORBIDDEN_DEPENDENCY"}},
     {"Old": {"Path": "example.com/x"}, "New": {"Path": "example.com/y", "Version": "v1.2.3"}},
 ]}
+
+
+def go_answering(tmp_path: Path, on_build: Callable[[list[str], Path, dict[str, str]], None]) -> binaries.Runner:
+    """A stand-in for `go` that answers the builder's module queries and writes each binary it builds,
+    after telling ON_BUILD of the build."""
+    def fake_go(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+        if argv[:3] == ["go", "mod", "download"]:
+            return json.dumps({"GoMod": str(tmp_path / "x.mod")})
+        if argv[:3] == ["go", "mod", "edit"]:
+            return json.dumps({"Go": "1.24"})
+        if argv[:2] == ["go", "build"]:
+            on_build(argv, cwd, env)
+            Path(argv[argv.index("-o") + 1]).write_text("binary")
+        return ""
+    return fake_go
 
 
 def test_pins_cover_the_control_plane_and_kwok() -> None:
@@ -121,15 +137,10 @@ def test_a_cgo_pin_builds_with_cgo_and_its_tags(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setenv("KINDLAB_CACHE", str(tmp_path))
     builds: list[tuple[list[str], str]] = []
 
-    def fake_go(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
-        if argv[:3] == ["go", "mod", "download"]:
-            return json.dumps({"GoMod": str(tmp_path / "x.mod")})
-        if argv[:3] == ["go", "mod", "edit"]:
-            return json.dumps({"Go": "1.24"})
-        if argv[:2] == ["go", "build"]:
-            builds.append((argv, env["CGO_ENABLED"]))
-            Path(argv[argv.index("-o") + 1]).write_text("binary")
-        return ""
+    def on_build(argv: list[str], cwd: Path, env: dict[str, str]) -> None:
+        builds.append((argv, env["CGO_ENABLED"]))
+
+    fake_go = go_answering(tmp_path, on_build)
 
     binaries.build(["runc", "ptp"], say=lambda _m: None, run=fake_go, which=lambda _name: "/usr/bin/go")
     by_package = {argv[-1]: (argv, cgo) for argv, cgo in builds}  # the two modules build side by side
@@ -196,22 +207,17 @@ def test_binaries_of_two_modules_build_side_by_side_and_of_one_module_in_turn(
     running: dict[str, int] = {}
     overlaps: list[set[str]] = []
 
-    def fake_go(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
-        if argv[:3] == ["go", "mod", "download"]:
-            return json.dumps({"GoMod": str(tmp_path / "x.mod")})
-        if argv[:3] == ["go", "mod", "edit"]:
-            return json.dumps({"Go": "1.24"})
-        if argv[:2] == ["go", "build"]:
-            module = cwd.name
-            with lock:
-                running[module] = running.get(module, 0) + 1
-                overlaps.append({m for m, n in running.items() if n})
-                assert running[module] == 1, "two builds of one module at once"
-            time.sleep(0.2)
-            with lock:
-                running[module] -= 1
-            Path(argv[argv.index("-o") + 1]).write_text("binary")
-        return ""
+    def on_build(argv: list[str], cwd: Path, env: dict[str, str]) -> None:
+        module = cwd.name
+        with lock:
+            running[module] = running.get(module, 0) + 1
+            overlaps.append({m for m, n in running.items() if n})
+            assert running[module] == 1, "two builds of one module at once"
+        time.sleep(0.2)
+        with lock:
+            running[module] -= 1
+
+    fake_go = go_answering(tmp_path, on_build)
 
     paths = binaries.build(["ptp", "loopback", "runc"], say=lambda _m: None, run=fake_go,
                            which=lambda _name: "/usr/bin/go", jobs=2)
