@@ -13,11 +13,14 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import selects
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import label_selector_matches
+
+if TYPE_CHECKING:  # dataplane.py imports this module
+    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneReader
 
 Obj = dict[str, Any]
 Values = dict[str, Any]
@@ -313,6 +316,9 @@ class ControllerType:
     # and the local chart helm installs (lab_charts), a path under the kindlab cache (~/.cache/kindlab).
     offline_images: Mapping[str, str]
     offline_chart: str
+    # How its data plane is read from one pod (what it routes each backend to) and how it names
+    # an Ingress backend there: ingress_dataplane compares that with the EndpointSlices.
+    dataplane: "DataPlaneReader"
 
     @property
     def image_keys(self) -> tuple[str, ...]:

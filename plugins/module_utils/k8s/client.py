@@ -24,6 +24,9 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import 
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.kubeconfig import kubeconfig_paths, kubeconfig_problem
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import Obj, ref_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import (
+    ExecResult, HttpAnswer, exec_outcome, handshake_status, status_message,
+)
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.watch import (
     LIST_READ_TIMEOUT, WATCH_CONNECT_TIMEOUT, WATCH_DEFAULT_SECONDS, WATCH_READ_SLACK, parse_watch_line, watch_lines,
 )
@@ -303,6 +306,53 @@ class Client:
             if exc.status in (400, 404):
                 return ""
             raise K8sError("log of pod %s/%s failed: %s" % (namespace, name, _api_message(exc))) from exc
+
+    def pod_exec(self, namespace: str, name: str, container: str, command: builtins.list[str], timeout: float) -> ExecResult:
+        """Run COMMAND in a container (what `kubectl exec` does), waiting at most TIMEOUT seconds.
+        A refused exec (RBAC: 403) or a command that cannot start is an ExecResult saying so, not
+        an error: the caller reports it; a server that does not answer raises as everywhere."""
+        from kubernetes.client import CoreV1Api
+        from kubernetes.stream import stream
+
+        try:
+            with self._answered():
+                resp = stream(CoreV1Api(self._api_client).connect_get_namespaced_pod_exec, name, namespace,
+                              container=container, command=command, stdin=False, stdout=True, stderr=True, tty=False,
+                              _preload_content=False, _request_timeout=timeout)
+        except ApiException as exc:
+            # The websocket client reports a refused upgrade as status 0 with the handshake in its reason.
+            reason = str(getattr(exc, "reason", "") or "")
+            status = exc.status or handshake_status(reason)
+            if status == 401:
+                raise ApiRejected(rejected_message(self.where(), "401 Unauthorized", self._context_name(), self._kubeconfig)) from exc
+            return ExecResult(None, refused=status or None, error=status_message(str(getattr(exc, "body", "") or reason)))
+        try:
+            resp.run_forever(timeout=timeout)
+            if resp.is_open():
+                return ExecResult(None, error="no exit status within %s s" % timeout)
+            stdout, stderr = resp.read_channel(1, timeout=0), resp.read_channel(2, timeout=0)
+            rc, error = exec_outcome(str(resp.read_channel(3, timeout=0) or ""))
+        finally:
+            resp.close()
+        return ExecResult(rc, str(stdout or ""), str(stderr or ""), error=error)
+
+    def pod_proxy_get(self, namespace: str, name: str, port: int, path: str,
+                      query: tuple[tuple[str, str], ...] = (), timeout: float = LIST_READ_TIMEOUT) -> HttpAnswer:
+        """GET PATH on a pod's PORT through the API server's pod proxy (`kubectl get --raw
+        /api/v1/namespaces/NS/pods/NAME:PORT/proxy/PATH`). Any HTTP answer, the pod's or the
+        API server's refusal (403, 503 when nothing listens), is an HttpAnswer."""
+        url = "/api/v1/namespaces/%s/pods/%s:%d/proxy/%s" % (namespace, name, port, path.lstrip("/"))
+        try:
+            with self._answered():
+                resp = self._dyn.request("get", url, serialize=False, query_params=list(query),
+                                         header_params={"Accept": "application/json"},
+                                         _request_timeout=(WATCH_CONNECT_TIMEOUT, timeout))
+        except ApiException as exc:
+            body = str(getattr(exc, "body", "") or "")
+            return HttpAnswer(int(exc.status or 0), body=body, error=status_message(body or str(exc.reason)))
+        data = resp.data
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data or "")
+        return HttpAnswer(int(resp.status), body=text, headers={str(k).lower(): str(v) for k, v in dict(resp.headers).items()})
 
     def apply(self, obj: Obj, check_mode: bool = False, force: bool = True) -> ApplyResult:
         """Server-side apply; reports a change only when the stored object would differ."""

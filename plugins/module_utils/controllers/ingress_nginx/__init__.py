@@ -11,7 +11,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     KIND_OFFLINE_INGRESS_NGINX_IMAGE,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerType
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import binary, chart, manifests
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import binary, chart, dataplane, manifests
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.values import (
     CHART_NAME,
     CHART_REPO,
@@ -47,4 +47,5 @@ TYPE = ControllerType(
     # The real controller v1.11.0 on Debian's nginx, and chart 4.11.0, both from the module the Go proxy serves.
     offline_images={IMAGE_KEY: KIND_OFFLINE_INGRESS_NGINX_IMAGE},
     offline_chart=KIND_OFFLINE_INGRESS_NGINX_CHART,
+    dataplane=dataplane.READER,
 )

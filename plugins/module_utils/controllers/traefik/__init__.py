@@ -11,7 +11,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     KIND_OFFLINE_TRAEFIK_IMAGE,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerType
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import binary, chart, manifests
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import binary, chart, dataplane, manifests
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import (
     CHART_NAME,
     CHART_REPO,
@@ -47,4 +47,5 @@ TYPE = ControllerType(
     # The release binary alone in an image, and the same chart from its Go module.
     offline_images={IMAGE_KEY: KIND_OFFLINE_TRAEFIK_IMAGE},
     offline_chart=KIND_OFFLINE_TRAEFIK_CHART,
+    dataplane=dataplane.READER,
 )

@@ -1,0 +1,85 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What every controller type's data-plane reader shares: how it reaches into one pod
+(PodAccess), what it read (Reading: backend name → the upstreams it routes to), and how a
+type names an Ingress backend in its data plane (BackendKey → names). Each type fills a
+DataPlaneReader in its own package (ingress_nginx/dataplane.py, traefik/dataplane.py);
+verify/dataplane.py compares the readings with the EndpointSlices."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Protocol
+
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerError
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult, HttpAnswer
+
+Obj = dict[str, Any]
+
+
+class DataPlaneError(ControllerError):
+    """A data plane answered with something other than the shape its reader expects; the
+    message names the field and what was expected."""
+
+
+class PodAccess(Protocol):
+    """One pod, as a reader may reach into it: an exec in one of its containers, a GET on one
+    of its ports through the API server's pod proxy."""
+
+    def exec(self, container: str, command: list[str]) -> ExecResult: ...
+
+    def get(self, port: int, path: str, query: tuple[tuple[str, str], ...] = ()) -> HttpAnswer: ...
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """One address:port a data plane routes a backend to. `fenced`: kept only for the
+    connections it already has (Traefik's terminating-but-serving endpoints)."""
+
+    address: str
+    port: str
+    fenced: bool = False
+
+    @property
+    def target(self) -> str:
+        return target(self.address, self.port)
+
+
+def target(address: str, port: Any) -> str:
+    """address:port, an IPv6 address in brackets."""
+    return ("[%s]:%s" if ":" in address else "%s:%s") % (address, port)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one pod's data plane routes to, by the type's own backend names. When it could not
+    be read, `unread` says why and `fix` how to make it readable; `backends` is then empty."""
+
+    source: str
+    backends: Mapping[str, tuple[Upstream, ...]] = field(default_factory=dict)
+    unread: str = ""
+    fix: str = ""
+
+
+@dataclass(frozen=True)
+class BackendKey:
+    """One Service backend of an Ingress, as a type needs it to find the backend's name."""
+
+    namespace: str
+    ingress: str
+    service: str
+    port: int | str  # the Ingress's port: number or name, as written
+    default_backend: bool = False  # spec.defaultBackend rather than a path
+    ingress_has_rules: bool = True
+
+
+@dataclass(frozen=True)
+class DataPlaneReader:
+    """A type's data-plane reader.
+
+    read: (pod access, the pod, the controller's container in the workload's template) →
+    Reading; never raises for what a cluster may refuse (RBAC, API off): it returns an unread
+    Reading. names: (the controller's settings, backend) → (the names its data plane may store
+    the backend under, why none when it does not route that backend at all)."""
+
+    read: Callable[[PodAccess, Obj, Obj], Reading]
+    names: Callable[[Mapping[str, Any], BackendKey], "tuple[tuple[str, ...], str]"]
