@@ -18,7 +18,9 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, key_of, list_ingresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import AnalysedController, ClusterState, meta, pod_template
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import (
+    AnalysedController, ClusterState, ControllerType, meta, pod_template,
+)
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import selects
 
 Obj = dict[str, Any]
@@ -63,17 +65,35 @@ def workload_pods(state: ClusterState, workload: Obj) -> list[Obj]:
                    and selects(selector, meta(p).get("labels"), form="LabelSelector")), key=key_of)
 
 
-def find_controllers(state: ClusterState) -> list[AnalysedController]:
-    """One AnalysedController per status writer (per provider where a type has several) of each workload
-    whose container a registered type recognises; never one per pod."""
+@dataclass
+class FoundWorkload:
+    """A workload whose container a registered type recognises: that container, its pods, and
+    its AnalysedControllers (one per status writer)."""
+
+    type: ControllerType
+    workload: Obj
+    container: Obj
+    pods: list[Obj]
+    controllers: list[AnalysedController]
+
+
+def find_workloads(state: ClusterState) -> list[FoundWorkload]:
+    """Every controller workload, by namespace/name, with the first container a type recognises."""
     found = []
     for workload in sorted(state.workloads, key=key_of):
         for container in pod_template(workload).get("containers") or []:
             kind = registry.detect(container)
             if kind is not None:
-                found += kind.analyse(state, workload, container, workload_pods(state, workload))
+                pods = workload_pods(state, workload)
+                found.append(FoundWorkload(kind, workload, container, pods, kind.analyse(state, workload, container, pods)))
                 break
     return found
+
+
+def find_controllers(state: ClusterState) -> list[AnalysedController]:
+    """One AnalysedController per status writer (per provider where a type has several) of each workload
+    whose container a registered type recognises; never one per pod."""
+    return [c for found in find_workloads(state) for c in found.controllers]
 
 
 # ---------------------------------------------------------------- prediction

@@ -25,6 +25,7 @@ MODULES: dict[str, dict[str, Any]] = {
     "ingress_address": {"ingresses": ["one/test"], "timeout": 1},
     "ingress_backends": {},
     "ingress_conflicts": {},
+    "ingress_dataplane": {},
     "ingress_controller": {"namespace": "one", "method": "manifest", "wait": False,
                            "values": {"controller": {"admissionWebhooks": {"enabled": False}}}},
     "ingress_diagnose": {},

@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import base
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult, HttpAnswer
+from ansible_collections.kindlab.ingress.plugins.modules import ingress_dataplane
+from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, run_module, use_fake_exits
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.verify.test_diagnose import (
+    lb_service,
+    nginx_workload,
+    pod,
+    scoped_args,
+)
+
+Obj = dict[str, Any]
+
+
+def lab() -> base.ClusterState:
+    """One scoped ingress-nginx with two replicas serving one/test → web:80 (target 8080)."""
+    web = {"metadata": {"namespace": "one", "name": "web"},
+           "spec": {"clusterIP": "10.96.0.30", "ports": [{"name": "http", "port": 80, "targetPort": 8080}]}}
+    ing = {"metadata": {"namespace": "one", "name": "test", "annotations": {"kubernetes.io/ingress.class": "nginx"}},
+           "spec": {"rules": [{"http": {"paths": [{"path": "/", "pathType": "Prefix",
+                                                   "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}}
+    return base.ClusterState(
+        workloads=[nginx_workload("one", scoped_args("one"))], pods=[pod("one", "c1"), pod("one", "c2")],
+        services=[lb_service("one", "100.64.0.0"), web], nodes=[], namespaces=[{"metadata": {"name": "one"}}],
+        ingress_classes=[{"metadata": {"name": "nginx"}, "spec": {"controller": "k8s.io/ingress-nginx-one"}}],
+        ingresses=[ing])
+
+
+def backends(*ips: str) -> str:
+    return json.dumps([{"name": "one-web-80", "port": 80, "endpoints": [{"address": ip, "port": "8080"} for ip in ips]}])
+
+
+class FakeClient:
+    def __init__(self, execs: dict[str, ExecResult]) -> None:
+        self.state = lab()
+        self.execs = execs
+        self.calls: list[Any] = []
+
+    def list(self, api_version: str, kind: str, namespace: str | None = None, label_selector: str | None = None,
+             field_selector: str | None = None) -> list[Obj]:
+        self.calls.append(("list", kind))
+        s = self.state
+        if kind == "EndpointSlice":
+            return [{"metadata": {"namespace": "one", "name": "web-abc", "labels": {"kubernetes.io/service-name": "web"}},
+                     "ports": [{"name": "http", "port": 8080}],
+                     "endpoints": [{"addresses": ["10.244.0.7"], "conditions": {"ready": True}},
+                                   {"addresses": ["10.244.0.8"], "conditions": {"ready": True}}]}]
+        table = {"Deployment": s.workloads, "DaemonSet": [], "Pod": s.pods, "Service": s.services, "Node": s.nodes,
+                 "Namespace": s.namespaces, "IngressClass": s.ingress_classes, "ClusterRole": s.cluster_roles,
+                 "ClusterRoleBinding": s.cluster_role_bindings, "Ingress": s.ingresses}
+        return [i for i in table[kind] if namespace is None or i["metadata"].get("namespace") == namespace]
+
+    def pod_exec(self, namespace: str, name: str, container: str, command: list[str], timeout: float) -> ExecResult:
+        self.calls.append(("exec", namespace, name, container, tuple(command), timeout))
+        return self.execs[name]
+
+    def pod_proxy_get(self, *args: Any) -> HttpAnswer:
+        raise AssertionError("no Traefik here")
+
+
+def run(args: dict[str, Any], client: FakeClient, monkeypatch: pytest.MonkeyPatch) -> Exit:
+    use_fake_exits(monkeypatch, client)
+    return run_module(ingress_dataplane.main, args)
+
+
+def test_up_to_date_replicas_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    client = FakeClient({"c1": ExecResult(0, backends("10.244.0.7", "10.244.0.8")),
+                         "c2": ExecResult(0, backends("10.244.0.8", "10.244.0.7"))})
+    r = run({"timeout": 3}, client, monkeypatch)
+    assert not r.failed and r.result["passed"] and r.result["changed"] is False
+    assert [c for c in client.calls if c[0] == "exec"] == [
+        ("exec", "one", n, "controller", ("/dbg", "backends", "all"), 3.0) for n in ("c1", "c2")]
+    assert sum(1 for c in client.calls if c == ("list", "EndpointSlice")) == 1
+
+
+def test_a_stale_replica_fails_and_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    client = FakeClient({"c1": ExecResult(0, backends("10.244.0.7", "10.244.0.8")), "c2": ExecResult(0, backends("10.244.0.4"))})
+    r = run({"last_ready": {"one/web": {"10.244.0.4:8080": "2024-07-08T19:00:00Z"}}}, client, monkeypatch)
+    assert r.failed and r.result["msg"].startswith("ingress_dataplane: one/c2 routes one/test backend web:80 to 10.244.0.4:8080")
+    assert r.result["counts"] == {"stale": 1, "missing": 2, "unread": 0}
+    assert {f["pod"] for f in r.result["findings"]} == {"one/c2"}
+
+
+def test_a_refused_exec_is_unread_and_fails_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    refused = ExecResult(None, refused=403, error='pods "c1" is forbidden: cannot create resource "pods/exec"')
+    ok = ExecResult(0, backends("10.244.0.7", "10.244.0.8"))
+    r = run({"fail_on": ["stale", "missing"]}, FakeClient({"c1": refused, "c2": ok}), monkeypatch)
+    assert not r.failed and r.result["passed"] and r.result["counts"]["unread"] == 1
+    assert r.result["pods"]["one/c1"]["unread"].startswith("exec refused by the API server (403)")
+    r = run({}, FakeClient({"c1": refused, "c2": ok}), monkeypatch)
+    assert r.failed and "could not be read: exec refused" in r.result["msg"]
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"timeout": 0}, "timeout: expected a positive number"),
+    ({"last_ready": {"web": {"10.0.0.1:80": "now"}}}, "last_ready: expected namespace/service"),
+])
+def test_bad_options_fail_before_a_request(args: dict[str, Any], message: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    client = FakeClient({})
+    r = run(args, client, monkeypatch)
+    assert r.failed and r.result["msg"].startswith(message) and client.calls == []
