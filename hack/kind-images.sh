@@ -213,7 +213,7 @@ fi
 INGRESS_NGINX_FILES="$HERE/ingress-nginx"
 INGRESS_NGINX_ASSETS="$("$VENV/bin/python" -c 'from kindlab_twin import binaries; print(binaries.assets_dir("ingress-nginx-controller"))')"
 [ -f "$INGRESS_NGINX_ASSETS/etc/nginx/template/nginx.tmpl" ] || die "no ingress-nginx rootfs in $INGRESS_NGINX_ASSETS"
-hash="$( { readlink -f "$BIN/ingress-nginx-controller" "$BIN/ingress-nginx-wait-shutdown"
+hash="$( { readlink -f "$BIN/ingress-nginx-controller" "$BIN/ingress-nginx-wait-shutdown" "$BIN/ingress-nginx-dbg"
            docker image inspect -f '{{.Id}}' "$INGRESS_NGINX_BASE"
            find "$INGRESS_NGINX_FILES" "$INGRESS_NGINX_ASSETS/etc" -type f -print0 | sort -z | xargs -0 sha256sum
          } | sha256sum | cut -c1-16)"
@@ -224,6 +224,7 @@ if step "$INGRESS_NGINX_IMAGE" "$hash"; then
     python3 "$INGRESS_NGINX_FILES/adapt-template.py" "$INGRESS_NGINX_ASSETS/etc/nginx/template/nginx.tmpl" "$ctx/nginx.tmpl"
     install -m 0755 "$(readlink -f "$BIN/ingress-nginx-controller")" "$ctx/nginx-ingress-controller"
     install -m 0755 "$(readlink -f "$BIN/ingress-nginx-wait-shutdown")" "$ctx/wait-shutdown"
+    install -m 0755 "$(readlink -f "$BIN/ingress-nginx-dbg")" "$ctx/dbg"
     echo "LABEL $LABEL=$hash" >>"$ctx/Dockerfile"
     DOCKER_BUILDKIT=0 docker build -q --build-arg "BASE=$INGRESS_NGINX_BASE" -t "$INGRESS_NGINX_IMAGE" "$ctx" >/dev/null
     built "$INGRESS_NGINX_IMAGE"

@@ -174,7 +174,7 @@ KIND_CLIENT_BINARIES = ("kind", "helm", "kubectl")
 KIND_IMAGE_BINARIES = ("kubelet", "kubeadm", "kubectl", "kube-apiserver", "kube-controller-manager",
                        "kube-scheduler", "kube-proxy", "etcd", "coredns", "containerd", "containerd-shim-runc-v2",
                        "ctr", "crictl", "runc", "ptp", "host-local", "loopback", "portmap", "metallb-controller",
-                       "metallb-speaker", "ingress-nginx-controller", "ingress-nginx-wait-shutdown")
+                       "metallb-speaker", "ingress-nginx-controller", "ingress-nginx-wait-shutdown", "ingress-nginx-dbg")
 
 
 def _k8s(package: str) -> dict[str, object]:
@@ -246,6 +246,8 @@ GO_BINARIES: dict[str, dict[str, object]] = {
     # (template, Lua) from the same module; /wait-shutdown is the chart's preStop hook.
     "ingress-nginx-controller": _ingress_nginx("cmd/nginx", ("charts/ingress-nginx", "rootfs/etc")),
     "ingress-nginx-wait-shutdown": _ingress_nginx("cmd/waitshutdown"),
+    # /dbg, as upstream's image ships it: ingress_dataplane reads the Lua balancer's backends with it.
+    "ingress-nginx-dbg": _ingress_nginx("cmd/dbg"),
     # kwok needs its stages (what a fake kubelet does to nodes and pods) and the CRD of its Logs
     # resource; they ship in the module and are copied beside the binary: the fast node/pod stages
     # and the lease heartbeat, as kwokctl configures them.
