@@ -98,6 +98,7 @@ class ApiSide:
     endpoints: tuple[SliceEndpoint, ...] = ()
     cluster_targets: tuple[str, ...] = ()  # ClusterIP:port for each of the Service's ClusterIPs
     note: str = ""  # why there is nothing to compare (no Service, no port, ExternalName)
+    external: bool = False  # an ExternalName Service: routed to a name, not to endpoints
 
     @property
     def ready(self) -> dict[str, SliceEndpoint]:
@@ -113,7 +114,7 @@ def api_side(namespace: str, ref: BackendRef, service: Obj | None, slices: list[
         return ApiSide(label, note="Service %s/%s has no port %s" % (namespace, ref.service, ref.port))
     spec = service.get("spec") or {}
     if spec.get("type") == "ExternalName":
-        return ApiSide(label, note="ExternalName Service: no endpoints to compare")
+        return ApiSide(label, note="ExternalName Service: no endpoints to compare", external=True)
     ips = [ip for ip in (spec.get("clusterIPs") or [spec.get("clusterIP")]) if ip and ip != "None"]
     return ApiSide(label, tuple(slice_endpoints(slices, port.get("name"))), tuple(target(ip, port.get("port")) for ip in ips))
 
@@ -145,6 +146,9 @@ def compare(reading: Reading, names: tuple[str, ...], api: ApiSide) -> Compariso
         return out
     routed = list(reading.backends[name])
     out = Comparison(routed=routed)
+    if api.external:
+        out.note = api.note
+        return out
     by_target = {e.target: e for e in api.endpoints}
     for upstream in routed:
         t = upstream.target

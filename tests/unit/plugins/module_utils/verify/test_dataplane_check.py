@@ -48,8 +48,8 @@ def reading(*targets: str, fenced: tuple[str, ...] = ()) -> Reading:
 
 def test_compare_stale_and_missing() -> None:
     result = dp.compare(reading("10.244.0.4:8080", "10.244.0.5:8080", "10.244.0.7:8080"), ("two-web-80",), API)
-    assert [(u.target, why) for u, why in result.stale] == [("10.244.0.4:8080", "not in any EndpointSlice of the Service"),
-                                                           ("10.244.0.5:8080", "terminating")]
+    assert [(u.target, why) for u, why in result.stale] == [
+        ("10.244.0.4:8080", "not in any EndpointSlice of the Service"), ("10.244.0.5:8080", "terminating")]
     assert [e.target for e in result.missing] == ["10.244.0.8:8080"] and result.missing[0].pod == "web-8"
 
 
@@ -63,6 +63,14 @@ def test_compare_up_to_date_fenced_and_cluster_ip() -> None:
     # An old ClusterIP (the Service was recreated) is stale, and the ready pods are missing.
     old = dp.compare(reading("10.96.0.99:80"), ("two-web-80",), API)
     assert [u.target for u, _w in old.stale] == ["10.96.0.99:80"] and len(old.missing) == 2
+
+
+def test_an_external_name_service_is_not_compared() -> None:
+    external = {"metadata": {"namespace": "two", "name": "web"},
+                "spec": {"type": "ExternalName", "externalName": "example.org", "ports": [{"name": "http", "port": 80}]}}
+    api = dp.api_side("two", BackendRef("web", 80, "*/"), external, [])
+    result = dp.compare(Reading("test", {"two-web-80": (Upstream("example.org", "80"),)}), ("two-web-80",), api)
+    assert not result.stale and not result.missing and "ExternalName" in result.note
 
 
 def test_compare_backend_absent_from_the_data_plane() -> None:
