@@ -24,6 +24,12 @@ ETCD_GOMOD = {"Go": "1.24", "Replace": [
 ]}
 
 
+@pytest.fixture(autouse=True)
+def no_ci_budget_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The builds here are stand-ins: none of them may land in make test's stage table."""
+    monkeypatch.delenv("KINDLAB_STAGE_LOG", raising=False)
+
+
 def go_answering(tmp_path: Path, on_build: Callable[[list[str], Path, dict[str, str]], None]) -> binaries.Runner:
     """A stand-in for `go` that answers the builder's module queries and writes each binary it builds,
     after telling ON_BUILD of the build."""
@@ -223,3 +229,17 @@ def test_binaries_of_two_modules_build_side_by_side_and_of_one_module_in_turn(
                            which=lambda _name: "/usr/bin/go", jobs=2)
     assert set(paths) == {"ptp", "loopback", "runc"} and all(p.read_text() == "binary" for p in paths.values())
     assert any(len(s) == 2 for s in overlaps), overlaps
+
+
+def test_each_build_is_a_line_of_the_ci_budget_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under make test (KINDLAB_STAGE_LOG set), each binary built adds its seconds to the stage table;
+    a cached one adds nothing."""
+    monkeypatch.setenv("KINDLAB_CACHE", str(tmp_path))
+    table = tmp_path / "stages.tsv"
+    monkeypatch.setenv("KINDLAB_STAGE_LOG", str(table))
+    fake_go = go_answering(tmp_path, lambda argv, cwd, env: None)
+    binaries.build(["ptp"], say=lambda _m: None, run=fake_go, which=lambda _name: "/usr/bin/go")
+    binaries.build(["ptp"], say=lambda _m: None, run=fake_go, which=lambda _name: "/usr/bin/go")
+    name, seconds, result = table.read_text().splitlines()[0].split("\t")
+    assert (name, result) == ("build ptp", "ok") and int(seconds) >= 0
+    assert len(table.read_text().splitlines()) == 1
