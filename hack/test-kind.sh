@@ -181,6 +181,12 @@ twin_refuses() {
     fi
 }
 
+# The scenarios the twin runs (and whose verdicts are compared); it must refuse the others.
+COMPARED=()
+for scenario in "${SCENARIOS[@]}"; do
+    kind_only "$scenario" || COMPARED+=("$scenario")
+done
+
 # twin_series: every scenario on the twin, one after another; its failures go to $WORK/twin-failures.
 # It runs beside the kind series (the twin lives on loopback, kind in the engine's namespace, and
 # neither waits for the other): most of either's time is spent waiting for controllers.
@@ -188,19 +194,15 @@ twin_series() {
     failures=()
     local scenario
     for scenario in "${SCENARIOS[@]}"; do
-        if kind_only "$scenario"; then
-            twin_refuses "$scenario"
-        else
+        if [[ " ${COMPARED[*]} " == *" $scenario "* ]]; then
             lab_run twin "$scenario"
+        else
+            twin_refuses "$scenario"
         fi
     done
     [ "${#failures[@]}" -eq 0 ] || printf '%s\n' "${failures[@]}" >"$WORK/twin-failures"
 }
 
-COMPARED=()
-for scenario in "${SCENARIOS[@]}"; do
-    kind_only "$scenario" || COMPARED+=("$scenario")
-done
 banner "the scenarios on the twin (beside kind's, logs in $WORK/twin)"
 twin_series &
 TWIN_SERIES=$!
