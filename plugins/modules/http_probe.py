@@ -15,6 +15,10 @@ description:
     the original Host header and path. On the twin every LoadBalancer and node address is
     reachable only that way (C(kindlab-twin get connect-to --name CLUSTER), or the
     M(kindlab.ingress.kind_cluster) module's C(connect_to) return).
+  - With I(rate) the probe is continuous instead: it sends I(rate) requests per second for I(duration) seconds on a
+    fixed schedule (each request starts on its tick, however long the ones before it take; they may overlap), from the
+    first tick on, without waiting for a first good answer. Every failure is returned with its time, its status code
+    or error and the backend that answered; the probe passes when at most I(max_failures) requests fail.
   - Proxies are never used. Redirects are not followed (a 308 is reported as 308).
   - Read-only; runs in check mode too, since it changes nothing.
 version_added: 0.1.0
@@ -60,7 +64,7 @@ options:
     description: A Python regular expression the body must match (searched, not anchored).
     type: str
   attempts:
-    description: Requests until one succeeds.
+    description: Requests until one succeeds. Not used with I(rate) (more than 1 is refused).
     type: int
     default: 1
   interval:
@@ -72,9 +76,27 @@ options:
     type: float
     default: 10
   samples:
-    description: Requests made after the first success; each must succeed too, and each answering backend is counted.
+    description:
+      - Requests made after the first success; each must succeed too, and each answering backend is counted.
+      - Not used with I(rate), where every request of the window is a sample (more than 1 is refused).
     type: int
     default: 1
+  rate:
+    description:
+      - Continuous probing at this many requests per second (above 0, at most 200) for I(duration) seconds.
+      - From the host, a pool of up to 64 threads sends the requests, so answers slower than 64 / I(rate) seconds
+        lower the rate (RV(continuous.rate_achieved) says so).
+      - With I(via=node), one C(docker exec) runs a bash loop in the node container (bash 5, curl and a C(sleep)
+        taking fractions, as in kind's node image) that starts each request on its tick in the background; the
+        Ingresses' status is read once, at the start of the window.
+      - With I(ingress) from the host, the status is read again at most once a second.
+    type: float
+  duration:
+    description: Seconds the continuous window lasts (with I(rate) only; default 60).
+    type: float
+  max_failures:
+    description: Failed requests the continuous window allows (with I(rate) only; default 0).
+    type: int
   backend_regex:
     description:
       - Regular expression whose first group names the backend that answered a sample.
@@ -142,6 +164,17 @@ EXAMPLES = r"""
     fail_on_violation: false
   register: probe
 
+- name: 20 requests a second for a minute while a rollout runs; at most 5 may fail
+  kindlab.ingress.http_probe:
+    kubeconfig: "{{ lab_kubeconfig }}"
+    ingress: one/test
+    rate: 20
+    duration: 60
+    max_failures: 5
+    connect_to: "{{ cluster.connect_to }}"
+    fail_on_violation: false
+  register: window
+
 - name: From inside the kind node (kind only)
   kindlab.ingress.http_probe:
     url: http://100.64.0.1/
@@ -151,7 +184,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 passed:
-  description: Whether an attempt succeeded and every sample after it did too.
+  description: Whether an attempt succeeded and every sample after it did too; with O(rate), whether at most O(max_failures) requests failed.
   returned: always
   type: bool
 reason:
@@ -191,6 +224,27 @@ distribution:
   returned: always
   type: dict
   sample: {"test-6d4cf56db6-abcde": 5, "test-6d4cf56db6-fghij": 5}
+continuous:
+  description:
+    - The continuous window (with O(rate)). C(rate_requested) and C(rate_achieved) (requests per second as sent:
+      the intervals between the first and the last request's start), C(duration), C(started) (ISO-8601 UTC),
+      C(elapsed), C(scheduled) (ticks in the window), C(sent), C(answered) (requests that got an HTTP answer,
+      whatever its status), C(failed_count), C(max_failures), C(backends) (answering backend to count) and
+      C(workers) (threads, from the host).
+    - C(failures) lists every failed request, in order, with C(seq) (its tick), C(time) (ISO-8601 UTC), C(offset)
+      (seconds since the window began), C(address), C(status) (when there was an answer), C(error) (when there was
+      none) or C(problem) (why the answer is not the expected one), and C(backend) (who answered, null without an answer).
+  returned: when rate is set
+  type: dict
+  sample: {"rate_requested": 20.0, "rate_achieved": 19.99, "sent": 1200, "answered": 1200, "failed_count": 1,
+           "failures": [{"seq": 241, "time": "2026-11-26T10:00:12.050Z", "offset": 12.05, "status": 502,
+                         "problem": "got 502 (expected 200)", "backend": "(unmatched)", "address": "100.64.0.0"}],
+           "backends": {"test-6d4cf56db6-abcde": 1199, "(unmatched)": 1}}
+ingresses:
+  description: The Ingresses probed (C(namespace/name)), with O(ingress).
+  returned: when ingress is set
+  type: list
+  elements: str
 via:
   description: Where the requests were sent from, C(host) or C(node).
   returned: always
@@ -227,6 +281,9 @@ def main() -> None:
             timeout={"type": "float", "default": 10},
             samples={"type": "int", "default": 1},
             backend_regex={"type": "str", "default": r"pod: (\S+)"},
+            rate={"type": "float"},
+            duration={"type": "float"},
+            max_failures={"type": "int"},
             connect_to={"type": "list", "elements": "str", "default": []},
             connect_to_only={"type": "bool", "default": False},
             via={"type": "str", "choices": ["host", "node"], "default": "host"},

@@ -8,13 +8,21 @@ Everything is validated by parse_spec() before a request is sent. The loop (run_
 takes its transport, address lookup, clock and sleep as arguments, so it is tested
 without a network; the two transports are from the host (Ansible's open_url) and from
 inside a kind node container (curl through `docker exec`, argv built here).
+
+With `rate`, the probe is continuous instead: requests on a fixed schedule for `duration`
+seconds, every failure listed with its time (run_continuous from the host, a thread pool so
+slow answers do not lower the rate; node_loop_argv/parse_loop from a node, one shell loop in
+one `docker exec`).
 """
 from __future__ import annotations
 
+import math
 import re
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
 from urllib.error import HTTPError
 from urllib.parse import urlsplit
@@ -36,6 +44,11 @@ _METHOD = re.compile(r"^[A-Z]+$")
 _PORT = re.compile(r"^[0-9]{1,5}$")
 # curl --write-out marker appended after the body, so status and body come from one stdout.
 _CURL_MARK = "\n__kindlab_probe_status__:"
+# Continuous probing: the highest rate accepted, and the most requests in flight from the host.
+MAX_RATE = 200.0
+MAX_WORKERS = 64
+# The Ingress status is read again at most this often in continuous mode (not at every request).
+LOOKUP_EVERY = 1.0
 
 
 class ProbeError(OptionError):
@@ -93,6 +106,11 @@ class ProbeSpec:
     # Dial only through connect_to: an address without an entry counts as refused. On the twin
     # nothing but the mapped loopback ports exists, and lab addresses must never be dialled.
     connect_to_only: bool = False
+    # Continuous mode (rate set): requests per second for `duration` seconds; the probe passes
+    # when at most `max_failures` of them fail.
+    rate: float | None = None
+    duration: float = 60.0
+    max_failures: int = 0
 
 
 def _take_host(text: str) -> tuple[str, str] | None:
@@ -208,6 +226,7 @@ def parse_spec(params: Obj) -> ProbeSpec:
     host = params.get("host")
     if host is not None and (not host or any(c in host for c in " /\r\n")):
         raise ProbeError("host: expected a host name for the Host header (optionally host:port), got %r" % host)
+    rate, duration, max_failures = parse_continuous(params)
     return ProbeSpec(
         url=url, ingresses=parse_ingresses(ingress), scheme=scheme, port=port,
         host=host, path=path, method=method, status=list(status),
@@ -218,7 +237,50 @@ def parse_spec(params: Obj) -> ProbeSpec:
         or re.compile(DEFAULT_BACKEND_REGEX),
         connect_to=parse_connect_to(params.get("connect_to")),
         connect_to_only=bool(params.get("connect_to_only", False)),
+        rate=rate, duration=duration, max_failures=max_failures,
     )
+
+
+def _number(params: Obj, option: str, default: float) -> float:
+    value = params.get(option)
+    if value is None:
+        return default
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ProbeError("%s: expected a number, got %r" % (option, value)) from None
+    if not math.isfinite(number):
+        raise ProbeError("%s: expected a finite number, got %r" % (option, value))
+    return number
+
+
+def parse_continuous(params: Obj) -> tuple[float | None, float, int]:
+    """rate (requests/s, 0 < rate <= MAX_RATE), duration (s) and max_failures; duration and
+    max_failures only with rate, and attempts/samples above 1 not with it (the window starts
+    at once and every request in it is a sample)."""
+    given = {k for k in ("duration", "max_failures") if params.get(k) is not None}
+    if params.get("rate") is None:
+        if given:
+            raise ProbeError("%s: only with rate (continuous probing); without rate the probe makes attempts, "
+                             "then samples" % ", ".join(sorted(given)))
+        return None, 60.0, 0
+    rate = _number(params, "rate", 0)
+    if not 0 < rate <= MAX_RATE:
+        raise ProbeError("rate: expected requests per second above 0 and at most %g, got %r" % (MAX_RATE, params.get("rate")))
+    duration = _number(params, "duration", 60.0)
+    if not 0 < duration <= 24 * 3600:
+        raise ProbeError("duration: expected seconds above 0 (at most a day), got %r" % params.get("duration"))
+    if duration * rate < 1:
+        raise ProbeError("duration: %g s at rate %g/s sends no request; expected at least 1 / rate = %g s"
+                         % (duration, rate, 1 / rate))
+    failures = _number(params, "max_failures", 0)
+    if failures < 0 or failures != int(failures):
+        raise ProbeError("max_failures: expected a whole number >= 0, got %r" % params.get("max_failures"))
+    for option in ("attempts", "samples"):
+        if int(params.get(option) or 1) > 1:
+            raise ProbeError("%s: not used with rate: the continuous window starts at once and every request in it is a "
+                             "sample (set duration and max_failures instead), got %r" % (option, params.get(option)))
+    return rate, duration, int(failures)
 
 
 def first_rule_host(ingress: Obj) -> str | None:
@@ -317,17 +379,29 @@ class _Resolver:
     """The target of each request. With Ingresses, their status is read again every time and
     the addresses are used in turn, as a client resolving DNS built from that status would."""
 
-    def __init__(self, spec: ProbeSpec, lookup: Lookup | None) -> None:
+    def __init__(self, spec: ProbeSpec, lookup: Lookup | None, clock: Callable[[], float] = time.monotonic,
+                 max_age: float = 0.0) -> None:
         self.spec, self.lookup, self.count = spec, lookup, 0
+        # Continuous mode reads the status at most every max_age seconds, and from several threads.
+        self.clock, self.max_age = clock, max_age
+        self.lock = threading.Lock()
+        self.cached: tuple[list[str], str | None] | None = None
+        self.read_at = 0.0
+
+    def _read(self, lookup: Lookup) -> tuple[list[str], str | None]:
+        if self.cached is None or self.max_age <= 0 or self.clock() - self.read_at >= self.max_age:
+            self.cached, self.read_at = lookup(), self.clock()
+        return self.cached
 
     def next(self) -> tuple[Target | None, str | None]:
         if not self.spec.ingresses or self.lookup is None:
             return build_target(self.spec, None, None), None
-        addresses, default_host = self.lookup()
-        if not addresses:
-            return None, "no status address on Ingress %s" % _names(self.spec)
-        address = addresses[self.count % len(addresses)]
-        self.count += 1
+        with self.lock:
+            addresses, default_host = self._read(self.lookup)
+            if not addresses:
+                return None, "no status address on Ingress %s" % _names(self.spec)
+            address = addresses[self.count % len(addresses)]
+            self.count += 1
         return build_target(self.spec, address, default_host), None
 
 
@@ -340,7 +414,10 @@ def run_probe(
     now: Callable[[], str] = _now,
 ) -> Obj:
     """Attempts until one passes, then the samples. lookup() returns (status addresses, default
-    Host) of the Ingresses; it is called before every request."""
+    Host) of the Ingresses; it is called before every request. With spec.rate, the continuous
+    window instead (run_continuous)."""
+    if spec.rate is not None:
+        return run_continuous(spec, send, lookup, sleep=sleep, clock=clock)
     resolver = _Resolver(spec, lookup)
     attempts: list[Obj] = []
     target: Target | None = None
@@ -406,6 +483,162 @@ def _sample(spec: ProbeSpec, send: Callable[[ProbeSpec, Target], Answer], resolv
     return result
 
 
+# --- continuous probing ---------------------------------------------------------------
+#
+# With `rate`, the window starts at once and replaces both the attempts and the samples: it is
+# a measurement over a fixed span that a scenario's actions are timed against, so a wait for a
+# first good answer would move it by an unknown amount, and an outage at its start is exactly
+# what it must count, not wait out.
+
+
+@dataclass
+class Sample:
+    """One request of the continuous window: `seq` is its tick, `offset` when it started (s
+    since the window began), `time` the same as ISO-8601 UTC."""
+
+    seq: int
+    offset: float
+    time: str
+    address: str | None
+    answer: Answer
+    elapsed: float = 0.0
+
+
+def _iso(when: datetime) -> str:
+    return when.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _wall() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def tick_count(rate: float, duration: float) -> int:
+    """Requests in the window: ticks at i / rate for every i with i / rate < duration."""
+    return max(1, int(math.ceil(duration * rate - 1e-9)))
+
+
+def achieved_rate(offsets: list[float], duration: float) -> float:
+    """Requests per second as sent: (n - 1) intervals over the span from the first request's
+    start to the last's; one request alone counts over the whole window."""
+    if len(offsets) > 1 and max(offsets) > min(offsets):
+        return (len(offsets) - 1) / (max(offsets) - min(offsets))
+    return len(offsets) / duration if duration > 0 else 0.0
+
+
+def _failure(spec: ProbeSpec, sample: Sample) -> Obj | None:
+    answer = sample.answer
+    problem = judge(spec, answer)
+    if problem is None:
+        return None
+    backend = None if answer.status is None else backend_of(answer.body, spec.backend_regex)
+    entry: Obj = {"seq": sample.seq, "time": sample.time, "offset": round(sample.offset, 3), "address": sample.address,
+                  "backend": backend}
+    if answer.status is not None:
+        entry["status"] = answer.status
+    if answer.error is not None:
+        entry["error"] = answer.error
+    else:
+        entry["problem"] = problem
+    return entry
+
+
+def _problem_counts(failures: list[Obj]) -> str:
+    counts: dict[str, int] = {}
+    for entry in failures:
+        text = str(entry.get("error") or entry.get("problem") or "failed")
+        counts[text] = counts.get(text, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return "; ".join("%s (x%d)" % (text, n) for text, n in ranked[:5]) + ("; ..." if len(ranked) > 5 else "")
+
+
+def summarise(spec: ProbeSpec, samples: list[Sample], started: str, elapsed: float) -> Obj:
+    """The continuous result from its samples, whichever transport sent them: every failure
+    listed, the answering backends counted, the verdict against max_failures."""
+    rate = float(spec.rate or 0)
+    samples = sorted(samples, key=lambda s: s.seq)
+    failures = [f for f in (_failure(spec, s) for s in samples) if f is not None]
+    backends = distribution([backend_of(s.answer.body, spec.backend_regex) for s in samples if s.answer.status is not None])
+    addresses: list[str] = []
+    for s in samples:
+        if s.address and s.address not in addresses:
+            addresses.append(s.address)
+    achieved = achieved_rate([s.offset for s in samples], spec.duration)
+    continuous = {
+        "rate_requested": rate, "rate_achieved": round(achieved, 3), "duration": spec.duration,
+        "started": started, "elapsed": round(elapsed, 3), "sent": len(samples),
+        "scheduled": tick_count(rate, spec.duration),
+        "answered": sum(1 for s in samples if s.answer.status is not None),
+        "failures": failures, "failed_count": len(failures), "max_failures": spec.max_failures, "backends": backends,
+    }
+    passed = len(failures) <= spec.max_failures and bool(samples)
+    where = ", ".join(addresses) or "no address"
+    summary = "%d sent at %g/s (achieved %.2f/s) over %gs to %s: %d failed (allowed %d)" % (
+        len(samples), rate, achieved, spec.duration, where, len(failures), spec.max_failures)
+    if failures:
+        summary += ", first at +%.3fs, last at +%.3fs: %s" % (failures[0]["offset"], failures[-1]["offset"], _problem_counts(failures))
+    return {
+        "passed": passed, "reason": summary, "continuous": continuous, "attempts": [], "samples": [],
+        "distribution": backends, "addresses": addresses, "url": None, "address": addresses[-1] if addresses else None,
+        "host": None,
+    }
+
+
+def run_continuous(
+    spec: ProbeSpec,
+    send: Callable[[ProbeSpec, Target], Answer],
+    lookup: Lookup | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    wall: Callable[[], datetime] = _wall,
+    workers: int | None = None,
+) -> Obj:
+    """Requests at start + i / rate for the whole window, each started on its tick whatever the
+    answers before it took (never 'sleep after each answer'): a pool of worker threads sends
+    them, so they may overlap. workers=1 sends inline (tests with a fake clock)."""
+    rate = float(spec.rate or 0)
+    resolver = _Resolver(spec, lookup, clock, max_age=LOOKUP_EVERY)
+    count = tick_count(rate, spec.duration)
+    pool_size = workers or min(MAX_WORKERS, max(2, int(math.ceil(rate * min(spec.timeout, 3.0)))))
+    base, t0 = wall(), clock()
+    seen: dict[str, Target] = {}
+
+    def one(seq: int) -> Sample:
+        offset = clock() - t0
+        when = _iso(base + timedelta(seconds=offset))
+        target, problem = resolver.next()
+        if target is None:
+            return Sample(seq, offset, when, None, Answer(None, "", problem or "no target"))
+        seen["last"] = target
+        answer = send(spec, target)
+        return Sample(seq, offset, when, target.address, answer, round(clock() - t0 - offset, 3))
+
+    samples: list[Sample] = []
+    if pool_size <= 1:
+        for seq in range(count):
+            _wait_until(t0 + seq / rate, clock, sleep)
+            samples.append(one(seq))
+    else:
+        with ThreadPoolExecutor(max_workers=pool_size, thread_name_prefix="http_probe") as pool:
+            futures = []
+            for seq in range(count):
+                _wait_until(t0 + seq / rate, clock, sleep)
+                futures.append(pool.submit(one, seq))
+            samples = [f.result() for f in futures]
+    _wait_until(t0 + spec.duration, clock, sleep)  # the window lasts its duration, whatever the last answer took
+    result = summarise(spec, samples, _iso(base), clock() - t0)
+    last = seen.get("last")
+    if last is not None:
+        result.update(url=last.url, host=last.host_header)
+    result["continuous"]["workers"] = pool_size
+    return result
+
+
+def _wait_until(due: float, clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
+    delay = due - clock()
+    if delay > 0:
+        sleep(delay)
+
+
 # --- transports -------------------------------------------------------------------------
 
 def host_send(open_url: Callable[..., Any], http_error: type[Exception], validate_certs: bool = True
@@ -442,17 +675,22 @@ def _text(data: bytes | str) -> str:
     return data if isinstance(data, str) else data.decode("utf-8", "replace")
 
 
-def curl_argv(docker: str, node: str, spec: ProbeSpec, target: Target) -> list[str]:
-    """curl inside the node container; its --connect-to does what connect_to says."""
-    argv = [docker, "exec", node, "curl", "-sS", "-o", "-", "-w", _CURL_MARK + "%{http_code}",
-            "--max-time", "%g" % spec.timeout, "-H", "Host: %s" % target.host_header]
+def _curl_options(spec: ProbeSpec, target: Target) -> list[str]:
+    """curl's options for one target (all but the URL); its --connect-to does what connect_to says."""
+    argv = ["-sS", "-o", "-", "-w", _CURL_MARK + "%{http_code}", "--max-time", "%g" % spec.timeout,
+            "-H", "Host: %s" % target.host_header]
     argv += ["--head"] if spec.method == "HEAD" else ["-X", spec.method]
     if target.url.startswith("https:"):
         argv.append("-k")  # the lab's certificates are self-signed
     for rule in spec.connect_to:
         argv += ["--connect-to", "%s:%s:%s:%s" % (_bracket(rule.host) if rule.host else "", rule.port,
                                                   _bracket(rule.target_host) if rule.target_host else "", rule.target_port)]
-    return argv + [target.url]
+    return argv
+
+
+def curl_argv(docker: str, node: str, spec: ProbeSpec, target: Target) -> list[str]:
+    """curl inside the node container."""
+    return [docker, "exec", node, "curl"] + _curl_options(spec, target) + [target.url]
 
 
 NODE_HINT = ("cannot run curl in node container %r: on the twin (kindlab-twin) nodes are not containers, so use "
@@ -480,6 +718,127 @@ def node_send(run_command: Callable[[list[str]], tuple[int, str, str]], docker: 
         return parse_curl(rc, out, err, node)
 
     return send
+
+
+# Continuous probing from a node: one `docker exec` runs this loop (a process per request through
+# docker would not keep 20/s). It is a constant: every value comes in as an argument, never as
+# shell text. bash's EPOCHREALTIME (bash 5, as in kind's Debian node image) schedules each tick
+# at start + i * period without a fork; each request runs in the background, so slow answers do
+# not delay the next tick, and prints one line (shorter than PIPE_BUF, so lines do not mix):
+#   __kindlab_sample__ SEQ START_US CURL_RC OUTPUT  (OUTPUT with backslash, newline and CR escaped)
+NODE_LOOP = r"""set -u
+count=$1 period=$2 n=$3
+shift 3
+urls=("${@:1:n}")
+shift "$n"
+if [ -z "${EPOCHREALTIME:-}" ]; then echo "__kindlab_error__ bash without EPOCHREALTIME (bash 5 needed)"; exit 3; fi
+start=${EPOCHREALTIME/[.,]/}
+echo "__kindlab_start__ $start"
+i=0
+while [ "$i" -lt "$count" ]; do
+  d=$(( start + i * period - ${EPOCHREALTIME/[.,]/} ))
+  if [ "$d" -gt 0 ]; then printf -v pause '%d.%06d' $(( d / 1000000 )) $(( d % 1000000 )); sleep "$pause"; fi
+  (
+    t=${EPOCHREALTIME/[.,]/}
+    out=$(curl "$@" "${urls[i % n]}" 2>&1)
+    rc=$?
+    if [ "${#out}" -gt 1900 ]; then out="${out:0:1500}${out: -400}"; fi
+    out=${out//\\/\\\\}
+    out=${out//$'\n'/\\n}
+    out=${out//$'\r'/\\r}
+    printf '__kindlab_sample__ %s %s %s %s\n' "$i" "$t" "$rc" "$out"
+  ) &
+  i=$(( i + 1 ))
+done
+wait
+echo "__kindlab_end__ ${EPOCHREALTIME/[.,]/}"
+"""
+_LOOP_LINE = re.compile(r"^__kindlab_sample__ ([0-9]+) ([0-9]+) ([0-9]+) ?(.*)$")
+_UNESCAPE = re.compile(r"\\(\\|n|r)")
+
+
+def node_loop_argv(docker: str, node: str, spec: ProbeSpec, targets: list[Target]) -> list[str]:
+    """`docker exec NODE bash -c NODE_LOOP` with the tick count, the period in microseconds, the
+    URLs used in turn and curl's options (the first target's Host header and connect_to)."""
+    rate = float(spec.rate or 1)
+    period = max(1, int(round(1e6 / rate)))
+    urls = [t.url for t in targets]
+    return ([docker, "exec", node, "bash", "-c", NODE_LOOP, "kindlab-probe", str(tick_count(rate, spec.duration)),
+             str(period), str(len(urls))] + urls + _curl_options(spec, targets[0]))
+
+
+def _unescape(text: str) -> str:
+    return _UNESCAPE.sub(lambda m: {"\\": "\\", "n": "\n", "r": "\r"}[m.group(1)], text)
+
+
+def _loop_answer(rc: int, output: str, node: str) -> Answer:
+    body, sep, rest = output.rpartition(_CURL_MARK)
+    if not sep:
+        body, rest = output, ""
+    code, tail = rest[:3], rest[3:].strip()
+    if rc != 0 or not code.isdigit() or code == "000":
+        why = (tail or body or "no output").strip()[:300]
+        return Answer(None, "", "curl in node %s failed (rc=%d): %s" % (node, rc, why))
+    return Answer(int(code), body)
+
+
+def parse_loop(rc: int, stdout: str, stderr: str, node: str, addresses: list[str]
+               ) -> tuple[float | None, float, list[Sample], str | None]:
+    """(start epoch, elapsed s, samples, fatal error) from NODE_LOOP's output. addresses[i % n]
+    is the address of URL i % n, as the loop used them."""
+    start: int | None = None
+    end: int | None = None
+    samples: list[Sample] = []
+    for line in stdout.splitlines():
+        if line.startswith("__kindlab_start__ "):
+            start = int(line.split()[1])
+        elif line.startswith("__kindlab_end__ "):
+            end = int(line.split()[1])
+        elif line.startswith("__kindlab_error__ "):
+            return None, 0.0, [], "the probe loop in node %s cannot run: %s" % (node, line.split(" ", 1)[1])
+        else:
+            match = _LOOP_LINE.match(line)
+            if match and start is not None:
+                seq, began = int(match.group(1)), int(match.group(2))
+                when = datetime.fromtimestamp(began / 1e6, timezone.utc)
+                address = addresses[seq % len(addresses)] if addresses else None
+                samples.append(Sample(seq, (began - start) / 1e6, _iso(when), address,
+                                      _loop_answer(int(match.group(3)), _unescape(match.group(4)), node)))
+    if start is None:
+        fatal = parse_curl(rc or 1, "", stderr, node)
+        return None, 0.0, [], fatal.error if fatal.fatal else "the probe loop in node %s did not start (rc=%d): %s" % (
+            node, rc, (stderr or stdout).strip()[:300])
+    elapsed = ((end if end is not None else max([start] + [int(s.offset * 1e6) + start for s in samples])) - start) / 1e6
+    return start / 1e6, elapsed, samples, None
+
+
+def node_continuous(spec: ProbeSpec, run_command: Callable[[list[str]], tuple[int, str, str]], docker: str, node: str,
+                    lookup: Lookup | None) -> Obj:
+    """The continuous window from inside a node: the Ingresses' status is read once, at the
+    start (the loop in the node cannot ask the API), and its addresses are used in turn."""
+    targets: list[Target] = []
+    if spec.ingresses and lookup is not None:
+        addresses, default_host = lookup()
+        targets = [build_target(spec, address, default_host) for address in addresses]
+        if not targets:
+            return _unprobed(spec, "no status address on Ingress %s at the start of the window" % _names(spec))
+    else:
+        targets = [build_target(spec, None, None)]
+    rc, out, err = run_command(node_loop_argv(docker, node, spec, targets))
+    start, elapsed, samples, fatal = parse_loop(rc, out, err, node, [t.address for t in targets])
+    if fatal is not None or start is None:
+        return _unprobed(spec, fatal or "no output from the probe loop")
+    result = summarise(spec, samples, _iso(datetime.fromtimestamp(start, timezone.utc)), elapsed)
+    result.update(url=targets[-1].url, host=targets[0].host_header)
+    if len(samples) < tick_count(float(spec.rate or 0), spec.duration):
+        result["continuous"]["lost_lines"] = tick_count(float(spec.rate or 0), spec.duration) - len(samples)
+    return result
+
+
+def _unprobed(spec: ProbeSpec, why: str) -> Obj:
+    result = summarise(spec, [], "", 0.0)
+    result.update(passed=False, reason=why)
+    return result
 
 
 def node_from_context(context: str | None) -> str | None:
@@ -529,20 +888,37 @@ def probe_from_module(
             raise ProbeError("docker_binary: %r not found; via=node runs curl in a kind node container. " % (
                 params.get("docker_binary") or "docker") + NODE_HINT % node)
         send = node_send(run_command, docker, node)
+        if spec.rate is not None:
+            return _node_window(params, spec, make_client, run_command, docker, node)
     else:
         send = host_send(open_url, http_error, bool(params.get("validate_certs", True)))
-    lookup = None
-    if spec.ingresses:
-        client = make_client(params.get("kubeconfig"), params.get("context"))
-        lookup = ingress_lookup(client, spec.ingresses)
-        missing = ["%s/%s" % (ns, name) for ns, name in spec.ingresses
-                   if client.get("networking.k8s.io/v1", "Ingress", name, ns) is None]
-        if missing:
-            raise ProbeError("ingress: Ingress %s not found" % ", ".join(missing))
+    lookup = _checked_lookup(params, spec, make_client)
     result = run_probe(spec, send, lookup)
     result["via"] = "node" if node else "host"
     if node:
         result["node"] = node
+    if spec.ingresses:
+        result["ingresses"] = ["%s/%s" % ref for ref in spec.ingresses]
+    return result
+
+
+def _checked_lookup(params: Obj, spec: ProbeSpec, make_client: Callable[..., Any]) -> Lookup | None:
+    """The Ingresses' lookup, after checking each exists (none with url)."""
+    if not spec.ingresses:
+        return None
+    client = make_client(params.get("kubeconfig"), params.get("context"))
+    missing = ["%s/%s" % (ns, name) for ns, name in spec.ingresses if client.get("networking.k8s.io/v1", "Ingress", name, ns) is None]
+    if missing:
+        raise ProbeError("ingress: Ingress %s not found" % ", ".join(missing))
+    return ingress_lookup(client, spec.ingresses)
+
+
+def _node_window(params: Obj, spec: ProbeSpec, make_client: Callable[..., Any],
+                 run_command: Callable[[list[str]], tuple[int, str, str]], docker: str, node: str) -> Obj:
+    result = node_continuous(spec, run_command, docker, node, _checked_lookup(params, spec, make_client))
+    result.update(via="node", node=node)
+    if spec.ingresses:
+        result["ingresses"] = ["%s/%s" % ref for ref in spec.ingresses]
     return result
 
 
