@@ -724,7 +724,8 @@ def node_send(run_command: Callable[[list[str]], tuple[int, str, str]], docker: 
 # docker would not keep 20/s). It is a constant: every value comes in as an argument, never as
 # shell text. bash's EPOCHREALTIME (bash 5, as in kind's Debian node image) schedules each tick
 # at start + i * period without a fork; each request runs in the background, so slow answers do
-# not delay the next tick, and prints one line (shorter than PIPE_BUF, so lines do not mix):
+# not delay the next tick, and prints one line (shorter than PIPE_BUF, so lines do not mix); the
+# loop lasts the whole window, whatever the last answer took:
 #   __kindlab_sample__ SEQ START_US CURL_RC OUTPUT  (OUTPUT with backslash, newline and CR escaped)
 NODE_LOOP = r"""set -u
 count=$1 period=$2 n=$3
@@ -751,6 +752,8 @@ while [ "$i" -lt "$count" ]; do
   i=$(( i + 1 ))
 done
 wait
+d=$(( start + count * period - ${EPOCHREALTIME/[.,]/} ))
+if [ "$d" -gt 0 ]; then printf -v pause '%d.%06d' $(( d / 1000000 )) $(( d % 1000000 )); sleep "$pause"; fi
 echo "__kindlab_end__ ${EPOCHREALTIME/[.,]/}"
 """
 _LOOP_LINE = re.compile(r"^__kindlab_sample__ ([0-9]+) ([0-9]+) ([0-9]+) ?(.*)$")
