@@ -46,7 +46,8 @@ options:
         C(pools), C(allow_empty) for the role) and C(backends.failing) (namespace/name to a reason regex),
         C(diagnose.findings) (each C(kind) plus optional C(ingress), C(culprit) and C(reason) regexes),
         C(conflicts.expected) (each C(ingresses): two namespace/name), C(reachability) (the probes, each with optional
-        C(failing) reason regex, C(backends) list and C(min_backends))."
+        C(failing) reason regex, C(backends) list and C(min_backends); with C(rate), C(duration) and C(max_failures) a
+        continuous probe, judged by its failed requests against C(max_failures), default 0)."
     type: dict
     default: {}
   output_dir:

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ProbeError, parse_ingresses
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ProbeError, parse_continuous, parse_ingresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import render as render_html
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import change_writer
 
@@ -79,6 +79,7 @@ def validate_expect(expect: Any) -> Obj:
             _require(isinstance(body, list), where, "a list of probes", body)
             for i, probe in enumerate(body):
                 _probe_ingresses(probe, "%s[%d]" % (where, i))
+                _probe_continuous(probe, "%s[%d]" % (where, i))
             continue
         _require(isinstance(body, dict), where, "a mapping", body)
         extra = sorted(set(body) - _EXPECT_KEYS[check])
@@ -105,6 +106,14 @@ def _probe_ingresses(probe: Any, where: str) -> list[str]:
     _require(isinstance(probe, dict), where, "a probe mapping (http_probe options: ingress or url, ...)", probe)
     try:
         return ["%s/%s" % ref for ref in parse_ingresses(probe.get("ingress"))]
+    except ProbeError as exc:
+        raise VerifyError("%s.%s" % (where, exc)) from None
+
+
+def _probe_continuous(probe: Obj, where: str) -> None:
+    """rate, duration and max_failures of a continuous probe, checked as http_probe checks them."""
+    try:
+        parse_continuous(probe)
     except ProbeError as exc:
         raise VerifyError("%s.%s" % (where, exc)) from None
 
@@ -220,12 +229,43 @@ def _conflict_verdicts(result: Obj, expect: Obj) -> list[Verdict]:
     return out
 
 
+def _continuous_outcome(result: Obj, probe: Obj) -> tuple[bool, str]:
+    """A continuous probe passes when its failures are within the allowed ones (and it sent any);
+    observed says what was sent, what failed and the rate achieved."""
+    cont = result.get("continuous") or {}
+    failed, sent = int(cont.get("failed_count") or 0), int(cont.get("sent") or 0)
+    allowed = int(probe.get("max_failures") or 0)
+    passed = sent > 0 and failed <= allowed and bool(result.get("passed", True))
+    text = "sent %d, failed %d (allowed %d), rate %s/s of %s/s" % (
+        sent, failed, allowed, cont.get("rate_achieved", "?"), cont.get("rate_requested", probe.get("rate", "?")))
+    if not sent:
+        text = str(result.get("reason") or "nothing sent")
+    elif failed:
+        text += "; " + _failure_text(cont.get("failures") or [])
+    return passed, text
+
+
+def _failure_text(failures: list[Obj]) -> str:
+    """'first at +12.05 s, last at +14.1 s: got 502 (expected 200) x30, ...' for a verdict."""
+    counts: dict[str, int] = {}
+    for f in failures:
+        text = str(f.get("error") or f.get("problem") or f.get("status") or "failed")
+        counts[text] = counts.get(text, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return "first at +%gs, last at +%gs: %s" % (
+        failures[0].get("offset", 0), failures[-1].get("offset", 0),
+        ", ".join("%s x%d" % kv for kv in ranked[:3]) + (", ..." if len(ranked) > 3 else "")) if failures else "no failure listed"
+
+
 def _reachability_verdicts(results: list[Obj], probes: list[Obj]) -> list[Verdict]:
     out = []
     for i, (probe, result) in enumerate(zip(probes, results)):
         label = str(probe.get("name") or probe.get("ingress") or probe.get("url") or "probe %d" % i)
         passed = bool(result.get("passed"))
         reason = str(result.get("reason") or "")
+        continuous = "continuous" in result
+        if continuous:
+            passed, reason = _continuous_outcome(result, probe)
         expect_fail = probe.get("failing")
         problems = []
         if expect_fail:
@@ -240,9 +280,12 @@ def _reachability_verdicts(results: list[Obj], probes: list[Obj]) -> list[Verdic
         min_backends = int(probe.get("min_backends") or 0)
         if len(distribution) < min_backends:
             problems.append("expected answers from at least %d backends, got %s" % (min_backends, dict(distribution)))
-        observed = ("pass" if passed else "fail: " + reason) + (" %s" % dict(distribution) if distribution else "") \
+        observed = ("pass" + (": " + reason if continuous else "") if passed else "fail: " + reason) \
+            + (" %s" % dict(distribution) if distribution else "") \
             + (" (probed from inside node %s)" % result.get("node") if result.get("via") == "node" else "")
-        expected = ("fail: %s" % expect_fail if expect_fail else "pass") + (" from %s" % sorted(backends) if backends else "") \
+        expected = ("fail: %s" % expect_fail if expect_fail else "pass") \
+            + (" with at most %d failed at %s/s" % (int(probe.get("max_failures") or 0), probe["rate"]) if continuous and "rate" in probe else "") \
+            + (" from %s" % sorted(backends) if backends else "") \
             + (" from >= %d backends" % min_backends if min_backends else "")
         out.append(Verdict("reachability", label, expected, observed, not problems))
     return out

@@ -207,3 +207,41 @@ def test_a_failure_while_writing_replaces_no_file_and_leaves_no_temporary_one(
     with pytest.raises(OSError, match="No space left"):
         _verify.write_files({str(tmp_path / name): "new\n" for name in old})
     assert {p.name: p.read_text() for p in tmp_path.iterdir()} == old
+
+
+def _window(sent: int, failures: list[dict[str, Any]], passed: bool, rate: float = 20.0) -> dict[str, Any]:
+    return {"passed": passed, "reason": "%d sent" % sent, "distribution": {"web-1": sent - len(failures)},
+            "continuous": {"rate_requested": rate, "rate_achieved": 19.98, "sent": sent, "failed_count": len(failures),
+                           "failures": failures}}
+
+
+def test_a_continuous_probe_is_judged_by_failures_against_those_allowed() -> None:
+    failures = [{"offset": 12.05, "status": 502, "problem": "got 502 (expected 200)"},
+                {"offset": 12.1, "error": "connection refused"},
+                {"offset": 14.2, "status": 502, "problem": "got 502 (expected 200)"}]
+    allowed = {"ingress": "one/test", "rate": 20, "duration": 60, "max_failures": 3}
+    verdict, = evaluate({"reachability": [_window(1200, failures, True)]}, {"reachability": [allowed]})
+    assert verdict.met and verdict.expected == "pass with at most 3 failed at 20/s"
+    assert verdict.observed.startswith("pass: sent 1200, failed 3 (allowed 3), rate 19.98/s of 20.0/s; first at +12.05s, "
+                                       "last at +14.2s: got 502 (expected 200) x2, connection refused x1")
+    # The allowed count is the expectation's, whatever the module was told.
+    strict = dict(allowed, max_failures=2)
+    verdict, = evaluate({"reachability": [_window(1200, failures, True)]}, {"reachability": [strict]})
+    assert not verdict.met and verdict.observed.startswith("fail: sent 1200, failed 3 (allowed 2)")
+    # An expected failure is asserted by its reasons; a window that sent nothing never passes.
+    expected_drop = dict(allowed, max_failures=0, failing="502")
+    assert [v.met for v in evaluate({"reachability": [_window(1200, failures, False)]}, {"reachability": [expected_drop]})] == [True]
+    nothing = {"passed": False, "reason": "the probe loop in node n cannot run", "continuous": {"sent": 0, "failures": []}}
+    verdict, = evaluate({"reachability": [nothing]}, {"reachability": [dict(allowed, max_failures=5)]})
+    assert not verdict.met and verdict.observed == "fail: the probe loop in node n cannot run"
+
+
+@pytest.mark.parametrize("probe, field", [
+    ({"ingress": "one/test", "rate": 0}, r"lab_expect.reachability\[0\].rate: "),
+    ({"ingress": "one/test", "duration": 60}, r"lab_expect.reachability\[0\].duration: only with rate"),
+    ({"ingress": "one/test", "rate": 20, "max_failures": -2}, r"lab_expect.reachability\[0\].max_failures: "),
+    ({"ingress": "one/test", "rate": 20, "samples": 10}, r"lab_expect.reachability\[0\].samples: not used with rate"),
+])
+def test_continuous_probe_keys_are_validated_naming_the_field(probe: dict[str, Any], field: str) -> None:
+    with pytest.raises(VerifyError, match="^" + field):
+        validate_expect({"reachability": [probe]})
