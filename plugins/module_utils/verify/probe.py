@@ -723,9 +723,9 @@ def node_send(run_command: Callable[[list[str]], tuple[int, str, str]], docker: 
 # Continuous probing from a node: one `docker exec` runs this loop (a process per request through
 # docker would not keep 20/s). It is a constant: every value comes in as an argument, never as
 # shell text. bash's EPOCHREALTIME (bash 5, as in kind's Debian node image) schedules each tick
-# at start + i * period without a fork; each request runs in the background, so slow answers do
-# not delay the next tick, and prints one line (shorter than PIPE_BUF, so lines do not mix); the
-# loop lasts the whole window, whatever the last answer took:
+# at start + i * period without a fork and stamps it when the tick fires; each request runs in
+# the background, so slow answers do not delay the next tick, and prints one line (shorter than
+# PIPE_BUF, so lines do not mix); the loop lasts the whole window, whatever the last answer took:
 #   __kindlab_sample__ SEQ START_US CURL_RC OUTPUT  (OUTPUT with backslash, newline and CR escaped)
 NODE_LOOP = r"""set -u
 count=$1 period=$2 n=$3
@@ -739,8 +739,8 @@ i=0
 while [ "$i" -lt "$count" ]; do
   d=$(( start + i * period - ${EPOCHREALTIME/[.,]/} ))
   if [ "$d" -gt 0 ]; then printf -v pause '%d.%06d' $(( d / 1000000 )) $(( d % 1000000 )); sleep "$pause"; fi
+  t=${EPOCHREALTIME/[.,]/}
   (
-    t=${EPOCHREALTIME/[.,]/}
     out=$(curl "$@" "${urls[i % n]}" 2>&1)
     rc=$?
     if [ "${#out}" -gt 1900 ]; then out="${out:0:1500}${out: -400}"; fi

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ProbeError, parse_continuous, parse_ingresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import render as render_html
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import change_writer
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import markdown_lines as timeline_lines
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import merge as merge_timeline
 
 if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
@@ -332,8 +333,9 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def markdown(scenario: str, backend: str, verdicts: list[Verdict], results: Obj) -> str:
-    """The human summary: one table of verdicts, then the details that explain failures."""
+def markdown(scenario: str, backend: str, verdicts: list[Verdict], results: Obj, probes: list[Obj] | None = None) -> str:
+    """The human summary: one table of verdicts, then the details that explain failures, then
+    the timeline. probes: the expectation's reachability probes (their names and Ingresses)."""
     unmet = [v for v in verdicts if not v.met]
     lines = [
         "# Ingress lab verification: %s" % scenario,
@@ -355,27 +357,18 @@ def markdown(scenario: str, backend: str, verdicts: list[Verdict], results: Obj)
             fix = f.get("fix") or {}
             if fix:
                 lines.append("  - fix: %s" % json.dumps(fix, sort_keys=True))
-    timeline = (results.get("status") or {}).get("timeline") or []
-    if timeline:
-        lines += ["", "## Status changes", "", "| time | ingress | from | to | writer |", "|---|---|---|---|---|"]
-        for event in timeline[:200]:
-            lines.append("| %s | %s | %s | %s | %s |" % (
-                event.get("time", ""), event.get("ingress", ""), ", ".join(event.get("old") or []) or "-",
-                ", ".join(event.get("new") or []) or "-", _cell(change_writer(event))))
-        if len(timeline) > 200:
-            lines.append("| … | %d more in report.json | | | |" % (len(timeline) - 200))
-    restarted = (results.get("status") or {}).get("pod_restarts") or []
-    if restarted:
-        lines += ["", "## Controller pods replaced during the window", ""]
-        lines += ["- %s %s: %s wrote it until then, %s from then on"
-                  % (r.get("time", ""), r.get("ingress", ""), r.get("from", ""), r.get("to", "")) for r in restarted]
+    # One time axis per Ingress (timeline.py): actions, status changes with their writers,
+    # probe failures and data-plane divergences, in time order.
+    lines += timeline_lines(merge_timeline(results, probes))
     return "\n".join(lines) + "\n"
 
 
-def report(scenario: str, backend: str, verdicts: list[Verdict], results: Obj) -> Obj:
-    """The JSON report: verdicts first, then every module's raw result."""
+def report(scenario: str, backend: str, verdicts: list[Verdict], results: Obj, expect: Obj | None = None) -> Obj:
+    """The JSON report: verdicts first, then every module's raw result (and the expectations
+    judged, when given: report.html names probes and places their failures from them)."""
     unmet = [v for v in verdicts if not v.met]
-    return {
+    extra = {} if expect is None else {"expect": expect}
+    return extra | {
         "scenario": scenario,
         "backend": backend,
         "passed": not unmet,
@@ -426,14 +419,14 @@ def run_verify_report(params: Params, module: Module) -> Obj:
     are written all or none (write_files), so a failure leaves no report half-written."""
     expect = validate_expect(params["expect"])
     verdicts = evaluate(params["results"], expect)
-    doc = report(params["scenario"], params["backend"], verdicts, params["results"])
+    doc = report(params["scenario"], params["backend"], verdicts, params["results"], expect)
     files = [os.path.join(params["output_dir"], name) for name in ("report.json", "summary.md", "report.html")]
     changed = False
     if not module.check_mode:
         report_json = json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n"
         texts = {
             files[0]: report_json,
-            files[1]: markdown(params["scenario"], params["backend"], verdicts, params["results"]),
+            files[1]: markdown(params["scenario"], params["backend"], verdicts, params["results"], expect.get("reachability")),
             # report.html: the same report drawn for people (_report_html), from the JSON as written.
             files[2]: render_html(json.loads(json.dumps(doc, default=str))),
         }

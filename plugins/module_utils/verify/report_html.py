@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import change_writer
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import LAB, Row, Timeline, merge, offset_text
 
 Obj = dict[str, Any]
 
@@ -188,8 +189,39 @@ def _fmt_s(seconds: float) -> str:
     return ("%.1f" % seconds).rstrip("0").rstrip(".") + " s"
 
 
-def timeline_svg(key: str, segs: list[Segment], length: float, palette: dict[str, str]) -> str:
-    """The drawing of one Ingress's status over the window."""
+# Marks above the bar for the other rows of the Ingress's timeline, by kind.
+MARK_COLOURS = {"action": "#1d1d1f", "probe": "#cf222e", "dataplane": "#7f3fbf"}
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A row of the timeline drawn on the bar: seconds since the watch began, its kind, its text."""
+
+    at: float
+    kind: str
+    text: str
+    bad: bool
+
+
+def _marks_svg(marks: list[Mark], length: float, scale: float) -> list[str]:
+    parts = []
+    for m in marks:
+        if not 0 <= m.at <= length:
+            continue
+        x = BAR_X + m.at * scale
+        colour = MARK_COLOURS.get(m.kind, "#444")
+        if m.kind == "action":
+            shape = ('<line x1="%.2f" x2="%.2f" y1="2" y2="%d" stroke="%s" stroke-width="1.5" stroke-dasharray="4 2"/>'
+                     % (x, x, BAR_Y + BAR_H, colour))
+        else:
+            shape = '<rect x="%.2f" y="%d" width="3" height="9" fill="%s"/>' % (x - 1, 3 if m.kind == "probe" else 8, colour)
+        parts.append('<g class="mark" data-kind="%s" data-at="%.3f"><title>%s</title>%s</g>' % (_e(m.kind), m.at, _e(m.text), shape))
+    return parts
+
+
+def timeline_svg(key: str, segs: list[Segment], length: float, palette: dict[str, str], marks: list[Mark] | None = None) -> str:
+    """The drawing of one Ingress's status over the window, with the timeline's other rows
+    (actions, probe failures, data-plane divergences) marked above it."""
     scale = BAR_W / length if length > 0 else 0.0
     parts = ['<svg class="timeline" data-ingress="%s" viewBox="0 0 %d 76" width="%d" height="76" role="img" '
              'aria-label="status address of %s over the watch window" shape-rendering="crispEdges">'
@@ -212,6 +244,8 @@ def timeline_svg(key: str, segs: list[Segment], length: float, palette: dict[str
         if i and scale:
             parts.append('<line class="change" x1="%.2f" x2="%.2f" y1="%d" y2="%d" stroke="#222" stroke-width="1"/>'
                          % (x0, x0, BAR_Y - 6, BAR_Y))
+    if scale:
+        parts.extend(_marks_svg(marks or [], length, scale))
     parts.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#444"/>' % (BAR_X, BAR_X + BAR_W, BAR_Y + BAR_H + 2, BAR_Y + BAR_H + 2))
     if scale:
         step = _tick_step(length)
@@ -250,6 +284,7 @@ svg .seg-label{font:12px "DejaVu Sans Mono",monospace}svg .tick{font:11px sans-s
 .fix{margin:4px 0 0}.fix code{background:#f1f1f4;padding:0 3px}
 code{font-family:"DejaVu Sans Mono",monospace;font-size:12.5px}
 details{margin:6px 0}
+table.timeline-rows tr.bad td{background:#fff0f0}table.timeline-rows tr.action td{font-weight:600}
 """
 
 
@@ -296,6 +331,28 @@ def _changes_table(key: str, timeline: list[Obj]) -> str:
             "<th>writer</th></tr></thead><tbody>%s</tbody></table></details>" % (len(mine), "" if len(mine) == 1 else "s", rows))
 
 
+def _timeline_table(rows: list[Row], tl: Timeline, limit: int = 300) -> str:
+    """The Ingress's timeline as rows in time order (bad ones marked)."""
+    if not rows:
+        return ""
+    body = "".join('<tr class="%s%s" data-kind="%s"><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>' % (
+        _e(r.kind), " bad" if r.bad else "", _e(r.kind), _e(offset_text(tl.at(r)) or "-"), _e(r.time() or "-"), _e(r.kind),
+        _e(r.what), _e(r.detail)) for r in rows[:limit])
+    more = '<p class="meta">%d more rows in report.json</p>' % (len(rows) - limit) if len(rows) > limit else ""
+    bad = sum(1 for r in rows if r.bad)
+    return ('<details class="story"%s><summary>timeline: %d event%s, %d bad</summary><table class="timeline-rows"><thead><tr>'
+            "<th>at</th><th>time</th><th>kind</th><th>what</th><th>detail</th></tr></thead><tbody>%s</tbody></table>%s</details>"
+            % (" open" if bad else "", len(rows), "" if len(rows) == 1 else "s", bad, body, more))
+
+
+def _marks(rows: list[Row], start: dt.datetime | None) -> list[Mark]:
+    """The rows other than status changes, placed on the status window (seconds since its start)."""
+    if start is None:
+        return []
+    return [Mark((r.when - start).total_seconds(), r.kind, "%s: %s%s" % (r.time(), r.what, " (%s)" % r.detail if r.detail else ""),
+                 r.bad) for r in rows if r.when is not None and r.kind != "status" and (r.kind == "action" or r.bad)]
+
+
 def _explains(finding: Obj, key: str, diagnose: Obj) -> bool:
     """A finding explains an Ingress when it names it, or (a controller finding) when the
     controllers it names are among the Ingress's predicted writers."""
@@ -321,7 +378,10 @@ def render(doc: Obj) -> str:
     palette = colours(segs)
     length = window_length(status)
     start = window_start(status)
-    keys = set(segs) | set((diagnose.get("ingresses") or {}).keys()) | {str(f["ingress"]) for f in findings if f.get("ingress")}
+    # The expectation's probes name the probes and, when a result does not, their Ingresses.
+    story = merge(results, ((doc.get("expect") or {}).get("reachability") or []) if isinstance(doc.get("expect"), dict) else [])
+    keys = set(segs) | set((diagnose.get("ingresses") or {}).keys()) | {str(f["ingress"]) for f in findings if f.get("ingress")} \
+        | {k for k in story.axes if k != LAB}
 
     out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
            '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'">'
@@ -348,6 +408,11 @@ def render(doc: Obj) -> str:
             '<li><span class="swatch" style="background:%s"></span>writer unknown</li>' % UNKNOWN_COLOUR))
     if not keys:
         out.append("<p>No Ingress was checked.</p>")
+    if story.axes:
+        out.append('<p class="meta">Under each bar, its timeline: actions (lab-wide, on every Ingress; dashed lines on the bar), '
+                   "status changes, probe failures (red marks) and data-plane divergences (purple marks), in time order; "
+                   "<em>at</em> is seconds from %s.</p>" % _e(("the %s's start, %s" % (story.origin_from, story.origin.isoformat(
+                       timespec="seconds").replace("+00:00", "Z"))) if story.origin else "the first event"))
     for key in sorted(keys, key=_key_order):
         info = (status.get("ingresses") or {}).get(key) or {}
         mine = [f for f in findings if _explains(f, key, diagnose)]
@@ -359,7 +424,7 @@ def render(doc: Obj) -> str:
             out.append('<p class="meta">%d change%s in the window; %s; writers: %s</p>' % (
                 changes, "" if changes == 1 else "s", _e(info.get("reason") or ("stable" if info.get("passed", True) else "failed")),
                 _e(", ".join(writers) or "unknown")))
-            out.append(timeline_svg(key, segs[key], length, palette))
+            out.append(timeline_svg(key, segs[key], length, palette, _marks(story.axes.get(key, []), start)))
             for r in (status.get("pod_restarts") or []):
                 if r.get("ingress") == key:
                     out.append('<p class="meta restart">controller pod replaced at %s: %s, then %s</p>' % (
@@ -367,11 +432,15 @@ def render(doc: Obj) -> str:
             out.append(_changes_table(key, status.get("timeline") or []))
         else:
             out.append('<p class="meta">Its status was not watched.</p>')
+        out.append(_timeline_table(story.axes.get(key, []), story))
         if checks:
             out.append("<table><tbody>%s</tbody></table>" % _verdict_rows(checks))
         out.extend(_finding_html(f) for f in mine)
         out.append("</section>")
 
+    if LAB in story.axes:  # lab-wide rows when no Ingress has an axis of its own
+        out.append('<section class="ingress" id="ingress-lab" data-ingress="%s"><h3>the lab</h3>%s</section>'
+                   % (_e(LAB), _timeline_table(story.axes[LAB], story)))
     general = [f for f in findings if not any(_explains(f, k, diagnose) for k in keys)]
     if general:
         out.append("<h2>Other findings</h2>")

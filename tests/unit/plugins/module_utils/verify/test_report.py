@@ -17,10 +17,10 @@ PUZZLE_STATUS = {
         "two/test": {"passed": False, "reason": "172.18.0.2 is outside the expected pools", "addresses_seen": [["172.18.0.2"]]},
         "three/test": {"passed": False, "reason": "4 changes in 10s (max 0)", "addresses_seen": [["100.64.0.2"], ["172.18.0.2"]]},
     },
-    "timeline": [{"time": "1.0", "ingress": "one/test", "event": "MODIFIED", "old": ["100.64.0.0"], "new": ["172.18.0.2"],
+    "timeline": [{"time": "2026-11-26T10:00:01.000Z", "t": 1.0, "ingress": "one/test", "event": "MODIFIED", "old": ["100.64.0.0"], "new": ["172.18.0.2"],
                   "manager": "nginx-ingress-controller", "operation": "Update",
                   "pod": "two/ingress-ingress-nginx-controller-6d9f8b7c4-x2k8q"},
-                 {"time": "2.0", "ingress": "one/test", "event": "MODIFIED", "old": ["172.18.0.2"], "new": ["100.64.0.0"],
+                 {"time": "2026-11-26T10:00:02.500Z", "t": 2.5, "ingress": "one/test", "event": "MODIFIED", "old": ["172.18.0.2"], "new": ["100.64.0.0"],
                   "manager": "nginx-ingress-controller", "operation": "Update", "pod": None}],
 }
 PUZZLE_EXPECT = {"status": {"failing": {"one/test": "changes", "three/test": "changes", "two/test": "outside"}}}
@@ -146,9 +146,14 @@ def test_report_and_markdown_carry_verdicts_and_timeline() -> None:
     text = markdown("puzzle", "twin", verdicts, {"status": PUZZLE_STATUS})
     assert "Backend: **twin**. 6 checks, 6 as expected, 0 unmet: **PASS**." in text
     # The writer column names the pod and the field manager of each change.
-    assert ("| 1.0 | one/test | 100.64.0.0 | 172.18.0.2 | two/ingress-ingress-nginx-controller-6d9f8b7c4-x2k8q "
-            "(nginx-ingress-controller Update) |") in text
-    assert "| 2.0 | one/test | 172.18.0.2 | 100.64.0.0 | nginx-ingress-controller Update (pod unknown) |" in text
+    # The timeline of one/test (the status watch began at 10:00:00).
+    assert "## Timeline" in text and "`at` is seconds from 2026-11-26T10:00:00.000Z (the status watch's start)" in text
+    story = text[text.index("### one/test"):].splitlines()
+    assert story[4:6] == [
+        "| +1.000 s | 2026-11-26T10:00:01.000Z | status | status 100.64.0.0 -> 172.18.0.2 | written by "
+        "two/ingress-ingress-nginx-controller-6d9f8b7c4-x2k8q (nginx-ingress-controller Update) |",
+        "| +2.500 s | 2026-11-26T10:00:02.500Z | status | status 172.18.0.2 -> 100.64.0.0 | written by "
+        "nginx-ingress-controller Update (pod unknown) |"]
     failing = evaluate({"status": PUZZLE_STATUS}, {})
     assert "**FAIL**" in markdown("puzzle", "twin", failing, {}) and not report("p", "t", failing, {})["passed"]
 
