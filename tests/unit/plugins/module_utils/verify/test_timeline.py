@@ -1,0 +1,154 @@
+"""One time axis per Ingress: the merge of actions, status changes, probe failures and data-plane
+divergences, and its rendering in summary.md and report.html."""
+from __future__ import annotations
+
+from typing import Any
+
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import evaluate, markdown, report
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import render
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import LAB, markdown_lines, merge
+
+# The watch began at 10:00:00; a rollout at +10 s; the controller of one/test kept routing to the
+# old pod, so the probe failed from +12 s and the data plane was stale until +20 s.
+STATUS = {
+    "ingresses": {"one/test": {"passed": True, "reason": "stable"}, "two/test": {"passed": True, "reason": "stable"}},
+    "timeline": [
+        {"time": "2026-11-26T10:00:05.000Z", "t": 5.0, "ingress": "two/test", "event": "MODIFIED", "old": ["100.64.0.1"],
+         "new": ["172.18.0.2"], "manager": "nginx-ingress-controller", "operation": "Update", "pod": None,
+         "attributed_by": "published address", "candidates": ["two/c-a", "two/c-b"]},
+        {"time": "2026-11-26T10:00:15.000Z", "t": 15.0, "ingress": "one/test", "event": "MODIFIED", "old": ["100.64.0.0"],
+         "new": [], "manager": "nginx-ingress-controller", "operation": "Update", "pod": "one/c-x", "attributed_by": "log line"},
+    ],
+    "pod_restarts": [{"time": "2026-11-26T10:00:30.000Z", "ingress": "one/test", "from": "one/c-x", "to": "one/c-y"}],
+    "elapsed": 60,
+}
+ACTIONS = {"actions": [
+    {"name": "web", "kind": "rollout", "target": "one/deploy/web", "at": 10.0, "started": "2026-11-26T10:00:10.000Z",
+     "ended": "2026-11-26T10:00:18.500Z", "ok": True, "error": None, "detail": "new pods web-2, web-3", "machinery": False},
+    {"name": "freeze", "kind": "freeze", "target": "one/c-x", "at": 8.0, "started": None, "ended": None, "ok": False,
+     "error": "no such pod", "detail": "", "machinery": True},
+]}
+FAILURES = [
+    {"seq": 240, "time": "2026-11-26T10:00:12.000Z", "offset": 12.0, "status": 502, "problem": "got 502 (expected 200)",
+     "backend": "(unmatched)"},
+    {"seq": 241, "time": "2026-11-26T10:00:12.050Z", "offset": 12.05, "status": 502, "problem": "got 502 (expected 200)",
+     "backend": "(unmatched)"},
+    {"seq": 242, "time": "2026-11-26T10:00:12.100Z", "offset": 12.1, "status": 502, "problem": "got 502 (expected 200)",
+     "backend": "(unmatched)"},
+    {"seq": 300, "time": "2026-11-26T10:00:15.000Z", "offset": 15.0, "error": "connection refused", "backend": None},
+]
+PROBE = {"passed": False, "reason": "...", "ingresses": ["one/test"], "distribution": {"web-1": 396},
+         "continuous": {"rate_requested": 20.0, "rate_achieved": 19.99, "duration": 20, "started": "2026-11-26T10:00:00.000Z",
+                        "sent": 400, "failed_count": 4, "max_failures": 0, "failures": FAILURES}}
+DATAPLANE = {"passed": False, "findings": [], "timeline": [
+    {"time": "2026-11-26T10:00:11.000Z", "pod": "one/c-x", "ingress": "one/test", "backend": "one-web-80", "finding": "stale",
+     "addresses": ["10.244.0.5:8080"]},
+    {"time": "2026-11-26T10:00:20.000Z", "pod": "one/c-x", "ingress": "one/test", "backend": "one-web-80",
+     "finding": "converged", "addresses": ["10.244.0.9:8080"]},
+]}
+RESULTS: dict[str, Any] = {"status": STATUS, "actions": ACTIONS, "reachability": [PROBE], "dataplane": DATAPLANE}
+
+
+def story(key: str, results: dict[str, Any] | None = None) -> list[tuple[float | None, str, str, bool]]:
+    tl = merge(results or RESULTS)
+    return [(tl.at(r), r.kind, r.what, r.bad) for r in tl.axes[key]]
+
+
+def test_every_source_on_one_axis_per_ingress_in_time_order() -> None:
+    tl = merge(RESULTS)
+    assert list(tl.axes) == ["one/test", "two/test"]
+    assert tl.origin is not None and tl.origin.isoformat() == "2026-11-26T10:00:00+00:00" and tl.origin_from == "status watch"
+    assert story("one/test") == [
+        (0.0, "probe", "probe one/test: 400 requests at 20.0/s for 20s, 4 failed (allowed 0)", False),
+        # No start time: placed by its offset from the watch's start.
+        (8.0, "action", "freeze freeze (test machinery) on one/c-x started", False),
+        (8.0, "action", "freeze freeze (test machinery) on one/c-x failed: no such pod", True),
+        (10.0, "action", "rollout web on one/deploy/web started", False),
+        (11.0, "dataplane", "data plane of one/c-x: stale for one-web-80", True),
+        (12.0, "probe", "probe one/test: 3 requests failed in a row, until +12.1s of the window", True),
+        (15.0, "status", "status 100.64.0.0 -> (empty)", True),
+        (15.0, "probe", "probe one/test: request failed", True),
+        (18.5, "action", "rollout web on one/deploy/web ended after 8.5s", False),
+        (20.0, "dataplane", "data plane of one/c-x: converged for one-web-80", False),
+        (30.0, "status", "controller pod replaced", False),
+    ]
+
+
+def test_actions_are_on_every_ingress_and_writers_say_how_they_were_attributed() -> None:
+    two = merge(RESULTS).axes["two/test"]
+    assert [(r.kind, r.what) for r in two] == [
+        ("status", "status 100.64.0.1 -> 172.18.0.2"),
+        ("action", "freeze freeze (test machinery) on one/c-x started"),
+        ("action", "freeze freeze (test machinery) on one/c-x failed: no such pod"),
+        ("action", "rollout web on one/deploy/web started"),
+        ("action", "rollout web on one/deploy/web ended after 8.5s"),
+    ]
+    assert two[0].detail == ("written by one of two/c-a, two/c-b (nginx-ingress-controller Update (pod unknown)); "
+                             "attributed by published address")
+    one = {r.what: r for r in merge(RESULTS).axes["one/test"]}
+    assert one["status 100.64.0.0 -> (empty)"].detail == "written by one/c-x (nginx-ingress-controller Update); attributed by log line"
+    assert one["probe one/test: request failed"].detail == "connection refused"
+    assert one["probe one/test: 3 requests failed in a row, until +12.1s of the window"].detail == \
+        "got 502 (expected 200) (answered by (unmatched))"
+    assert one["data plane of one/c-x: stale for one-web-80"].detail == "10.244.0.5:8080"
+
+
+def test_absent_or_malformed_sources_are_tolerated() -> None:
+    assert merge({}).axes == {} and merge({}).origin is None
+    assert merge({"status": None, "actions": [], "reachability": None, "dataplane": "x"}).axes == {}
+    # Without a status watch, the origin is the first event; lab-wide rows get an axis of their own.
+    only_actions = merge({"actions": ACTIONS})
+    assert list(only_actions.axes) == [LAB] and only_actions.origin_from == "first event"
+    # The freeze has no time and no origin to place its offset from: listed last, untimed.
+    assert [only_actions.at(r) for r in only_actions.axes[LAB]] == [0.0, 8.5, None, None]
+    # A non-continuous probe adds nothing; a probe by URL is lab-wide, merged into every Ingress.
+    by_url = dict(PROBE, ingresses=None, url="http://100.64.0.0/")
+    merged = merge({"status": STATUS, "reachability": [{"passed": True}, by_url]})
+    assert sum(1 for r in merged.axes["two/test"] if r.kind == "probe") == 3  # the window, the run, the single one
+    # The expectation (or the loop item) names the probe's Ingress when the result does not.
+    named = merge({"reachability": [dict(PROBE, ingresses=None, item={"ingress": "two/test"})]}, [{"name": "checkout"}])
+    assert list(named.axes) == ["two/test"] and named.axes["two/test"][1].what.startswith("probe checkout: 3 requests")
+
+
+def test_data_plane_findings_without_a_timeline_are_listed_last_untimed() -> None:
+    findings = {"findings": [
+        {"kind": "stale", "pod": "one/c-x", "ingress": "one/test", "backend": "web:80", "address": "10.244.0.5:8080"},
+        {"kind": "unread", "pod": "two/c-a", "ingresses": ["two/test"], "reason": "exec refused (403)"},
+    ]}
+    tl = merge({"status": STATUS, "dataplane": findings})
+    assert [(tl.at(r), r.what, r.detail) for r in tl.axes["one/test"]][-1] == \
+        (None, "data plane of one/c-x: stale for web:80 (when it was read)", "10.244.0.5:8080")
+    assert tl.axes["two/test"][-1].detail == "exec refused (403)" and tl.axes["two/test"][-1].bad
+
+
+def test_markdown_reads_top_to_bottom_with_failures_in_bold() -> None:
+    lines = markdown_lines(merge(RESULTS))
+    one = lines[lines.index("### one/test"):]
+    assert one[2:4] == ["| at | time | kind | what | detail |", "|---|---|---|---|---|"]
+    assert one[6] == "| +8.000 s | 2026-11-26T10:00:08.000Z | action | **freeze freeze (test machinery) on one/c-x failed: no such pod** |  |"
+    assert one[7] == ("| +10.000 s | 2026-11-26T10:00:10.000Z | action | rollout web on one/deploy/web started | "
+                      "new pods web-2, web-3 |")
+    assert one[8] == ("| +11.000 s | 2026-11-26T10:00:11.000Z | dataplane | **data plane of one/c-x: stale for one-web-80** | "
+                      "10.244.0.5:8080 |")
+    capped = markdown_lines(merge(RESULTS), limit=2)
+    assert "| … | | | 9 more rows | see report.json |" in capped
+    assert markdown_lines(merge({})) == []
+
+
+def test_summary_and_report_html_carry_the_timeline() -> None:
+    expect = {"reachability": [{"ingress": "one/test", "rate": 20, "duration": 20}]}
+    verdicts = evaluate(RESULTS, expect)
+    text = markdown("rollout", "kind", verdicts, RESULTS, expect["reachability"])
+    assert "## Timeline" in text and text.index("### one/test") < text.index("### two/test")
+    page = render(report("rollout", "kind", verdicts, RESULTS, expect))
+    section = page[page.index('id="ingress-one-test"'):page.index('id="ingress-two-test"')]
+    rows = section[section.index('class="timeline-rows"'):]
+    order = ["rollout web on one/deploy/web started", "data plane of one/c-x: stale", "3 requests failed in a row",
+             "status 100.64.0.0 -&gt; (empty)", "controller pod replaced"]
+    positions = [rows.index(text) for text in order]
+    assert positions == sorted(positions)
+    assert '<details class="story" open><summary>timeline: 11 events, 5 bad</summary>' in section
+    # On the bar: the actions (dashed lines), the probe failures and the stale data plane.
+    marks = [m.split('"')[0] for m in section.split('<g class="mark" data-kind="')[1:]]
+    assert marks == ["action", "action", "action", "dataplane", "probe", "probe", "action"]
+    assert '<g class="mark" data-kind="probe" data-at="12.000"><title>2026-11-26T10:00:12.000Z: probe one/test' in section
