@@ -15,10 +15,10 @@ description:
     the original Host header and path. On the twin every LoadBalancer and node address is
     reachable only that way (C(kindlab-twin get connect-to --name CLUSTER), or the
     M(kindlab.ingress.kind_cluster) module's C(connect_to) return).
-  - With I(rate) the probe is continuous instead: it sends I(rate) requests per second for I(duration) seconds on a
+  - "With I(rate) the probe is continuous instead: it sends I(rate) requests per second for I(duration) seconds on a
     fixed schedule (each request starts on its tick, however long the ones before it take; they may overlap), from the
     first tick on, without waiting for a first good answer. Every failure is returned with its time, its status code
-    or error and the backend that answered; the probe passes when at most I(max_failures) requests fail.
+    or error and the backend that answered; the probe passes when at most I(max_failures) requests fail."
   - Proxies are never used. Redirects are not followed (a 308 is reported as 308).
   - Read-only; runs in check mode too, since it changes nothing.
 version_added: 0.1.0
@@ -226,8 +226,8 @@ distribution:
   sample: {"test-6d4cf56db6-abcde": 5, "test-6d4cf56db6-fghij": 5}
 continuous:
   description:
-    - The continuous window (with O(rate)). C(rate_requested) and C(rate_achieved) (requests per second as sent:
-      the intervals between the first and the last request's start), C(duration), C(started) (ISO-8601 UTC),
+    - The continuous window (with O(rate)). C(rate_requested) and C(rate_achieved) (requests per second as sent,
+      from the intervals between the first and the last request's start), C(duration), C(started) (ISO-8601 UTC),
       C(elapsed), C(scheduled) (ticks in the window), C(sent), C(answered) (requests that got an HTTP answer,
       whatever its status), C(failed_count), C(max_failures), C(backends) (answering backend to count) and
       C(workers) (threads, from the host).
