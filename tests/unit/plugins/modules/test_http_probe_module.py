@@ -89,3 +89,23 @@ def test_via_node_on_a_twin_says_use_connect_to(module: None, monkeypatch: pytes
     r = run({"url": "http://100.64.0.0/", "via": "node", "context": "kind-lab", "attempts": 5, "interval": 0})
     assert r.failed and "use via: host with connect_to" in r.result["msg"]
     assert len(r.result["attempts"]) == 1  # retrying cannot create a container
+
+
+def test_continuous_window_through_the_module(module: None, server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    client = FakeClient(server.port)
+    client.reads = 5  # the address is there from the start
+    monkeypatch.setattr(_module, "Client", lambda kubeconfig=None, context=None: client)
+    r = run({"ingress": "one/test", "rate": 20, "duration": 0.5, "max_failures": 0, "_ansible_check_mode": True,
+             "connect_to": ["100.64.0.7:80:127.0.0.1:%d" % server.port]})
+    assert not r.failed, r.result
+    cont = r.result["continuous"]
+    assert (cont["sent"], cont["failed_count"], cont["rate_requested"]) == (10, 0, 20.0)
+    assert r.result["passed"] and r.result["ingresses"] == ["one/test"] and r.result["host"] == "shop.example"
+    assert server.hosts == ["shop.example"] * 10
+
+
+def test_continuous_options_are_checked_before_any_request(module: None) -> None:
+    r = run({"url": "http://127.0.0.1:9/", "rate": 500})
+    assert r.failed and r.result["msg"].startswith("rate: expected requests per second above 0 and at most 200")
+    r = run({"url": "http://127.0.0.1:9/", "max_failures": 3})
+    assert r.failed and r.result["msg"].startswith("max_failures: only with rate")
