@@ -117,7 +117,8 @@ def _attribution(entry: Obj) -> str:
     how = entry.get("attributed_by")
     candidates = [str(c.get("pod") or c) if isinstance(c, dict) else str(c) for c in _list(entry.get("candidates"))]
     if candidates and not entry.get("pod"):
-        text = "one of %s (%s)" % (", ".join(candidates), text) if text != "unknown" else "one of " + ", ".join(candidates)
+        manager = " ".join(str(entry[k]) for k in ("manager", "operation") if entry.get(k))
+        text = "one of %s" % ", ".join(candidates) + (" (%s)" % manager if manager else "")
     elif candidates:
         text += "; candidates %s" % ", ".join(candidates)
     if how:
@@ -149,8 +150,9 @@ def action_rows(actions: Obj, origin: dt.datetime | None) -> list[Row]:
     rows = []
     for action in _list(actions.get("actions")):
         action = _dict(action)
-        name = "%s %s" % (action.get("kind") or "action", action.get("name") or "")
-        label = "%s%s on %s" % (name.strip(), " (test machinery)" if action.get("machinery") else "", action.get("target") or "?")
+        kind, name = str(action.get("kind") or "action"), str(action.get("name") or "")
+        label = "%s%s on %s" % (kind if name in ("", kind) else "%s %s" % (kind, name),
+                                " (test machinery)" if action.get("machinery") else "", action.get("target") or "?")
         started = parse_time(action.get("started")) or _shift(origin, action.get("at"))
         rows.append(Row(started, "action", LAB, "%s started" % label, str(action.get("detail") or "")))
         ended = parse_time(action.get("ended"))
@@ -179,8 +181,9 @@ def _probe_ingresses(result: Obj, probe: Obj) -> list[str]:
 
 def _cause(failure: Obj) -> str:
     cause = str(failure.get("error") or failure.get("problem") or failure.get("status") or "failed")
-    backend = failure.get("backend")
-    return cause + (" (answered by %s)" % backend if backend else "")
+    backend = str(failure.get("backend") or "")
+    # "(unmatched)": the answer named no backend (an error page of the proxy, say).
+    return cause + (" (answered by %s)" % backend if backend and not backend.startswith("(") else "")
 
 
 def _runs(failures: list[Obj], rate: float | None) -> list[list[Obj]]:
@@ -225,7 +228,8 @@ def probe_rows(results: list[Any], probes: list[Any]) -> list[Row]:
                 if len(run) == 1:
                     what = "probe %s: request failed" % label
                 else:
-                    what = "probe %s: %d requests failed in a row, until +%gs of the window" % (label, len(run), _num(last.get("offset")) or 0)
+                    span = (_num(last.get("offset")) or 0.0) - (_num(first.get("offset")) or 0.0)
+                    what = "probe %s: %d requests failed in a row over %.2fs" % (label, len(run), span)
                 rows.append(Row(when, "probe", target, what, _cause(first), bad=True))
     return rows
 

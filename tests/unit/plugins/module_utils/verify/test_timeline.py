@@ -61,11 +61,11 @@ def test_every_source_on_one_axis_per_ingress_in_time_order() -> None:
     assert story("one/test") == [
         (0.0, "probe", "probe one/test: 400 requests at 20.0/s for 20s, 4 failed (allowed 0)", False),
         # No start time: placed by its offset from the watch's start.
-        (8.0, "action", "freeze freeze (test machinery) on one/c-x started", False),
-        (8.0, "action", "freeze freeze (test machinery) on one/c-x failed: no such pod", True),
+        (8.0, "action", "freeze (test machinery) on one/c-x started", False),
+        (8.0, "action", "freeze (test machinery) on one/c-x failed: no such pod", True),
         (10.0, "action", "rollout web on one/deploy/web started", False),
         (11.0, "dataplane", "data plane of one/c-x: stale for one-web-80", True),
-        (12.0, "probe", "probe one/test: 3 requests failed in a row, until +12.1s of the window", True),
+        (12.0, "probe", "probe one/test: 3 requests failed in a row over 0.10s", True),
         (15.0, "status", "status 100.64.0.0 -> (empty)", True),
         (15.0, "probe", "probe one/test: request failed", True),
         (18.5, "action", "rollout web on one/deploy/web ended after 8.5s", False),
@@ -78,18 +78,16 @@ def test_actions_are_on_every_ingress_and_writers_say_how_they_were_attributed()
     two = merge(RESULTS).axes["two/test"]
     assert [(r.kind, r.what) for r in two] == [
         ("status", "status 100.64.0.1 -> 172.18.0.2"),
-        ("action", "freeze freeze (test machinery) on one/c-x started"),
-        ("action", "freeze freeze (test machinery) on one/c-x failed: no such pod"),
+        ("action", "freeze (test machinery) on one/c-x started"),
+        ("action", "freeze (test machinery) on one/c-x failed: no such pod"),
         ("action", "rollout web on one/deploy/web started"),
         ("action", "rollout web on one/deploy/web ended after 8.5s"),
     ]
-    assert two[0].detail == ("written by one of two/c-a, two/c-b (nginx-ingress-controller Update (pod unknown)); "
-                             "attributed by published address")
+    assert two[0].detail == "written by one of two/c-a, two/c-b (nginx-ingress-controller Update); attributed by published address"
     one = {r.what: r for r in merge(RESULTS).axes["one/test"]}
     assert one["status 100.64.0.0 -> (empty)"].detail == "written by one/c-x (nginx-ingress-controller Update); attributed by log line"
     assert one["probe one/test: request failed"].detail == "connection refused"
-    assert one["probe one/test: 3 requests failed in a row, until +12.1s of the window"].detail == \
-        "got 502 (expected 200) (answered by (unmatched))"
+    assert one["probe one/test: 3 requests failed in a row over 0.10s"].detail == "got 502 (expected 200)"
     assert one["data plane of one/c-x: stale for one-web-80"].detail == "10.244.0.5:8080"
 
 
@@ -125,7 +123,7 @@ def test_markdown_reads_top_to_bottom_with_failures_in_bold() -> None:
     lines = markdown_lines(merge(RESULTS))
     one = lines[lines.index("### one/test"):]
     assert one[2:4] == ["| at | time | kind | what | detail |", "|---|---|---|---|---|"]
-    assert one[6] == "| +8.000 s | 2026-11-26T10:00:08.000Z | action | **freeze freeze (test machinery) on one/c-x failed: no such pod** |  |"
+    assert one[6] == "| +8.000 s | 2026-11-26T10:00:08.000Z | action | **freeze (test machinery) on one/c-x failed: no such pod** |  |"
     assert one[7] == ("| +10.000 s | 2026-11-26T10:00:10.000Z | action | rollout web on one/deploy/web started | "
                       "new pods web-2, web-3 |")
     assert one[8] == ("| +11.000 s | 2026-11-26T10:00:11.000Z | dataplane | **data plane of one/c-x: stale for one-web-80** | "
@@ -152,3 +150,22 @@ def test_summary_and_report_html_carry_the_timeline() -> None:
     marks = [m.split('"')[0] for m in section.split('<g class="mark" data-kind="')[1:]]
     assert marks == ["action", "action", "action", "dataplane", "probe", "probe", "action"]
     assert '<g class="mark" data-kind="probe" data-at="12.000"><title>2026-11-26T10:00:12.000Z: probe one/test' in section
+
+
+def test_a_failure_names_the_backend_that_answered_and_runs_break_on_a_new_cause() -> None:
+    failures = [
+        {"seq": 1, "time": "2026-11-26T10:00:01.000Z", "offset": 1.0, "status": 500, "problem": "got 500 (expected 200)",
+         "backend": "web-1"},
+        {"seq": 2, "time": "2026-11-26T10:00:01.050Z", "offset": 1.05, "status": 500, "problem": "got 500 (expected 200)",
+         "backend": "web-2"},
+        {"seq": 3, "time": "2026-11-26T10:00:01.100Z", "offset": 1.1, "status": 500, "problem": "got 500 (expected 200)",
+         "backend": "web-2"},
+        {"seq": 5, "time": "2026-11-26T10:00:01.200Z", "offset": 1.2, "status": 500, "problem": "got 500 (expected 200)",
+         "backend": "web-2"},
+    ]
+    probe = {"ingresses": ["one/test"], "continuous": {"started": "2026-11-26T10:00:00.000Z", "rate_requested": 20,
+                                                       "failures": failures}}
+    rows = [(r.what, r.detail) for r in merge({"reachability": [probe]}).axes["one/test"] if r.bad]
+    assert rows == [("probe one/test: request failed", "got 500 (expected 200) (answered by web-1)"),
+                    ("probe one/test: 2 requests failed in a row over 0.05s", "got 500 (expected 200) (answered by web-2)"),
+                    ("probe one/test: request failed", "got 500 (expected 200) (answered by web-2)")]  # seq 4 passed
