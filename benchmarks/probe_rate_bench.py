@@ -1,11 +1,13 @@
 """Does http_probe's continuous mode hold its rate? (issue 24: within 5 % at 20 requests/s for a
 60 s window.)
 
-    .venv/bin/python benchmarks/probe_rate_bench.py [--rate 20] [--duration 60] [--latency 0]
+    .venv/bin/python benchmarks/probe_rate_bench.py [--rate 20] [--duration 60] [--latency 0] [--timeout 5]
                                                    [--transport host|loop] [--tolerance 5]
 
-Starts an HTTP server on 127.0.0.1 (port 0) that answers like the lab's test app
-(`pod: NAME`, two names in turn, after --latency seconds), then runs the continuous probe
+Starts an HTTP server on 127.0.0.1 (port 0), in a process of its own so it does not share the
+probe's interpreter, that answers like the lab's test app (`pod: NAME`, two names in turn,
+after --latency seconds; with --latency above --timeout every request times out, as to a
+stale endpoint's dead address, and the rate must hold all the same), then runs the continuous probe
 against it through the module's own code path (probe_from_module), with the host transport
 (open_url from a thread pool) or, with --transport loop, the bash loop the module runs inside a
 kind node, here without `docker exec` (it needs bash 5 and curl). Prints the requested and the
@@ -16,6 +18,7 @@ Exit status 0 on PASS, 1 on FAIL.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import subprocess
 import sys
 import threading
@@ -35,8 +38,9 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe impor
 PODS = ("test-6d4cf56db6-abcde", "test-6d4cf56db6-fghij")
 
 
-def serve(latency: float) -> ThreadingHTTPServer:
-    """The test app's answer: `pod: NAME` and its namespace, the two pods in turn."""
+def serve(latency: float, ports: Any) -> None:
+    """The test app (in its own process): `pod: NAME` and its namespace, the two pods in turn.
+    Sends its port through `ports`, then serves until terminated."""
     served = [0]
     lock = threading.Lock()
 
@@ -52,15 +56,19 @@ def serve(latency: float) -> ThreadingHTTPServer:
             self.send_header("Content-Type", "text/plain")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):  # the probe gave up (its timeout)
+                pass
 
         def log_message(self, *_args: Any) -> None:
             pass
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
-    return httpd
+    httpd.request_queue_size = 256
+    ports.put(httpd.server_address[1])
+    httpd.serve_forever(poll_interval=0.1)
 
 
 def local_exec(argv: list[str]) -> tuple[int, str, str]:
@@ -80,27 +88,30 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=20.0, help="requests per second (default 20)")
     parser.add_argument("--duration", type=float, default=60.0, help="window in seconds (default 60)")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds the server takes per answer (default 0)")
+    parser.add_argument("--timeout", type=float, default=5.0, help="the probe's timeout per request (default 5)")
     parser.add_argument("--transport", choices=("host", "loop"), default="host",
                         help="host: open_url from a thread pool; loop: the via-node bash loop, run here (default host)")
     parser.add_argument("--tolerance", type=float, default=5.0, help="allowed deviation in %% (default 5)")
     args = parser.parse_args()
 
-    httpd = serve(args.latency)
-    port = httpd.server_address[1]
+    ports: Any = multiprocessing.Queue()
+    server = multiprocessing.Process(target=serve, args=(args.latency, ports), daemon=True)
+    server.start()
+    port = ports.get(timeout=30)
     params: dict[str, Any] = {
         "url": "http://app.lab.invalid/", "connect_to": ["app.lab.invalid:80:127.0.0.1:%d" % port],
-        "rate": args.rate, "duration": args.duration, "timeout": 5, "max_failures": 0,
+        "rate": args.rate, "duration": args.duration, "timeout": args.timeout, "max_failures": 0,
         "via": "node" if args.transport == "loop" else "host", "node": "local-bash", "docker_binary": "docker",
     }
-    print("probe_rate_bench: %s transport, %g requests/s for %g s against 127.0.0.1:%d (answers after %g s)"
-          % (args.transport, args.rate, args.duration, port, args.latency), flush=True)
+    print("probe_rate_bench: %s transport, %g requests/s for %g s against 127.0.0.1:%d (answers after %g s, timeout %g s)"
+          % (args.transport, args.rate, args.duration, port, args.latency, args.timeout), flush=True)
     started = time.monotonic()
     try:
         result = probe_from_module(params, make_client=never, open_url=open_url, http_error=HTTPError,
                                    run_command=local_exec, get_bin_path=lambda _name: "docker")
     finally:
-        httpd.shutdown()
-        httpd.server_close()
+        server.terminate()
+        server.join(10)
     wall = time.monotonic() - started
     cont = result["continuous"]
     requested, achieved = float(cont["rate_requested"]), float(cont["rate_achieved"])
@@ -112,7 +123,8 @@ def main() -> int:
     print("deviation        %+.3f %% (tolerance %g %%)" % (deviation, args.tolerance))
     print("sent / scheduled %d / %d (%+.2f %%), answered %d, failed %d"
           % (cont["sent"], cont["scheduled"], sent_dev, cont["answered"], cont["failed_count"]))
-    print("window           %.3f s measured, %.3f s wall; backends %s" % (cont["elapsed"], wall, cont["backends"]))
+    print("window           %.3f s measured, %.3f s wall; backends %s; threads %s"
+          % (cont["elapsed"], wall, cont["backends"], cont.get("workers", "- (bash loop)")))
     if cont["failed_count"]:
         print("first failures   %s" % cont["failures"][:3])
     print("%s: rate within %g %% of %g/s" % ("PASS" if ok else "FAIL", args.tolerance, requested))

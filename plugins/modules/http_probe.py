@@ -84,8 +84,9 @@ options:
   rate:
     description:
       - Continuous probing at this many requests per second (above 0, at most 200) for I(duration) seconds.
-      - From the host, a pool of up to 64 threads sends the requests, so answers slower than 64 / I(rate) seconds
-        lower the rate (RV(continuous) says so in C(rate_achieved)).
+      - From the host, a pool of up to 1.25 x I(rate) x I(timeout) + 4 threads (at most 256) sends the requests, so the rate
+        holds even when every request times out, unless that needs more than 256 (RV(continuous) says so in
+        C(rate_achieved)).
       - With I(via=node), one C(docker exec) runs a bash loop in the node container (bash 5, curl and a C(sleep)
         taking fractions, as in kind's node image) that starts each request on its tick in the background; the
         Ingresses' status is read once, at the start of the window.

@@ -44,9 +44,10 @@ _METHOD = re.compile(r"^[A-Z]+$")
 _PORT = re.compile(r"^[0-9]{1,5}$")
 # curl --write-out marker appended after the body, so status and body come from one stdout.
 _CURL_MARK = "\n__kindlab_probe_status__:"
-# Continuous probing: the highest rate accepted, and the most requests in flight from the host.
+# Continuous probing: the highest rate accepted, and the most requests in flight from the host
+# (rate x timeout of them when every answer times out, as to a stale endpoint's dead address).
 MAX_RATE = 200.0
-MAX_WORKERS = 64
+MAX_WORKERS = 256
 # The Ingress status is read again at most this often in continuous mode (not at every request).
 LOOKUP_EVERY = 1.0
 
@@ -598,7 +599,9 @@ def run_continuous(
     rate = float(spec.rate or 0)
     resolver = _Resolver(spec, lookup, clock, max_age=LOOKUP_EVERY)
     count = tick_count(rate, spec.duration)
-    pool_size = workers or min(MAX_WORKERS, max(2, int(math.ceil(rate * min(spec.timeout, 3.0)))))
+    # Enough threads that requests which all time out still leave one free at every tick (the
+    # pool starts them only as needed); beyond MAX_WORKERS the rate drops, and rate_achieved says so.
+    pool_size = workers or min(MAX_WORKERS, int(math.ceil(rate * spec.timeout * 1.25)) + 4)
     base, t0 = wall(), clock()
     seen: dict[str, Target] = {}
 
