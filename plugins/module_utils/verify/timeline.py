@@ -285,7 +285,10 @@ def merge(results: Obj, probes: list[Any] | None = None) -> Timeline:
         timed = [r.when for r in rows if r.when is not None]
         origin, origin_from = (min(timed), "first event") if timed else (None, "")
     shared = [r for r in rows if r.ingress == LAB]
-    keys = sorted({r.ingress for r in rows if r.ingress != LAB}, key=lambda k: tuple(k.partition("/")[::2]))
+    named = {r.ingress for r in rows if r.ingress != LAB}
+    if shared:  # every watched Ingress has an axis for the lab-wide rows, even with no row of its own
+        named |= {str(k) for k in _dict(status.get("ingresses"))}
+    keys = sorted(named, key=lambda k: tuple(k.partition("/")[::2]))
     axes: dict[str, list[Row]] = {}
     for key in keys or ([LAB] if shared else []):
         mine = [r for r in rows if r.ingress == key] + (shared if key != LAB else [])

@@ -99,6 +99,9 @@ def test_absent_or_malformed_sources_are_tolerated() -> None:
     assert list(only_actions.axes) == [LAB] and only_actions.origin_from == "first event"
     # The freeze has no time and no origin to place its offset from: listed last, untimed.
     assert [only_actions.at(r) for r in only_actions.axes[LAB]] == [0.0, 8.5, None, None]
+    # Every watched Ingress has the lab-wide rows, even one whose status never changed.
+    quiet = merge({"status": {"ingresses": {"three/test": {"passed": True}}}, "actions": ACTIONS})
+    assert list(quiet.axes) == ["three/test"] and len(quiet.axes["three/test"]) == 4
     # A non-continuous probe adds nothing; a probe by URL is lab-wide, merged into every Ingress.
     by_url = dict(PROBE, ingresses=None, url="http://100.64.0.0/")
     merged = merge({"status": STATUS, "reachability": [{"passed": True}, by_url]})
