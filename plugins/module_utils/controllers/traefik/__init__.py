@@ -48,4 +48,5 @@ TYPE = ControllerType(
     offline_images={IMAGE_KEY: KIND_OFFLINE_TRAEFIK_IMAGE},
     offline_chart=KIND_OFFLINE_TRAEFIK_CHART,
     dataplane=dataplane.READER,
+    no_sync_freeze="Traefik's providers and its router are one process: stopping its syncing stops its proxy too",
 )
