@@ -319,6 +319,10 @@ class ControllerType:
     # How its data plane is read from one pod (what it routes each backend to) and how it names
     # an Ingress backend there: ingress_dataplane compares that with the EndpointSlices.
     dataplane: "DataPlaneReader"
+    # Values the lab (lab_definition) gives every controller of this type beneath the lab's own,
+    # which win: what the lab needs of it that the chart leaves off. The ingress_controller module
+    # alone (a user's install) gets none of them.
+    lab_values: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def image_keys(self) -> tuple[str, ...]:
