@@ -126,6 +126,33 @@ def test_a_refused_exec_is_unread_and_fails_only_when_asked(monkeypatch: pytest.
     assert r.failed and "could not be read: exec refused" in r.result["msg"]
 
 
+@pytest.mark.parametrize("answer, why, fix", [
+    (HttpAnswer(404, "404 page not found\n"), "the API is off or not on port 8080: HTTP 404: 404 page not found",
+     "turn the API on: chart values api.insecure: true (arg --api.insecure=true)"),
+    (HttpAnswer(403, error='pods "traefik-abc" is forbidden: cannot get resource "pods/proxy"'),
+     "pod proxy refused by the API server (403)", "grant the reader get on pods/proxy in namespace traefik"),
+])
+def test_a_traefik_whose_api_is_off_or_refused_is_unread_and_fails_when_asked(
+        answer: HttpAnswer, why: str, fix: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    client = FakeClient({}, traefik_lab(), {"traefik-abc": answer})
+    r = run({"fail_on": ["unread"]}, client, monkeypatch)
+    assert r.failed and r.result["msg"].startswith("ingress_dataplane: traefik/traefik-abc (traefik) could not be read: " + why)
+    assert fix in r.result["msg"] and r.result["counts"] == {"stale": 0, "missing": 0, "unread": 1}
+    [finding] = r.result["findings"]
+    assert finding["reason"].startswith(why) and finding["fix"].startswith(fix) and finding["ingresses"] == ["one/test"]
+    assert [c for c in client.calls if c[0] == "proxy"] == [("proxy", "traefik", "traefik-abc", 8080, "/api/http/services")]
+    r = run({"fail_on": ["stale", "missing"]}, FakeClient({}, traefik_lab(), {"traefik-abc": answer}), monkeypatch)
+    assert not r.failed and r.result["passed"] and r.result["counts"]["unread"] == 1
+
+
+def test_a_readable_traefik_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    page = json.dumps([{"name": "one-web-80@kubernetes", "loadBalancer": {"servers": [
+        {"url": "http://10.244.0.7:8080"}, {"url": "http://10.244.0.8:8080"}]}}])
+    r = run({}, FakeClient({}, traefik_lab(), {"traefik-abc": HttpAnswer(200, page, {"x-next-page": "1"})}), monkeypatch)
+    assert not r.failed and r.result["passed"] and r.result["pods"]["traefik/traefik-abc"]["backends"][0]["routed"] == [
+        "10.244.0.7:8080", "10.244.0.8:8080"]
+
+
 def test_a_window_reads_every_pod_each_round(monkeypatch: pytest.MonkeyPatch) -> None:
     client = FakeClient({"c1": ExecResult(0, backends("10.244.0.7", "10.244.0.8")), "c2": ExecResult(0, backends("10.244.0.4"))})
     r = run({"window": 0.4, "interval": 0.4, "fail_on": []}, client, monkeypatch)
