@@ -331,6 +331,11 @@ def read_round(client: Any, selection: Selection, fail_on: tuple[str, ...] = KIN
     state = read_state(client, selection)
     cache: dict[tuple[str, str, Any], ApiSide] = {}
     by_service: dict[tuple[str, str], list[Obj]] = {}
+    # Indexed once: a scan of every Service per backend is quadratic (600 backends x 600 Services
+    # took a third of the benchmark's 3 x 200 Ingresses, benchmarks/dataplane_bench.py).
+    services: dict[tuple[str, str], Obj] = {}
+    for item in state.services:
+        services.setdefault((str(meta(item).get("namespace")), str(meta(item).get("name"))), item)
 
     def api_of(namespace: str, ref: BackendRef) -> ApiSide:
         key = (namespace, str(ref.service), ref.port)
@@ -340,7 +345,7 @@ def read_round(client: Any, selection: Selection, fail_on: tuple[str, ...] = KIN
                     owner = (meta(item).get("labels") or {}).get(SERVICE_NAME_LABEL)
                     by_service.setdefault((str(meta(item).get("namespace")), str(owner)), []).append(item)
                 by_service.setdefault(("", ""), [])  # listed, even when empty
-            service = state.service(namespace, str(ref.service))
+            service = services.get((namespace, str(ref.service)))
             cache[key] = api_side(namespace, ref, service, by_service.get((namespace, str(ref.service)), []))
         return cache[key]
 
