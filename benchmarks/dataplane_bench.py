@@ -42,6 +42,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify import data
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection  # noqa: E402
 
 Obj = dict[str, Any]
+Objs = list[Obj]  # `list` names the clients' method in their class bodies
+Argv = list[str]
 GOAL_S = 2.0
 REPLICAS = 2
 NGINX_FULL = "ingress-ingress-nginx-controller"
@@ -177,12 +179,12 @@ class BenchClient:
         self.calls[what] = self.calls.get(what, 0) + 1
 
     def list(self, api_version: str, kind: str, namespace: str | None = None, label_selector: str | None = None,
-             field_selector: str | None = None) -> list[Obj]:
+             field_selector: str | None = None) -> Objs:
         self._count("list " + kind)
         # A real client returns new objects on every call: so does this one.
         return [copy.deepcopy(i) for i in self.objects[kind] if namespace is None or i["metadata"].get("namespace") == namespace]
 
-    def pod_exec(self, namespace: str, name: str, container: str, command: list[str], timeout: float) -> ExecResult:
+    def pod_exec(self, namespace: str, name: str, container: str, command: Argv, timeout: float) -> ExecResult:
         self._count("exec")
         result: ExecResult = self.answers["%s/%s" % (namespace, name)]
         return result

@@ -9,6 +9,8 @@ from ansible_collections.kindlab.ingress.tests.unit.plugins.modules.test_ingress
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.verify.test_diagnose import pod
 
 Obj = dict[str, Any]
+Objs = list[Obj]  # `list` names the clients' method in their class bodies
+Argv = list[str]
 START = 1720467000.0  # 2024-07-08T19:30:00Z
 
 
@@ -48,7 +50,7 @@ class ScriptedClient:
         return [step for at, step in self.script if at <= self.clock.now][-1]
 
     def list(self, api_version: str, kind: str, namespace: str | None = None, label_selector: str | None = None,
-             field_selector: str | None = None) -> list[Obj]:
+             field_selector: str | None = None) -> Objs:
         s = self.state
         if kind == "EndpointSlice":
             self.slice_lists += 1
@@ -60,7 +62,7 @@ class ScriptedClient:
                  "ClusterRoleBinding": s.cluster_role_bindings, "Ingress": s.ingresses}
         return list(table[kind])
 
-    def pod_exec(self, namespace: str, name: str, container: str, command: list[str], timeout: float) -> ExecResult:
+    def pod_exec(self, namespace: str, name: str, container: str, command: Argv, timeout: float) -> ExecResult:
         self.execs.append((self.clock.now, name))
         self.clock.now += self.clock.cost
         routes = self.now()["routes"][name]
