@@ -91,7 +91,7 @@ class _Track:
 
     state: State
     start: float | None  # the offset its current divergence was first seen, None when it matches
-    from_start: bool  # that divergence was there in the window's first round
+    from_start: bool  # its first divergence was there in the window's first round
     longest: float = 0.0
     divergences: int = 0
     open_at_end: bool = False
@@ -130,7 +130,7 @@ class Timeline:
                 elif kind in before and kind not in now and now:
                     self._event(offset, when, key, kind, ())
             if now and track.start is None:
-                track.start, track.from_start = offset, first
+                track.start, track.from_start = offset, track.from_start or first
                 track.divergences += 1
             elif not now and track.start is not None:
                 self._event(offset, when, key, CONVERGED, row.routed)

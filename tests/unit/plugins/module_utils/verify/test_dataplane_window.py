@@ -175,3 +175,23 @@ def test_without_a_window_it_reads_once() -> None:
     assert result["rounds"] == 1 and clock.sleeps == [] and len(client.execs) == 1
     assert result["counts"] == {"stale": 2, "missing": 2, "unread": 0} and result["converged_after"] is None
     assert [(row["lag"], row["open"]) for row in result["lag"]] == [(0.0, True)]
+
+
+def test_timeline_lag_is_the_longest_divergence_of_a_row() -> None:
+    """Pure: diverged from the first round for 1 s, then again for 3 s; a second row that
+    disappears while diverging ends there."""
+    timeline = dw.Timeline()
+    a, b = ("p/a", "c", "n/i", "web:80"), ("p/b", "c", "n/i", "web:80")
+    stale = dw.Row({"stale": ("10.0.0.1:80",)})
+    fine = dw.Row({}, ("10.0.0.2:80",))
+    for offset, rows in [(0, {a: stale, b: fine}), (1, {a: fine, b: stale}), (2, {a: stale, b: stale}),
+                         (3, {a: stale}), (5, {a: fine}), (6, {a: fine})]:
+        timeline.observe(float(offset), "t%d" % offset, rows)
+    timeline.finish(6.0)
+    lag = {row["pod"]: row for row in timeline.lag()}
+    assert (lag["p/a"]["lag"], lag["p/a"]["divergences"], lag["p/a"]["from_start"], lag["p/a"]["open"]) == (3.0, 2, True, False)
+    assert (lag["p/b"]["lag"], lag["p/b"]["gone"], lag["p/b"]["from_start"], lag["p/b"]["open"]) == (2.0, 3.0, False, False)
+    assert [(e["time"], e["pod"], e["finding"]) for e in timeline.events] == [
+        ("t0", "p/a", "stale"), ("t1", "p/a", "converged"), ("t1", "p/b", "stale"), ("t2", "p/a", "stale"),
+        ("t5", "p/a", "converged")]
+    assert not timeline.diverging()
