@@ -196,7 +196,7 @@ class BenchClient:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", maxsplit=1)[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--ingresses", type=int, default=200, help="Ingresses per controller")
     parser.add_argument("--profile", action="store_true", help="print the top of a cProfile of one run")
