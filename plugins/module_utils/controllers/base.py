@@ -334,6 +334,10 @@ class ControllerType:
     # How test machinery stops its syncing while its proxy serves, or None with why it cannot.
     sync_freeze: SyncFreeze | None = None
     no_sync_freeze: str = ""
+    # Values the lab (lab_definition) gives every controller of this type beneath the lab's own,
+    # which win: what the lab needs of it that the chart leaves off. The ingress_controller module
+    # alone (a user's install) gets none of them.
+    lab_values: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def image_keys(self) -> tuple[str, ...]:
