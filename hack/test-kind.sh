@@ -163,8 +163,8 @@ kind_node() {
     echo "${context#kind-}-control-plane"
 }
 
-# kind_only SCENARIO: true when it runs a controller type the twin refuses (one it does not emulate:
-# the registry's on_twin, asked through kindlab_twin.controller_types).
+# kind_only SCENARIO: true when the twin refuses it: it runs a controller type the twin does not
+# emulate (the registry's on_twin) or has timed actions (asked through kindlab_twin.controller_types).
 kind_only() { "$VENV/bin/python" -m kindlab_twin.controller_types kind-only "$ROOT/scenarios/$1.yml" >/dev/null; }
 
 # twin_refuses SCENARIO: lab.yml on the twin stops before it creates anything, naming the reason.

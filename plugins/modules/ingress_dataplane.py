@@ -22,6 +22,11 @@ description:
     C(nativeLB)) is reported with C(via_cluster_ip) and is neither stale nor missing.
   - Needs C(create) on C(pods/exec) (ingress-nginx) and C(get) on C(pods/proxy) (Traefik) in the
     controllers' namespaces, besides what M(kindlab.ingress.ingress_diagnose) reads.
+  - With O(window), the same reading every O(interval) seconds for that many seconds (each round lists the
+    controllers, their pods and the EndpointSlices again, and reads every Running controller pod once). A pod that
+    appears during the window, a restarted controller, is read from then on; one that disappears ends its rows. It
+    returns a C(timeline) of the divergences, each row's C(lag) and C(converged_after); the findings and the verdict
+    are those of the last round.
   - Read-only; never changes the cluster.
 version_added: 0.1.0
 author: kindlab.ingress developers (@kindlab)
@@ -44,6 +49,23 @@ options:
         which C(stale) findings quote as C(since).
     type: dict
     default: {}
+  window:
+    description:
+      - Seconds to read again and again; C(0) reads once.
+      - Addresses seen ready in the EndpointSlices during the window extend O(last_ready), so a later C(stale)
+        finding says when its address was last seen ready.
+    type: float
+    default: 0
+  interval:
+    description: Seconds from the start of one round to the start of the next (a slower round starts the next at once).
+    type: float
+    default: 1
+  until_converged:
+    description:
+      - Stop before the end of O(window) at the first round where every pod matches the EndpointSlices after a
+        divergence was seen (a restarted controller catching up); C(converged_after) says when.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - kindlab.ingress.read_only
@@ -56,6 +78,15 @@ EXAMPLES = r"""
   kindlab.ingress.ingress_dataplane:
     kubeconfig: "{{ lab_kubeconfig }}"
     namespaces: [one, two]
+
+- name: After a controller restart, how long its data plane takes to route to the ready endpoints again
+  kindlab.ingress.ingress_dataplane:
+    kubeconfig: "{{ lab_kubeconfig }}"
+    namespaces: [one]
+    window: 120
+    interval: 1
+    until_converged: true
+  register: converging
 
 - name: Collect stale and missing endpoints, fail only when a pod could not be read
   kindlab.ingress.ingress_dataplane:
@@ -86,11 +117,50 @@ findings:
     - One per divergence, each with C(kind), C(pod) (C(namespace/name)), C(controller), C(type) and C(message).
     - C(stale) and C(missing) add C(ingress), C(backend) (C(service:port)), C(name) (the backend's name in the data plane)
       and C(address) (C(address:port)); C(stale) adds C(endpoint) (what the EndpointSlices say of it) and C(since)
-      (from O(last_ready), else null); C(missing) adds C(endpoint_pod).
+      (when the address was last seen ready, from O(last_ready) and the window's rounds, else null); C(missing) adds C(endpoint_pod).
     - C(unread) adds C(reason), C(fix) and C(ingresses); an Ingress that no controller serves is one with an empty C(pod).
   returned: success
   type: list
   elements: dict
+rounds:
+  description: How many times every pod was read (1 without O(window)).
+  returned: success
+  type: int
+duration:
+  description: Seconds from the first round's start to the last round's start.
+  returned: success
+  type: float
+timeline:
+  description:
+    - One event per change of a row (a pod's backend of an Ingress), in order, each with C(time) (ISO-8601 UTC),
+      C(offset) (seconds from the start), C(pod), C(controller), C(ingress), C(backend), C(finding) and C(addresses).
+    - C(finding) C(stale), C(missing) or C(unread) (with C(reason)) when that divergence appears or its addresses
+      change (with no addresses when it ended while another remains); C(converged) when a row that diverged matches again
+      (C(addresses) then what it routes to).
+  returned: success
+  type: list
+  elements: dict
+  sample: [{"time": "2024-07-08T19:30:01.002Z", "offset": 0.0, "pod": "one/ingress-ingress-nginx-controller-5d9c",
+            "controller": "one/ingress-ingress-nginx-controller", "ingress": "one/test", "backend": "test:80",
+            "finding": "stale", "addresses": ["10.244.0.12:8080"]}]
+lag:
+  description:
+    - Per row, C(lag) the longest time one divergence lasted in seconds (to the round's precision), C(open) whether
+      one was still open at the end, C(divergences) how many began, C(from_start) whether the first was there in the
+      first round, C(gone) the offset its pod was first missed (or null).
+  returned: success
+  type: list
+  elements: dict
+converged_after:
+  description:
+    - Seconds from the start to the round from which every pod matched to the end of the window, after a divergence
+      was seen; null when none was seen or one remains.
+  returned: success
+  type: float
+last_ready:
+  description: O(last_ready) with every address seen ready during the reading, at the time it was last seen so.
+  returned: success
+  type: dict
 pods:
   description:
     - C(namespace/name) of each pod read to C(workload), C(type), C(phase), C(source) (what was read), C(unread)
@@ -108,21 +178,30 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUST
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule, Params
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks import check_entry
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.dataplane import KINDS, run
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.dataplane import KINDS
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.dataplane_window import run
 
 
 def _options(params: Params) -> dict[str, Any]:
     if params["timeout"] <= 0:
         raise OptionError("timeout: expected a positive number of seconds, got %r" % params["timeout"])
+    if params["window"] < 0:
+        raise OptionError("window: expected seconds >= 0, got %r" % params["window"])
+    if params["interval"] <= 0:
+        raise OptionError("interval: expected a positive number of seconds, got %r" % params["interval"])
+    if params["until_converged"] and params["window"] <= 0:
+        raise OptionError("until_converged: needs a window (seconds > 0) to wait in")
     history = params["last_ready"] or {}
     for service, seen in history.items():
         if service.count("/") != 1 or not isinstance(seen, dict) or not all(isinstance(v, str) for v in seen.values()):
             raise OptionError("last_ready: expected namespace/service → {address:port: time}, got %r: %r" % (service, seen))
-    return {"fail_on": tuple(params["fail_on"]), "timeout": float(params["timeout"]), "last_ready": history}
+    return {"fail_on": tuple(params["fail_on"]), "timeout": float(params["timeout"]), "last_ready": history,
+            "window": float(params["window"]), "interval": float(params["interval"]), "until_converged": params["until_converged"]}
 
 
 def _check(client: Any, selection: Any, options: dict[str, Any]) -> dict[str, Any]:
-    return run(client, selection, options["fail_on"], options["timeout"], options["last_ready"])
+    return run(client, selection, options["fail_on"], options["timeout"], options["last_ready"],
+               options["window"], options["interval"], options["until_converged"])
 
 
 def _failure(result: dict[str, Any]) -> str:
@@ -136,6 +215,9 @@ def main() -> None:
             fail_on={"type": "list", "elements": "str", "choices": list(KINDS), "default": list(KINDS)},
             timeout={"type": "int", "default": 10},
             last_ready={"type": "dict", "default": {}},
+            window={"type": "float", "default": 0},
+            interval={"type": "float", "default": 1},
+            until_converged={"type": "bool", "default": False},
         ),
     ).run(check_entry(_check, _failure, fail_option="fail_on", parse_options=_options))
 

@@ -104,6 +104,15 @@ options:
         flag (ingress-nginx C(--status-update-interval=60/time_scale)); checked here that every controller takes it.
     type: float
     version_added: 0.1.0
+  actions:
+    description:
+      - The scenario's timed actions (C(lab_actions)) that verify carries out during its window; see
+        M(kindlab.ingress.lab_actions) for their keys. Checked here - each action, that C(rollout) and C(scale) name a
+        workload of O(workloads), that controller actions name a namespace with controllers of O(controllers), that
+        C(freeze_sync) names a type that can be frozen - and refused with O(backend=twin).
+    type: list
+    elements: dict
+    default: []
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - kindlab.ingress.read_only
@@ -176,6 +185,11 @@ charts:
   returned: success
   type: dict
   version_added: 0.1.0
+actions:
+  description: The actions (O(actions) read), in the order they start, each C(name), C(kind), C(target), C(at), C(machinery).
+  returned: success
+  type: list
+  elements: dict
 plan:
   description:
     - What C(playbooks/lab.yml) builds from this lab, one line per step in its order (the cluster, the MetalLB pools,
@@ -211,6 +225,7 @@ def main() -> None:
             "images_load": {"type": "raw", "default": []},
             "charts": {"type": "dict", "default": {}},
             "time_scale": {"type": "float"},
+            "actions": {"type": "list", "elements": "dict", "default": []},
         },
     ).run(run_lab_definition)
 

@@ -53,6 +53,26 @@ options:
             C(paths) (list of C(path) strings or mappings with C(path) and C(path_type) Prefix, Exact or
             ImplementationSpecific; default C(/) Prefix) and C(annotations).
         type: raw
+      rollout:
+        description:
+          - How the app's pods take part in a rolling update (U(https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination)).
+        type: dict
+        suboptions:
+          readiness_probe:
+            description:
+              - An HTTP readiness probe on C(/) every 2 s. Without one a new pod is a ready endpoint before its server listens.
+            type: bool
+            default: true
+          pre_stop_sleep:
+            description:
+              - Seconds a terminating pod sleeps (a preStop C(sleep) in its container) before its server gets SIGTERM,
+                so that every controller has dropped it from its endpoints before it stops answering. C(0) for none.
+            type: int
+            default: 0
+          grace_period:
+            description:
+              - C(terminationGracePeriodSeconds); must exceed O(workloads[].rollout.pre_stop_sleep). Omitted, Kubernetes' 30 s.
+            type: int
   state:
     description: C(present) creates or updates the apps; C(absent) deletes their objects.
     type: str
@@ -146,6 +166,11 @@ def main() -> None:
                 "port": {"type": "int", "default": 80},
                 "labels": {"type": "dict"},
                 "ingress": {"type": "raw"},
+                "rollout": {"type": "dict", "options": {
+                    "readiness_probe": {"type": "bool", "default": True},
+                    "pre_stop_sleep": {"type": "int", "default": 0},
+                    "grace_period": {"type": "int"},
+                }},
             }},
             state={"type": "str", "choices": ["present", "absent"], "default": "present"},
             default_image={"type": "str"},

@@ -2,8 +2,9 @@
 script names a type or repeats what the registry knows (plugins/module_utils/controllers/):
 
     python -m kindlab_twin.controller_types kind-only SCENARIO.yml
-        exit 0, printing the types, when the scenario runs a type the twin does not emulate
-        (ControllerType.on_twin: lab_definition refuses it on the twin); exit 1 when the twin runs it
+        exit 0, printing why, when the twin does not run the scenario: the types it does not emulate
+        (ControllerType.on_twin), and lab_actions when it has timed actions (lab_definition refuses
+        both on the twin); exit 1 when the twin runs it
     python -m kindlab_twin.controller_types offline-vars
         lab_images and lab_charts of every type for the offline kind lab (JSON): the images
         hack/kind-images.sh builds and the local charts (ControllerType.offline_images, offline_chart)
@@ -38,8 +39,10 @@ def lab_controllers(scenario: Path) -> list[dict[str, Any]]:
 
 
 def kind_only(scenario: Path) -> list[str]:
-    """The types of the scenario the twin does not emulate ([] when the twin runs it all)."""
-    return registry.off_twin(lab_controllers(scenario))
+    """Why the twin does not run the scenario: the types it does not emulate, and `lab_actions`
+    when it has timed actions (lab_definition refuses them on the twin); [] when the twin runs it."""
+    data = yaml.safe_load(scenario.read_text()) or {}
+    return registry.off_twin(lab_controllers(scenario)) + (["lab_actions"] if data.get("lab_actions") else [])
 
 
 def offline_chart(name: str) -> Path:

@@ -22,6 +22,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils import _versions
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.images import parse_images
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import parse_controllers
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import chart as traefik
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import dataplane as traefik_dataplane
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import manifests as traefik_manifests
 from kindlab_twin import binaries
 
@@ -128,6 +129,8 @@ MANIFEST_TABLE = [_without_crds(v) for v in TABLE] + [
                    "deployment": {"replicas": 2}, "service": {"spec": {"type": "NodePort"}}}),
     _without_crds({"rbac": {"namespaced": True}, "providers": {"kubernetesIngress": {"namespaces": ["a", "b"]},
                                                                "kubernetesIngressNGINX": {"enabled": True, "watchNamespace": "c"}}}),
+    _without_crds({"api": {"insecure": True}}),
+    _without_crds({"api": {"insecure": False}}),
 ]
 
 
@@ -151,3 +154,17 @@ def test_manifest_objects_equal_the_charts(values: dict[str, Any], tmp_path: Pat
 def test_every_scenario_traefik_renders_the_charts_objects(tmp_path: Path) -> None:
     for _name, ctl in scenario_traefiks():
         assert_manifest_equals_chart(ctl["values"], ctl["release"], ctl["namespace"], tmp_path)
+
+
+def test_every_scenario_traefik_serves_its_api_where_the_reader_asks(tmp_path: Path) -> None:
+    """The lab turns Traefik's API on (LAB_VALUES): the chart's container args carry
+    --api.insecure=true, and the data-plane reader asks the container port named traefik."""
+    found = scenario_traefiks()
+    assert found, "no scenario runs Traefik"
+    for name, ctl in found:
+        [deployment] = [d for d in helm_template(ctl["values"], ctl["release"], ctl["namespace"], tmp_path)
+                        if d.get("kind") == "Deployment"]
+        [container] = deployment["spec"]["template"]["spec"]["containers"]
+        assert "--api.insecure=true" in container["args"], name
+        ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+        assert traefik_dataplane.api_port(container, ctl["namespace"]) == ports["traefik"] == 8080, name

@@ -261,6 +261,18 @@ class AnalysedController:
 
 
 @dataclass(frozen=True)
+class SyncFreeze:
+    """How test machinery stops a controller's syncing while its proxy keeps serving (lab_actions
+    freeze_sync): SIGSTOP to the process whose command line starts with `process`, in the
+    container the type detects; SIGCONT resumes it. While it is stopped its health endpoints do
+    not answer, so the kubelet would restart or unready the pod: `probe_values` names the chart
+    values that loosen its liveness and readiness probes."""
+
+    process: str
+    probe_values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ControllerType:
     """Everything the collection knows about one kind of ingress controller, in one entry.
 
@@ -319,6 +331,13 @@ class ControllerType:
     # How its data plane is read from one pod (what it routes each backend to) and how it names
     # an Ingress backend there: ingress_dataplane compares that with the EndpointSlices.
     dataplane: "DataPlaneReader"
+    # How test machinery stops its syncing while its proxy serves, or None with why it cannot.
+    sync_freeze: SyncFreeze | None = None
+    no_sync_freeze: str = ""
+    # Values the lab (lab_definition) gives every controller of this type beneath the lab's own,
+    # which win: what the lab needs of it that the chart leaves off. The ingress_controller module
+    # alone (a user's install) gets none of them.
+    lab_values: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def image_keys(self) -> tuple[str, ...]:

@@ -37,6 +37,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.wait import (
     workload_failure,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerError, ControllerType
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import merge_values
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import (
     DEFAULT_TYPE,
     REGISTRY,
@@ -204,8 +205,9 @@ METHODS = ("helm", "manifest")
 
 def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = None) -> dict[str, Any]:
     """One controller of a lab definition → normalised dict with what the chart will do.
-    `images` (the parsed lab_images) are folded into the values. Errors are prefixed with
-    `where` (e.g. "[1]") and name the field."""
+    `images` (the parsed lab_images: the lab's path) are folded into the values, and so are the
+    type's lab_values, beneath the definition's own. Errors are prefixed with `where` (e.g.
+    "[1]") and name the field."""
     if not isinstance(raw, dict):
         raise ControllerError("%s: expected a mapping with %s, got %r" % (where or "controller", ", ".join(sorted(_DEFINITION_KEYS)), raw))
     unknown = sorted(set(raw) - _DEFINITION_KEYS)
@@ -230,7 +232,7 @@ def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = 
     try:
         values = ctype.apply_options(raw.get("values") or {}, raw.get("scope"), raw.get("publish_service"), raw.get("ingress_class"))
         if images is not None:
-            values = ctype.with_images(values, images)
+            values = ctype.with_images(merge_values(dict(ctype.lab_values), values), images)
         config = ctype.effective_config(values, release, namespace, None)
         if method == "manifest" and ctype.render_manifests is not None:
             ctype.render_manifests(config)  # refuses what it cannot render now, before the lab changes anything

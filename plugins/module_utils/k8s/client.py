@@ -394,6 +394,19 @@ class Client:
             results.append(result)
         return results
 
+    def patch(self, api_version: str, kind: str, name: str, namespace: str | None, body: Obj) -> Obj:
+        """A JSON merge patch (RFC 7386) of the fields in BODY, under the collection's field manager
+        (what `kubectl patch --type merge` does): changes those fields only, unlike an apply of a
+        partial object, which would drop every field the manager applied before."""
+        try:
+            with self._answered():
+                res = self.resource(api_version, kind)
+                out = res.patch(body=body, name=name, namespace=namespace, content_type="application/merge-patch+json",
+                                field_manager=FIELD_MANAGER)
+        except ApiException as exc:
+            raise K8sError("patch %s %s failed: %s" % (kind, name, _api_message(exc))) from exc
+        return dict(out.to_dict())
+
     def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None, check_mode: bool = False) -> bool:
         """Delete if present; returns whether something was (or would be) deleted."""
         if self.get(api_version, kind, name, namespace) is None:

@@ -42,8 +42,13 @@ def deployment_ready(deployment: Obj | None) -> tuple[bool, str]:
     ready = status.get("readyReplicas", 0) or 0
     updated = status.get("updatedReplicas", 0) or 0
     available = status.get("availableReplicas", 0) or 0
+    total = status.get("replicas", 0) or 0
     detail = "%s/%s ready, %s updated, %s available" % (ready, want, updated, available)
-    return gen_ok and ready >= want and updated >= want and available >= want, detail
+    if total > updated:
+        # A rollout is done once the old ReplicaSets are gone (`kubectl rollout status`): until
+        # then ready counts old pods too.
+        detail += ", %d old pending termination" % (total - updated)
+    return gen_ok and ready >= want and updated >= want and available >= want and total <= updated, detail
 
 
 def daemonset_ready(daemonset: Obj | None) -> tuple[bool, str]:

@@ -24,6 +24,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.instal
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._helm import HelmError, chart_source
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import ImageError, parse_load
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.actions import ActionError, check_references, parse_actions, plan as action_plan
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.images import parse_images
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_dns1123_label
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.kind import planned_networks
@@ -129,7 +130,7 @@ def _charts(raw: Any) -> dict[str, dict[str, Any]]:
 
 def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controllers: Any, workloads: Any,
              expect: Any = None, images: Any = None, images_load: Any = None, charts: Any = None,
-             time_scale: Any = None) -> dict[str, Any]:
+             time_scale: Any = None, actions: Any = None) -> dict[str, Any]:
     """Validate the whole lab; returns a normalised summary (and the Ingresses it declares)."""
     if backend not in BACKENDS:
         raise LabError("lab_backend: expected one of %s, got %r" % (", ".join(BACKENDS), backend))
@@ -195,6 +196,19 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
     ingresses = ["%s/%s" % (wl.namespace, wl.ingress.name) for wl in parsed_workloads if wl.ingress is not None]
     releases = ["%s/%s" % (ctl["namespace"], ctl["release"]) for ctl in parsed_controllers]
     _expected_references(parsed_expect, ingresses, releases)
+    try:
+        parsed_actions = parse_actions(actions)
+        types_by_namespace: dict[str, list[str]] = {}
+        for ctl in parsed_controllers:
+            types_by_namespace.setdefault(ctl["namespace"], []).append(ctl["type"])
+        check_references(parsed_actions, ["%s/%s" % (wl.namespace, wl.name) for wl in parsed_workloads], types_by_namespace)
+    except ActionError as exc:
+        raise LabError(str(exc)) from None
+    if backend == "twin" and parsed_actions:
+        # The twin's pods run no server and its controllers no data plane: a rollout there moves no
+        # traffic, and a frozen emulation proves nothing about the real controller's proxy.
+        raise LabError("lab_actions: a scenario with timed actions runs on lab_backend kind only; the twin's emulated "
+                       "controllers have no data plane for an action to disturb (got %d action(s))" % len(parsed_actions))
     no_address = set((parsed_expect.get("addresses") or {}).get("failing") or {})
     return {
         "backend": backend,
@@ -213,6 +227,8 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
         "images_load": load,
         # Local charts helm installs instead of the pinned repository charts (lab_charts), by type.
         "charts": parsed_charts,
+        # The timed actions verify performs during its window, in the order they start.
+        "actions": action_plan(parsed_actions),
     }
 
 
@@ -249,6 +265,8 @@ def plan(lab: dict[str, Any]) -> list[str]:
         lines.append("workload %s/%s: %s x%d%s" % (wl["namespace"], wl["name"], wl["image"], wl["replicas"], ingress))
     if lab["addressed_ingresses"]:
         lines.append("then wait for a status address on: %s" % ", ".join(lab["addressed_ingresses"]))
+    for action in lab.get("actions") or []:
+        lines.append("during verify, at %gs: %s%s" % (action["at"], action["name"], " (test machinery)" if action["machinery"] else ""))
     return lines
 
 
@@ -274,5 +292,5 @@ def run_lab_definition(params: Params, module: Module) -> dict[str, Any]:
     """The lab_definition module: validate the whole lab definition, change nothing."""
     result = validate(params["backend"], params["cluster"], params["metallb_pools"], params["namespaces"],
                       params["controllers"], params["workloads"], params["expect"], params["images"],
-                      params["images_load"], params["charts"], params["time_scale"])
+                      params["images_load"], params["charts"], params["time_scale"], params["actions"])
     return dict(result, plan=plan(result), changed=False)

@@ -50,6 +50,16 @@ class IngressSpec:
 
 
 @dataclass
+class Rollout:
+    """What a graceful rolling update needs from the pod: a readiness probe (without one a new pod
+    is an endpoint before it listens), a preStop delay (the old pod keeps serving while every
+    controller drops it from its endpoints) and a grace period longer than that delay."""
+    readiness_probe: bool = True
+    pre_stop_sleep: int = 0
+    grace_period: int | None = None  # None: Kubernetes' default (30 s)
+
+
+@dataclass
 class Workload:
     name: str
     namespace: str
@@ -58,6 +68,7 @@ class Workload:
     port: int
     labels: dict[str, str]
     ingress: IngressSpec | None
+    rollout: Rollout = field(default_factory=Rollout)
 
 
 def _require(cond: bool, where: str, expected: str, got: Any) -> None:
@@ -126,13 +137,31 @@ def _parse_ingress(raw: Any, default_name: str, where: str) -> IngressSpec | Non
     return IngressSpec(name=name, ingress_class=ingress_class, host=host, paths=paths, annotations=annotations)
 
 
+def _parse_rollout(raw: Any, where: str) -> Rollout:
+    if raw is None:
+        return Rollout()
+    _require(isinstance(raw, dict), where, "a mapping with readiness_probe, pre_stop_sleep, grace_period", raw)
+    raw = {key: val for key, val in raw.items() if val is not None}
+    unknown = set(raw) - {"readiness_probe", "pre_stop_sleep", "grace_period"}
+    _require(not unknown, where, "only the keys grace_period, pre_stop_sleep, readiness_probe", sorted(unknown))
+    probe = raw.get("readiness_probe", True)
+    _require(isinstance(probe, bool), where + ".readiness_probe", "true or false", probe)
+    sleep = _int_in(raw.get("pre_stop_sleep", 0), where + ".pre_stop_sleep", 0, 600)
+    grace = raw.get("grace_period")
+    if grace is not None:
+        grace = _int_in(grace, where + ".grace_period", 0, 3600)
+        # The kubelet kills the container when the grace period ends, preStop or not.
+        _require(grace > sleep, where + ".grace_period", "more seconds than pre_stop_sleep (%d)" % sleep, grace)
+    return Rollout(readiness_probe=probe, pre_stop_sleep=sleep, grace_period=grace)
+
+
 def parse_workload(raw: Any, where: str, default_image: str = TEST_APP_IMAGE) -> Workload:
     """Validate one workload spec; `where` prefixes error messages (e.g. workloads[0]). A
     workload without `image` runs `default_image` (the lab's lab_images.test_app)."""
     _require(isinstance(raw, dict), where, "a mapping", raw)
     # Ansible's argument spec fills unset suboptions with None: treat them as unset.
     raw = {key: val for key, val in raw.items() if val is not None}
-    known = {"name", "namespace", "image", "replicas", "port", "labels", "ingress"}
+    known = {"name", "namespace", "image", "replicas", "port", "labels", "ingress", "rollout"}
     unknown = set(raw) - known
     _require(not unknown, where, "only the keys " + ", ".join(sorted(known)), sorted(unknown))
     name = _dns_label(raw.get("name"), where + ".name")
@@ -144,8 +173,9 @@ def parse_workload(raw: Any, where: str, default_image: str = TEST_APP_IMAGE) ->
     port = _int_in(raw.get("port", 80), where + ".port", 1, 65535)
     labels = _str_map(raw.get("labels"), where + ".labels")
     ingress = _parse_ingress(raw.get("ingress", True), name, where + ".ingress")
+    rollout = _parse_rollout(raw.get("rollout"), where + ".rollout")
     return Workload(name=name, namespace=namespace, image=image, replicas=replicas, port=port,
-                    labels=labels, ingress=ingress)
+                    labels=labels, ingress=ingress, rollout=rollout)
 
 
 def parse_workloads(raw: Any, where: str = "workloads", default_image: str = TEST_APP_IMAGE) -> list[Workload]:
@@ -165,6 +195,23 @@ def _labels(wl: Workload) -> dict[str, str]:
     return {_APP_LABEL: wl.name, _PART_OF_LABEL: PART_OF, **wl.labels}
 
 
+def _pod_spec(wl: Workload) -> Obj:
+    container: Obj = {
+        "name": "app",
+        "image": wl.image,
+        "ports": [{"name": "http", "containerPort": wl.port, "protocol": "TCP"}],
+    }
+    if wl.rollout.readiness_probe:
+        container["readinessProbe"] = {"httpGet": {"path": "/", "port": "http"}, "periodSeconds": 2}
+    if wl.rollout.pre_stop_sleep:
+        # An exec of the image's sleep, not the preStop sleep action, which needs Kubernetes 1.30.
+        container["lifecycle"] = {"preStop": {"exec": {"command": ["sleep", str(wl.rollout.pre_stop_sleep)]}}}
+    spec: Obj = {"containers": [container]}
+    if wl.rollout.grace_period is not None:
+        spec["terminationGracePeriodSeconds"] = wl.rollout.grace_period
+    return spec
+
+
 def render(wl: Workload) -> list[Obj]:
     """Deployment, Service and (optionally) Ingress for one workload."""
     selector = {_APP_LABEL: wl.name}
@@ -180,14 +227,7 @@ def render(wl: Workload) -> list[Obj]:
                 "selector": {"matchLabels": selector},
                 "template": {
                     "metadata": {"labels": labels},
-                    "spec": {
-                        "containers": [{
-                            "name": "app",
-                            "image": wl.image,
-                            "ports": [{"name": "http", "containerPort": wl.port, "protocol": "TCP"}],
-                            "readinessProbe": {"httpGet": {"path": "/", "port": "http"}, "periodSeconds": 2},
-                        }],
-                    },
+                    "spec": _pod_spec(wl),
                 },
             },
         },
@@ -225,7 +265,9 @@ def _render_ingress(wl: Workload, ing: IngressSpec, labels: dict[str, str]) -> O
 
 def summary(wl: Workload) -> Obj:
     """What the module returns per workload."""
-    out: Obj = {"name": wl.name, "namespace": wl.namespace, "image": wl.image, "replicas": wl.replicas}
+    out: Obj = {"name": wl.name, "namespace": wl.namespace, "image": wl.image, "replicas": wl.replicas,
+                "rollout": {"readiness_probe": wl.rollout.readiness_probe, "pre_stop_sleep": wl.rollout.pre_stop_sleep,
+                            "grace_period": wl.rollout.grace_period}}
     if wl.ingress is not None:
         out["ingress"] = {
             "name": wl.ingress.name,

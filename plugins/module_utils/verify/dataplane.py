@@ -219,6 +219,11 @@ def _pod_report(found: FoundWorkload, pod: Obj, served: list[Served], reading: R
         why = "pod not Running (phase %s)" % phase if reading is None else reading.unread
         fix = "" if reading is None else reading.fix
         report.update(unread=why, fix=fix)
+        # What it serves, not compared: the rows a window's timeline follows for this pod.
+        report["backends"] = [{"ingress": s.ingress, "controller": s.controller, "backend": s.api.label,
+                               "names": list(found.type.dataplane.names(s.settings, s.key)[0]), "ready": sorted(s.api.ready),
+                               "routed": None, "stale": [], "missing": [], "via_cluster_ip": False, "draining": [],
+                               "note": "not read"} for s in served]
         ingresses = sorted({s.ingress for s in served})
         return report, [_finding(UNREAD, pod_key, found, c, "%s (%s) could not be read: %s%s" % (
             pod_key, found.type.name, why, "; %s" % fix if fix else ""), reason=why, fix=fix, ingresses=ingresses)
@@ -244,7 +249,7 @@ def _pod_report(found: FoundWorkload, pod: Obj, served: list[Served], reading: R
                 STALE, pod_key, found, s.controller,
                 "%s routes %s backend %s to %s, which is not a ready endpoint (%s%s)" % (
                     pod_key, s.ingress, s.api.label, upstream.target, what,
-                    "; last seen ready %s" % since if since else ""),
+                    "; last seen ready at %s" % since if since else ""),
                 ingress=s.ingress, backend=s.api.label, name=names[0], address=upstream.target, endpoint=what, since=since))
         for endpoint in result.missing:
             findings.append(_finding(
@@ -316,9 +321,21 @@ def run(client: Any, selection: Selection, fail_on: tuple[str, ...] = KINDS, tim
         last_ready: LastReady | None = None) -> Obj:
     """check() over the cluster: the controllers as ingress_diagnose finds them, each backend's
     Service and EndpointSlices listed once, each pod read once."""
+    return read_round(client, selection, fail_on, timeout, last_ready)[0]
+
+
+def read_round(client: Any, selection: Selection, fail_on: tuple[str, ...] = KINDS, timeout: float = 10.0,
+               last_ready: LastReady | None = None) -> tuple[Obj, dict[tuple[str, str], list[ApiSide]]]:
+    """run(), and the API side of every backend it compared, by (namespace, service): what a
+    window records as last seen ready."""
     state = read_state(client, selection)
     cache: dict[tuple[str, str, Any], ApiSide] = {}
     by_service: dict[tuple[str, str], list[Obj]] = {}
+    # Indexed once: a scan of every Service per backend is quadratic (600 backends x 600 Services
+    # took a third of the benchmark's 3 x 200 Ingresses, benchmarks/dataplane_bench.py).
+    services: dict[tuple[str, str], Obj] = {}
+    for item in state.services:
+        services.setdefault((str(meta(item).get("namespace")), str(meta(item).get("name"))), item)
 
     def api_of(namespace: str, ref: BackendRef) -> ApiSide:
         key = (namespace, str(ref.service), ref.port)
@@ -328,7 +345,7 @@ def run(client: Any, selection: Selection, fail_on: tuple[str, ...] = KINDS, tim
                     owner = (meta(item).get("labels") or {}).get(SERVICE_NAME_LABEL)
                     by_service.setdefault((str(meta(item).get("namespace")), str(owner)), []).append(item)
                 by_service.setdefault(("", ""), [])  # listed, even when empty
-            service = state.service(namespace, str(ref.service))
+            service = services.get((namespace, str(ref.service)))
             cache[key] = api_side(namespace, ref, service, by_service.get((namespace, str(ref.service)), []))
         return cache[key]
 
@@ -336,4 +353,8 @@ def run(client: Any, selection: Selection, fail_on: tuple[str, ...] = KINDS, tim
         access = ClientPodAccess(client, str(meta(pod).get("namespace")), str(meta(pod).get("name")), timeout)
         return found.type.dataplane.read(access, pod, found.container)
 
-    return check(find_workloads(state), state.ingresses, api_of, read_pod, fail_on, last_ready)
+    result = check(find_workloads(state), state.ingresses, api_of, read_pod, fail_on, last_ready)
+    apis: dict[tuple[str, str], list[ApiSide]] = {}
+    for (namespace, service, _port), api in cache.items():
+        apis.setdefault((namespace, service), []).append(api)
+    return result, apis

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # what a module hands its logic besides its options (see _mod
 
 Obj = dict[str, Any]
 
-CHECKS = ("controllers", "addresses", "diagnose", "status", "backends", "conflicts", "reachability")
+CHECKS = ("controllers", "addresses", "diagnose", "status", "backends", "conflicts", "actions", "dataplane", "reachability")
 _EXPECT_KEYS = {
     # A controller expected not to start (namespace/release: reason regex), and an Ingress expected
     # to get no status address (namespace/name: reason regex): the build goes on past them, and
@@ -39,6 +39,11 @@ _EXPECT_KEYS = {
     "backends": {"failing"},
     "conflicts": {"expected"},
     "reachability": {"probes"},
+    # An action expected to fail (its name: error regex); every other lab_actions entry must work.
+    "actions": {"failing"},
+    # ingress_dataplane polled through the window: an Ingress expected to diverge at the end (its
+    # findings' text: regex), and how often the data planes are read.
+    "dataplane": {"failing", "interval"},
 }
 
 
@@ -120,7 +125,7 @@ def _probe_continuous(probe: Obj, where: str) -> None:
 
 
 # Checks whose `failing` subjects are Ingresses (namespace/name); controllers' are releases.
-INGRESS_SUBJECTS = ("addresses", "status", "backends")
+INGRESS_SUBJECTS = ("addresses", "status", "backends", "dataplane")
 
 
 def controller_references(expect: Obj) -> list[tuple[str, str]]:
@@ -292,6 +297,53 @@ def _reachability_verdicts(results: list[Obj], probes: list[Obj]) -> list[Verdic
     return out
 
 
+def _action_verdicts(result: Obj, failing: dict[str, str]) -> list[Verdict]:
+    """One per action: it must have worked, unless lab_expect.actions.failing names it."""
+    out = []
+    for action in result.get("actions") or []:
+        name = str(action.get("name"))
+        observed = "pass: " + str(action.get("detail") or "done") if action.get("ok") else "fail: " + str(action.get("error"))
+        pattern = failing.get(name)
+        met = bool(action.get("ok")) if pattern is None else (not action.get("ok") and re.search(pattern, observed) is not None)
+        out.append(Verdict("actions", name, "pass" if pattern is None else "fail: " + pattern, observed, met))
+    return out
+
+
+def rollout_pods(actions: Obj) -> dict[str, tuple[str, list[str]]]:
+    """address → (the rollout action, the pod IPs before it) for every rollout the actions did."""
+    out = {}
+    for action in actions.get("actions") or []:
+        if action.get("kind") == "rollout" and action.get("ok"):
+            for ip in action.get("before") or []:
+                out[str(ip)] = (str(action.get("name")), list(action.get("before") or []))
+    return out
+
+
+def _dataplane_outcomes(result: Obj, actions: Obj) -> dict[str, tuple[bool, str]]:
+    """Per Ingress: the data-plane findings at the end of the window, in words (pod, addresses,
+    whether stale addresses are the pods a rollout replaced), and when the data planes converged."""
+    before_rollout = rollout_pods(actions)
+    texts: dict[str, list[str]] = {}
+    for finding in result.get("findings") or []:
+        for ingress in [finding.get("ingress")] if finding.get("ingress") else finding.get("ingresses") or [""]:
+            line = "%s in %s: %s" % (finding.get("kind"), finding.get("pod") or "no pod", finding.get("address") or finding.get("reason") or "")
+            host = str(finding.get("address") or "").rsplit(":", 1)[0]
+            if finding.get("kind") == "stale" and host in before_rollout:
+                line += " (a pod replaced by %s)" % before_rollout[host][0]
+            if finding.get("since"):
+                line += " (last seen ready %s)" % finding["since"]
+            texts.setdefault(str(ingress), []).append(line)
+    out = {ingress: (False, "; ".join(sorted(lines))) for ingress, lines in texts.items()}
+    converged = result.get("converged_after")
+    for pod in (result.get("pods") or {}).values():
+        for backend in pod.get("backends") or []:
+            ingress = str(backend.get("ingress"))
+            if ingress not in out:
+                out[ingress] = (True, "every replica routes to the ready endpoints"
+                                + (" (converged %.1f s into the window)" % converged if converged is not None else ""))
+    return out
+
+
 def _controller_outcomes(result: Obj) -> dict[str, tuple[bool, str]]:
     """controller_health's result: namespace/release → (started, reason)."""
     return {key: (bool(item.get("passed")), str(item.get("reason") or ""))
@@ -324,9 +376,25 @@ def evaluate(results: Obj, expect: Obj) -> list[Verdict]:
         verdicts += _per_subject("backends", _ingress_outcomes(results["backends"]), (expect.get("backends") or {}).get("failing", {}))
     if "conflicts" in results:
         verdicts += _conflict_verdicts(results["conflicts"], expect.get("conflicts") or {})
+    if results.get("actions"):
+        verdicts += _action_verdicts(results["actions"], (expect.get("actions") or {}).get("failing", {}))
+    if results.get("dataplane"):
+        verdicts += _per_subject("dataplane", _dataplane_outcomes(results["dataplane"], results.get("actions") or {}),
+                                 (expect.get("dataplane") or {}).get("failing", {}))
     if "reachability" in results:
-        verdicts += _reachability_verdicts(results["reachability"], expect.get("reachability") or [])
+        verdicts += _reachability_verdicts(probe_runs(results["reachability"], results.get("reachability_continuous") or []),
+                                           expect.get("reachability") or [])
     return verdicts
+
+
+def probe_runs(one_shot: list[Obj], continuous: list[Obj]) -> list[Obj]:
+    """One result per lab_expect.reachability item: the verify role runs the continuous probes in the
+    background during the window and the others after it, each loop skipping the other kind."""
+    out = []
+    for i, result in enumerate(one_shot):
+        other = continuous[i] if i < len(continuous) else {}
+        out.append(other if result.get("skipped") and other and not other.get("skipped") else result)
+    return out
 
 
 def _cell(text: str) -> str:

@@ -10,7 +10,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     KIND_OFFLINE_INGRESS_NGINX_CHART,
     KIND_OFFLINE_INGRESS_NGINX_IMAGE,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerType
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerType, SyncFreeze
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import binary, chart, dataplane, manifests
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.values import (
     CHART_NAME,
@@ -48,4 +48,7 @@ TYPE = ControllerType(
     offline_images={IMAGE_KEY: KIND_OFFLINE_INGRESS_NGINX_IMAGE},
     offline_chart=KIND_OFFLINE_INGRESS_NGINX_CHART,
     dataplane=dataplane.READER,
+    # The Go controller (dumb-init's child) syncs; nginx, its child, serves from the backends the
+    # controller last posted to its Lua balancer, so stopping the Go process freezes them.
+    sync_freeze=SyncFreeze("/nginx-ingress-controller", ("controller.livenessProbe", "controller.readinessProbe")),
 )

@@ -18,6 +18,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefi
     CHART_VERSION,
     DEFAULT_IMAGE,
     IMAGE_KEY,
+    LAB_VALUES,
     ValuesError,
 )
 
@@ -48,4 +49,6 @@ TYPE = ControllerType(
     offline_images={IMAGE_KEY: KIND_OFFLINE_TRAEFIK_IMAGE},
     offline_chart=KIND_OFFLINE_TRAEFIK_CHART,
     dataplane=dataplane.READER,
+    no_sync_freeze="Traefik's providers and its router are one process: stopping its syncing stops its proxy too",
+    lab_values=LAB_VALUES,
 )

@@ -8,7 +8,8 @@ Read from traefik v3.7 (pkg/api, pkg/provider/kubernetes/ingress and ingress-ngi
   terminating endpoint it keeps for open connections; pages of `per_page` (100 by default),
   the next page in the header X-Next-Page (1 on the last). The API is served on the
   `traefik` entrypoint (:8080) only with api.insecure; the chart's dashboard alone routes it
-  through an IngressRoute, so the entrypoint answers 404.
+  through an IngressRoute, so the entrypoint answers 404. The lab turns it on for every
+  Traefik (values.LAB_VALUES); a user's install needs it in its own values.
 - the Ingress provider (`@kubernetes`): a path's service is Normalize(`<ns>-<svc>-<port>`),
   the port's name when the Ingress names it, else its number; an Ingress without rules gives
   its spec.defaultBackend as `default-backend` (the first such Ingress only); with rules its

@@ -34,7 +34,7 @@ RENDERED_KINDS: tuple[tuple[str, str], ...] = (
 MANAGED_BY = "kindlab.ingress"
 
 # Values this module renders beyond CHART_DEFAULTS' keys (each with the chart's meaning).
-_MORE_KEYS = ("global.checkNewVersion", "global.sendAnonymousUsage", "log.level",
+_MORE_KEYS = ("global.checkNewVersion", "global.sendAnonymousUsage", "log.level", "api.insecure",
               "providers.kubernetesCRD.enabled", "providers.kubernetesGateway.enabled")
 
 _LOG_LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "PANIC")
@@ -67,6 +67,9 @@ def _unsupported(cfg: TraefikConfig) -> list[str]:
         problems.append("providers.kubernetesCRD.enabled must be false: method=manifest applies none of the chart's CRDs")
     if truthy(get_path(cfg.values, "providers.kubernetesGateway.enabled")):
         problems.append("providers.kubernetesGateway.enabled (method=manifest renders no Gateway API objects)")
+    insecure = get_path(cfg.values, "api.insecure")
+    if insecure is not None and not isinstance(insecure, bool):
+        problems.append("api.insecure: expected a boolean (the chart's schema), got %r" % (insecure,))
     level = get_path(cfg.values, "log.level")
     if level is not None and level not in _LOG_LEVELS:
         problems.append("log.level: expected one of %s (the chart's schema), got %r" % (", ".join(_LOG_LEVELS), level))
@@ -156,7 +159,11 @@ def args(cfg: TraefikConfig) -> list[str]:
     if truthy(get_path(v, "global.sendAnonymousUsage")):
         out.append("--global.sendAnonymousUsage")
     out += ["--entryPoints.%s.address=:%d/tcp" % (name, port) for name, port, _exposed in _PORTS]
-    out += ["--api.dashboard=true", "--ping=true", "--metrics.prometheus=true", "--metrics.prometheus.entrypoint=metrics"]
+    out.append("--api.dashboard=true")
+    insecure = get_path(v, "api.insecure")
+    if isinstance(insecure, bool):  # yaml2CommandLineArgs: a boolean, true or false, is written out
+        out.append("--api.insecure=%s" % str(insecure).lower())
+    out += ["--ping=true", "--metrics.prometheus=true", "--metrics.prometheus.entrypoint=metrics"]
     out += cfg.args
     out += ["--entryPoints.websecure.http.tls=true", "--log.level=%s" % (get_path(v, "log.level") or "INFO")]
     return out

@@ -56,5 +56,14 @@ CHART_DEFAULTS: Values = {
 }
 
 
+# What the lab gives every Traefik beneath its own values (ControllerType.lab_values): the API
+# on the `traefik` entrypoint (chart 41.6.0 renders api.insecure as --api.insecure=true), which
+# ingress_dataplane reads, GET /api/http/services through the API server's pod proxy on the
+# pod's traefik port (ports.traefik.port, 8080). Without it that entrypoint answers 404 and
+# every Traefik pod reads as `unread`. The Service does not expose the port (the chart's
+# ports.traefik.expose stays false): only a client allowed get on pods/proxy reaches it.
+LAB_VALUES: Values = {"api": {"insecure": True}}
+
+
 class ValuesError(OptionError):
     """The values cannot be rendered; the message names the key path and the problem."""

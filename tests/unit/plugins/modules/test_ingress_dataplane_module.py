@@ -6,10 +6,18 @@ from typing import Any
 import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import base
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import chart
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import LAB_VALUES
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult, HttpAnswer
 from ansible_collections.kindlab.ingress.plugins.modules import ingress_dataplane
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, run_module, use_fake_exits
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.controllers.traefik.test_traefik import (
+    traefik_pod,
+    traefik_service,
+    traefik_workload,
+)
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.verify.test_diagnose import (
+    cluster_rbac,
     lb_service,
     nginx_workload,
     pod,
@@ -37,10 +45,29 @@ def backends(*ips: str) -> str:
     return json.dumps([{"name": "one-web-80", "port": 80, "endpoints": [{"address": ip, "port": "8080"} for ip in ips]}])
 
 
+def traefik_lab() -> base.ClusterState:
+    """The lab's Traefik (chart values with the lab's api.insecure) serving one/test → web:80 by its class."""
+    cfg = chart.effective_config(LAB_VALUES, "traefik", "traefik")
+    crole, crb = cluster_rbac("traefik")
+    crb["subjects"][0]["name"] = "traefik"
+    state = lab()
+    ing = state.ingresses[0]
+    ing["metadata"]["annotations"] = {}
+    ing["spec"]["ingressClassName"] = "traefik"
+    return base.ClusterState(
+        workloads=[traefik_workload(["--entryPoints.traefik.address=:8080/tcp", "--api.insecure=true"] + cfg.args)],
+        pods=[traefik_pod()], services=[traefik_service("100.64.0.9"), state.services[1]], nodes=[],
+        namespaces=[{"metadata": {"name": n}} for n in ("one", "traefik")],
+        ingress_classes=[{"metadata": {"name": "traefik"}, "spec": {"controller": "traefik.io/ingress-controller"}}],
+        cluster_roles=[crole], cluster_role_bindings=[crb], ingresses=[ing])
+
+
 class FakeClient:
-    def __init__(self, execs: dict[str, ExecResult]) -> None:
-        self.state = lab()
+    def __init__(self, execs: dict[str, ExecResult], state: base.ClusterState | None = None,
+                 proxied: dict[str, HttpAnswer] | None = None) -> None:
+        self.state = state or lab()
         self.execs = execs
+        self.proxied = proxied or {}
         self.calls: list[Any] = []
 
     def list(self, api_version: str, kind: str, namespace: str | None = None, label_selector: str | None = None,
@@ -61,8 +88,9 @@ class FakeClient:
         self.calls.append(("exec", namespace, name, container, tuple(command), timeout))
         return self.execs[name]
 
-    def pod_proxy_get(self, *args: Any) -> HttpAnswer:
-        raise AssertionError("no Traefik here")
+    def pod_proxy_get(self, namespace: str, name: str, port: int, path: str, query: Any, timeout: float) -> HttpAnswer:
+        self.calls.append(("proxy", namespace, name, port, path))
+        return self.proxied[name]
 
 
 def run(args: dict[str, Any], client: FakeClient, monkeypatch: pytest.MonkeyPatch) -> Exit:
@@ -98,8 +126,49 @@ def test_a_refused_exec_is_unread_and_fails_only_when_asked(monkeypatch: pytest.
     assert r.failed and "could not be read: exec refused" in r.result["msg"]
 
 
+@pytest.mark.parametrize("answer, why, fix", [
+    (HttpAnswer(404, "404 page not found\n"), "the API is off or not on port 8080: HTTP 404: 404 page not found",
+     "turn the API on: chart values api.insecure: true (arg --api.insecure=true)"),
+    (HttpAnswer(403, error='pods "traefik-abc" is forbidden: cannot get resource "pods/proxy"'),
+     "pod proxy refused by the API server (403)", "grant the reader get on pods/proxy in namespace traefik"),
+])
+def test_a_traefik_whose_api_is_off_or_refused_is_unread_and_fails_when_asked(
+        answer: HttpAnswer, why: str, fix: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    client = FakeClient({}, traefik_lab(), {"traefik-abc": answer})
+    r = run({"fail_on": ["unread"]}, client, monkeypatch)
+    assert r.failed and r.result["msg"].startswith("ingress_dataplane: traefik/traefik-abc (traefik) could not be read: " + why)
+    assert fix in r.result["msg"] and r.result["counts"] == {"stale": 0, "missing": 0, "unread": 1}
+    [finding] = r.result["findings"]
+    assert finding["reason"].startswith(why) and finding["fix"].startswith(fix) and finding["ingresses"] == ["one/test"]
+    assert [c for c in client.calls if c[0] == "proxy"] == [("proxy", "traefik", "traefik-abc", 8080, "/api/http/services")]
+    r = run({"fail_on": ["stale", "missing"]}, FakeClient({}, traefik_lab(), {"traefik-abc": answer}), monkeypatch)
+    assert not r.failed and r.result["passed"] and r.result["counts"]["unread"] == 1
+
+
+def test_a_readable_traefik_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    page = json.dumps([{"name": "one-web-80@kubernetes", "loadBalancer": {"servers": [
+        {"url": "http://10.244.0.7:8080"}, {"url": "http://10.244.0.8:8080"}]}}])
+    r = run({}, FakeClient({}, traefik_lab(), {"traefik-abc": HttpAnswer(200, page, {"x-next-page": "1"})}), monkeypatch)
+    assert not r.failed and r.result["passed"] and r.result["pods"]["traefik/traefik-abc"]["backends"][0]["routed"] == [
+        "10.244.0.7:8080", "10.244.0.8:8080"]
+
+
+def test_a_window_reads_every_pod_each_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    client = FakeClient({"c1": ExecResult(0, backends("10.244.0.7", "10.244.0.8")), "c2": ExecResult(0, backends("10.244.0.4"))})
+    r = run({"window": 0.4, "interval": 0.4, "fail_on": []}, client, monkeypatch)
+    assert not r.failed and r.result["rounds"] == 2 and r.result["converged_after"] is None
+    assert [c[2] for c in client.calls if c[0] == "exec"] == ["c1", "c2", "c1", "c2"]
+    assert [(e["pod"], e["finding"]) for e in r.result["timeline"]] == [("one/c2", "stale"), ("one/c2", "missing")]
+    lag = {row["pod"]: (row["open"], row["from_start"]) for row in r.result["lag"]}
+    assert lag == {"one/c1": (False, False), "one/c2": (True, True)}
+    assert set(r.result["last_ready"]["one/web"]) == {"10.244.0.7:8080", "10.244.0.8:8080"}
+
+
 @pytest.mark.parametrize("args, message", [
     ({"timeout": 0}, "timeout: expected a positive number"),
+    ({"window": -1}, "window: expected seconds >= 0"),
+    ({"window": 5, "interval": 0}, "interval: expected a positive number"),
+    ({"until_converged": True}, "until_converged: needs a window"),
     ({"last_ready": {"web": {"10.0.0.1:80": "now"}}}, "last_ready: expected namespace/service"),
 ])
 def test_bad_options_fail_before_a_request(args: dict[str, Any], message: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -122,7 +122,7 @@ def test_replicas_diverge_per_pod() -> None:
                        "unread": [("ingress/c3", None)]}
     stale = next(f for f in result["findings"] if f["kind"] == "stale")
     assert stale["since"] == "2024-07-08T19:00:00Z" and stale["ingress"] == "two/test" and stale["backend"] == "web:80"
-    assert stale["controller"] == "ingress/ctl" and stale["name"] == "two-web-80" and "last seen ready 2024-07-08" in stale["message"]
+    assert stale["controller"] == "ingress/ctl" and stale["name"] == "two-web-80" and "last seen ready at 2024-07-08" in stale["message"]
     assert result["pods"]["ingress/c1"]["backends"][0]["stale"] == [] and result["pods"]["ingress/c3"]["unread"] == "pod not Running (phase Pending)"
     assert result["counts"] == {"stale": 1, "missing": 2, "unread": 1} and not result["passed"]
 

@@ -28,6 +28,7 @@ def traefik_req(values: dict[str, Any] | None = None, **kw: Any) -> ctl.Request:
     ({**NO_CRDS, "deployment": {"kind": "DaemonSet"}}, "deployment.kind DaemonSet"),
     ({**NO_CRDS, "log": {"level": "debug"}}, "log.level: expected one of TRACE, DEBUG, INFO, WARN, ERROR, FATAL, PANIC"),
     ({"providers": {"kubernetesCRD": {"enabled": False}, "kubernetesGateway": {"enabled": True}}}, "kubernetesGateway"),
+    ({**NO_CRDS, "api": {"insecure": "yes"}}, "api.insecure: expected a boolean"),
 ])
 def test_values_it_cannot_render_are_refused_by_name(values: dict[str, Any], message: str) -> None:
     with pytest.raises(ValuesError, match="method=manifest cannot render these values \\(use method=helm\\): .*" + message.split("(")[0][:40]):
@@ -68,3 +69,25 @@ def test_install_check_mode_apply_idempotent_then_prune() -> None:
     gone = ctl.run(traefik_req({**NO_CRDS, "rbac": {"namespaced": True}}, state="absent"), check_mode=False,
                    client_factory=lambda: client)
     assert gone["changed"] is True and ("Deployment", "traefik", "edge") not in client.store
+
+
+def deployment_args(parsed: dict[str, Any]) -> list[str]:
+    cfg = chart.effective_config(parsed["values"], parsed["release"], parsed["namespace"])
+    [deployment] = [o for o in manifests.render_manifests(cfg) if o["kind"] == "Deployment"]
+    return list(deployment["spec"]["template"]["spec"]["containers"][0]["args"])
+
+
+def test_the_lab_turns_the_api_on_and_a_users_install_does_not() -> None:
+    """lab_definition (parse_controllers with the lab's images) folds the type's lab_values in:
+    the API on the traefik entrypoint, for ingress_dataplane; a scenario may still turn it off;
+    the ingress_controller module alone (no images) installs the chart's default, the API off."""
+    lab = {"type": "traefik", "namespace": "edge", "release": "traefik", "method": "manifest", "values": NO_CRDS}
+    [parsed] = ctl.parse_controllers([lab], {"traefik": "docker.io/traefik:v3.7.13"})
+    assert parsed["values"]["api"] == {"insecure": True}
+    args = deployment_args(parsed)
+    assert args[args.index("--api.dashboard=true") + 1] == "--api.insecure=true"
+    off = dict(lab, values={**NO_CRDS, "api": {"insecure": False}})
+    [parsed] = ctl.parse_controllers([off], {"traefik": "docker.io/traefik:v3.7.13"})
+    assert "--api.insecure=false" in deployment_args(parsed)
+    [user] = ctl.parse_controllers([lab])
+    assert "api" not in user["values"] and not any(a.startswith("--api.insecure") for a in deployment_args(user))
