@@ -7,9 +7,9 @@ Merges, from the verify results, what happened during the window:
   where it reads in order with what it caused;
 - status changes (results.status.timeline, and the controller pods replaced meanwhile), with
   their writer and, when the status module says so, how it was attributed and its candidates;
-- probe failures of continuous probes (results.reachability[*].continuous.failures), on the
-  axis of each Ingress the probe names (a probe by URL is lab-wide), consecutive failures with
-  the same cause in one row;
+- probe failures of continuous probes (results.reachability[*] or reachability_continuous[*],
+  their continuous.failures), on the axis of each Ingress the probe names (a probe by URL is
+  lab-wide), consecutive failures with the same cause in one row;
 - data-plane divergences (results.dataplane.timeline; without it, its findings, untimed).
 
 Every source may be absent. Rows are placed by their wall-clock time; `at` counts seconds
@@ -169,7 +169,8 @@ def _probe_ingresses(result: Obj, probe: Obj) -> list[str]:
     named = result.get("ingresses")
     if isinstance(named, list) and named:
         return [str(n) for n in named]
-    for source in (probe, _dict(result.get("item"))):
+    # A result registered in a loop carries its item; through async_status, the job's item.
+    for source in (probe, _dict(result.get("item")), _dict(_dict(result.get("item")).get("item"))):
         try:
             refs = parse_ingresses(source.get("ingress"))
         except ProbeError:
@@ -279,8 +280,11 @@ def merge(results: Obj, probes: list[Any] | None = None) -> Timeline:
     status = _dict(results.get("status"))
     origin = status_origin(status)
     origin_from = "status watch" if origin else ""
+    # The verify role registers the continuous probes apart from the one-shot ones (each list has
+    # one entry per lab_expect.reachability item, skipped where the probe is of the other kind).
+    probe_results = [_list(results.get(k)) for k in ("reachability", "reachability_continuous")]
     rows = status_rows(status) + action_rows(_dict(results.get("actions")), origin) \
-        + probe_rows(_list(results.get("reachability")), probes or []) + dataplane_rows(_dict(results.get("dataplane")))
+        + [r for found in probe_results for r in probe_rows(found, probes or [])] + dataplane_rows(_dict(results.get("dataplane")))
     if origin is None:
         timed = [r.when for r in rows if r.when is not None]
         origin, origin_from = (min(timed), "first event") if timed else (None, "")

@@ -106,6 +106,11 @@ def test_absent_or_malformed_sources_are_tolerated() -> None:
     by_url = dict(PROBE, ingresses=None, url="http://100.64.0.0/")
     merged = merge({"status": STATUS, "reachability": [{"passed": True}, by_url]})
     assert sum(1 for r in merged.axes["two/test"] if r.kind == "probe") == 3  # the window, the run, the single one
+    # The verify role's continuous probes come apart from the one-shot ones, each list one entry per
+    # expectation, skipped where the probe is of the other kind; through async_status, the item is the job's.
+    split = merge({"reachability": [{"skipped": True}], "reachability_continuous": [
+        dict(PROBE, ingresses=None, item={"ansible_job_id": "j1", "item": {"ingress": "two/test"}})]}, [{"name": "shop"}])
+    assert list(split.axes) == ["two/test"] and split.axes["two/test"][1].what == "probe shop: 3 requests failed in a row over 0.10s"
     # The expectation (or the loop item) names the probe's Ingress when the result does not.
     named = merge({"reachability": [dict(PROBE, ingresses=None, item={"ingress": "two/test"})]}, [{"name": "checkout"}])
     assert list(named.axes) == ["two/test"] and named.axes["two/test"][1].what.startswith("probe checkout: 3 requests")
