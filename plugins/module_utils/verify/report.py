@@ -262,6 +262,9 @@ def _action_verdicts(result: Obj, failing: dict[str, str]) -> list[Verdict]:
         pattern = failing.get(name)
         met = bool(action.get("ok")) if pattern is None else (not action.get("ok") and re.search(pattern, observed) is not None)
         out.append(Verdict("actions", name, "pass" if pattern is None else "fail: " + pattern, observed, met))
+    ran = {str(action.get("name")) for action in result.get("actions") or []}
+    for name in sorted(set(failing) - ran):  # an expected failure of no action that ran is a miss, not a pass
+        out.append(Verdict("actions", name, "fail: " + failing[name], "fail: not observed (no such action ran)", False))
     return out
 
 
@@ -283,7 +286,7 @@ def _dataplane_outcomes(result: Obj, actions: Obj) -> dict[str, tuple[bool, str]
     for finding in result.get("findings") or []:
         for ingress in [finding.get("ingress")] if finding.get("ingress") else finding.get("ingresses") or [""]:
             line = "%s in %s: %s" % (finding.get("kind"), finding.get("pod") or "no pod", finding.get("address") or finding.get("reason") or "")
-            host = str(finding.get("address") or "").rsplit(":", 1)[0]
+            host = str(finding.get("address") or "").rsplit(":", 1)[0].strip("[]")  # an IPv6 target is [address]:port
             if finding.get("kind") == "stale" and host in before_rollout:
                 line += " (a pod replaced by %s)" % before_rollout[host][0]
             if finding.get("since"):
