@@ -106,7 +106,6 @@ def test_daemonset_ready_needs_every_scheduled_pod() -> None:
     assert daemonset_ready(None) == (False, "daemonset not found")
 
 
-
 def rolling(replicas: int, updated: int, ready: int, available: int, generation: int = 2) -> dict[str, Any]:
     """A Deployment mid-rollout as the ReplicaSet controller reports it: status.replicas counts
     the old ReplicaSets' pods too, terminating ones included, until they are gone."""

@@ -448,8 +448,8 @@ def controller_cluster(clock: Clock, container: Obj) -> Cluster:
     ({"failureThreshold": 59, "periodSeconds": 10}, None, "livenessProbe", 590, "restart it"),
     (LOOSE, {"failureThreshold": 3, "periodSeconds": 1}, "readinessProbe", 3, "take its proxy out of the Service's endpoints"),
 ])
-def test_freeze_is_refused_while_a_probe_allows_less_than_600_s(clock: Clock, liveness: Obj, readiness: Obj | None, probe: str,
-                                                               allowance: int, kubelet: str) -> None:
+def test_freeze_is_refused_while_a_probe_allows_less_than_600_s(
+        clock: Clock, liveness: Obj, readiness: Obj | None, probe: str, allowance: int, kubelet: str) -> None:
     cluster = controller_cluster(clock, nginx_container(liveness, readiness))
     (result,) = run(cluster, clock, {"at": 0, "freeze_sync": "one"})
     assert not result["ok"] and result["machinery"] and cluster.execs == []
