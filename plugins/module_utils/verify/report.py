@@ -147,8 +147,10 @@ def ingress_patterns(expect: Obj) -> list[tuple[str, str]]:
             for i, finding in enumerate((expect.get("diagnose") or {}).get("findings") or []) if "ingress" in finding]
 
 
-def _per_subject(check: str, observed: dict[str, tuple[bool, str]], failing: dict[str, str]) -> list[Verdict]:
-    """Verdicts for a check that passes or fails each subject (status, backends)."""
+def _per_subject(check: str, observed: dict[str, tuple[bool, str]], failing: dict[str, str],
+                 say_pass: bool = False) -> list[Verdict]:
+    """Verdicts for a check that passes or fails each subject (status, backends); with say_pass a
+    pass keeps its text (the data plane's: when it converged)."""
     out = []
     for subject in sorted(set(observed) | set(failing)):
         passed, reason = observed.get(subject, (True, "not observed"))
@@ -161,7 +163,8 @@ def _per_subject(check: str, observed: dict[str, tuple[bool, str]], failing: dic
         else:
             met = not passed and re.search(pattern, reason) is not None
             expected = "fail: " + pattern
-        out.append(Verdict(check, subject, expected, "pass" if passed else "fail: " + reason, met))
+        text = ("pass: " + reason if say_pass and reason else "pass") if passed else "fail: " + reason
+        out.append(Verdict(check, subject, expected, text, met))
     return out
 
 
@@ -339,7 +342,7 @@ def evaluate(results: Obj, expect: Obj) -> list[Verdict]:
         verdicts += _action_verdicts(results["actions"], (expect.get("actions") or {}).get("failing", {}))
     if results.get("dataplane"):
         verdicts += _per_subject("dataplane", _dataplane_outcomes(results["dataplane"], results.get("actions") or {}),
-                                 (expect.get("dataplane") or {}).get("failing", {}))
+                                 (expect.get("dataplane") or {}).get("failing", {}), say_pass=True)
     if "reachability" in results:
         verdicts += _reachability_verdicts(probe_runs(results["reachability"], results.get("reachability_continuous") or []),
                                            expect.get("reachability") or [])

@@ -134,7 +134,7 @@ def test_unread_findings_name_their_ingresses_and_why() -> None:
 def test_dataplane_verdicts_pass_fail_and_expected_failures() -> None:
     results = {"dataplane": dataplane(STALE), "actions": ACTIONS}
     assert verdicts(results, {}, "dataplane") == [
-        ("one/cart", "pass", "pass", True),
+        ("one/cart", "pass", "pass: every replica routes to the ready endpoints", True),
         ("one/shop", "pass", "fail: stale in %s: 10.244.1.5:80 (a pod replaced by the shop ships) (last seen ready %s)" % (
             POD, STALE["since"]), False)]
     expect = {"dataplane": {"failing": {"one/shop": "replaced by the shop ships"}}}
