@@ -7,7 +7,7 @@ DOCUMENTATION = r"""
 module: lab_actions
 short_description: Change the lab at set times while it is watched (a rollout, a scale, a restart, a frozen controller)
 description:
-  - Carries out a scenario's timed actions (C(lab_actions)) in order of their C(at), seconds after the task starts.
+  - Carries out a scenario's timed actions (C(lab_actions)) in order of their C(at) (see O(actions)), seconds after the task starts.
     The verify role starts it in the background (C(async), C(poll 0)) just before the status watch and the continuous
     probes, so that what the actions break is seen while it happens.
   - Every action is validated before the first one runs; an error names the field (for example

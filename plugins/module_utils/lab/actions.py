@@ -105,7 +105,7 @@ def _manifest(value: Any, where: str, whole: bool) -> Obj:
                     ("metadata.name", isinstance(meta, dict) and is_dns1123_subdomain(meta.get("name")))):
         if not ok:
             raise _fail("%s.%s" % (where, key), "a string" if key != "metadata.name" else "a DNS-1123 name",
-                        value.get(key) if "." not in key else (meta or {}).get("name"))
+                        value.get(key) if "." not in key else (meta if isinstance(meta, dict) else {}).get("name"))
     if isinstance(meta, dict) and meta.get("namespace") is not None and not is_dns1123_label(meta["namespace"]):
         raise _fail(where + ".metadata.namespace", "a namespace name", meta["namespace"])
     if not whole:
@@ -220,8 +220,8 @@ def _controller_workloads(client: Any, action: Action) -> list[tuple[Obj, Obj, A
                     found.append((workload, container, ctype))
                     break
     if not found:
-        raise ActionFailed("no ingress controller workload %s in namespace %s"
-                           % ("named " + action.target if action.target else "", action.namespace))
+        raise ActionFailed("no ingress controller workload %sin namespace %s"
+                           % ("named %s " % action.target if action.target else "", action.namespace))
     return found
 
 
@@ -246,9 +246,9 @@ def _check_probes(workload: Obj, container: Obj, ctype: Any) -> None:
         if allowance is not None and allowance < MIN_FROZEN_PROBE_SECONDS:
             raise ActionFailed(
                 "%s/%s's %s gives up after %g s (failureThreshold x periodSeconds), and a frozen controller answers no "
-                "probe: the kubelet would %s it during the window. Loosen it to at least %d s in the controller's values (%s), "
+                "probe: the kubelet would %s during the window. Loosen it to at least %d s in the controller's values (%s), "
                 "as test machinery" % (workload["metadata"]["namespace"], workload["metadata"]["name"], probe, allowance,
-                                       "restart" if probe == "livenessProbe" else "take its proxy out of the Service's endpoints",
+                                       "restart it" if probe == "livenessProbe" else "take its proxy out of the Service's endpoints",
                                        MIN_FROZEN_PROBE_SECONDS, ", ".join(ctype.sync_freeze.probe_values)))
 
 

@@ -157,8 +157,10 @@ def ingress_patterns(expect: Obj) -> list[tuple[str, str]]:
             for i, finding in enumerate((expect.get("diagnose") or {}).get("findings") or []) if "ingress" in finding]
 
 
-def _per_subject(check: str, observed: dict[str, tuple[bool, str]], failing: dict[str, str]) -> list[Verdict]:
-    """Verdicts for a check that passes or fails each subject (status, backends)."""
+def _per_subject(check: str, observed: dict[str, tuple[bool, str]], failing: dict[str, str],
+                 say_pass: bool = False) -> list[Verdict]:
+    """Verdicts for a check that passes or fails each subject (status, backends); with say_pass a
+    pass keeps its text (the data plane's: when it converged)."""
     out = []
     for subject in sorted(set(observed) | set(failing)):
         passed, reason = observed.get(subject, (True, "not observed"))
@@ -171,7 +173,8 @@ def _per_subject(check: str, observed: dict[str, tuple[bool, str]], failing: dic
         else:
             met = not passed and re.search(pattern, reason) is not None
             expected = "fail: " + pattern
-        out.append(Verdict(check, subject, expected, "pass" if passed else "fail: " + reason, met))
+        text = ("pass: " + reason if say_pass and reason else "pass") if passed else "fail: " + reason
+        out.append(Verdict(check, subject, expected, text, met))
     return out
 
 
@@ -306,6 +309,9 @@ def _action_verdicts(result: Obj, failing: dict[str, str]) -> list[Verdict]:
         pattern = failing.get(name)
         met = bool(action.get("ok")) if pattern is None else (not action.get("ok") and re.search(pattern, observed) is not None)
         out.append(Verdict("actions", name, "pass" if pattern is None else "fail: " + pattern, observed, met))
+    ran = {str(action.get("name")) for action in result.get("actions") or []}
+    for name in sorted(set(failing) - ran):  # an expected failure of no action that ran is a miss, not a pass
+        out.append(Verdict("actions", name, "fail: " + failing[name], "fail: not observed (no such action ran)", False))
     return out
 
 
@@ -327,7 +333,7 @@ def _dataplane_outcomes(result: Obj, actions: Obj) -> dict[str, tuple[bool, str]
     for finding in result.get("findings") or []:
         for ingress in [finding.get("ingress")] if finding.get("ingress") else finding.get("ingresses") or [""]:
             line = "%s in %s: %s" % (finding.get("kind"), finding.get("pod") or "no pod", finding.get("address") or finding.get("reason") or "")
-            host = str(finding.get("address") or "").rsplit(":", 1)[0]
+            host = str(finding.get("address") or "").rsplit(":", 1)[0].strip("[]")  # an IPv6 target is [address]:port
             if finding.get("kind") == "stale" and host in before_rollout:
                 line += " (a pod replaced by %s)" % before_rollout[host][0]
             if finding.get("since"):
@@ -380,7 +386,7 @@ def evaluate(results: Obj, expect: Obj) -> list[Verdict]:
         verdicts += _action_verdicts(results["actions"], (expect.get("actions") or {}).get("failing", {}))
     if results.get("dataplane"):
         verdicts += _per_subject("dataplane", _dataplane_outcomes(results["dataplane"], results.get("actions") or {}),
-                                 (expect.get("dataplane") or {}).get("failing", {}))
+                                 (expect.get("dataplane") or {}).get("failing", {}), say_pass=True)
     if "reachability" in results:
         verdicts += _reachability_verdicts(probe_runs(results["reachability"], results.get("reachability_continuous") or []),
                                            expect.get("reachability") or [])

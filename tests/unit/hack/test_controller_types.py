@@ -43,6 +43,24 @@ def test_kind_only_reads_the_default_lab_when_the_scenario_has_no_controllers(tm
         assert controller_types.kind_only(scenario) == [off[0]]
 
 
+def test_kind_only_names_timed_actions_after_the_types(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.yml"
+    scenario.write_text(yaml.safe_dump({"lab_actions": [{"at": 5, "rollout": "one/test"}]}))
+    assert controller_types.kind_only(scenario) == ["lab_actions"]
+    run = subprocess.run([sys.executable, "-m", "kindlab_twin.controller_types", "kind-only", str(scenario)], capture_output=True,
+                         text=True, check=False)
+    assert (run.returncode, run.stdout.strip()) == (0, "lab_actions"), run.stderr
+    scenario.write_text(yaml.safe_dump({"lab_actions": []}))
+    assert controller_types.kind_only(scenario) == []
+    scenario.write_text("")  # an empty scenario: the default lab
+    assert controller_types.kind_only(scenario) == []
+    off = [name for name, t in REGISTRY.items() if not t.on_twin]
+    if off:
+        scenario.write_text(yaml.safe_dump({"lab_controllers": [{"namespace": "x", "type": off[0]}],
+                                            "lab_actions": [{"at": 0, "restart_controller": "x"}]}))
+        assert controller_types.kind_only(scenario) == [off[0], "lab_actions"]
+
+
 def test_offline_vars_cover_every_type() -> None:
     out = controller_types.offline_vars()
     assert out["lab_images"] == {k: v for t in REGISTRY.values() for k, v in t.offline_images.items()}

@@ -106,6 +106,49 @@ def test_daemonset_ready_needs_every_scheduled_pod() -> None:
     assert daemonset_ready(None) == (False, "daemonset not found")
 
 
+def rolling(replicas: int, updated: int, ready: int, available: int, generation: int = 2) -> dict[str, Any]:
+    """A Deployment mid-rollout as the ReplicaSet controller reports it: status.replicas counts
+    the old ReplicaSets' pods too, terminating ones included, until they are gone."""
+    return {"metadata": {"generation": generation}, "spec": {"replicas": 2},
+            "status": {"observedGeneration": 2, "replicas": replicas, "updatedReplicas": updated, "readyReplicas": ready,
+                       "availableReplicas": available}}
+
+
+def test_deployment_ready_waits_for_the_old_pods_pending_termination() -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.wait import deployment_ready
+
+    # every new pod ready and available, two old ones still terminating: not done (kubectl rollout status agrees)
+    assert deployment_ready(rolling(4, 2, 4, 4)) == (False, "4/2 ready, 2 updated, 4 available, 2 old pending termination")
+    assert deployment_ready(rolling(3, 2, 2, 2)) == (False, "2/2 ready, 2 updated, 2 available, 1 old pending termination")
+    assert deployment_ready(rolling(2, 2, 2, 2)) == (True, "2/2 ready, 2 updated, 2 available")
+    # a status without replicas (as older fakes write it) counts no old pods
+    no_total = rolling(2, 2, 2, 2)
+    del no_total["status"]["replicas"]
+    assert deployment_ready(no_total) == (True, "2/2 ready, 2 updated, 2 available")
+    # the other conditions still hold: a generation not yet observed, too few updated or ready
+    assert deployment_ready(rolling(2, 2, 2, 2, generation=3))[0] is False
+    assert deployment_ready(rolling(2, 1, 2, 2)) == (False, "2/2 ready, 1 updated, 2 available, 1 old pending termination")
+    assert deployment_ready(rolling(2, 2, 1, 2))[0] is False
+    assert deployment_ready(None) == (False, "deployment not found")
+
+
+def test_the_wait_for_a_rollout_ends_once_the_old_pods_are_gone() -> None:
+    class Rolling:
+        def __init__(self) -> None:
+            self.statuses = [rolling(4, 2, 4, 4), rolling(3, 2, 3, 3), rolling(2, 2, 2, 2)]
+
+        def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:
+            return self.statuses.pop(0) if len(self.statuses) > 1 else self.statuses[0]
+
+        def list(self, api_version: str, kind: str, namespace: str | None = None, label_selector: str | None = None,
+                 field_selector: str | None = None) -> list[dict[str, Any]]:
+            return []
+
+    clock = Clock()
+    detail = wait_for_workload(Rolling(), "Deployment", "one", "shop", 60, sleep=clock.sleep, clock=clock)
+    assert (detail, clock.now) == ("2/2 ready, 2 updated, 2 available", 2.0)
+
+
 class Cluster:
     """A Deployment that never becomes ready, its pods, and their logs (current and previous run)."""
 

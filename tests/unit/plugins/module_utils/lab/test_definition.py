@@ -36,8 +36,9 @@ def test_every_scenario_validates_on_kind_as_lab_yml_passes_it(scenario: str) ->
     v = lab(**yaml.safe_load((ROOT / "scenarios" / scenario).read_text()))
     out = validate("kind", v["lab_cluster"], v["lab_metallb_pools"], v["lab_namespaces"], v["lab_controllers"],
                    v["lab_workloads"], v.get("lab_expect", {}), v.get("lab_images", {}), v.get("lab_images_load", []),
-                   v.get("lab_charts", {}), v["lab_time_scale"])
+                   v.get("lab_charts", {}), v["lab_time_scale"], v.get("lab_actions", []))
     assert out["ingresses"] and out["pools"]
+    assert len(out["actions"]) == len(v.get("lab_actions") or [])
 
 
 def test_puzzle_controller_two_watches_everything_and_publishes_node_addresses() -> None:
@@ -345,3 +346,54 @@ def test_expectations_naming_the_labs_own_ingresses_are_accepted() -> None:
               "reachability": [{"ingress": ["one/test", {"namespace": "two", "name": "test"}]}, {"url": "http://app.example.test/"}],
               "diagnose": {"findings": [{"kind": "multiple_writers", "ingress": "^one/"}, {"kind": "publish_service_missing"}]}}
     assert run(lab(lab_expect=expect))["expect"] == expect
+
+
+# --- lab_actions: checked with the lab, refused on the twin ---
+
+
+def run_with_actions(backend: str, actions: Any, **overrides: Any) -> dict[str, Any]:
+    v = lab(**overrides)
+    return validate(backend, v["lab_cluster"], v["lab_metallb_pools"], v["lab_namespaces"], v["lab_controllers"],
+                    v["lab_workloads"], v.get("lab_expect"), actions=actions)
+
+
+def test_lab_actions_are_refused_on_the_twin() -> None:
+    actions = [{"at": 5, "rollout": "one/test"}, {"at": 10, "restart_controller": "one"}]
+    with pytest.raises(LabError, match=r"^lab_actions: a scenario with timed actions runs on lab_backend kind only; the twin's "
+                                       r"emulated controllers have no data plane for an action to disturb \(got 2 action\(s\)\)$"):
+        run_with_actions("twin", actions)
+    assert run_with_actions("twin", [])["actions"] == [] and run_with_actions("twin", None)["actions"] == []
+
+
+def test_lab_actions_on_kind_are_returned_in_the_order_they_start() -> None:
+    out = run_with_actions("kind", [{"at": 10, "restart_controller": "two", "name": "the on-call restarts it"},
+                                    {"at": 5, "freeze_sync": "one"}, {"at": 7, "scale": "three/test", "replicas": 2}])
+    assert out["actions"] == [
+        {"name": "freeze_sync one", "kind": "freeze_sync", "target": "one", "at": 5.0, "machinery": True},
+        {"name": "scale three/test", "kind": "scale", "target": "three/test", "at": 7.0, "machinery": False},
+        {"name": "the on-call restarts it", "kind": "restart_controller", "target": "two", "at": 10.0, "machinery": False},
+    ]
+
+
+@pytest.mark.parametrize("actions, message", [
+    ([{"at": 0, "rollout": "one/shop"}], r"^lab_actions\[0\]\.rollout: expected a workload of lab_workloads \(namespace/name\), "
+                                         r"one of \['one/test', 'two/test', 'three/test'\], got 'one/shop'$"),
+    ([{"at": 0, "rollout": "one/test"}, {"at": 1, "restart_controller": "four"}],
+     r"^lab_actions\[1\]\.restart_controller: expected a namespace with lab controllers, one of \['one', 'three', 'two'\], got 'four'$"),
+    ([{"at": -5, "rollout": "one/test"}], r"^lab_actions\[0\]\.at: expected a number of seconds from 0 to 3600, got -5$"),
+    ("one/test", r"^lab_actions: expected a list of actions, got 'one/test'$"),
+])
+def test_bad_lab_actions_are_lab_errors_naming_the_field(actions: Any, message: str) -> None:
+    for backend in ("kind", "twin"):  # checked before the twin refuses them
+        with pytest.raises(LabError, match=message):
+            run_with_actions(backend, actions)
+
+
+def test_freezing_a_traefik_controller_is_refused_with_why() -> None:
+    v = lab()
+    traefik = {"namespace": "traefik", "type": "traefik", "release": "traefik",
+               "values": {"providers": {"kubernetesCRD": {"enabled": False}}}}
+    with pytest.raises(LabError, match=r"^lab_actions\[0\]\.freeze_sync: a traefik controller cannot be frozen: Traefik's providers "
+                                       r"and its router are one process"):
+        run_with_actions("kind", [{"at": 0, "freeze_sync": "traefik"}], lab_namespaces=v["lab_namespaces"] + ["traefik"],
+                         lab_controllers=v["lab_controllers"] + [traefik])

@@ -51,3 +51,13 @@ def test_workers_images_classes_hosts_and_pools_that_are_not_auto_assigned() -> 
     assert lines[1] == "images to load into the nodes (kind): nginx:1.29.3"
     assert lines[2].endswith("with address pools: one-ip 100.64.0.7/32 (1 address, not auto-assigned)")
     assert lines[5] == "workload one/app: nginx:1.29.3 x2, Ingress one/app (class nginx-one, host app.example, paths /, /api)"
+
+
+def test_timed_actions_come_last_marked_when_they_are_test_machinery() -> None:
+    v = copy.deepcopy(DEFAULT_LAB)
+    lab = validate("kind", v["lab_cluster"], v["lab_metallb_pools"], v["lab_namespaces"], v["lab_controllers"], v["lab_workloads"],
+                   actions=[{"at": 10, "rollout": "one/test", "name": "the shop ships"}, {"at": 2.5, "freeze_sync": "one"}])
+    lines = plan(lab)
+    assert lines[-3] == "then wait for a status address on: one/test, two/test, three/test"
+    assert lines[-2:] == ["during verify, at 2.5s: freeze_sync one (test machinery)", "during verify, at 10s: the shop ships"]
+    assert not any(line.startswith("during verify") for line in plan(validated("kind")))

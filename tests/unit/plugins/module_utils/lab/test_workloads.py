@@ -115,3 +115,74 @@ def test_workloads_without_image_run_the_default_image() -> None:
                               default_image="registry.example.com/mirror/nginx:1.29.3")
     assert (a.image, b.image) == ("registry.example.com/mirror/nginx:1.29.3", "busybox:1.37")
     assert wl.render(a)[0]["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.example.com/mirror/nginx:1.29.3"
+
+
+def container_and_pod(spec: dict) -> tuple[dict, dict]:
+    (w,) = wl.parse_workloads([dict({"name": "shop", "namespace": "one"}, **spec)])
+    pod_spec = wl.render(w)[0]["spec"]["template"]["spec"]
+    return pod_spec["containers"][0], pod_spec
+
+
+def test_by_default_the_app_has_a_readiness_probe_and_no_prestop_or_grace_period() -> None:
+    container, pod_spec = container_and_pod({})
+    assert container["readinessProbe"] == {"httpGet": {"path": "/", "port": "http"}, "periodSeconds": 2}
+    assert "lifecycle" not in container and "terminationGracePeriodSeconds" not in pod_spec
+    # None from the argument spec's suboptions is unset, as is rollout: null
+    assert container_and_pod({"rollout": {"readiness_probe": None, "pre_stop_sleep": None, "grace_period": None}})[0] == container
+    assert container_and_pod({"rollout": None})[0] == container
+
+
+def test_rollout_options_are_rendered_into_the_pod_spec() -> None:
+    container, pod_spec = container_and_pod({"rollout": {"readiness_probe": False}})
+    assert "readinessProbe" not in container and "lifecycle" not in container
+    container, pod_spec = container_and_pod({"rollout": {"pre_stop_sleep": 15, "grace_period": 30}})
+    assert container["readinessProbe"]["httpGet"] == {"path": "/", "port": "http"}
+    # an exec of the image's sleep (the preStop sleep action needs Kubernetes 1.30)
+    assert container["lifecycle"] == {"preStop": {"exec": {"command": ["sleep", "15"]}}}
+    assert pod_spec["terminationGracePeriodSeconds"] == 30
+    container, pod_spec = container_and_pod({"rollout": {"grace_period": 1}})
+    assert pod_spec["terminationGracePeriodSeconds"] == 1 and "lifecycle" not in container
+    container, pod_spec = container_and_pod({"rollout": {"pre_stop_sleep": 5}})
+    assert container["lifecycle"]["preStop"]["exec"]["command"] == ["sleep", "5"] and "terminationGracePeriodSeconds" not in pod_spec
+
+
+def test_the_summary_says_how_the_app_rolls_out() -> None:
+    (w,) = wl.parse_workloads([{"name": "shop", "rollout": {"readiness_probe": False, "pre_stop_sleep": 10, "grace_period": 20}}])
+    assert wl.summary(w)["rollout"] == {"readiness_probe": False, "pre_stop_sleep": 10, "grace_period": 20}
+    (w,) = wl.parse_workloads([{"name": "shop"}])
+    assert wl.summary(w)["rollout"] == {"readiness_probe": True, "pre_stop_sleep": 0, "grace_period": None}
+
+
+@pytest.mark.parametrize("rollout, message", [
+    ({"pre_stop_sleep": 10, "grace_period": 10},
+     r"^workloads\[0\]\.rollout\.grace_period: expected more seconds than pre_stop_sleep \(10\), got 10$"),
+    ({"pre_stop_sleep": 10, "grace_period": 5}, r"^workloads\[0\]\.rollout\.grace_period: expected more seconds than pre_stop_sleep \(10\), got 5$"),
+    # the documented rule holds without a preStop too: the grace period must exceed pre_stop_sleep (0)
+    ({"pre_stop_sleep": 0, "grace_period": 0}, r"^workloads\[0\]\.rollout\.grace_period: expected more seconds than pre_stop_sleep \(0\), got 0$"),
+    ({"readiness_probe": "no"}, r"^workloads\[0\]\.rollout\.readiness_probe: expected true or false, got 'no'$"),
+    ({"pre_stop_sleep": 601}, r"^workloads\[0\]\.rollout\.pre_stop_sleep: "),
+    ({"pre_stop_sleep": -1}, r"^workloads\[0\]\.rollout\.pre_stop_sleep: "),
+    ({"grace_period": 3601}, r"^workloads\[0\]\.rollout\.grace_period: "),
+    ({"prestop": 5}, r"^workloads\[0\]\.rollout: expected only the keys grace_period, pre_stop_sleep, readiness_probe, got \['prestop'\]$"),
+    ("graceful", r"^workloads\[0\]\.rollout: expected a mapping with readiness_probe, pre_stop_sleep, grace_period, got 'graceful'$"),
+])
+def test_bad_rollout_options_are_refused_naming_the_field(rollout: object, message: str) -> None:
+    with pytest.raises(wl.WorkloadError, match=message):
+        wl.parse_workloads([{"name": "shop", "rollout": rollout}])
+
+
+def test_rendered_rollout_options_validate_against_the_pinned_schema() -> None:
+    from ansible_collections.kindlab.ingress.tests.unit.schema import validate_all
+
+    specs = [{"name": "a", "rollout": {"readiness_probe": False, "pre_stop_sleep": 20, "grace_period": 45}},
+             {"name": "b", "rollout": {"grace_period": 1}}]
+    validate_all([obj for w in wl.parse_workloads(specs) for obj in wl.render(w)])
+
+
+def test_the_lab_workload_module_takes_the_rollout_suboptions() -> None:
+    from ansible_collections.kindlab.ingress.plugins.modules import lab_workload
+
+    doc = __import__("yaml").safe_load(lab_workload.DOCUMENTATION)
+    suboptions = doc["options"]["workloads"]["suboptions"]["rollout"]["suboptions"]
+    assert {k: (v["type"], v.get("default")) for k, v in suboptions.items()} == {
+        "readiness_probe": ("bool", True), "pre_stop_sleep": ("int", 0), "grace_period": ("int", None)}
