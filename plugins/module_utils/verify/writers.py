@@ -287,4 +287,3 @@ def _use(used: set[int], lines: list[tuple[int, LogLine]], when: dt.datetime | N
     """Mark the line nearest in time as explaining this change."""
     if lines:
         used.add(min(lines, key=lambda item: _gap(item[1], when))[0])
-

@@ -229,8 +229,8 @@ def test_the_field_manager_decides_between_types() -> None:
 
 
 def test_two_managers_in_one_second_are_both_possible_writers() -> None:
-    obj = ing("apps", "100.64.0.10", name="web", writes=[("nginx-ingress-controller", "2026-11-21T23:40:05Z"),
-                                                           ("traefik", "2026-11-21T23:40:05Z")])
+    same_second = [("nginx-ingress-controller", "2026-11-21T23:40:05Z"), ("traefik", "2026-11-21T23:40:05Z")]
+    obj = ing("apps", "100.64.0.10", name="web", writes=same_second)
     assert s.status_managers(obj) == ["nginx-ingress-controller", "traefik"]
     assert s.status_managers(ing("apps", "1.1.1.1", writes=[("traefik", "2026-11-21T23:40:05Z")])) == ["traefik"]
     state = puzzle()
@@ -264,8 +264,8 @@ class Cluster:
         writes = []
         for i in range(6):
             ip = "100.64.0.10" if i % 2 == 0 else "100.64.0.20"
-            writes.append(("MODIFIED", ing("apps", ip, rv=10 + i, name="web",
-                                            writes=[("traefik", at(2.0 * i + 1).replace(".000", ""))])))
+            by = [("traefik", at(2.0 * i + 1).replace(".000", ""))]
+            writes.append(("MODIFIED", ing("apps", ip, rv=10 + i, name="web", writes=by)))
         self.events = writes
         self.logs = {
             POD_A: "\n".join("%s INF Updated ingress status ingress=web namespace=apps" % at(2.0 * i + 2).replace(".000", "")
