@@ -11,8 +11,8 @@ Three things identify a writer, and each change row says which one decided (`att
   address), so only the pods of controllers that publish the new addresses may have written them;
 - the controller pods' own status log lines, near the change in time: a line that names the
   Ingress and the new addresses names its writer; a line without the addresses (Traefik's)
-  decides only among the pods the other evidence left, when the others' logs were read and
-  have no such line.
+  decides only among the pods the other evidence left, when the others' logs were read, have
+  no such line then, and show that they log their status writes (some line in the window).
 
 A log line never overrides the address evidence: a pod that does not publish the new
 addresses is not its writer, whatever it logged. Where the evidence leaves more than one pod,
@@ -272,10 +272,12 @@ def _attribute_one(change: Obj, entries: list[LogLine], evidence: Evidence, know
         _decide(change, pods[0], narrowed_by, [])
         return
     # 3c. lines without the addresses: one pod alone logged a write of this Ingress then, and the
-    # others' logs were read past it
+    # others' silence means something: their logs were read past it, and they do log their status
+    # writes (a controller at a level that hides the line, warn or error, would look silent forever)
     vague = [(i, e) for i, e in lines if e.new is None]
     vague_pods = sorted({e.pod for _i, e in vague})
-    complete = all(evidence.log_complete(p, when) for p in pods)
+    loggers = {e.pod for e in entries}
+    complete = all(evidence.log_complete(p, when) and (p in vague_pods or p in loggers) for p in pods)
     if len(vague_pods) == 1 and complete:
         _use(used, vague, when)
         _decide(change, vague_pods[0], BY_LOG, [])

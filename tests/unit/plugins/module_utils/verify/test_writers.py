@@ -8,6 +8,7 @@ import datetime as dt
 from typing import Any, Iterator
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import base
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import chart as traefik_chart
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as s
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import writers as w
@@ -63,6 +64,7 @@ def traefik_install(ns: str, ip: str | None) -> tuple[Obj, Obj, Obj]:
                     "containers": [{"name": "traefik", "image": "docker.io/traefik:v3.7.13", "args": cfg.args}]}}}}
     p = pod(ns, "traefik-5f6d7-" + ns[-1] * 5)
     p["metadata"]["labels"] = dict(labels)
+    p["spec"]["containers"] = copy.deepcopy(workload["spec"]["template"]["spec"]["containers"])
     svc = {"metadata": {"namespace": ns, "name": "traefik"},
            "spec": {"type": "LoadBalancer", "clusterIP": "10.96.1.1", "selector": dict(labels)},
            "status": {"loadBalancer": {"ingress": [{"ip": ip}]} if ip else {}}}
@@ -135,11 +137,16 @@ def test_replicas_of_one_install_are_told_apart_by_a_line_only_when_every_log_wa
     replica = "edge-a/traefik-5f6d7-ccccc"
     evidence = w.Evidence(w.publishers_of(state))
     timeline = [change(5.0, ["100.64.0.10"], manager="traefik"), change(25.0, ["100.64.0.10"], manager="traefik")]
-    entries = [traefik_line(replica, 5), traefik_line(POD_B, 5)]
+    # POD_A logs its status writes (one of another Ingress, later): its silence at 5 s means something
+    entries = [traefik_line(replica, 5), traefik_line(POD_B, 5), traefik_line(POD_A, 40, ingress="other")]
     w.attribute(timeline, entries, evidence)
     assert (timeline[0]["pod"], timeline[0]["attributed_by"]) == (replica, "log")
     # no line near the second change: both replicas remain
     assert (timeline[1]["pod"], timeline[1]["attributed_by"], timeline[1]["candidates"]) == (None, "candidates", [POD_A, replica])
+    # a pod that never logs a status write (its log level hides the line) proves nothing by its silence
+    quiet = [change(5.0, ["100.64.0.10"], manager="traefik")]
+    w.attribute(quiet, [traefik_line(replica, 5)], evidence)
+    assert (quiet[0]["pod"], quiet[0]["candidates"]) == (None, [POD_A, replica])
     # POD_A's log was never read (a pod gone before its first read): its silence proves nothing
     unread = [change(5.0, ["100.64.0.10"], manager="traefik")]
     w.attribute(unread, entries, w.Evidence(evidence.publishers, logs_read={replica: T0 + dt.timedelta(seconds=30)}))
@@ -270,7 +277,7 @@ class Cluster:
         self.logs = {
             POD_A: "\n".join("%s INF Updated ingress status ingress=web namespace=apps" % at(2.0 * i + 2).replace(".000", "")
                              for i in range(0, 6, 2)),
-            POD_B: "\n".join("%s INF Updated ingress status ingress=web namespace=apps" % at(2.0 * i - 0.2)[:19] + "Z"
+            POD_B: "\n".join("%s INF Updated ingress status ingress=web namespace=apps" % (at(2.0 * i - 0.2)[:19] + "Z")
                              for i in range(1, 6, 2)),
         }
 
@@ -308,3 +315,28 @@ def test_the_watch_attributes_every_change_by_address_and_records_the_publishers
     assert [(p["controller"], p["pods"], p["addresses"]) for p in result["publishers"]] == [
         ("edge-a/traefik@kubernetes", [POD_A], ["100.64.0.10"]), ("edge-b/traefik@kubernetes", [POD_B], ["100.64.0.20"])]
     assert result["ingresses"]["apps/web"]["writers"]["pods"] == [POD_A, POD_B]
+
+
+class ForbiddenWorkloads(Cluster):
+    """A user who may not list Deployments: the publishers cannot be read, the logs still can."""
+
+    def list(self, api_version: str, kind: str, **kw: Any) -> list[Obj]:
+        if kind == "Deployment":
+            raise K8sError("list Deployment failed: deployments.apps is forbidden")
+        return super().list(api_version, kind, **kw)
+
+
+def test_without_the_publishers_nothing_is_named_by_address_and_the_reason_is_returned() -> None:
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += 1.0
+        return now[0]
+
+    result = s.run(ForbiddenWorkloads(), Selection(), s.parse_options(20, 10, False, [], False, True), clock=clock,
+                   now=lambda: T0 + dt.timedelta(seconds=now[0]))
+    assert result["publishers"] == [] and "deployments.apps is forbidden" in result["publishers_error"]
+    assert len(result["timeline"]) == 6
+    # Two pods write as traefik, and both logged address-less lines within 15 s of every change: no guess.
+    assert [(r["pod"], r["attributed_by"], r["candidates"]) for r in result["timeline"]] == [
+        (None, "candidates", [POD_A, POD_B])] * 6
