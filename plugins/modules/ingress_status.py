@@ -95,8 +95,9 @@ timeline:
       C(candidates) lists the pods that may have (sorted; empty when no known controller pod could have).
     - C(attributed_by) says how. C(log) - a status log line of that pod names this Ingress and exactly the new
       addresses (the line nearest this change among the changes to that value), or, for a line that does not
-      carry the addresses (Traefik's), that pod alone logged a status write of this Ingress within 15 s and the
-      other remaining pods' logs were read past the change. C(address) - of the pods with the field manager,
+      carry the addresses (Traefik's), that pod alone logged a status write of this Ingress within 15 s, and the
+      other remaining pods' logs were read past the change and show status writes (a pod whose log level hides
+      the line proves nothing by its silence). C(address) - of the pods with the field manager,
       only this pod's controller publishes the new addresses (its publish Service's LoadBalancer address, its
       pods' node addresses without one, or its fixed status address; see C(publishers)). C(manager) - it is the
       only controller pod that writes with that field manager. C(candidates) - nothing decides between
