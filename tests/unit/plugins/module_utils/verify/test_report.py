@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -149,6 +150,15 @@ def test_report_and_markdown_carry_verdicts_and_timeline() -> None:
     assert ("| 1.0 | one/test | 100.64.0.0 | 172.18.0.2 | two/ingress-ingress-nginx-controller-6d9f8b7c4-x2k8q "
             "(nginx-ingress-controller Update) |") in text
     assert "| 2.0 | one/test | 172.18.0.2 | 100.64.0.0 | nginx-ingress-controller Update (pod unknown) |" in text
+    # How each change was attributed, or its candidates when nothing decided.
+    status = copy.deepcopy(PUZZLE_STATUS)
+    status["timeline"][0]["attributed_by"] = "address"
+    status["timeline"][1].update(attributed_by="candidates", candidates=["one/a", "three/b"])
+    text = markdown("puzzle", "twin", verdicts, {"status": status})
+    assert ("| 1.0 | one/test | 100.64.0.0 | 172.18.0.2 | two/ingress-ingress-nginx-controller-6d9f8b7c4-x2k8q "
+            "[by address] (nginx-ingress-controller Update) |") in text
+    assert ("| 2.0 | one/test | 172.18.0.2 | 100.64.0.0 | one of one/a, three/b [undecided] "
+            "(nginx-ingress-controller Update) |") in text
     failing = evaluate({"status": PUZZLE_STATUS}, {})
     assert "**FAIL**" in markdown("puzzle", "twin", failing, {}) and not report("p", "t", failing, {})["passed"]
 
