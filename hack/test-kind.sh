@@ -108,6 +108,12 @@ lab_run() {
             "$KIND_LAB" exec kubectl --kubeconfig "$dir/kubeconfig" logs -n "${ns#namespace/}" -l app.kubernetes.io/managed-by \
                 --all-containers --prefix --tail=400 --max-log-requests=20 || true
         done >"$dir/lab-pods.log" 2>&1
+        # Every status change must name a pod that publishes its address, or its candidates.
+        if [ -e "$dir/verify/report.json" ]; then
+            "$VENV/bin/python" "$ROOT/tests/kind/check_writers.py" "$dir/verify/report.json" >"$dir/writers.txt" 2>&1 \
+                || { cat "$dir/writers.txt" >&2; failures+=("$scenario on kind: a status change names a pod that did not write it"); }
+            tail -n 1 "$dir/writers.txt" >&2
+        fi
         reset_kind "$dir" || failures+=("reset after $scenario on kind")
     else
         (cd "$ROOT" && ansible-playbook playbooks/lab.yml -e "@scenarios/$scenario.yml" -e lab_backend=twin \

@@ -20,8 +20,13 @@ description:
     whether a change may have been missed. A window blind for more than half of its length fails with that
     reason. An API server that never answers fails the task with one line naming the server, the kubeconfig
     context and file.
-  - With C(attribute), the logs of the ingress controller pods are read once at the end, and each change gets
-    the pod whose C("updating Ingress status") line wrote that value into that Ingress.
+  - With C(attribute), each change gets its writer from evidence, never from the nearest log line alone. The
+    evidence is the field manager of the status write, the addresses each controller publishes (read as
+    M(kindlab.ingress.ingress_diagnose) reads them, when the window starts and again at its end, and returned in
+    C(publishers)), and the status log lines of the controller pods (read while the window runs and at its end).
+    A log line that contradicts the address evidence is ignored. Where the evidence leaves more than one pod,
+    the change names them in C(candidates) and its C(pod) stays null. C(attributed_by) says which evidence
+    decided.
   - An Ingress passes when it changed at most C(max_changes) times, its status was never empty (unless
     C(allow_empty)), and every address seen lies inside C(expected_pools) (when given).
   - Read-only; never changes the cluster.
@@ -52,7 +57,8 @@ options:
     type: bool
     default: false
   attribute:
-    description: Name the controller pod behind each change from the controllers' logs.
+    description: Name the controller pod behind each change (from the field managers, the published addresses
+      and the controllers' logs).
     type: bool
     default: true
   fail_on_violation:
@@ -79,14 +85,46 @@ EXAMPLES = r"""
 
 RETURN = r"""
 timeline:
-  description: Every status change, in order. C(seen_after_blind) marks a change found by a re-list after a
-    blind interval (its time is when it was seen).
+  description:
+    - Every status change, in order. C(seen_after_blind) marks a change found by a re-list after a
+      blind interval (its time is when it was seen).
+    - C(manager) and C(operation) are those of the newest C(managedFields) entry on the C(status) subresource;
+      C(managers), present only when several status entries share that (whole-second) time, lists every manager
+      that may have made the change.
+    - C(pod) is the controller pod that wrote it, or null when the evidence does not single one out; then
+      C(candidates) lists the pods that may have (sorted; empty when no known controller pod could have).
+    - C(attributed_by) says how. C(log) - a status log line of that pod names this Ingress and exactly the new
+      addresses (the line nearest this change among the changes to that value), or, for a line that does not
+      carry the addresses (Traefik's), that pod alone logged a status write of this Ingress within 15 s, and the
+      other remaining pods' logs were read past the change and show status writes (a pod whose log level hides
+      the line proves nothing by its silence). C(address) - of the pods with the field manager,
+      only this pod's controller publishes the new addresses (its publish Service's LoadBalancer address, its
+      pods' node addresses without one, or its fixed status address; see C(publishers)). C(manager) - it is the
+      only controller pod that writes with that field manager. C(candidates) - nothing decides between
+      C(candidates). C(none) - no known controller pod could have written it (a field manager no controller type
+      uses). C(deleted) - the Ingress was deleted, not a status write. Null when attribution did not run
+      (C(attribute=false), or the window ended blind).
+    - A log line is never taken against the address evidence - a pod whose controllers do not publish the new
+      addresses is not their writer, whatever it logged.
   returned: success
   type: list
   elements: dict
   sample: [{"time": "2026-11-21T23:41:00.123Z", "t": 3.2, "ingress": "one/test", "event": "MODIFIED",
             "old": ["100.64.0.0"], "new": ["172.18.0.2"], "manager": "nginx-ingress-controller",
-            "operation": "Update", "pod": "two/ingress-ingress-nginx-controller-5d9c-abcde"}]
+            "operation": "Update", "pod": "two/ingress-ingress-nginx-controller-5d9c-abcde",
+            "attributed_by": "log", "candidates": []}]
+publishers:
+  description: With C(attribute), every ingress controller (one per status writer, Traefik one per provider)
+    with its workload, type, field manager, pods, and the addresses it publishes (C(source) - C(service),
+    C(node-addresses), C(status-address) or C(none)), merged over the reads at the window's start and end.
+    C(addresses) is null when it writes no address. C(publishers_error) says why they could not be read.
+  returned: when attribute is true
+  type: list
+  elements: dict
+  sample: [{"controller": "two/ingress-ingress-nginx-controller", "workload": "two/ingress-ingress-nginx-controller",
+            "type": "ingress_nginx", "field_manager": "nginx-ingress-controller",
+            "pods": ["two/ingress-ingress-nginx-controller-5d9c-abcde"], "addresses": ["172.18.0.2"],
+            "source": "node-addresses"}]
 ingresses:
   description: C(namespace/name) to addresses_seen (distinct address lists, in order), writers (managers, pods),
     changes, passed, reason, and note (null without blind intervals; otherwise whether a change may have been

@@ -314,8 +314,9 @@ def analyse(state: ClusterState) -> dict[str, Any]:
 # ---------------------------------------------------------------- reading the cluster
 
 
-def read_state(client: Any, selection: Selection) -> ClusterState:
-    """List everything the analysis needs, cluster-wide (controllers may live anywhere)."""
+def read_state(client: Any, selection: Selection | None) -> ClusterState:
+    """List everything the analysis needs, cluster-wide (controllers may live anywhere); with no
+    selection, no Ingress (what the controllers publish does not depend on them)."""
     rbac = "rbac.authorization.k8s.io/v1"
     return ClusterState(
         workloads=client.list("apps/v1", "Deployment") + client.list("apps/v1", "DaemonSet"),
@@ -326,7 +327,7 @@ def read_state(client: Any, selection: Selection) -> ClusterState:
         ingress_classes=client.list("networking.k8s.io/v1", "IngressClass"),
         cluster_roles=client.list(rbac, "ClusterRole"),
         cluster_role_bindings=client.list(rbac, "ClusterRoleBinding"),
-        ingresses=list_ingresses(client, selection),
+        ingresses=list_ingresses(client, selection) if selection is not None else [],
     )
 
 

@@ -42,7 +42,8 @@ class Segment:
     end: float
     addresses: tuple[str, ...]
     writer: str | None  # "namespace/pod", or "manager <field manager>" when no pod is known
-    source: str  # how the writer is known: log, inferred, prediction, manager, unknown
+    source: str  # how the writer is known: attributed by log/address/manager (log in older results), candidates,
+    # inferred, prediction, manager, unknown
     time: str = ""  # wall-clock time of the change that began it ("" for the window start)
 
 
@@ -100,10 +101,18 @@ def _predicted_writers(diagnose: Obj) -> dict[tuple[str, tuple[str, ...]], str]:
     return out
 
 
+def _attributed(source: str) -> bool:
+    """Whether a segment's writer is the pod the status watch named (its log line, or since
+    ingress_status weighs evidence, `attributed by log/address/manager`)."""
+    return source == "log" or source.startswith("attributed by ")
+
+
 def segments(status: Obj, diagnose: Obj | None = None) -> dict[str, list[Segment]]:
     """Each Ingress's status over the window, from ingress_status's timeline.
 
-    A change's writer is the pod whose log line announced it. A stretch without one (the
+    A change's writer is the pod the watch attributed it to (its `attributed_by`), or "one of"
+    its candidates when the watch could not decide: those are never filled in below, a wrong
+    writer being worse than none. A stretch without either (the
     status the window starts with, or a change whose log line was not found) takes, in
     order: the pod seen writing the same address into the same Ingress, the pod seen writing
     it anywhere, the pod diagnose predicts writes it, the field manager; else it is unknown.
@@ -129,7 +138,10 @@ def segments(status: Obj, diagnose: Obj | None = None) -> dict[str, list[Segment
             out.append(Segment(start, t, current, writer, source, when))
             current, start, when = _addrs(e.get("new")), t, str(e.get("time", ""))
             if e.get("pod"):
-                writer, source = str(e["pod"]), "log"
+                by = e.get("attributed_by")
+                writer, source = str(e["pod"]), "attributed by %s" % by if by else "log"
+            elif e.get("candidates"):  # the watch could not decide between them: no guess below either
+                writer, source = "one of %s" % ", ".join(str(c) for c in e["candidates"]), "candidates"
             elif e.get("manager") and current:
                 writer, source = "manager %s" % e["manager"], "manager"
             else:
@@ -141,7 +153,7 @@ def segments(status: Obj, diagnose: Obj | None = None) -> dict[str, list[Segment
     anywhere: dict[tuple[str, ...], set[str]] = {}
     for key, segs in raw.items():
         for s in segs:
-            if s.source == "log" and s.writer:
+            if _attributed(s.source) and s.writer:
                 by_ingress.setdefault((key, tuple(sorted(s.addresses))), s.writer)
                 anywhere.setdefault(tuple(sorted(s.addresses)), set()).add(s.writer)
     predicted = _predicted_writers(diagnose or {})
@@ -150,7 +162,7 @@ def segments(status: Obj, diagnose: Obj | None = None) -> dict[str, list[Segment
         filled = []
         for s in segs:
             addrs = tuple(sorted(s.addresses))
-            if s.source != "log" and addrs:
+            if not _attributed(s.source) and s.source != "candidates" and addrs:
                 guess = by_ingress.get((key, addrs))
                 if guess is None and len(anywhere.get(addrs, ())) == 1:
                     guess = next(iter(anywhere[addrs]))

@@ -3,11 +3,13 @@
 """Ingress status stability over a window: one watch stream, every change recorded with
 its writer, and a verdict per Ingress.
 
-The writer of a change comes from two places: the object's managedFields at that event
-(the entry on the `status` subresource with the newest time names the manager, e.g.
-`nginx-ingress-controller`), and, read once at the end, the controller pods' logs, whose
-`"updating Ingress status" namespace=.. ingress=.. newValue=[..]` line (status.go) names the
-pod. Everything but `run` (and its `Window`) is pure.
+The writer of a change comes from three places (writers.py weighs them): the object's
+managedFields at that event (the entry on the `status` subresource with the newest time names
+the manager, e.g. `nginx-ingress-controller`), the addresses each controller publishes (read as
+the diagnosis reads them, at the window's start and again at its end), and the controller pods'
+logs, read while the window runs, whose `"updating Ingress status" namespace=.. ingress=..
+newValue=[..]` line (status.go) names the pod. Everything but `run` (and its `Window`,
+`PodLogs`, `Publishing`) is pure.
 """
 from __future__ import annotations
 
@@ -27,11 +29,10 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.watch import L
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import Pool, PoolError, address_in_pools, parse_entry
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify import writers
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.writers import LOG_MATCH_SECONDS
 
 Obj = dict[str, Any]
-
-# How far a log line's time may be from the watch event it explains.
-LOG_MATCH_SECONDS = 15.0
 
 
 class StatusError(OptionError):
@@ -82,12 +83,18 @@ def _parse_time(value: Any) -> dt.datetime | None:
 
 
 def change_writer(event: Obj) -> str:
-    """Who made a recorded status change, for reports: the controller pod whose log announced it,
-    and the field manager of the status write (with its operation)."""
+    """Who made a recorded status change, for reports: the controller pod (and the evidence that
+    named it), else its candidates, and the field manager of the status write (with its operation)."""
     manager = str(event.get("manager") or "")
     if manager and event.get("operation"):
         manager += " " + str(event["operation"])
     pod = str(event.get("pod") or "")
+    by = event.get("attributed_by")
+    if pod and by:
+        pod += " [by %s]" % by
+    candidates = [str(c) for c in event.get("candidates") or []]
+    if not pod and candidates:
+        pod = "one of %s [undecided]" % ", ".join(candidates)
     if pod and manager:
         return "%s (%s)" % (pod, manager)
     return pod or (manager + " (pod unknown)" if manager else "unknown")
@@ -102,6 +109,18 @@ def status_writer(obj: Obj) -> dict[str, str] | None:
     newest = max(entries, key=lambda m: _parse_time(m.get("time")) or dt.datetime.min.replace(tzinfo=dt.timezone.utc))
     return {"manager": str(newest.get("manager", "")), "operation": str(newest.get("operation", "")),
             "time": str(newest.get("time", ""))}
+
+
+def status_managers(obj: Obj) -> list[str]:
+    """Every manager whose status entry has the newest time (managedFields keep whole seconds: two
+    writers in one second tie, and either may have made the change), status_writer's first."""
+    writer = status_writer(obj)
+    if writer is None:
+        return []
+    newest = _parse_time(writer["time"])
+    tied = [str(m.get("manager", "")) for m in (obj.get("metadata") or {}).get("managedFields") or []
+            if m.get("subresource") == "status" and _parse_time(m.get("time")) == newest]
+    return list(dict.fromkeys([writer["manager"]] + tied))
 
 
 # ---------------------------------------------------------------- the log line
@@ -127,27 +146,10 @@ def parse_log_line(pod: str, line: str, year: int) -> LogEntry | None:
     return None
 
 
-def attribute_from_logs(timeline: list[dict[str, Any]], entries: list[LogEntry]) -> None:
-    """Give each change the pod whose log line wrote that value into that Ingress, nearest in
-    time (each line explains one change)."""
-    used: set[int] = set()
-    for change in timeline:
-        if change.get("event") != "MODIFIED":
-            continue
-        ns, _sep, name = change["ingress"].partition("/")
-        when = _parse_time(change["time"])
-        best, best_gap = None, LOG_MATCH_SECONDS
-        for i, e in enumerate(entries):
-            if i in used or e.namespace != ns or e.ingress != name or (e.new is not None and e.new != tuple(sorted(change["new"]))):
-                continue
-            if e.manager and change.get("manager") and change["manager"] != e.manager:
-                continue
-            gap = abs((e.when - when).total_seconds()) if e.when and when else LOG_MATCH_SECONDS - 1
-            if gap <= best_gap:
-                best, best_gap = i, gap
-        if best is not None:
-            used.add(best)
-            change["pod"] = entries[best].pod
+def attribute_from_logs(timeline: list[dict[str, Any]], entries: list[LogEntry], evidence: writers.Evidence | None = None) -> None:
+    """Give each change its writer from the evidence (writers.attribute): the pod and how it was
+    named (`attributed_by`), or the `candidates` when nothing decides."""
+    writers.attribute(timeline, list(entries), evidence or writers.Evidence())
 
 
 # ---------------------------------------------------------------- tracking
@@ -230,8 +232,11 @@ class Tracker:
             "t": round((now - self.start).total_seconds(), 3),
             "ingress": key, "event": kind, "old": track.current, "new": addrs,
             "manager": writer.get("manager"), "operation": writer.get("operation"), "pod": None,
-            "seen_after_blind": False,
+            "attributed_by": None, "candidates": [], "seen_after_blind": False,
         }
+        tied = status_managers(obj)
+        if len(tied) > 1:
+            entry["managers"] = tied
         track.current = addrs
         track.changes += 1
         track.see(addrs)
@@ -305,16 +310,23 @@ def watch_scope(selection: Selection) -> dict[str, Any]:
     return {"namespace": namespace, "label_selector": selection.label_selector, "field_selector": field_selector}
 
 
-def controller_pods(client: Any) -> list[tuple[str, str, str]]:
-    """(namespace, pod, container) of every ingress controller container (detected as diagnose does)."""
+def controller_containers(pods: list[Obj]) -> list[tuple[str, str, str, str]]:
+    """(namespace, pod, container, its type's field manager) of every ingress controller container
+    (detected as diagnose does)."""
     out = []
-    for pod in client.list("v1", "Pod"):
+    for pod in pods:
         for c in (pod.get("spec") or {}).get("containers") or []:
-            if registry.detect(c) is not None:
+            kind = registry.detect(c)
+            if kind is not None:
                 meta = pod.get("metadata") or {}
-                out.append((str(meta.get("namespace")), str(meta.get("name")), str(c.get("name"))))
+                out.append((str(meta.get("namespace")), str(meta.get("name")), str(c.get("name")), kind.field_manager))
                 break
     return out
+
+
+def controller_pods(client: Any) -> list[tuple[str, str, str]]:
+    """(namespace, pod, container) of every ingress controller container (detected as diagnose does)."""
+    return [(ns, pod, c) for ns, pod, c, _manager in controller_containers(client.list("v1", "Pod"))]
 
 
 # ---------------------------------------------------------------- a window the API server cannot stretch
@@ -600,6 +612,7 @@ class PodLogs:
         self.client, self.start, self.wall = client, start, wall
         self.entries: dict[tuple[str, str], LogEntry] = {}  # (pod, line) -> its entry: each line once
         self.pods: list[tuple[str, str, str]] = []  # (namespace, pod, container) as last listed
+        self.managers: dict[str, str] = {}  # ns/pod -> its type's field manager, of every pod listed
         self.read_at: dict[str, dt.datetime] = {}  # ns/pod -> when its log was last read whole
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -611,9 +624,11 @@ class PodLogs:
         now = self.wall()
         if list_pods or not self.pods:
             try:
-                self.pods = controller_pods(self.client)
+                listed = controller_containers(self.client.list("v1", "Pod"))
             except K8sError:
                 return
+            self.pods = [(ns, pod, c) for ns, pod, c, _manager in listed]
+            self.managers.update(("%s/%s" % (ns, pod), manager) for ns, pod, _c, manager in listed)
         window = int((now - self.start).total_seconds() + LOG_MATCH_SECONDS) + 5  # the API takes whole seconds
         for ns, pod, container in self.pods:
             ref = "%s/%s" % (ns, pod)
@@ -658,6 +673,42 @@ class PodLogs:
         return [e for e in self.entries.values() if e.when is None or e.when >= start - dt.timedelta(seconds=LOG_MATCH_SECONDS)]
 
 
+class Publishing:
+    """What each controller publishes (writers.Publisher), read as the diagnosis reads it: once as
+    the window starts, in the background (a server that does not answer must not hold the window),
+    and again at its end (a Service gets its LoadBalancer address late, a pod is replaced). Reads
+    are best effort: without them, attribution has the field managers and the logs only."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.snapshots: list[list[writers.Publisher]] = []
+        self.errors: list[str] = []
+        self._thread: threading.Thread | None = None
+
+    def read(self) -> None:
+        try:
+            self.snapshots.append(writers.read_publishers(self.client))
+        except K8sError as exc:
+            self.errors.append(str(exc))
+
+    def _background(self) -> None:
+        try:
+            self.read()
+        except Exception:  # best effort while the window runs; the final read() raises a real bug
+            return
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._background, name="kindlab-publishers", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+
+    def publishers(self) -> list[writers.Publisher]:
+        return writers.merge(list(self.snapshots))
+
+
 def restarts(timeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Where the pod writing an Ingress changes within one controller (the same namespace and
     pod name prefix): `{ingress, time, from, to}` for the timeline of the report."""
@@ -692,13 +743,16 @@ def run(client: Any, selection: Selection, options: Options, clock: Callable[[],
     tracker = Tracker(options, start)
     window = Window(client, selection, tracker, options.window, clock, sleep, wall, options.stop_on_violation)
     logs = PodLogs(client, start, wall) if options.attribute else None
-    if logs is not None:
+    publishing = Publishing(client) if options.attribute else None
+    if logs is not None and publishing is not None:
+        publishing.start()
         logs.start_polling()
     try:
         window.run()
     finally:
-        if logs is not None:
+        if logs is not None and publishing is not None:
             logs.stop()
+            publishing.stop()
     span = min(max(window.t(), 0.0), options.window)
     if not window.answered:
         last = window.last_error
@@ -706,12 +760,18 @@ def run(client: Any, selection: Selection, options: Options, clock: Callable[[],
                                                  options.window))
     elapsed = (wall() - start).total_seconds()
     restarted: list[dict[str, Any]] = []
-    if logs is not None and tracker.timeline and not window.ended_blind:
+    if logs is not None and publishing is not None and tracker.timeline and not window.ended_blind:
         logs.collect(previous=True)  # the last lines, of the pods there now
-        attribute_from_logs(tracker.timeline, logs.since(start))
+        publishing.read()  # what they publish now
+        evidence = writers.Evidence(publishing.publishers(), dict(logs.managers), dict(logs.read_at))
+        attribute_from_logs(tracker.timeline, logs.since(start), evidence)
         restarted = restarts(tracker.timeline)
     result = verdict(tracker)
     result["pod_restarts"] = restarted
+    if publishing is not None:
+        result["publishers"] = [p.as_dict() for p in publishing.publishers()]
+        if publishing.errors and not publishing.snapshots:
+            result["publishers_error"] = publishing.errors[-1]
     judge_blind(result, window.blind, span, start)
     result.update(watch_streams=window.streams, events=tracker.events, bookmarks=window.bookmarks, elapsed=round(elapsed, 3),
                   stopped_early=window.stopped)

@@ -6,7 +6,7 @@ Merges, from the verify results, what happened during the window:
 - actions (results.actions.actions): lab-wide, so each is shown on every Ingress's axis,
   where it reads in order with what it caused;
 - status changes (results.status.timeline, and the controller pods replaced meanwhile), with
-  their writer and, when the status module says so, how it was attributed and its candidates;
+  their writer as status.change_writer words it (how it was attributed, or its candidates);
 - probe failures of continuous probes (results.reachability[*] or reachability_continuous[*],
   their continuous.failures), on the axis of each Ingress the probe names (a probe by URL is
   lab-wide), consecutive failures with the same cause in one row;
@@ -111,21 +111,6 @@ def status_origin(status: Obj) -> dt.datetime | None:
     return None
 
 
-def _attribution(entry: Obj) -> str:
-    """The writer, how it was attributed and the candidates, when the status module says."""
-    text = change_writer(entry)
-    how = entry.get("attributed_by")
-    candidates = [str(c.get("pod") or c) if isinstance(c, dict) else str(c) for c in _list(entry.get("candidates"))]
-    if candidates and not entry.get("pod"):
-        manager = " ".join(str(entry[k]) for k in ("manager", "operation") if entry.get(k))
-        text = "one of %s" % ", ".join(candidates) + (" (%s)" % manager if manager else "")
-    elif candidates:
-        text += "; candidates %s" % ", ".join(candidates)
-    if how:
-        text += "; attributed by %s" % how
-    return text
-
-
 def status_rows(status: Obj) -> list[Row]:
     rows = []
     for entry in _list(status.get("timeline")):
@@ -135,7 +120,7 @@ def status_rows(status: Obj) -> list[Row]:
         new = _list(entry.get("new"))
         verb = "deleted" if entry.get("event") == "DELETED" else "status %s -> %s" % (_addrs(entry.get("old")), _addrs(new))
         rows.append(Row(parse_time(entry.get("time")), "status", str(entry["ingress"]), verb,
-                        "written by " + _attribution(entry) + ("; seen after a blind interval" if entry.get("seen_after_blind") else ""),
+                        "written by " + change_writer(entry) + ("; seen after a blind interval" if entry.get("seen_after_blind") else ""),
                         bad=not new))
     for restart in _list(status.get("pod_restarts")):
         restart = _dict(restart)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -154,6 +155,15 @@ def test_report_and_markdown_carry_verdicts_and_timeline() -> None:
         "two/ingress-ingress-nginx-controller-6d9f8b7c4-x2k8q (nginx-ingress-controller Update) |",
         "| +2.500 s | 2026-11-26T10:00:02.500Z | status | status 172.18.0.2 -> 100.64.0.0 | written by "
         "nginx-ingress-controller Update (pod unknown) |"]
+    # How each change was attributed, or its candidates when nothing decided.
+    status = copy.deepcopy(PUZZLE_STATUS)
+    status["timeline"][0]["attributed_by"] = "address"
+    status["timeline"][1].update(attributed_by="candidates", candidates=["one/a", "three/b"])
+    text = markdown("puzzle", "twin", verdicts, {"status": status})
+    story = text[text.index("### one/test"):].splitlines()
+    assert story[4].endswith("| written by two/ingress-ingress-nginx-controller-6d9f8b7c4-x2k8q [by address] "
+                             "(nginx-ingress-controller Update) |")
+    assert story[5].endswith("| written by one of one/a, three/b [undecided] (nginx-ingress-controller Update) |")
     failing = evaluate({"status": PUZZLE_STATUS}, {})
     assert "**FAIL**" in markdown("puzzle", "twin", failing, {}) and not report("p", "t", failing, {})["passed"]
 

@@ -73,6 +73,20 @@ def test_without_log_lines_the_writer_is_diagnose_prediction_then_the_field_mana
     assert {(s.writer, s.source) for s in segs["one/test"]} == {("manager nginx-ingress-controller", "manager")}
 
 
+def test_the_watchs_attribution_is_the_source_and_candidates_are_never_filled_in() -> None:
+    doc = puzzle()
+    timeline = doc["results"]["status"]["timeline"]
+    one = [e for e in timeline if e["ingress"] == "one/test"]
+    for e in one:
+        e["attributed_by"] = "address"
+    one[1].update(pod=None, attributed_by="candidates", candidates=[TWO, THREE])
+    segs = segments(doc["results"]["status"], doc["results"]["diagnose"])["one/test"]
+    assert [(s.writer, s.source) for s in segs[1:4]] == [
+        (ONE, "attributed by address"), ("one of %s, %s" % (TWO, THREE), "candidates"), (ONE, "attributed by address")]
+    # the status the window starts with is still inferred from the pod seen writing that value
+    assert (segs[0].writer, segs[0].source) == (TWO, "inferred")
+
+
 def test_unknown_writers_are_grey_and_an_empty_status_is_drawn_empty() -> None:
     status = {"elapsed": 10, "ingresses": {"a/x": {"addresses_seen": [["10.0.0.1"], []]}},
               "timeline": [{"ingress": "a/x", "t": 4, "time": "", "old": ["10.0.0.1"], "new": [], "pod": None, "manager": None}]}

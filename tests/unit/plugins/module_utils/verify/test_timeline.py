@@ -15,9 +15,9 @@ STATUS = {
     "timeline": [
         {"time": "2026-11-26T10:00:05.000Z", "t": 5.0, "ingress": "two/test", "event": "MODIFIED", "old": ["100.64.0.1"],
          "new": ["172.18.0.2"], "manager": "nginx-ingress-controller", "operation": "Update", "pod": None,
-         "attributed_by": "published address", "candidates": ["two/c-a", "two/c-b"]},
+         "attributed_by": "candidates", "candidates": ["two/c-a", "two/c-b"]},
         {"time": "2026-11-26T10:00:15.000Z", "t": 15.0, "ingress": "one/test", "event": "MODIFIED", "old": ["100.64.0.0"],
-         "new": [], "manager": "nginx-ingress-controller", "operation": "Update", "pod": "one/c-x", "attributed_by": "log line"},
+         "new": [], "manager": "nginx-ingress-controller", "operation": "Update", "pod": "one/c-x", "attributed_by": "log"},
     ],
     "pod_restarts": [{"time": "2026-11-26T10:00:30.000Z", "ingress": "one/test", "from": "one/c-x", "to": "one/c-y"}],
     "elapsed": 60,
@@ -83,9 +83,9 @@ def test_actions_are_on_every_ingress_and_writers_say_how_they_were_attributed()
         ("action", "rollout web on one/deploy/web started"),
         ("action", "rollout web on one/deploy/web ended after 8.5s"),
     ]
-    assert two[0].detail == "written by one of two/c-a, two/c-b (nginx-ingress-controller Update); attributed by published address"
+    assert two[0].detail == "written by one of two/c-a, two/c-b [undecided] (nginx-ingress-controller Update)"
     one = {r.what: r for r in merge(RESULTS).axes["one/test"]}
-    assert one["status 100.64.0.0 -> (empty)"].detail == "written by one/c-x (nginx-ingress-controller Update); attributed by log line"
+    assert one["status 100.64.0.0 -> (empty)"].detail == "written by one/c-x [by log] (nginx-ingress-controller Update)"
     assert one["probe one/test: request failed"].detail == "connection refused"
     assert one["probe one/test: 3 requests failed in a row over 0.10s"].detail == "got 502 (expected 200)"
     assert one["data plane of one/c-x: stale for one-web-80"].detail == "10.244.0.5:8080"
