@@ -123,8 +123,8 @@ def main() -> int:
     print("deviation        %+.3f %% (tolerance %g %%)" % (deviation, args.tolerance))
     print("sent / scheduled %d / %d (%+.2f %%), answered %d, failed %d"
           % (cont["sent"], cont["scheduled"], sent_dev, cont["answered"], cont["failed_count"]))
-    print("window           %.3f s measured, %.3f s wall; backends %s; thread pool of up to %s"
-          % (cont["elapsed"], wall, cont["backends"], cont.get("workers", "- (bash loop)")))
+    pool = "thread pool of up to %s" % cont["workers"] if "workers" in cont else "one bash loop, no thread pool"
+    print("window           %.3f s measured, %.3f s wall; backends %s; %s" % (cont["elapsed"], wall, cont["backends"], pool))
     if cont["failed_count"]:
         print("first failures   %s" % cont["failures"][:3])
     print("%s: rate within %g %% of %g/s" % ("PASS" if ok else "FAIL", args.tolerance, requested))
