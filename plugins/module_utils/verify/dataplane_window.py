@@ -203,7 +203,7 @@ def watch(
         following = max(start + timeline.rounds * interval, clock.monotonic())  # a slow round: the next at once
         if window <= 0 or following - start > window:
             break
-        clock.sleep(following - clock.monotonic())
+        clock.sleep(max(0.0, following - clock.monotonic()))  # the clock moved on since `following`
     timeline.finish(offset)
     return dict(result, rounds=timeline.rounds, duration=round(offset, 3), timeline=timeline.events, lag=timeline.lag(),
                 converged_after=None if converged_since is None else round(converged_since, 3), last_ready=history)

@@ -9,6 +9,7 @@ failure, and an unexpected pass is as much a miss as an unexpected failure.
 """
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -340,14 +341,38 @@ def _dataplane_outcomes(result: Obj, actions: Obj) -> dict[str, tuple[bool, str]
                 line += " (last seen ready %s)" % finding["since"]
             texts.setdefault(str(ingress), []).append(line)
     out = {ingress: (False, "; ".join(sorted(lines))) for ingress, lines in texts.items()}
-    converged = result.get("converged_after")
     for pod in (result.get("pods") or {}).values():
         for backend in pod.get("backends") or []:
             ingress = str(backend.get("ingress"))
             if ingress not in out:
-                out[ingress] = (True, "every replica routes to the ready endpoints"
-                                + (" (converged %.1f s into the window)" % converged if converged is not None else ""))
+                out[ingress] = (True, "every replica routes to the ready endpoints" + _convergence(result, actions, ingress))
     return out
+
+
+def _convergence(result: Obj, actions: Obj, ingress: str) -> str:
+    """` (diverged, then converged N s after ACTION started)` for an Ingress whose replicas all match
+    at the end: its last data-plane event is when the last divergence ended (a replica converged,
+    or went); N counts from the last action that started before it. '' if it never diverged."""
+    events = [e for e in result.get("timeline") or [] if e.get("ingress") == ingress]
+    if not any(e.get("finding") in ("stale", "missing") for e in events):
+        return ""
+    times = [t for e in events for t in [_parse_iso(str(e.get("time")))] if t is not None]
+    if not times:
+        return ""
+    when = max(times)
+    before = [(t, str(a.get("name"))) for a in actions.get("actions") or []
+              for t in [_parse_iso(str(a.get("started")))] if t is not None and t <= when]
+    if not before:
+        return " (diverged, then converged at %s)" % when.isoformat(timespec="milliseconds")
+    started, name = max(before)
+    return " (diverged, then converged %.1f s after %r started)" % ((when - started).total_seconds(), name)
+
+
+def _parse_iso(text: str) -> dt.datetime | None:
+    try:
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
 def _controller_outcomes(result: Obj) -> dict[str, tuple[bool, str]]:

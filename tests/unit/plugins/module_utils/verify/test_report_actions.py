@@ -119,10 +119,25 @@ def test_a_stale_ipv6_address_is_matched_without_its_brackets() -> None:
         False, "stale in %s: [fd00:10:244::5]:80 (a pod replaced by the shop ships)" % POD)
 
 
-def test_the_pass_text_says_when_the_data_planes_converged() -> None:
-    assert _dataplane_outcomes(dataplane(converged=12.34), ACTIONS) == {
-        "one/shop": (True, "every replica routes to the ready endpoints (converged 12.3 s into the window)"),
-        "one/cart": (True, "every replica routes to the ready endpoints (converged 12.3 s into the window)")}
+def test_the_pass_text_says_how_long_after_the_last_action_the_data_planes_converged() -> None:
+    timeline = [
+        {"time": "2026-11-26T12:00:21.000Z", "ingress": "one/shop", "finding": "stale", "addresses": ["10.244.1.5:80"]},
+        {"time": "2026-11-26T12:00:40.000Z", "ingress": "one/shop", "finding": "converged", "addresses": ["10.244.2.7:80"]},
+    ]
+    actions = {"actions": [
+        dict(action("the shop ships", True), started="2026-11-26T12:00:20.000Z"),
+        dict(action("the on-call restarts ingress-nginx", True, "restart_controller"), started="2026-11-26T12:00:34.500Z"),
+        # started after the data planes converged: not what they followed
+        dict(action("too late", True, "scale"), started="2026-11-26T12:00:50.000Z"),
+    ]}
+    result = dict(dataplane(), timeline=timeline)
+    assert _dataplane_outcomes(result, actions) == {
+        "one/shop": (True, "every replica routes to the ready endpoints "
+                           "(diverged, then converged 5.5 s after 'the on-call restarts ingress-nginx' started)"),
+        # never diverged: nothing to time
+        "one/cart": (True, "every replica routes to the ready endpoints")}
+    assert _dataplane_outcomes(result, {})["one/shop"] == (
+        True, "every replica routes to the ready endpoints (diverged, then converged at 2026-11-26T12:00:40.000+00:00)")
 
 
 def test_unread_findings_name_their_ingresses_and_why() -> None:
