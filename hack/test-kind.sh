@@ -250,6 +250,17 @@ if [ -n "$current" ]; then
     stage_record "fault test" "$((SECONDS - started))"
 fi
 
+# What the rollouts and the frozen controller cost, per controller and beside the fixed variants:
+# every scenario that probes continuously (lab_expect.reachability[].rate).
+PROBED=()
+for scenario in "${SCENARIOS[@]}"; do
+    grep -q '^ *rate:' "$ROOT/scenarios/$scenario.yml" && PROBED+=("$scenario")
+done
+if [ "${#PROBED[@]}" -gt 0 ]; then
+    banner "requests lost and data-plane lag, per scenario that probes continuously"
+    "$VENV/bin/python" "$ROOT/tests/kind/rollout_table.py" "$WORK" "${PROBED[@]}" >&2 || failures+=("rollout table")
+fi
+
 banner "verdicts: kind | twin"
 if [ "${#COMPARED[@]}" -gt 0 ] && ! "$VENV/bin/python" "$ROOT/hack/compare-verdicts.py" "$WORK" "${COMPARED[@]}"; then
     failures+=("verdicts differ")
