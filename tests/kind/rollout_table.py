@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: kindlab.ingress contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What a rollout cost, per controller, beside its fixed variant: reads the verify reports of the
@@ -6,7 +5,7 @@ scenarios named (their report.json under WORK/kind/SCENARIO/verify/) and prints,
 continuous probe, the requests sent and lost, and for every controller replica the longest time
 its data plane lagged behind the EndpointSlices.
 
-    tests/kind/rollout_table.py WORK SCENARIO [SCENARIO ...]
+    python3 tests/kind/rollout_table.py WORK SCENARIO [SCENARIO ...]
 
 Exits 1 when a scenario's report is missing or holds no continuous probe (so the table cannot
 silently be empty), 0 otherwise: the verdicts themselves are judged by each scenario's lab_expect.
