@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -9,6 +10,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import chart
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import LAB_VALUES
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult, HttpAnswer
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify import dataplane_window
 from ansible_collections.kindlab.ingress.plugins.modules import ingress_dataplane
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, run_module, use_fake_exits
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.controllers.traefik.test_traefik import (
@@ -155,6 +157,15 @@ def test_a_readable_traefik_passes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_window_reads_every_pod_each_round(monkeypatch: pytest.MonkeyPatch) -> None:
     client = FakeClient({"c1": ExecResult(0, backends("10.244.0.7", "10.244.0.8")), "c2": ExecResult(0, backends("10.244.0.4"))})
+    # A clock that moves only when the window sleeps: on a loaded machine a real round can outlast
+    # the interval, and the window then (rightly) reads fewer rounds.
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    clock = dataplane_window.Clock(monotonic=lambda: now[0], wall=lambda: 1_800_000_000.0 + now[0], sleep=sleep)
+    monkeypatch.setattr(ingress_dataplane, "run", functools.partial(dataplane_window.run, clock=clock))
     r = run({"window": 0.4, "interval": 0.4, "fail_on": []}, client, monkeypatch)
     assert not r.failed and r.result["rounds"] == 2 and r.result["converged_after"] is None
     assert [c[2] for c in client.calls if c[0] == "exec"] == ["c1", "c2", "c1", "c2"]
