@@ -37,6 +37,7 @@ fi
 WORK="$(mktemp -d /var/tmp/kindlab-test-kind.XXXXXX)"
 STARTED_ENGINE=0  # this run started the lab's engine, and stops it at the end
 failures=()
+failed_dirs=()
 current=""        # the scenario whose kind cluster is up, for the cleanup
 TWIN_SERIES=""    # the pid of the twin's series while it runs
 cleanup() {
@@ -98,8 +99,16 @@ lab_run() {
         current="$scenario"
         "$KIND_LAB" up "$scenario" -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1 || rc=$?
         echo "test-kind: $scenario on kind: lab.yml rc=$rc in $((SECONDS - started)) s" >&2
-        stage_record "$scenario on kind" "$((SECONDS - started))" "$([ "$rc" = 0 ] && echo ok || echo FAILED)"
-        [ "$rc" = 0 ] || { tail -n 60 "$dir/lab.log" >&2; failures+=("$scenario on kind"); }
+        if [ "$rc" = 0 ]; then
+            stage_record "$scenario on kind${try_label:-}" "$((SECONDS - started))" ok
+        else
+            tail -n 60 "$dir/lab.log" >&2
+            failures+=("$scenario on kind")
+            failed_dirs+=("$dir")
+            # The first reason goes into the stage table, which CI prints last.
+            stage_record "$scenario on kind${try_label:-}" "$((SECONDS - started))" \
+                "FAILED: $("$VENV/bin/python" "$ROOT/tests/kind/failure_digest.py" --brief "$dir" 2>/dev/null || true)"
+        fi
         # What the real controllers did, for the record (their own logs name the writes).
         "$KIND_LAB" exec kubectl --kubeconfig "$dir/kubeconfig" get pods,ingress -A -o wide >"$dir/state.txt" 2>&1 || true
         local ns
@@ -212,9 +221,31 @@ twin_series() {
 banner "the scenarios on the twin (beside kind's, logs in $WORK/twin)"
 twin_series &
 TWIN_SERIES=$!
+# A scenario that fails on kind gets one more try on the emptied cluster (KINDLAB_KIND_TRIES=1: none).
+# On this 2-core machine the kind series shares the CPU with the twin's series and, under `make
+# test`, the unit tests; a verdict that depends on timing can miss there once. The first try is
+# kept ($WORK/kind/SCENARIO.try1), its reason printed at the end, and the run passes only if the
+# second try passes: a failure that repeats still fails the run.
+retried_dirs=()
 for scenario in "${SCENARIOS[@]}"; do
     banner "$scenario on kind"
+    before=${#failures[@]}
+    try_label=""
     lab_run kind "$scenario"
+    if [ "${#failures[@]}" -gt "$before" ] && [ "${KINDLAB_KIND_TRIES:-2}" -ge 2 ]; then
+        rm -rf "$WORK/kind/$scenario.try1"
+        mv "$WORK/kind/$scenario" "$WORK/kind/$scenario.try1"
+        retried_dirs+=("$WORK/kind/$scenario.try1")
+        failures=("${failures[@]:0:$before}")
+        kept=()
+        for dir in "${failed_dirs[@]}"; do [ "$dir" = "$WORK/kind/$scenario" ] || kept+=("$dir"); done
+        failed_dirs=("${kept[@]}")
+        banner "$scenario on kind, second try (the first: $("$VENV/bin/python" "$ROOT/tests/kind/failure_digest.py" \
+            --brief "$WORK/kind/$scenario.try1" 2>/dev/null || true))"
+        try_label=" (second try)"
+        lab_run kind "$scenario"
+        try_label=""
+    fi
     no_lab_address_here "after $scenario on kind"
 done
 started=$SECONDS
@@ -266,7 +297,16 @@ if [ "${#COMPARED[@]}" -gt 0 ] && ! "$VENV/bin/python" "$ROOT/hack/compare-verdi
     failures+=("verdicts differ")
 fi
 
+if [ "${#retried_dirs[@]}" -gt 0 ]; then
+    banner "scenarios whose first try failed on kind (each was tried twice)"
+    "$VENV/bin/python" "$ROOT/tests/kind/failure_digest.py" "${retried_dirs[@]}" >&2 || true
+fi
 if [ "${#failures[@]}" -gt 0 ]; then
+    if [ "${#failed_dirs[@]}" -gt 0 ]; then
+        # Last, where a CI log's tail still shows it: why each scenario failed on kind.
+        banner "why each scenario failed on kind"
+        "$VENV/bin/python" "$ROOT/tests/kind/failure_digest.py" "${failed_dirs[@]}" >&2 || true
+    fi
     echo "test-kind: FAIL: ${failures[*]}" >&2
     exit 1
 fi
