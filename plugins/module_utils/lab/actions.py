@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_dns1123_label, is_dns1123_subdomain
+from ansible_collections.kindlab.ingress.plugins.module_utils._time import iso
 
 if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
@@ -200,10 +201,6 @@ def check_references(actions: list[Action], workloads: list[str], controller_nam
 # ---------------------------------------------------------------- carrying them out
 
 
-def _iso(when: dt.datetime) -> str:
-    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 def _controller_workloads(client: Any, action: Action) -> list[tuple[Obj, Obj, Any]]:
     """(workload, its controller container, the type) of each controller workload the action names."""
     from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import detect
@@ -342,7 +339,7 @@ def _perform(client: Any, action: Action, sleep: Callable[[float], None], clock:
         before = facts["before"] = _pod_ips(client, action.namespace, selector)
         if action.kind == "rollout":
             # What `kubectl rollout restart` does: a new template annotation, so new pods, new IPs.
-            body: Obj = {"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: _iso(dt.datetime.now(dt.timezone.utc))}}}}}
+            body: Obj = {"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: iso(dt.datetime.now(dt.timezone.utc))}}}}}
         else:
             body = {"spec": {"replicas": action.replicas}}
         client.patch("apps/v1", "Deployment", action.target, action.namespace, body)
@@ -393,7 +390,7 @@ def run_actions(client: Any, actions: list[Action], sleep: Callable[[float], Non
             ok, error = False, str(exc)
         out.append(dict({"name": action.name, "kind": action.kind, "target": action.subject, "at": action.at,
                          "offset": round(offset, 3), "late": round(max(offset - action.at, 0.0), 3),
-                         "started": _iso(started), "ended": _iso(wall()), "ok": ok, "error": error, "detail": detail,
+                         "started": iso(started), "ended": iso(wall()), "ok": ok, "error": error, "detail": detail,
                          "machinery": action.machinery}, **facts))
     return out
 

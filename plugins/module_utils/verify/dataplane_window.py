@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any, Callable, Mapping
 
+from ansible_collections.kindlab.ingress.plugins.module_utils._time import iso
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.dataplane import (
     KINDS,
     MISSING,
@@ -50,11 +50,6 @@ class Clock:
     monotonic: Callable[[], float] = time.monotonic
     wall: Callable[[], float] = time.time
     sleep: Callable[[float], None] = time.sleep
-
-
-def iso(wall: float) -> str:
-    """ISO-8601 UTC with milliseconds: 2024-07-08T19:29:48.123Z."""
-    return datetime.fromtimestamp(wall, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True)

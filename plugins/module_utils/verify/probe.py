@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import CheckFailed, OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._time import iso
 
 if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
@@ -505,10 +506,6 @@ class Sample:
     elapsed: float = 0.0
 
 
-def _iso(when: datetime) -> str:
-    return when.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 def _wall() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -607,7 +604,7 @@ def run_continuous(
 
     def one(seq: int) -> Sample:
         offset = clock() - t0
-        when = _iso(base + timedelta(seconds=offset))
+        when = iso(base + timedelta(seconds=offset))
         target, problem = resolver.next()
         if target is None:
             return Sample(seq, offset, when, None, Answer(None, "", problem or "no target"))
@@ -628,7 +625,7 @@ def run_continuous(
                 futures.append(pool.submit(one, seq))
             samples = [f.result() for f in futures]
     _wait_until(t0 + spec.duration, clock, sleep)  # the window lasts its duration, whatever the last answer took
-    result = summarise(spec, samples, _iso(base), clock() - t0)
+    result = summarise(spec, samples, iso(base), clock() - t0)
     last = seen.get("last")
     if last is not None:
         result.update(url=last.url, host=last.host_header)
@@ -808,7 +805,7 @@ def parse_loop(rc: int, stdout: str, stderr: str, node: str, addresses: list[str
                 seq, began = int(match.group(1)), int(match.group(2))
                 when = datetime.fromtimestamp(began / 1e6, timezone.utc)
                 address = addresses[seq % len(addresses)] if addresses else None
-                samples.append(Sample(seq, (began - start) / 1e6, _iso(when), address,
+                samples.append(Sample(seq, (began - start) / 1e6, iso(when), address,
                                       _loop_answer(int(match.group(3)), _unescape(match.group(4)), node)))
     if start is None:
         fatal = parse_curl(rc or 1, "", stderr, node)
@@ -834,7 +831,7 @@ def node_continuous(spec: ProbeSpec, run_command: Callable[[list[str]], tuple[in
     start, elapsed, samples, fatal = parse_loop(rc, out, err, node, [t.address for t in targets])
     if fatal is not None or start is None:
         return _unprobed(spec, fatal or "no output from the probe loop")
-    result = summarise(spec, samples, _iso(datetime.fromtimestamp(start, timezone.utc)), elapsed)
+    result = summarise(spec, samples, iso(datetime.fromtimestamp(start, timezone.utc)), elapsed)
     result.update(url=targets[-1].url, host=targets[0].host_header)
     if len(samples) < tick_count(float(spec.rate or 0), spec.duration):
         result["continuous"]["lost_lines"] = tick_count(float(spec.rate or 0), spec.duration) - len(samples)

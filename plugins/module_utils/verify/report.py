@@ -9,7 +9,6 @@ failure, and an unexpected pass is as much a miss as an unexpected failure.
 """
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import re
@@ -18,6 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._time import parse_time
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ProbeError, parse_continuous, parse_ingresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import render as render_html
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import markdown_lines as timeline_lines
@@ -356,23 +356,16 @@ def _convergence(result: Obj, actions: Obj, ingress: str) -> str:
     events = [e for e in result.get("timeline") or [] if e.get("ingress") == ingress]
     if not any(e.get("finding") in ("stale", "missing") for e in events):
         return ""
-    times = [t for e in events for t in [_parse_iso(str(e.get("time")))] if t is not None]
+    times = [t for e in events for t in [parse_time(e.get("time"))] if t is not None]
     if not times:
         return ""
     when = max(times)
     before = [(t, str(a.get("name"))) for a in actions.get("actions") or []
-              for t in [_parse_iso(str(a.get("started")))] if t is not None and t <= when]
+              for t in [parse_time(a.get("started"))] if t is not None and t <= when]
     if not before:
         return " (diverged, then converged at %s)" % when.isoformat(timespec="milliseconds")
     started, name = max(before)
     return " (diverged, then converged %.1f s after %r started)" % ((when - started).total_seconds(), name)
-
-
-def _parse_iso(text: str) -> dt.datetime | None:
-    try:
-        return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def _controller_outcomes(result: Obj) -> dict[str, tuple[bool, str]]:

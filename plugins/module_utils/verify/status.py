@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._time import iso, parse_time
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.ingresses import status_addresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import (
     ApiUnreachable, K8sError, WatchExpired, WatchForbidden, WatchInterrupted, unreachable_message,
@@ -73,15 +74,6 @@ def parse_options(window: Any, max_changes: Any, allow_empty: bool, expected_poo
 # ---------------------------------------------------------------- writers from managedFields
 
 
-def _parse_time(value: Any) -> dt.datetime | None:
-    if not value:
-        return None
-    try:
-        return dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def change_writer(event: Obj) -> str:
     """Who made a recorded status change, for reports: the controller pod (and the evidence that
     named it), else its candidates, and the field manager of the status write (with its operation)."""
@@ -106,7 +98,7 @@ def status_writer(obj: Obj) -> dict[str, str] | None:
     entries = [m for m in (obj.get("metadata") or {}).get("managedFields") or [] if m.get("subresource") == "status"]
     if not entries:
         return None
-    newest = max(entries, key=lambda m: _parse_time(m.get("time")) or dt.datetime.min.replace(tzinfo=dt.timezone.utc))
+    newest = max(entries, key=lambda m: parse_time(m.get("time")) or dt.datetime.min.replace(tzinfo=dt.timezone.utc))
     return {"manager": str(newest.get("manager", "")), "operation": str(newest.get("operation", "")),
             "time": str(newest.get("time", ""))}
 
@@ -117,9 +109,9 @@ def status_managers(obj: Obj) -> list[str]:
     writer = status_writer(obj)
     if writer is None:
         return []
-    newest = _parse_time(writer["time"])
+    newest = parse_time(writer["time"])
     tied = [str(m.get("manager", "")) for m in (obj.get("metadata") or {}).get("managedFields") or []
-            if m.get("subresource") == "status" and _parse_time(m.get("time")) == newest]
+            if m.get("subresource") == "status" and parse_time(m.get("time")) == newest]
     return list(dict.fromkeys([writer["manager"]] + tied))
 
 
@@ -344,10 +336,6 @@ MOSTLY_BLIND = 0.5
 _MAX_REASONS = 3
 
 
-def _iso(when: dt.datetime) -> str:
-    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 @dataclass
 class BlindInterval:
     """A stretch of the window without a watch: from when the stream broke (after silence, its
@@ -362,7 +350,7 @@ class BlindInterval:
     missed: bool = False
 
     def as_result(self, start: dt.datetime) -> dict[str, Any]:
-        return {"from": _iso(start + dt.timedelta(seconds=self.start)), "to": _iso(start + dt.timedelta(seconds=self.end)),
+        return {"from": iso(start + dt.timedelta(seconds=self.start)), "to": iso(start + dt.timedelta(seconds=self.end)),
                 "t_from": round(self.start, 3), "t_to": round(self.end, 3), "seconds": round(self.end - self.start, 3),
                 "why": self.why, "missed": self.missed}
 

@@ -22,6 +22,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils._time import iso, parse_time
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ProbeError, parse_ingresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import change_writer
 
@@ -44,7 +45,7 @@ class Row:
     bad: bool = False  # a failure, a divergence, a failed action
 
     def time(self) -> str:
-        return _iso(self.when) if self.when else ""
+        return iso(self.when) if self.when else ""
 
 
 @dataclass
@@ -58,21 +59,6 @@ class Timeline:
         if row.when is None or self.origin is None:
             return None
         return (row.when - self.origin).total_seconds()
-
-
-def _iso(when: dt.datetime) -> str:
-    return when.astimezone(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def parse_time(value: Any) -> dt.datetime | None:
-    """An ISO-8601 time (Z or an offset; naive read as UTC), or None."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        when = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
 
 
 def _num(value: Any) -> float | None:
@@ -300,7 +286,7 @@ def markdown_lines(timeline: Timeline, limit: int = 200) -> list[str]:
     """The '## Timeline' section: one table per Ingress, at most `limit` rows each."""
     if not timeline.axes:
         return []
-    origin = ("from %s (the %s's start)" % (_iso(timeline.origin), timeline.origin_from)) if timeline.origin else ""
+    origin = ("from %s (the %s's start)" % (iso(timeline.origin), timeline.origin_from)) if timeline.origin else ""
     lines = ["", "## Timeline", "",
              "Per Ingress, everything in time order: actions (lab-wide, so on every Ingress), status changes, probe "
              "failures, data-plane divergences. `at` is seconds %s." % (origin or "(no time known)")]

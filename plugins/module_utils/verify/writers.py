@@ -24,6 +24,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Protocol
 
+from ansible_collections.kindlab.ingress.plugins.module_utils._time import parse_time
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ClusterState
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of
@@ -172,13 +173,6 @@ class Evidence:
 # ---------------------------------------------------------------- attribution
 
 
-def _parse_time(value: Any) -> dt.datetime | None:
-    try:
-        return dt.datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
-    except ValueError:
-        return None
-
-
 def _gap(line: LogLine, when: dt.datetime | None) -> float:
     return abs((line.when - when).total_seconds()) if line.when and when else LOG_MATCH_SECONDS - 1
 
@@ -219,7 +213,7 @@ def _nearest_changes(timeline: list[Obj], entries: list[LogLine]) -> dict[int, i
             if (change.get("event") == "DELETED" or change.get("ingress") != "%s/%s" % (e.namespace, e.ingress)
                     or tuple(sorted(change.get("new") or [])) != e.new):
                 continue
-            gap = _gap(e, _parse_time(change.get("time")))
+            gap = _gap(e, parse_time(change.get("time")))
             if gap <= best_gap and (best is None or gap < best_gap):
                 best, best_gap = index, gap
         if best is not None:
@@ -230,7 +224,7 @@ def _nearest_changes(timeline: list[Obj], entries: list[LogLine]) -> dict[int, i
 def _attribute_one(change: Obj, entries: list[LogLine], evidence: Evidence, known: dict[str, str], used: set[int],
                    explained: set[int]) -> None:
     new = tuple(sorted(change.get("new") or []))
-    when = _parse_time(change.get("time"))
+    when = parse_time(change.get("time"))
     managers = [str(m) for m in change.get("managers") or ([change["manager"]] if change.get("manager") else [])]
     # 1. the field manager: only the pods of the types that write with it
     pods = sorted(p for p, m in known.items() if m in managers) if managers else sorted(known)
