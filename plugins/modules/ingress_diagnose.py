@@ -5,7 +5,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: ingress_diagnose
-short_description: Predict which ingress controllers write each Ingress's status, before it flaps
+short_description: Predict which controllers write each Ingress's and Gateway's status, before it flaps
 description:
   - Finds the ingress controllers in the cluster (Deployments and DaemonSets, one per workload; ingress-nginx
     today, recognised by its image C(registry.k8s.io/ingress-nginx/controller) or its binary
@@ -22,7 +22,26 @@ description:
   - "Culprit rule: the controller in the Ingress's own namespace is presumed its intended owner, so the
     other writers are the culprits; without one there, the writers that do not publish a LoadBalancer
     address; if that singles nobody out, all writers."
-  - Controllers are always discovered cluster-wide; the selection only chooses the Ingresses.
+  - Where the cluster serves Gateway API (its CRDs, C(gateway.networking.k8s.io/v1)), it also lists every
+    GatewayClass, Gateway and HTTPRoute and asks the same of the controllers whose type implements it (Traefik
+    with its C(kubernetesgateway) provider), read from their args - which GatewayClasses each claims (its
+    controllerName and label selector), the namespaces it watches, the address it writes in a Gateway's
+    C(status.addresses) (status address IP, hostname or a Service's LoadBalancer, none, or none at all when
+    its sync stops) and the ports its entry points listen on - with the Gateway API spec's own rules for
+    routes (a parentRef's sectionName and port, each listener's allowedRoutes namespaces and kinds, hostnames).
+    Without the CRDs there are no Gateway findings, and that is not an error.
+  - Gateway API findings are C(gateway_multiple_writers) (error when the writers' statuses differ, as in
+    traefik#13743; the culprit, the fix as chart values and args, and the period), C(gateway_status_blocked) (error; a
+    status Service it cannot get stops the controller's whole sync), C(gateway_listener_port) (error; a listener
+    whose port no entry point of its controller serves is Accepted False, reason PortUnavailable, and its routes are
+    dark), C(route_not_accepted) (error; with the spec's reason, e.g. NotAllowedByListeners), C(route_unwatched)
+    (error; a route in a namespace its Gateway's controller does not watch), C(gateway_unclaimed),
+    C(gateway_no_address), C(route_parent_missing) and C(route_parent_foreign) (warning; a route status entry
+    written under a controllerName that does not own the parent Gateway's class, or for a Gateway that is gone),
+    and C(gateway_class_claimed) and C(gateway_address) (info; who claims each class, and the address the one
+    writer of a Gateway writes).
+  - Controllers are always discovered cluster-wide; the selection only chooses the Ingresses. Gateway API objects
+    are read cluster-wide too (a route's parent Gateway may be in another namespace).
   - Read-only; never changes the cluster.
 version_added: 0.1.0
 author: kindlab.ingress developers (@kindlab)
@@ -70,9 +89,37 @@ ingresses:
   sample: {"one/test": {"writers": [{"controller": "one/ingress-ingress-nginx-controller", "address": ["100.64.0.0"]},
                                     {"controller": "two/ingress-ingress-nginx-controller", "address": ["172.18.0.2"]}],
                         "flapping": true, "writers_after_update": []}}
+gateway_api:
+  description:
+    - The Gateway API part of the diagnosis. C(served) says whether the cluster serves Gateway API; without it
+      the maps are empty.
+    - C(controllers) lists each controller whose Gateway provider is on, with its C(controller_name), C(watch),
+      C(address_source) (C(ip), C(hostname), C(service), C(none), or C(blocked) when its sync stops),
+      C(address_detail), C(address) (null when it writes no status at all), C(entry_points) (name, address, port,
+      http_tls) and type-specific C(settings).
+    - C(gateway_classes) maps each GatewayClass to its C(controller_name) and C(claimed_by) (controller, why).
+    - C(gateways) maps C(namespace/name) of each Gateway to its C(class), its C(writers) (controller, address,
+      address_source, and C(listeners), listener name to the entry point that serves it or null), C(blocked)
+      (claimers whose sync stops) and C(flapping) (its writers write different statuses).
+    - C(routes) maps C(namespace/name) of each HTTPRoute to its C(parents), one per parentRef naming a Gateway
+      (gateway, accepted, reason as the spec names it, listeners it attaches to, why, and C(served_by),
+      controller to the listeners it serves the route through).
+  returned: success
+  type: dict
+  sample: {"served": true, "controllers": [{"controller": "traefik/traefik@kubernetesgateway", "address_source": "service",
+                                            "address": ["100.64.0.9"]}],
+           "gateway_classes": {"traefik": {"controller_name": "traefik.io/gateway-controller",
+                                           "claimed_by": [{"controller": "traefik/traefik@kubernetesgateway"}]}},
+           "gateways": {"traefik/traefik-gateway": {"class": "traefik", "flapping": false, "blocked": [],
+                                                    "writers": [{"controller": "traefik/traefik@kubernetesgateway",
+                                                                 "address": ["100.64.0.9"], "listeners": {"web": "web"}}]}},
+           "routes": {"apps/app": {"parents": [{"gateway": "traefik/traefik-gateway", "accepted": false,
+                                                "reason": "NotAllowedByListeners", "listeners": []}]}}}
 findings:
-  description: Each finding with kind, severity, message, and where relevant ingress, controllers, culprits, fix
-    (C(chart_values) and C(args)) and period.
+  description:
+    - Each finding with kind, severity (C(error), C(warning), or C(info) for what a controller will do, never a
+      fault), message, and where relevant ingress, gateway, route (C(namespace/name)), controllers, culprits, fix
+      (C(chart_values) and C(args)) and period.
   returned: success
   type: list
   elements: dict

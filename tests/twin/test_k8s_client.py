@@ -13,7 +13,7 @@ import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import summarize
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client
-from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError, WorkloadFailed
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError, KindNotServed, WorkloadFailed
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import ref_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.wait import wait_for_workload
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import FIELD_MANAGER
@@ -80,8 +80,9 @@ def test_apply_check_mode_ownership_discovery_watch_and_delete(twin: TwinCluster
     stored = server.get(CM, "lab", "settings")
     assert stored is not None and stored["data"] == {"mode": "a"}
 
-    # a CRD applied now, its custom resource right after (discovery re-read once)
-    with pytest.raises(K8sError, match="does not serve example.com/v1 Widget"):
+    # a CRD applied now, its custom resource right after (discovery re-read once); before, a kind the
+    # cluster does not serve is KindNotServed (diagnose reads no Gateway API where its CRDs are absent)
+    with pytest.raises(KindNotServed, match="does not serve example.com/v1 Widget"):
         client.resource("example.com/v1", "Widget")
     client.apply(CRD)
 

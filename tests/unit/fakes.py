@@ -7,11 +7,13 @@ import copy
 from typing import Any, Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import ApplyResult
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import KindNotServed
 
 
 class FakeClient:
     """Stores applied objects by (kind, namespace, name); Deployments become ready on apply
-    unless `never_ready` is set, so the waiter's success and timeout can both be tested."""
+    unless `never_ready` is set, so the waiter's success and timeout can both be tested. Kinds in
+    `not_served` are answered as a cluster without their CRD answers (KindNotServed)."""
 
     def __init__(self, namespaces: list[str], never_ready: bool = False) -> None:
         self.objects: dict[tuple[str, str | None, str], dict[str, Any]] = {
@@ -20,6 +22,7 @@ class FakeClient:
         self.never_ready = never_ready
         self.writes = 0
         self.logs: dict[tuple[str, str], str] = {}
+        self.not_served: set[str] = set()
 
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
         return copy.deepcopy(self.objects.get((kind, namespace, name)))
@@ -43,6 +46,8 @@ class FakeClient:
     def list(self, api_version: str, kind: str, namespace: str | None = None, label_selector: str | None = None,
              field_selector: str | None = None) -> list[dict[str, Any]]:
         """Stored objects of a kind (pods only when a test stores them), matched by equality selectors."""
+        if kind in self.not_served:
+            raise KindNotServed("the cluster does not serve %s %s" % (api_version, kind))
         wanted = dict(req.split("=", 1) for req in (label_selector or "").split(",") if req)
         return [copy.deepcopy(obj) for (k, ns, _name), obj in self.objects.items()
                 if k == kind and namespace in (None, ns)

@@ -51,6 +51,11 @@ class ClusterState:
     cluster_roles: list[Obj] = field(default_factory=list)
     cluster_role_bindings: list[Obj] = field(default_factory=list)
     ingresses: list[Obj] = field(default_factory=list)  # the selected ones
+    # Gateway API (gateway.networking.k8s.io/v1), all of them; empty where its CRDs are not served.
+    gateway_api: bool = False  # whether the cluster serves it
+    gateway_classes: list[Obj] = field(default_factory=list)
+    gateways: list[Obj] = field(default_factory=list)
+    http_routes: list[Obj] = field(default_factory=list)
 
     def service(self, namespace: str, name: str) -> Obj | None:
         return next((s for s in self.services if meta(s).get("namespace") == namespace and meta(s).get("name") == name), None)
@@ -257,6 +262,45 @@ class AnalysedController:
         }
 
 
+@dataclass
+class GatewayController:
+    """One Gateway API implementation found in a cluster, as diagnose understands it: the
+    GatewayClasses it claims, the namespaces it watches, what it writes in a Gateway's
+    status.addresses and which listener ports it serves. One per workload whose Gateway
+    provider is on (ControllerType.gateway)."""
+
+    type: str
+    namespace: str
+    name: str
+    pods: list[str]
+    controller_name: str  # the GatewayClass spec.controllerName it claims, and writes in routes' status.parents
+    watch: str  # "all namespaces", "namespace one", ...
+    address_source: str  # ip / hostname / service / none / blocked
+    address_detail: str
+    # What it writes in status.addresses ([] for none); None: it writes no status at all (blocked).
+    address: list[str] | None
+    entry_points: list[dict[str, Any]]  # name, address, port, http_tls: where its listeners can land
+    settings: dict[str, Any]  # type-specific, returned as is
+    # type-specific callables (not returned)
+    claim_class: Callable[[Obj], tuple[bool, str]]  # a GatewayClass → (claims it, why)
+    watches_namespace: Callable[[str], bool]
+    serves_listener: Callable[[Obj], tuple[str | None, str]]  # a listener → (the entry point serving it or None, why)
+    # (chart values, args) that make it claim only a GatewayClass of its own, and that give it an address.
+    class_fix: tuple[str, str] = ("", "")
+    address_fix: tuple[str, str] = ("", "")
+
+    @property
+    def ref(self) -> str:
+        return "%s/%s" % (self.namespace, self.name)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "controller": self.ref, "type": self.type, "pods": self.pods, "controller_name": self.controller_name,
+            "watch": self.watch, "address_source": self.address_source, "address_detail": self.address_detail,
+            "address": self.address, "entry_points": self.entry_points, "settings": self.settings,
+        }
+
+
 # ---------------------------------------------------------------- a controller type
 
 
@@ -279,7 +323,8 @@ class ControllerType:
     Install side (ingress_controller, lab_definition): chart coordinates, values → the type's
     Config, the rendered objects for the manifest method, the lab's conveniences. Behaviour side
     (ingress_diagnose, ingress_conflicts, the status writers): how to recognise its container in a
-    running workload, and what it then claims, publishes and does with a duplicate host/path.
+    running workload, and what it then claims, publishes and does with a duplicate host/path; and,
+    for a type that implements Gateway API, the same for GatewayClasses and Gateways (`gateway`).
     """
 
     name: str
@@ -331,6 +376,9 @@ class ControllerType:
     # How its data plane is read from one pod (what it routes each backend to) and how it names
     # an Ingress backend there: ingress_dataplane compares that with the EndpointSlices.
     dataplane: "DataPlaneReader"
+    # (state, workload, its container, the workload's pods) → its Gateway API side, or None when the
+    # workload runs no Gateway provider; None here: the type implements no Gateway API.
+    gateway: Callable[[ClusterState, Obj, Obj, list[Obj]], GatewayController | None] | None = None
     # How test machinery stops its syncing while its proxy serves, or None with why it cannot.
     sync_freeze: SyncFreeze | None = None
     no_sync_freeze: str = ""

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import FIELD_MANAGER
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import ApplyResult, apply_order, comparable
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import (
-    TRANSPORT_ERRORS, ApiRejected, ApiUnreachable, K8sError, KubeconfigError, WatchExpired, WatchForbidden,
+    TRANSPORT_ERRORS, ApiRejected, ApiUnreachable, K8sError, KindNotServed, KubeconfigError, WatchExpired, WatchForbidden,
     WatchInterrupted, api_server_description, exception_chain, one_line, rejected_message, transport_cause,
     unreachable_message,
 )
@@ -135,7 +135,7 @@ class Client:
             try:
                 return self._dyn.resources.get(api_version=api_version, kind=kind)
             except ResourceNotFoundError as exc:
-                raise K8sError("the cluster does not serve %s %s" % (api_version, kind)) from exc
+                raise KindNotServed("the cluster does not serve %s %s" % (api_version, kind)) from exc
 
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Obj | None:
         try:

@@ -28,6 +28,11 @@ class K8sError(KindlabError):
     """A Kubernetes API call failed; the message is meant for the user."""
 
 
+class KindNotServed(K8sError):
+    """The cluster does not serve an API version and kind (its CRD is not installed): for a reader
+    to whom an absent kind means none of its objects (diagnose and Gateway API)."""
+
+
 class WaitTimeout(K8sError):
     """A wait ran out of time."""
 

@@ -10,47 +10,26 @@ pure (`analyse`) over a `ClusterState` snapshot; `run` only lists the objects on
 
 Each controller type's rules (how to recognise its container, what it claims and publishes)
 live in its own module under controllers/; the registry finds the type of each workload.
+
+Where the cluster serves Gateway API, the same questions are asked of GatewayClasses, Gateways
+and HTTPRoutes (diagnose_gateways.py), of the controllers whose type implements it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose_gateways, gateway_api
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.findings import ERROR, WARNING, Finding
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, key_of, list_ingresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import (
-    AnalysedController, ClusterState, ControllerType, meta, pod_template,
+    AnalysedController, ClusterState, ControllerType, GatewayController, meta, pod_template,
 )
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import KindNotServed
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import selects
 
 Obj = dict[str, Any]
-
-ERROR = "error"
-WARNING = "warning"
-
-
-@dataclass
-class Finding:
-    kind: str
-    severity: str
-    message: str
-    ingress: str | None = None
-    controllers: list[str] = field(default_factory=list)
-    culprits: list[str] = field(default_factory=list)
-    fix: dict[str, Any] = field(default_factory=dict)
-    period: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind, "severity": self.severity, "message": self.message,
-                               "controllers": self.controllers}
-        for key in ("ingress", "period"):
-            if getattr(self, key) is not None:
-                out[key] = getattr(self, key)
-        if self.culprits:
-            out["culprits"] = self.culprits
-        if self.fix:
-            out["fix"] = self.fix
-        return out
 
 
 # ---------------------------------------------------------------- controller types
@@ -94,6 +73,16 @@ def find_controllers(state: ClusterState) -> list[AnalysedController]:
     """One AnalysedController per status writer (per provider where a type has several) of each workload
     whose container a registered type recognises; never one per pod."""
     return [c for found in find_workloads(state) for c in found.controllers]
+
+
+def gateway_controllers(state: ClusterState, found: list[FoundWorkload]) -> list[GatewayController]:
+    """The Gateway API side of each workload whose type implements it and runs it."""
+    out = []
+    for f in found:
+        side = f.type.gateway(state, f.workload, f.container, f.pods) if f.type.gateway is not None else None
+        if side is not None:
+            out.append(side)
+    return out
 
 
 # ---------------------------------------------------------------- prediction
@@ -300,12 +289,15 @@ def _scopes_overlap(a: AnalysedController, b: AnalysedController) -> bool:
 
 def analyse(state: ClusterState) -> dict[str, Any]:
     """The whole diagnosis over a snapshot (pure)."""
-    controllers = find_controllers(state)
+    found = find_workloads(state)
+    controllers = [c for f in found for c in f.controllers]
     ingresses, findings = predict(state, controllers)
-    findings = controller_findings(controllers) + findings
+    gateways, gateway_findings = diagnose_gateways.predict(state, gateway_controllers(state, found))
+    findings = controller_findings(controllers) + findings + gateway_findings
     return {
         "controllers": [c.as_dict() for c in controllers],
         "ingresses": ingresses,
+        "gateway_api": gateways,
         "findings": [f.as_dict() for f in findings],
         "passed": not any(f.severity == ERROR for f in findings),
     }
@@ -331,5 +323,22 @@ def read_state(client: Any, selection: Selection | None) -> ClusterState:
     )
 
 
+def read_gateway_api(client: Any, state: ClusterState) -> ClusterState:
+    """Add every GatewayClass, Gateway and HTTPRoute, cluster-wide (a route's parent may sit in
+    another namespace), where the cluster serves Gateway API; where its CRDs are not installed
+    the state says so and holds none."""
+    try:
+        state.gateway_classes = client.list(gateway_api.API_VERSION, "GatewayClass")
+    except KindNotServed:
+        return state
+    state.gateway_api = True
+    state.gateways = client.list(gateway_api.API_VERSION, "Gateway")
+    try:
+        state.http_routes = client.list(gateway_api.API_VERSION, "HTTPRoute")
+    except KindNotServed:
+        state.http_routes = []  # Gateways without routes: a partial install is still diagnosed
+    return state
+
+
 def run(client: Any, selection: Selection) -> dict[str, Any]:
-    return analyse(read_state(client, selection))
+    return analyse(read_gateway_api(client, read_state(client, selection)))

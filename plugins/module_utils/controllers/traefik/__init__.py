@@ -3,7 +3,8 @@
 """Traefik, the collection's one module for it: its chart values and the Ingress providers' args
 the chart renders (values.py, chart.py), what those values do that a reader might not expect
 (notes.py), the objects the chart creates for an Ingress-only Traefik (manifests.py: method=manifest,
-without the chart's CRDs), and what the proxy does with its args (binary.py). TYPE is its registry entry."""
+without the chart's CRDs), what the proxy does with its args (binary.py), and what its Gateway API
+provider claims, writes and serves (gateway.py). TYPE is its registry entry."""
 from __future__ import annotations
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
@@ -11,7 +12,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     KIND_OFFLINE_TRAEFIK_IMAGE,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerType
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import binary, chart, dataplane, manifests
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import binary, chart, dataplane, gateway, manifests
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import (
     CHART_NAME,
     CHART_REPO,
@@ -49,6 +50,7 @@ TYPE = ControllerType(
     offline_images={IMAGE_KEY: KIND_OFFLINE_TRAEFIK_IMAGE},
     offline_chart=KIND_OFFLINE_TRAEFIK_CHART,
     dataplane=dataplane.READER,
+    gateway=gateway.analyse,
     no_sync_freeze="Traefik's providers and its router are one process: stopping its syncing stops its proxy too",
     lab_values=LAB_VALUES,
 )

@@ -44,7 +44,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base i
     workload_service,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.chart import parse_args
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import CONTROLLER_VALUE, INGRESS, NGINX
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import CONTROLLER_VALUE, GATEWAY, INGRESS, NGINX
 
 Obj = dict[str, Any]
 
@@ -59,7 +59,7 @@ def is_traefik(container: Obj) -> bool:
     repo = image_repository(str(container.get("image") or ""))
     argv = [str(a) for a in list(container.get("command") or []) + list(container.get("args") or [])]
     return repo.rsplit("/", 1)[-1] == "traefik" or any(
-        a.lower().split("=", 1)[0] in ("--" + INGRESS, "--" + NGINX) for a in argv)
+        a.lower().split("=", 1)[0] in ("--" + INGRESS, "--" + NGINX, "--" + GATEWAY) for a in argv)
 
 
 def _list(value: str) -> list[str]:

@@ -27,6 +27,7 @@ DEFAULT_IMAGE = TRAEFIK_IMAGE
 CONTROLLER_VALUE = "traefik.io/ingress-controller"
 INGRESS = "providers.kubernetesingress"
 NGINX = "providers.kubernetesingressnginx"
+GATEWAY = "providers.kubernetesgateway"
 
 # The part of chart 41.6.0's values.yaml read here (same keys, same defaults).
 CHART_DEFAULTS: Values = {
