@@ -366,7 +366,7 @@ def failure_reason(problem: str, target: Target | None, attempts: int) -> str:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return iso(datetime.now(timezone.utc))
 
 
 # Evaluated at run time, so spelled with typing's names (the modules may run on older Pythons).

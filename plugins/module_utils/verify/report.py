@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
-from ansible_collections.kindlab.ingress.plugins.module_utils._time import parse_time
+from ansible_collections.kindlab.ingress.plugins.module_utils._time import iso, parse_time
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ProbeError, parse_continuous, parse_ingresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import render as render_html
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import markdown_lines as timeline_lines
@@ -363,7 +363,7 @@ def _convergence(result: Obj, actions: Obj, ingress: str) -> str:
     before = [(t, str(a.get("name"))) for a in actions.get("actions") or []
               for t in [parse_time(a.get("started"))] if t is not None and t <= when]
     if not before:
-        return " (diverged, then converged at %s)" % when.isoformat(timespec="milliseconds")
+        return " (diverged, then converged at %s)" % iso(when)
     started, name = max(before)
     return " (diverged, then converged %.1f s after %r started)" % ((when - started).total_seconds(), name)
 

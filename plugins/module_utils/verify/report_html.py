@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils._time import parse_time
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import change_writer
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import LAB, Row, Timeline, merge, offset_text
 
@@ -77,9 +78,8 @@ def window_length(status: Obj) -> float:
 def window_start(status: Obj) -> dt.datetime | None:
     """Wall-clock start of the watch, from any change's time minus its offset."""
     for entry in status.get("timeline") or []:
-        try:
-            when = dt.datetime.fromisoformat(str(entry.get("time", "")).replace("Z", "+00:00"))
-        except ValueError:
+        when = parse_time(entry.get("time"))
+        if when is None:
             continue
         return when - dt.timedelta(seconds=_num(entry.get("t")))
     return None

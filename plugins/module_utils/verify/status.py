@@ -220,7 +220,7 @@ class Tracker:
             return None
         writer = status_writer(obj) or {}
         entry = {
-            "time": now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "time": iso(now),
             "t": round((now - self.start).total_seconds(), 3),
             "ingress": key, "event": kind, "old": track.current, "new": addrs,
             "manager": writer.get("manager"), "operation": writer.get("operation"), "pod": None,

@@ -137,7 +137,7 @@ def test_the_pass_text_says_how_long_after_the_last_action_the_data_planes_conve
         # never diverged: nothing to time
         "one/cart": (True, "every replica routes to the ready endpoints")}
     assert _dataplane_outcomes(result, {})["one/shop"] == (
-        True, "every replica routes to the ready endpoints (diverged, then converged at 2026-11-26T12:00:40.000+00:00)")
+        True, "every replica routes to the ready endpoints (diverged, then converged at 2026-11-26T12:00:40.000Z)")
 
 
 def test_unread_findings_name_their_ingresses_and_why() -> None:
