@@ -360,6 +360,17 @@ def wait_established(client: Any, names: list[str], timeout: float, sleep: Calla
         sleep(1.0)
 
 
+def _served(client: Any) -> bool:
+    """Whether the cluster serves Gateways (their CRD is there); check mode asks before a dry run."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError
+
+    try:
+        client.resource(API_VERSION, "Gateway")
+    except K8sError:
+        return False
+    return True
+
+
 def ensure(client: Any, crds: list[Obj], gateways: Gateways, check_mode: bool, wait_timeout: float,
            sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> Obj:
     """Apply the CRDs (when given), wait until they are served, then the GatewayClasses and Gateways."""
@@ -369,7 +380,7 @@ def ensure(client: Any, crds: list[Obj], gateways: Gateways, check_mode: bool, w
     crd_names = [d["metadata"]["name"] for d in crds if d["kind"] == "CustomResourceDefinition"]
     crds_new = any(r.changed and r.before is None and r.after.get("kind") == "CustomResourceDefinition" for r in results)
     objs = render(gateways)
-    if objs and check_mode and crds_new:
+    if objs and check_mode and (crds_new or not _served(client)):
         # The CRDs are not there yet, so the server cannot dry-run these: they would be created.
         results += [ApplyResult(changed=True, before=None, after=obj) for obj in objs]
     elif objs:
