@@ -11,6 +11,7 @@ Workloads' HTTPRoutes are rendered with the workloads (lab/workloads.py).
 """
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import time
@@ -87,7 +88,14 @@ def _port(value: Any, where: str) -> int:
 
 
 def valid_hostname(value: Any) -> bool:
-    return isinstance(value, str) and len(value) <= 253 and bool(HOSTNAME_RE.fullmatch(value))
+    """Gateway API's Hostname: a DNS name (one leading '*.' label allowed), never an IP address."""
+    if not isinstance(value, str) or len(value) > 253 or not HOSTNAME_RE.fullmatch(value):
+        return False
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return True
+    return False
 
 
 HOSTNAME = "a DNS name, optionally starting with '*.'; no IP addresses or ports"

@@ -16,6 +16,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._images import EXP
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import valid_image
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import DNS1123_LABEL, is_dns1123_label, is_dns1123_subdomain
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import TEST_APP_IMAGE
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import HOSTNAME, valid_hostname
 
 if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
@@ -50,7 +51,6 @@ class IngressSpec:
 
 
 ROUTE_PATH_TYPES = ("PathPrefix", "Exact")
-HOSTNAME = "a DNS name, optionally starting with '*.'; no IP addresses or ports"
 
 
 @dataclass
@@ -243,8 +243,7 @@ def _parse_httproute(raw: Any, wl_name: str, namespace: str, where: str) -> HTTP
     _require(isinstance(hostnames, list) and len(hostnames) <= 16, where + ".hostnames", "a list of at most 16 hostnames",
              hostnames)
     for i, host in enumerate(hostnames):
-        _require(isinstance(host, str) and len(host) <= 253 and bool(_INGRESS_HOST.match(host)),
-                 "%s.hostnames[%d]" % (where, i), HOSTNAME, host)
+        _require(valid_hostname(host), "%s.hostnames[%d]" % (where, i), HOSTNAME, host)
     raw_paths = raw.get("paths", [{"path": "/", "path_type": "PathPrefix"}])
     _require(isinstance(raw_paths, list) and 1 <= len(raw_paths) <= 64, where + ".paths", "a list of 1 to 64 paths", raw_paths)
     paths = [_parse_route_path(p, "%s.paths[%d]" % (where, i)) for i, p in enumerate(raw_paths)]
