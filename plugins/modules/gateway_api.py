@@ -15,7 +15,7 @@ description:
     install without the CRDs, so C(playbooks/lab.yml) runs this before the controllers (CRDs only), and again with
     the classes and Gateways once the lab's namespaces exist.
   - Every object is applied server-side with the field manager C(kindlab.ingress); a second run reports no change.
-    Check mode and diff mode are supported (a CRD's diff is left out: the objects list names it).
+    Check mode and diff mode are supported (a CRD's diff is left out, the objects list names it).
 version_added: 0.1.0
 author: kindlab.ingress developers (@kindlab)
 options:
@@ -52,7 +52,7 @@ options:
       - Each listener has C(name) (a DNS-1123 label, unique in the Gateway; a route's C(sectionName) names it),
         C(port) (1-65535), C(protocol) (C(HTTP); HTTPS and TLS listeners, with certificates, are not built yet),
         optional C(hostname) (a DNS name, C(*.) wildcard allowed; any when omitted) and C(allowed_routes)
-        (C(allowedRoutes.namespaces): C(namespaces) C(Same), the default, C(All), or C(Selector) with C(selector),
+        (C(allowedRoutes.namespaces), as C(namespaces) C(Same), the default, C(All), or C(Selector) with C(selector),
         namespace labels to match; a string is taken as C(namespaces)). Two listeners on one port need different
         hostnames.
       - Traefik serves a listener only on one of its entrypoints' container ports (the chart's C(ports.web.port)

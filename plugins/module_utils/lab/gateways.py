@@ -65,12 +65,12 @@ def _require(cond: bool, where: str, expected: str, got: Any) -> None:
 
 def _only(raw: Any, where: str, known: set[str], required: tuple[str, ...] = ()) -> dict[str, Any]:
     _require(isinstance(raw, dict), where, "a mapping with the keys " + ", ".join(sorted(known)), raw)
-    raw = {key: val for key, val in raw.items() if val is not None}
-    unknown = sorted(set(raw) - known)
+    out: dict[str, Any] = {key: val for key, val in raw.items() if val is not None}
+    unknown = sorted(set(out) - known)
     _require(not unknown, where, "only the keys " + ", ".join(sorted(known)), unknown)
     for key in required:
-        _require(key in raw, "%s.%s" % (where, key), "a value (required)", None)
-    return raw
+        _require(key in out, "%s.%s" % (where, key), "a value (required)", None)
+    return out
 
 
 def _str_map(value: Any, where: str) -> dict[str, str]:
