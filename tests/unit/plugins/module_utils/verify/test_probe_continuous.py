@@ -5,7 +5,6 @@ import datetime as dt
 import shutil
 import subprocess
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterator
 
@@ -147,26 +146,38 @@ def test_no_status_address_is_a_failure_of_that_request() -> None:
 # ---------------------------------------------------------------- real threads, real clock
 
 def test_slow_answers_overlap_and_do_not_lower_the_rate() -> None:
-    in_flight, peak = [0], [0]
+    """Each request starts on its tick while earlier ones are still unanswered: here an answer comes
+    only once four requests are in flight at once, which a sender that waited for each answer would
+    never reach (its requests would fail after 10 s). On a fake clock, so a loaded machine cannot
+    make it fail; the rate as sent is measured by benchmarks/probe_rate_bench.py."""
+    now, in_flight, peak = [0.0], [0], [0]
     lock = threading.Lock()
+    four = threading.Event()
+
+    def clock() -> float:
+        with lock:
+            return now[0]
+
+    def sleep(delay: float) -> None:
+        with lock:
+            now[0] += delay
 
     def send(_spec: ProbeSpec, _target: Target) -> Answer:
         with lock:
             in_flight[0] += 1
             peak[0] = max(peak[0], in_flight[0])
-        time.sleep(0.2)  # four periods long
+            if in_flight[0] >= 4:
+                four.set()
+        overlapped = four.wait(timeout=10)
         with lock:
             in_flight[0] -= 1
-        return Answer(200, "pod: a\n")
+        return Answer(200, "pod: a\n") if overlapped else Answer(None, "", "no four requests were ever in flight")
 
-    started = time.monotonic()
-    result = run_continuous(spec(rate=20, duration=1, timeout=2), send)
-    elapsed = time.monotonic() - started
+    result = run_continuous(spec(rate=20, duration=1, timeout=2), send, sleep=sleep, clock=clock)
     cont = result["continuous"]
-    assert cont["sent"] == 20 and cont["failed_count"] == 0 and result["passed"]
-    assert cont["rate_achieved"] == pytest.approx(20, rel=0.05)
-    assert peak[0] >= 3  # overlapping requests
-    assert 1.0 <= elapsed < 1.6  # the window, plus the last answer
+    assert cont["sent"] == 20 and cont["failed_count"] == 0 and result["passed"], cont
+    assert peak[0] >= 4  # overlapping requests
+    assert now[0] == pytest.approx(1.0)  # the window lasted its duration on the clock, no longer
 
 
 # ---------------------------------------------------------------- via node: one loop, its output
@@ -270,11 +281,12 @@ def test_the_node_loop_runs_in_bash_against_a_loopback_server(loopback: int) -> 
     argv = node_loop_argv("docker", "n", parsed, [build_target(parsed, None, None)])
     done = subprocess.run(argv[3:], capture_output=True, text=True, timeout=20, check=False)
     start, elapsed, samples, fatal = parse_loop(done.returncode, done.stdout, done.stderr, "n", ["app.lab.invalid"])
-    assert fatal is None and start is not None and 1.0 <= elapsed < 3
+    assert fatal is None and start is not None and elapsed >= 1.0  # the loop lasts its window (however loaded the machine)
     assert sorted(s.seq for s in samples) == list(range(40))
     assert sum(1 for s in samples if s.answer.status == 503) == 10
     assert {s.answer.body for s in samples} == {"pod: web-0\n", "pod: web-1\n"}
-    assert achieved_rate([s.offset for s in samples], 1) == pytest.approx(40, rel=0.1)  # the benchmark holds it to 5 %
+    # The rate it holds is measured by benchmarks/probe_rate_bench.py, not here: a loaded machine slows bash.
+    assert sorted(s.offset for s in samples) == [s.offset for s in sorted(samples, key=lambda s: s.seq)]
 
 
 def test_real_http_continuous_from_the_host(loopback: int) -> None:
