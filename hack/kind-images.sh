@@ -238,6 +238,9 @@ TRAEFIK_ASSETS="$("$VENV/bin/python" -c 'from kindlab_twin import binaries; prin
 static_image "$TRAEFIK_IMAGE" "$TRAEFIK_ASSETS/traefik"
 "$ROOT/hack/traefik-chart.sh" >/dev/null
 
+# Gateway API's CRDs (lab_gateway_api_manifest_url in hack/kind-lab.sh's offline vars), from their Go module.
+"$TWIN" build binaries gateway-api-crds >&2
+
 # --- the node image --------------------------------------------------------------------------
 # Inside containerd: what kubeadm and kind start before any lab step can load an image.
 NODE_PRELOADED="registry.k8s.io/kube-apiserver:$K8S registry.k8s.io/kube-controller-manager:$K8S

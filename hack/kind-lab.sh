@@ -12,7 +12,8 @@
 #   hack/kind-lab.sh exec CMD...                         run CMD where the lab is reachable
 #
 # The offline inputs are what a user behind a mirror would pass: the node image (lab_cluster),
-# MetalLB's manifest from its Go module (lab_metallb_manifest_url), the images built here
+# MetalLB's manifest from its Go module (lab_metallb_manifest_url), Gateway API's CRDs from theirs
+# (lab_gateway_api_manifest_url), the images built here
 # (lab_images, loaded into the nodes with lab_images_load), and each controller type's local chart
 # (lab_charts). What each controller type runs here (its image and chart) is declared in its package
 # (ControllerType.offline_images, offline_chart) and read through kindlab_twin.controller_types;
@@ -51,6 +52,8 @@ print(json.dumps({
     "lab_backend": "kind",
     "lab_cluster": {"name": "ingress-lab", "workers": 0, "kind_config": {}, "node_image": node_image},
     "lab_metallb_manifest_url": "file://%s" % (binaries.assets_dir("metallb-controller") / "metallb-native.yaml"),
+    # Gateway API's CRDs from their Go module (used when a scenario sets lab_gateway_api)
+    "lab_gateway_api_manifest_url": "file://%s" % (binaries.assets_dir("gateway-api-crds") / "standard-install.yaml"),
     "lab_images": images,
     # every image of lab_images, and whoami's stand-in (host-path-conflict runs it)
     "lab_images_load": list(images.values()) + sys.argv[3:6],

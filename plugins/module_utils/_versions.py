@@ -177,8 +177,10 @@ KIND_OFFLINE_WEB_IMAGE = "kindlab/nginx:bookworm"
 KIND_OFFLINE_WHOAMI_IMAGE = "traefik/whoami:v1.11.0"
 
 # What `kindlab-twin build binaries` builds when no name is given (`make binaries`, `make test`):
-# the twin's real control plane and controllers.
-TWIN_BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "metallb-controller")
+# the twin's real control plane and controllers, and the Gateway API CRDs a lab with
+# lab_gateway_api applies there (gateway_api's source: cache).
+TWIN_BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "metallb-controller",
+                 "gateway-api-crds")
 # What make test's unit stage and workflow check need besides the twin's: the ingress-nginx module (its
 # chart 4.11.0, which the values->args test renders with real helm), actionlint, and for the test that
 # runs real Traefik's Gateway provider on the real control plane, the Gateway API CRDs and Traefik.

@@ -17,7 +17,12 @@ description:
   - All values are validated before anything changes; a value of the wrong type fails naming its key path.
   - C(type=ingress_nginx) installs chart ingress-nginx 4.15.1 (controller v1.15.1); C(type=traefik) installs
     Traefik's chart 41.6.0 (Traefik v3.7.13), and returns the args of its two Ingress providers
-    (C(kubernetesIngress) and C(kubernetesIngressNGINX)) with notes on who writes which Ingress's status.
+    (C(kubernetesIngress) and C(kubernetesIngressNGINX)) with notes on who writes which Ingress's status, and those
+    of its Gateway API provider (C(providers.kubernetesGateway.enabled) - C(--providers.kubernetesgateway), the status
+    address it copies to Gateways, by default its own Service, its namespaces and label selector).
+  - Traefik's Gateway API provider needs the Gateway API CRDs in the cluster before the install
+    (M(kindlab.ingress.gateway_api)) and the chart's ClusterRole, so values that turn it on with C(rbac.namespaced)
+    (O(scope=true)) are refused, as the chart refuses them, and V(manifest) does not render it (helm only).
 options:
   type:
     description:

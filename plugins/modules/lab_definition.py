@@ -113,6 +113,34 @@ options:
     type: list
     elements: dict
     default: []
+  gateway_api:
+    description:
+      - Whether the lab applies the Gateway API CRDs (C(lab_gateway_api)), at the pinned version (v1.6.1, standard
+        channel), before any controller is installed; off by default.
+      - Required by O(gateways), by a workload's C(httproute), and by a controller whose values turn on its Gateway
+        provider (Traefik's C(providers.kubernetesGateway.enabled), which only C(method=helm) installs and which the
+        chart refuses with C(rbac.namespaced)). With it, such a Traefik gets beneath its own values
+        C(gateway.enabled=false) and C(gatewayClass.enabled=false) (the lab creates its own classes and Gateways; a
+        second release would collide on the chart's class C(traefik)) and
+        C(providers.kubernetesGateway.statusAddress.service) naming the release's own Service, so its Gateways get
+        its MetalLB address. Its explicit values win.
+    type: bool
+    default: false
+    version_added: 0.1.0
+  gateways:
+    description:
+      - The lab's GatewayClasses and Gateways (C(lab_gateways)), as in M(kindlab.ingress.gateway_api), C(classes) and
+        C(gateways); needs O(gateway_api).
+      - Each class has C(name), C(controller_name) (default C(traefik.io/gateway-controller)) and optional C(labels).
+        Each Gateway has C(namespace) (one of O(namespaces)), C(name), C(class) (one of C(classes)) and C(listeners),
+        each C(name) (unique in the Gateway), C(port) (1-65535; for Traefik an entrypoint's container port, such as
+        C(8000) for C(web)), C(protocol) (C(HTTP); HTTPS and TLS listeners are not built yet), optional C(hostname),
+        and C(allowed_routes) (C(namespaces) C(Same), C(All) or C(Selector) with C(selector) labels).
+      - A workload's C(httproute) C(parent_refs) must name Gateways defined here, and a C(section_name) one of its
+        listeners.
+    type: dict
+    default: {}
+    version_added: 0.1.0
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - kindlab.ingress.read_only
@@ -190,6 +218,29 @@ actions:
   returned: success
   type: list
   elements: dict
+gateway_api:
+  description: Whether the lab applies the Gateway API CRDs (O(gateway_api)).
+  returned: success
+  type: bool
+  version_added: 0.1.0
+gateway_api_version:
+  description: The Gateway API version whose CRDs the lab applies, or null without O(gateway_api).
+  returned: success
+  type: str
+  sample: v1.6.1
+  version_added: 0.1.0
+gateways:
+  description: The GatewayClasses (C(classes)) and Gateways (C(gateways)) of O(gateways) with defaults filled in.
+  returned: success
+  type: dict
+  version_added: 0.1.0
+httproutes:
+  description: C(namespace/name) of every HTTPRoute the lab's workloads declare.
+  returned: success
+  type: list
+  elements: str
+  sample: [one/test]
+  version_added: 0.1.0
 plan:
   description:
     - What C(playbooks/lab.yml) builds from this lab, one line per step in its order (the cluster, the MetalLB pools,
@@ -226,6 +277,8 @@ def main() -> None:
             "charts": {"type": "dict", "default": {}},
             "time_scale": {"type": "float"},
             "actions": {"type": "list", "elements": "dict", "default": []},
+            "gateway_api": {"type": "bool", "default": False},
+            "gateways": {"type": "dict", "default": {}},
         },
     ).run(run_lab_definition)
 

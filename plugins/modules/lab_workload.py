@@ -5,7 +5,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: lab_workload
-short_description: Test web apps for the ingress lab (Deployment, Service and Ingress each)
+short_description: Test web apps for the ingress lab (Deployment, Service, Ingress and HTTPRoute each)
 description:
   - Creates any number of test apps in one call, each from a compact spec, as a Deployment,
     a ClusterIP Service and, unless disabled, an Ingress routing to it.
@@ -53,6 +53,18 @@ options:
             C(paths) (list of C(path) strings or mappings with C(path) and C(path_type) Prefix, Exact or
             ImplementationSpecific; default C(/) Prefix) and C(annotations).
         type: raw
+      httproute:
+        description:
+          - A Gateway API HTTPRoute for this app, beside its Ingress or instead of it (with O(workloads[].ingress=false));
+            omitted or C(false) creates none. The Gateway API CRDs must be installed (M(kindlab.ingress.gateway_api)).
+          - Keys are C(name) (default the workload name), C(parent_refs) (required, the Gateways it attaches to, each a
+            C(namespace/name) string, a name in the workload's namespace, or a mapping with C(gateway) and
+            C(section_name), a listener's name), C(hostnames) (DNS names, C(*.) wildcard allowed), C(paths) (list of
+            C(path) strings or mappings with C(path) and C(path_type) PathPrefix or Exact; default C(/) PathPrefix) and
+            C(backend_refs) (each C(name), a Service in the namespace, default the workload's; C(port), default C(80);
+            optional C(weight) 0-1000000; default the workload's Service alone).
+        type: raw
+        version_added: 0.1.0
       rollout:
         description:
           - How the app's pods take part in a rolling update (U(https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination)).
@@ -166,6 +178,7 @@ def main() -> None:
                 "port": {"type": "int", "default": 80},
                 "labels": {"type": "dict"},
                 "ingress": {"type": "raw"},
+                "httproute": {"type": "raw"},
                 "rollout": {"type": "dict", "options": {
                     "readiness_probe": {"type": "bool", "default": True},
                     "pre_stop_sleep": {"type": "int", "default": 0},

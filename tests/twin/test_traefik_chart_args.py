@@ -53,6 +53,14 @@ TABLE: list[dict[str, Any]] = [
                                               "watchNamespace": "apps"}}},
     {"service": {"enabled": False}, "providers": {"kubernetesIngressNGINX": {"enabled": True, "publishService": {"enabled": True}}}},
     {"fullnameOverride": "edge", "ingressClass": {"name": "edge-class", "isDefaultClass": False}},
+    # The Gateway provider: its claims (namespaces, labelSelector) and the address it writes (statusAddress).
+    {"providers": {"kubernetesGateway": {"enabled": True}}},
+    {"providers": {"kubernetesGateway": {"enabled": True, "namespaces": ["a", "b"], "labelSelector": "team=a",
+                                         "statusAddress": {"ip": "203.0.113.7", "hostname": "gw.example.test"}}}},
+    {"providers": {"kubernetesGateway": {"enabled": True, "statusAddress": {"service": {"enabled": False}}}}},
+    {"service": {"enabled": False}, "providers": {"kubernetesGateway": {"enabled": True}}},
+    {"fullnameOverride": "edge", "providers": {"kubernetesIngress": {"namespaces": ["one"]}, "kubernetesGateway": {
+        "enabled": True, "statusAddress": {"service": {"name": "lb", "namespace": "net"}}}}},
 ]
 
 
@@ -81,7 +89,7 @@ def helm_template(values: dict[str, Any], release: str, namespace: str, tmp_path
 def rendered_provider_args(values: dict[str, Any], release: str, namespace: str, tmp_path: Path) -> list[str]:
     [deployment] = [d for d in helm_template(values, release, namespace, tmp_path) if d.get("kind") == "Deployment"]
     [container] = deployment["spec"]["template"]["spec"]["containers"]
-    return [a for a in container["args"] if a.lower().startswith("--providers.kubernetesingress")]
+    return [a for a in container["args"] if a.lower().startswith(("--providers.kubernetesingress", "--providers.kubernetesgateway"))]
 
 
 def test_the_chart_is_the_pinned_one() -> None:
@@ -93,6 +101,22 @@ def test_the_chart_is_the_pinned_one() -> None:
 def test_traefik_values_render_the_args_the_collection_predicts(values: dict[str, Any], tmp_path: Path) -> None:
     predicted = traefik.effective_config(values, "traefik", "edge").args
     assert rendered_provider_args(values, "traefik", "edge", tmp_path) == predicted
+
+
+def test_a_gateway_lab_traefik_renders_no_chart_gateway_objects_and_publishes_its_own_service(tmp_path: Path) -> None:
+    """What lab_definition gives a Traefik with the Gateway provider in a lab with lab_gateway_api: the
+    chart's own GatewayClass `traefik` and Gateway `traefik-gateway` are not rendered (the lab creates
+    its own), and the status address is the release's own Service."""
+    values = {"providers": {"kubernetesGateway": {"enabled": True}}}
+    plain = {d["kind"] for d in helm_template(values, "edge", "one", tmp_path)}
+    assert {"GatewayClass", "Gateway"} <= plain  # what the lab turns off
+    [ctl] = parse_controllers([{"namespace": "one", "type": "traefik", "release": "edge", "values": values}],
+                              parse_images({}), gateway_api=True)
+    objs = helm_template(ctl["values"], "edge", "one", tmp_path)
+    assert not {"GatewayClass", "Gateway"} & {d["kind"] for d in objs}
+    assert rendered_provider_args(ctl["values"], "edge", "one", tmp_path) == ctl["args"]
+    assert "--providers.kubernetesgateway.statusaddress.service.name=edge-traefik" in ctl["args"]
+    assert any(d["kind"] == "ClusterRole" for d in objs)
 
 
 def test_every_scenario_traefik_renders_the_predicted_args(tmp_path: Path) -> None:
@@ -124,7 +148,8 @@ def _without_crds(values: dict[str, Any]) -> dict[str, Any]:
     return dict(out)
 
 
-MANIFEST_TABLE = [_without_crds(v) for v in TABLE] + [
+# (method=manifest refuses the Gateway provider: helm only)
+MANIFEST_TABLE = [_without_crds(v) for v in TABLE if not traefik.gateway_enabled(v)] + [
     _without_crds({"global": {"checkNewVersion": False, "sendAnonymousUsage": True}, "log": {"level": "DEBUG"},
                    "deployment": {"replicas": 2}, "service": {"spec": {"type": "NodePort"}}}),
     _without_crds({"rbac": {"namespaced": True}, "providers": {"kubernetesIngress": {"namespaces": ["a", "b"]},

@@ -43,6 +43,16 @@ class FakeClient:
             results.append(ApplyResult(changed=changed, before=before, after=after))
         return results
 
+    def resource(self, api_version: str, kind: str) -> Any:
+        """A Gateway API kind is served only once a stored CRD defines it (the real client asks discovery)."""
+        from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError
+
+        if api_version.startswith("gateway.networking.k8s.io/") and not any(
+                k == "CustomResourceDefinition" and obj.get("spec", {}).get("names", {}).get("kind") == kind
+                for (k, _ns, _name), obj in self.objects.items()):
+            raise K8sError("the cluster does not serve %s %s" % (api_version, kind))
+        return {"kind": kind}
+
     def list(self, api_version: str, kind: str, namespace: str | None = None, label_selector: str | None = None,
              field_selector: str | None = None) -> list[dict[str, Any]]:
         """Stored objects of a kind (pods only when a test stores them), matched by equality selectors."""

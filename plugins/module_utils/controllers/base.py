@@ -386,6 +386,12 @@ class ControllerType:
     # which win: what the lab needs of it that the chart leaves off. The ingress_controller module
     # alone (a user's install) gets none of them.
     lab_values: Mapping[str, Any] = field(default_factory=dict)
+    # Its Gateway API provider, None when it has none: (values) → whether they turn it on, and
+    # (values, release, namespace) → what a lab with Gateway API (lab_gateway_api) gives it beneath
+    # its own values, which win (as lab_values). A lab without the CRDs refuses a type whose values
+    # turn it on (helm would fail half-way: the chart's objects need the CRDs).
+    gateway_enabled: Callable[[Values], bool] | None = None
+    gateway_lab_values: Callable[[Values, str, str], Values] | None = None
 
     @property
     def image_keys(self) -> tuple[str, ...]:

@@ -203,11 +203,14 @@ _DEFINITION_KEYS = {"type", "namespace", "release", "values", "scope", "publish_
 METHODS = ("helm", "manifest")
 
 
-def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = None) -> dict[str, Any]:
+def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = None,
+                     gateway_api: bool | None = None) -> dict[str, Any]:
     """One controller of a lab definition → normalised dict with what the chart will do.
     `images` (the parsed lab_images: the lab's path) are folded into the values, and so are the
-    type's lab_values, beneath the definition's own. Errors are prefixed with `where` (e.g.
-    "[1]") and name the field."""
+    type's lab_values, beneath the definition's own. `gateway_api` (lab_gateway_api; None outside
+    a lab): whether the lab applies the Gateway API CRDs; with it, a type whose values turn on its
+    Gateway provider gets the type's gateway_lab_values beneath its own too, and without it such a
+    controller is refused. Errors are prefixed with `where` (e.g. "[1]") and name the field."""
     if not isinstance(raw, dict):
         raise ControllerError("%s: expected a mapping with %s, got %r" % (where or "controller", ", ".join(sorted(_DEFINITION_KEYS)), raw))
     unknown = sorted(set(raw) - _DEFINITION_KEYS)
@@ -231,8 +234,20 @@ def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = 
         raise ControllerError("%s.method: type %s is installed with helm only (method: helm)" % (where, ctype.name))
     try:
         values = ctype.apply_options(raw.get("values") or {}, raw.get("scope"), raw.get("publish_service"), raw.get("ingress_class"))
+        gateway = ctype.gateway_enabled is not None and ctype.gateway_enabled(values)
+        if gateway and method == "manifest":
+            raise ControllerError("%s.method: the values turn on %s's Gateway API provider, which only helm installs "
+                                  "(method=manifest renders no Gateway API objects or RBAC); use method: helm"
+                                  % (where, ctype.name))
+        if gateway and gateway_api is False:
+            raise ControllerError("%s.values: they turn on %s's Gateway API provider, but lab_gateway_api is false: "
+                                  "the chart's install would fail without the Gateway API CRDs; set lab_gateway_api: true"
+                                  % (where, ctype.name))
+        lab_values = dict(ctype.lab_values)
+        if gateway and gateway_api and ctype.gateway_lab_values is not None:
+            lab_values = merge_values(lab_values, ctype.gateway_lab_values(values, release, namespace))
         if images is not None:
-            values = ctype.with_images(merge_values(dict(ctype.lab_values), values), images)
+            values = ctype.with_images(merge_values(lab_values, values), images)
         config = ctype.effective_config(values, release, namespace, None)
         if method == "manifest" and ctype.render_manifests is not None:
             ctype.render_manifests(config)  # refuses what it cannot render now, before the lab changes anything
@@ -258,16 +273,18 @@ def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = 
         "watch_namespace": summary["watch_namespace"],
         "publish": summary["publish"],
         "notes": summary["notes"],
+        # Whether its values turn on its Gateway API provider (it then claims GatewayClasses).
+        "gateway_provider": gateway,
     }
 
 
-def parse_controllers(raw: Any, images: dict[str, str] | None = None) -> list[dict[str, Any]]:
+def parse_controllers(raw: Any, images: dict[str, str] | None = None, gateway_api: bool | None = None) -> list[dict[str, Any]]:
     """A lab's controller list: each validated, then the clashes between releases that
     helm would only report half-way through the lab (same release twice in a namespace,
     one cluster-scoped IngressClass, ClusterRole or ClusterRoleBinding name created by two releases)."""
     if not isinstance(raw, list):
         raise ControllerError("expected a list of controllers, got %r" % (raw,))
-    parsed = [parse_controller(item, "[%d]" % i, images) for i, item in enumerate(raw)]
+    parsed = [parse_controller(item, "[%d]" % i, images, gateway_api) for i, item in enumerate(raw)]
     releases: dict[tuple[str, str], int] = {}
     classes: dict[str, int] = {}
     cluster_objects: dict[str, int] = {}

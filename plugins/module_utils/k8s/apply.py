@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 _KIND_ORDER = [
     "Namespace",
     "CustomResourceDefinition",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
     "ServiceAccount",
     "ClusterRole",
     "ClusterRoleBinding",
@@ -32,6 +34,9 @@ _KIND_ORDER = [
     "DaemonSet",
     "ValidatingWebhookConfiguration",
     "Ingress",
+    "GatewayClass",
+    "Gateway",
+    "HTTPRoute",
 ]
 
 # Metadata the server owns; ignored when deciding whether an apply changes anything.

@@ -25,6 +25,9 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._errors import Opt
 from ansible_collections.kindlab.ingress.plugins.module_utils._helm import HelmError, chart_source
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import ImageError, parse_load
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.actions import ActionError, check_references, parse_actions, plan as action_plan
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import (
+    GatewayError, Gateways, parse_gateway_api, parse_gateways, summary as gateways_summary,
+)
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.images import parse_images
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_dns1123_label
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.kind import planned_networks
@@ -36,8 +39,9 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report impo
     VerifyError, controller_references, ingress_patterns, ingress_references, validate_expect,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import (
-    WorkloadError, parse_namespaces, parse_workloads, summary,
+    Workload, WorkloadError, parse_namespaces, parse_workloads, summary,
 )
+from ansible_collections.kindlab.ingress.plugins.module_utils._versions import GATEWAY_API_VERSION
 
 if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
@@ -128,9 +132,39 @@ def _charts(raw: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _gateways(gateway_api: bool, gateways: Gateways, ns_list: list[str]) -> None:
+    """lab_gateways needs the CRDs, and each Gateway a namespace the lab creates."""
+    if (gateways.classes or gateways.gateways) and not gateway_api:
+        raise LabError("lab_gateways: GatewayClasses and Gateways need the Gateway API CRDs: set lab_gateway_api: true "
+                       "(got %d class(es), %d Gateway(s) with lab_gateway_api false)" % (len(gateways.classes), len(gateways.gateways)))
+    for i, gw in enumerate(gateways.gateways):
+        if gw.namespace not in ns_list:
+            raise LabError("lab_gateways.gateways[%d].namespace: expected one of lab_namespaces %s, got %r" % (i, ns_list, gw.namespace))
+
+
+def _routes(gateway_api: bool, gateways: Gateways, workloads: list[Workload]) -> None:
+    """Each HTTPRoute's parents are Gateways of lab_gateways, and its section names their listeners."""
+    for i, wl in enumerate(workloads):
+        if wl.httproute is None:
+            continue
+        where = "lab_workloads[%d].httproute" % i
+        if not gateway_api:
+            raise LabError("%s: an HTTPRoute needs the Gateway API CRDs: set lab_gateway_api: true" % where)
+        refs = [g.ref for g in gateways.gateways]
+        for j, parent in enumerate(wl.httproute.parent_refs):
+            gw = gateways.gateway(parent.gateway)
+            if gw is None:
+                raise LabError("%s.parent_refs[%d].gateway: expected a Gateway of lab_gateways.gateways (namespace/name), "
+                               "one of %s, got %r" % (where, j, refs, parent.gateway))
+            listeners = [item.name for item in gw.listeners]
+            if parent.section_name is not None and parent.section_name not in listeners:
+                raise LabError("%s.parent_refs[%d].section_name: expected a listener of Gateway %s, one of %s, got %r"
+                               % (where, j, gw.ref, listeners, parent.section_name))
+
+
 def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controllers: Any, workloads: Any,
              expect: Any = None, images: Any = None, images_load: Any = None, charts: Any = None,
-             time_scale: Any = None, actions: Any = None) -> dict[str, Any]:
+             time_scale: Any = None, actions: Any = None, gateway_api: Any = None, gateways: Any = None) -> dict[str, Any]:
     """Validate the whole lab; returns a normalised summary (and the Ingresses it declares)."""
     if backend not in BACKENDS:
         raise LabError("lab_backend: expected one of %s, got %r" % (", ".join(BACKENDS), backend))
@@ -149,7 +183,13 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
     except WorkloadError as exc:
         raise LabError("lab_namespaces: %s" % exc) from None
     try:
-        parsed_controllers = parse_controllers(controllers, parsed_images)
+        parsed_gateway_api = parse_gateway_api(gateway_api)
+        parsed_gateways = parse_gateways(gateways)
+    except GatewayError as exc:
+        raise LabError(str(exc)) from None
+    _gateways(parsed_gateway_api, parsed_gateways, ns_list)
+    try:
+        parsed_controllers = parse_controllers(controllers, parsed_images, parsed_gateway_api)
     except ControllerError as exc:
         raise LabError(_prefixed("lab_controllers", exc)) from None
     for i, ctl in enumerate(parsed_controllers):
@@ -192,6 +232,7 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
         if wl.namespace not in ns_list:
             raise LabError("lab_workloads[%d].namespace: expected one of lab_namespaces %s, got %r"
                            % (i, ns_list, wl.namespace))
+    _routes(parsed_gateway_api, parsed_gateways, parsed_workloads)
 
     ingresses = ["%s/%s" % (wl.namespace, wl.ingress.name) for wl in parsed_workloads if wl.ingress is not None]
     releases = ["%s/%s" % (ctl["namespace"], ctl["release"]) for ctl in parsed_controllers]
@@ -229,6 +270,12 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
         "charts": parsed_charts,
         # The timed actions verify performs during its window, in the order they start.
         "actions": action_plan(parsed_actions),
+        # Gateway API: whether the lab applies its CRDs (lab_gateway_api), its GatewayClasses and
+        # Gateways (lab_gateways), and the workloads' HTTPRoutes (namespace/name).
+        "gateway_api": parsed_gateway_api,
+        "gateway_api_version": GATEWAY_API_VERSION if parsed_gateway_api else None,
+        "gateways": gateways_summary(parsed_gateways),
+        "httproutes": ["%s/%s" % (wl.namespace, wl.httproute.name) for wl in parsed_workloads if wl.httproute is not None],
     }
 
 
@@ -240,6 +287,14 @@ def _ingress_text(namespace: str, ingress: dict[str, Any]) -> str:
     host = ", host %s" % ingress["host"] if ingress.get("host") else ""
     paths = ", ".join(p["path"] for p in ingress.get("paths") or [])
     return "Ingress %s/%s (%s%s, paths %s)" % (namespace, ingress["name"], claim, host, paths or "/")
+
+
+def _route_text(namespace: str, route: dict[str, Any]) -> str:
+    """`HTTPRoute ns/name (parents one/web#web, hosts a.example, paths PathPrefix /)` for the plan."""
+    parents = ", ".join(p["gateway"] + ("#" + p["section_name"] if p["section_name"] else "") for p in route["parent_refs"])
+    hosts = ", hosts %s" % ", ".join(route["hostnames"]) if route["hostnames"] else ""
+    paths = ", ".join("%s %s" % (p["path_type"], p["path"]) for p in route["paths"])
+    return "HTTPRoute %s/%s (parents %s%s, paths %s)" % (namespace, route["name"], parents, hosts, paths)
 
 
 def plan(lab: dict[str, Any]) -> list[str]:
@@ -257,12 +312,23 @@ def plan(lab: dict[str, Any]) -> list[str]:
     lines.append("MetalLB (controller %s, speaker %s) with address pools: %s"
                  % (lab["images"]["metallb_controller"], lab["images"]["metallb_speaker"], "; ".join(pools) or "none"))
     lines.append("namespaces: %s" % (", ".join(lab["namespaces"]) or "none"))
+    if lab.get("gateway_api"):
+        lines.append("Gateway API %s CRDs (standard channel), before the controllers" % lab["gateway_api_version"])
     for ctl in lab["controllers"]:
         lines.append("controller %s/%s (%s, %s-scoped): %s"
                      % (ctl["namespace"], ctl["release"], ctl["type"], ctl["rbac_scope"], " ".join(ctl["args"])))
+    gateways = lab.get("gateways") or {}
+    for cls in gateways.get("classes") or []:
+        lines.append("GatewayClass %s (controller %s)" % (cls["name"], cls["controller_name"]))
+    for gw in gateways.get("gateways") or []:
+        listeners = ", ".join("%s %s:%d%s, routes from %s" % (
+            item["name"], item["protocol"], item["port"], " " + item["hostname"] if item["hostname"] else "",
+            item["allowed_routes"]["namespaces"]) for item in gw["listeners"])
+        lines.append("Gateway %s/%s (class %s): %s" % (gw["namespace"], gw["name"], gw["class"], listeners))
     for wl in lab["workloads"]:
         ingress = ", " + _ingress_text(wl["namespace"], wl["ingress"]) if wl.get("ingress") else ""
-        lines.append("workload %s/%s: %s x%d%s" % (wl["namespace"], wl["name"], wl["image"], wl["replicas"], ingress))
+        route = ", " + _route_text(wl["namespace"], wl["httproute"]) if wl.get("httproute") else ""
+        lines.append("workload %s/%s: %s x%d%s%s" % (wl["namespace"], wl["name"], wl["image"], wl["replicas"], ingress, route))
     if lab["addressed_ingresses"]:
         lines.append("then wait for a status address on: %s" % ", ".join(lab["addressed_ingresses"]))
     for action in lab.get("actions") or []:
@@ -292,5 +358,6 @@ def run_lab_definition(params: Params, module: Module) -> dict[str, Any]:
     """The lab_definition module: validate the whole lab definition, change nothing."""
     result = validate(params["backend"], params["cluster"], params["metallb_pools"], params["namespaces"],
                       params["controllers"], params["workloads"], params["expect"], params["images"],
-                      params["images_load"], params["charts"], params["time_scale"], params["actions"])
+                      params["images_load"], params["charts"], params["time_scale"], params["actions"],
+                      params["gateway_api"], params["gateways"])
     return dict(result, plan=plan(result), changed=False)

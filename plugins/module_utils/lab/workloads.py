@@ -16,6 +16,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._images import EXP
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import valid_image
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import DNS1123_LABEL, is_dns1123_label, is_dns1123_subdomain
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import TEST_APP_IMAGE
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import HOSTNAME, valid_hostname
 
 if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
@@ -49,6 +50,36 @@ class IngressSpec:
     annotations: dict[str, str] = field(default_factory=dict)
 
 
+ROUTE_PATH_TYPES = ("PathPrefix", "Exact")
+
+
+@dataclass
+class ParentRef:
+    namespace: str
+    name: str  # the Gateway's
+    section_name: str | None = None  # a listener's name; None: every listener
+
+    @property
+    def gateway(self) -> str:
+        return "%s/%s" % (self.namespace, self.name)
+
+
+@dataclass
+class BackendRef:
+    name: str  # a Service in the route's namespace
+    port: int
+    weight: int | None = None  # None: Gateway API's default (1)
+
+
+@dataclass
+class HTTPRouteSpec:
+    name: str
+    parent_refs: list[ParentRef]
+    hostnames: list[str]
+    paths: list[IngressPath]  # path_type PathPrefix or Exact
+    backend_refs: list[BackendRef]
+
+
 @dataclass
 class Rollout:
     """What a graceful rolling update needs from the pod: a readiness probe (without one a new pod
@@ -69,6 +100,7 @@ class Workload:
     labels: dict[str, str]
     ingress: IngressSpec | None
     rollout: Rollout = field(default_factory=Rollout)
+    httproute: HTTPRouteSpec | None = None
 
 
 def _require(cond: bool, where: str, expected: str, got: Any) -> None:
@@ -137,6 +169,91 @@ def _parse_ingress(raw: Any, default_name: str, where: str) -> IngressSpec | Non
     return IngressSpec(name=name, ingress_class=ingress_class, host=host, paths=paths, annotations=annotations)
 
 
+def _parse_parent(raw: Any, namespace: str, where: str) -> ParentRef:
+    if isinstance(raw, str):
+        raw = {"gateway": raw}
+    _require(isinstance(raw, dict), where, "a Gateway (namespace/name, or a name in the workload's namespace) or a "
+             "mapping with gateway and section_name", raw)
+    raw = {key: val for key, val in raw.items() if val is not None}
+    unknown = set(raw) - {"gateway", "section_name"}
+    _require(not unknown, where, "only the keys gateway and section_name", sorted(unknown))
+    gateway = raw.get("gateway")
+    ns, sep, name = gateway.rpartition("/") if isinstance(gateway, str) else ("", "", "")
+    ns = ns if sep else namespace
+    _require(is_dns1123_label(ns) and is_dns1123_subdomain(name), where + ".gateway",
+             "a Gateway as namespace/name, or its name in the workload's namespace", gateway)
+    section = raw.get("section_name")
+    if section is not None:
+        _require(is_dns1123_label(section), where + ".section_name", "a listener name (%s)" % DNS1123_LABEL, section)
+    return ParentRef(namespace=ns, name=name, section_name=section)
+
+
+def _parse_route_path(raw: Any, where: str) -> IngressPath:
+    if isinstance(raw, str):
+        raw = {"path": raw}
+    _require(isinstance(raw, dict), where, "a path string or a mapping with path and path_type", raw)
+    unknown = set(raw) - {"path", "path_type"}
+    _require(not unknown, where, "only the keys path and path_type", sorted(unknown))
+    path = raw.get("path", "/")
+    _require(isinstance(path, str) and path.startswith("/") and len(path) <= 1024, where + ".path",
+             "an absolute path starting with '/' (at most 1024 characters)", path)
+    path_type = raw.get("path_type", "PathPrefix")
+    _require(path_type in ROUTE_PATH_TYPES, where + ".path_type", "one of " + ", ".join(ROUTE_PATH_TYPES), path_type)
+    return IngressPath(path=path, path_type=path_type)
+
+
+def _parse_backend(raw: Any, default_name: str, where: str) -> BackendRef:
+    _require(isinstance(raw, dict), where, "a mapping with name, port and weight", raw)
+    raw = {key: val for key, val in raw.items() if val is not None}
+    unknown = set(raw) - {"name", "port", "weight"}
+    _require(not unknown, where, "only the keys name, port and weight", sorted(unknown))
+    name = raw.get("name", default_name)
+    _require(is_dns1123_label(name), where + ".name", "a Service name in the workload's namespace (%s)" % DNS1123_LABEL, name)
+    port = _int_in(raw.get("port", 80), where + ".port", 1, 65535)
+    weight = raw.get("weight")
+    if weight is not None:
+        weight = _int_in(weight, where + ".weight", 0, 1000000)
+    return BackendRef(name=name, port=port, weight=weight)
+
+
+def _parse_httproute(raw: Any, wl_name: str, namespace: str, where: str) -> HTTPRouteSpec | None:
+    """A workload's HTTPRoute (Gateway API), beside or instead of its Ingress: its parents (the
+    Gateways and listeners it attaches to), hostnames, path matches and backends (the workload's
+    Service, port 80, unless given)."""
+    if raw is None or raw is False:
+        return None
+    known = {"name", "parent_refs", "hostnames", "paths", "backend_refs"}
+    _require(isinstance(raw, dict), where, "a mapping with " + ", ".join(sorted(known)) + ", or false", raw)
+    raw = {key: val for key, val in raw.items() if val is not None}
+    unknown = set(raw) - known
+    _require(not unknown, where, "only the keys " + ", ".join(sorted(known)), sorted(unknown))
+    name = _dns_label(raw.get("name", wl_name), where + ".name")
+    raw_parents = raw.get("parent_refs")
+    _require(isinstance(raw_parents, list) and 1 <= len(raw_parents) <= 32, where + ".parent_refs",
+             "a list of 1 to 32 Gateways the route attaches to (namespace/name, or mappings with gateway and section_name)",
+             raw_parents)
+    parents = [_parse_parent(p, namespace, "%s.parent_refs[%d]" % (where, i)) for i, p in enumerate(raw_parents)]
+    seen: dict[tuple[str, str | None], int] = {}
+    for i, parent in enumerate(parents):
+        key = (parent.gateway, parent.section_name)
+        _require(key not in seen, "%s.parent_refs[%d]" % (where, i),
+                 "a parent not already named by parent_refs[%d]" % seen.get(key, -1), raw_parents[i])
+        seen[key] = i
+    hostnames = raw.get("hostnames", [])
+    _require(isinstance(hostnames, list) and len(hostnames) <= 16, where + ".hostnames", "a list of at most 16 hostnames",
+             hostnames)
+    for i, host in enumerate(hostnames):
+        _require(valid_hostname(host), "%s.hostnames[%d]" % (where, i), HOSTNAME, host)
+    raw_paths = raw.get("paths", [{"path": "/", "path_type": "PathPrefix"}])
+    _require(isinstance(raw_paths, list) and 1 <= len(raw_paths) <= 64, where + ".paths", "a list of 1 to 64 paths", raw_paths)
+    paths = [_parse_route_path(p, "%s.paths[%d]" % (where, i)) for i, p in enumerate(raw_paths)]
+    raw_backends = raw.get("backend_refs", [{}])
+    _require(isinstance(raw_backends, list) and 1 <= len(raw_backends) <= 16, where + ".backend_refs",
+             "a list of 1 to 16 backends (the workload's Service on port 80 when omitted)", raw_backends)
+    backends = [_parse_backend(b, wl_name, "%s.backend_refs[%d]" % (where, i)) for i, b in enumerate(raw_backends)]
+    return HTTPRouteSpec(name=name, parent_refs=parents, hostnames=list(hostnames), paths=paths, backend_refs=backends)
+
+
 def _parse_rollout(raw: Any, where: str) -> Rollout:
     if raw is None:
         return Rollout()
@@ -161,7 +278,7 @@ def parse_workload(raw: Any, where: str, default_image: str = TEST_APP_IMAGE) ->
     _require(isinstance(raw, dict), where, "a mapping", raw)
     # Ansible's argument spec fills unset suboptions with None: treat them as unset.
     raw = {key: val for key, val in raw.items() if val is not None}
-    known = {"name", "namespace", "image", "replicas", "port", "labels", "ingress", "rollout"}
+    known = {"name", "namespace", "image", "replicas", "port", "labels", "ingress", "rollout", "httproute"}
     unknown = set(raw) - known
     _require(not unknown, where, "only the keys " + ", ".join(sorted(known)), sorted(unknown))
     name = _dns_label(raw.get("name"), where + ".name")
@@ -174,8 +291,9 @@ def parse_workload(raw: Any, where: str, default_image: str = TEST_APP_IMAGE) ->
     labels = _str_map(raw.get("labels"), where + ".labels")
     ingress = _parse_ingress(raw.get("ingress", True), name, where + ".ingress")
     rollout = _parse_rollout(raw.get("rollout"), where + ".rollout")
+    httproute = _parse_httproute(raw.get("httproute"), name, namespace, where + ".httproute")
     return Workload(name=name, namespace=namespace, image=image, replicas=replicas, port=port,
-                    labels=labels, ingress=ingress, rollout=rollout)
+                    labels=labels, ingress=ingress, rollout=rollout, httproute=httproute)
 
 
 def parse_workloads(raw: Any, where: str = "workloads", default_image: str = TEST_APP_IMAGE) -> list[Workload]:
@@ -244,7 +362,34 @@ def render(wl: Workload) -> list[Obj]:
     ]
     if wl.ingress is not None:
         objs.append(_render_ingress(wl, wl.ingress, labels))
+    if wl.httproute is not None:
+        objs.append(render_httproute(wl, wl.httproute, labels))
     return objs
+
+
+def render_httproute(wl: Workload, route: HTTPRouteSpec, labels: dict[str, str]) -> Obj:
+    """The workload's HTTPRoute (gateway.networking.k8s.io/v1): one rule with every path match."""
+    parents = []
+    for parent in route.parent_refs:
+        ref: Obj = {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": parent.name}
+        if parent.namespace != wl.namespace:
+            ref["namespace"] = parent.namespace
+        if parent.section_name:
+            ref["sectionName"] = parent.section_name
+        parents.append(ref)
+    backends = []
+    for backend in route.backend_refs:
+        item: Obj = {"group": "", "kind": "Service", "name": backend.name, "port": backend.port}
+        if backend.weight is not None:
+            item["weight"] = backend.weight
+        backends.append(item)
+    spec: Obj = {"parentRefs": parents,
+                 "rules": [{"matches": [{"path": {"type": p.path_type, "value": p.path}} for p in route.paths],
+                            "backendRefs": backends}]}
+    if route.hostnames:
+        spec["hostnames"] = list(route.hostnames)
+    return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+            "metadata": {"name": route.name, "namespace": wl.namespace, "labels": labels}, "spec": spec}
 
 
 def _render_ingress(wl: Workload, ing: IngressSpec, labels: dict[str, str]) -> Obj:
@@ -276,6 +421,15 @@ def summary(wl: Workload) -> Obj:
             "paths": [{"path": p.path, "path_type": p.path_type} for p in wl.ingress.paths],
             "annotations": wl.ingress.annotations,
         }
+    if wl.httproute is not None:
+        route = wl.httproute
+        out["httproute"] = {
+            "name": route.name,
+            "parent_refs": [{"gateway": p.gateway, "section_name": p.section_name} for p in route.parent_refs],
+            "hostnames": list(route.hostnames),
+            "paths": [{"path": p.path, "path_type": p.path_type} for p in route.paths],
+            "backend_refs": [{"name": b.name, "port": b.port, "weight": b.weight} for b in route.backend_refs],
+        }
     return out
 
 
@@ -297,7 +451,17 @@ def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
     missing = [ns for ns in namespaces if client.get("v1", "Namespace", ns) is None]
     if missing and not check_mode:
         raise WorkloadError("namespace(s) %s do not exist: create them first (the lab's namespaces list)" % ", ".join(missing))
-    result = summarize(client.apply_all([o for o in objs if o["metadata"]["namespace"] not in missing], check_mode))
+    routes_unserved = check_mode and any(o["kind"] == "HTTPRoute" for o in objs) and not _serves_httproutes(client)
+    # In check mode the Gateway API CRDs may be ones an earlier task would have applied: the
+    # server cannot dry-run an HTTPRoute before then, so it is reported as created.
+    unserved = [o for o in objs if routes_unserved and o["kind"] == "HTTPRoute"]
+    result = summarize(client.apply_all([o for o in objs if o["metadata"]["namespace"] not in missing and o not in unserved],
+                                        check_mode))
+    for obj in unserved:
+        if obj["metadata"]["namespace"] not in missing:
+            result["objects"].append({"object": ref_of(obj), "action": "created"})
+            result["diff"].append(ApplyResult(changed=True, before=None, after=obj).diff)
+            result["changed"] = True
     # In check mode a namespace may be one an earlier task would have created: its objects
     # would all be created, and the server cannot dry-run them, so report them as such.
     for obj in objs:
@@ -310,6 +474,16 @@ def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
             if wl.replicas > 0:
                 _wait_ready(client, wl, wait_timeout)
     return result
+
+
+def _serves_httproutes(client: Any) -> bool:
+    from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError
+
+    try:
+        client.resource("gateway.networking.k8s.io/v1", "HTTPRoute")
+    except K8sError:
+        return False
+    return True
 
 
 def _wait_ready(client: Any, wl: Workload, timeout: int) -> None:

@@ -133,3 +133,34 @@ def test_check_mode_on_kind_without_kind_or_a_docker_engine(tmp_path: Path) -> N
     assert "the Docker engine does not answer: Cannot connect to the Docker daemon" in out
     assert "controllers installed with helm" in out
     assert not any(c.startswith(("ip addr", "docker run", "docker network create")) for c in calls(bindir))
+
+
+GATEWAY_LAB = """---
+lab_gateway_api: true
+lab_gateways:
+  classes: [{name: lab-gateway}]
+  gateways:
+    - {namespace: one, name: web, class: lab-gateway, listeners: [{name: web, port: 8000, allowed_routes: All}]}
+lab_workloads:
+  - name: test
+    namespace: one
+    ingress: {annotations: {kubernetes.io/ingress.class: nginx}}
+    httproute: {parent_refs: [one/web], hostnames: [app.example.test]}
+lab_expect: {}
+"""
+
+
+def test_check_mode_plans_the_gateway_api_crds_classes_gateways_and_routes(tmp_path: Path) -> None:
+    bindir = fake_bin(tmp_path, {"kindlab-twin": FAKE_TWIN})
+    lab_vars = tmp_path / "gateway-lab.yml"
+    lab_vars.write_text(GATEWAY_LAB)
+    run = check_lab(tmp_path, bindir, "twin", "-e", "kind_cluster_twin_binary=%s" % (bindir / "kindlab-twin"), "-e", "@%s" % lab_vars)
+    out = flat(run.stdout)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    for line in ("Gateway API v1.6.1 CRDs (standard channel), before the controllers",
+                 "GatewayClass lab-gateway (controller traefik.io/gateway-controller)",
+                 "Gateway one/web (class lab-gateway): web HTTP:8000, routes from All",
+                 "HTTPRoute one/test (parents one/web, hosts app.example.test, paths PathPrefix /)"):
+        assert line in out, line
+    assert "TASK [Apply the Gateway API CRDs] *" in run.stdout and "TASK [Create the GatewayClasses and Gateways] *" in run.stdout
+    assert not (tmp_path / "state" / "kubeconfig").exists()

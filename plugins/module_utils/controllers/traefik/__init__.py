@@ -1,7 +1,7 @@
 # Copyright: kindlab.ingress contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Traefik, the collection's one module for it: its chart values and the Ingress providers' args
-the chart renders (values.py, chart.py), what those values do that a reader might not expect
+the chart renders, and its Gateway API provider's (values.py, chart.py), what those values do that a reader might not expect
 (notes.py), the objects the chart creates for an Ingress-only Traefik (manifests.py: method=manifest,
 without the chart's CRDs), what the proxy does with its args (binary.py), and what its Gateway API
 provider claims, writes and serves (gateway.py). TYPE is its registry entry."""
@@ -53,4 +53,6 @@ TYPE = ControllerType(
     gateway=gateway.analyse,
     no_sync_freeze="Traefik's providers and its router are one process: stopping its syncing stops its proxy too",
     lab_values=LAB_VALUES,
+    gateway_enabled=chart.gateway_enabled,
+    gateway_lab_values=chart.gateway_lab_values,
 )

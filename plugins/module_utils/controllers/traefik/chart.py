@@ -23,6 +23,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefi
     CHART_NAME,
     CHART_VERSION,
     CONTROLLER_VALUE,
+    GATEWAY,
     IMAGE_KEY,
     INGRESS,
     NGINX,
@@ -70,7 +71,8 @@ def _flattened(path: str, content: Values) -> list[str]:
 
 
 def provider_args(values: Values, names: dict[str, str]) -> list[str]:
-    """The args of the Ingress providers, in template order (_podtemplate.tpl's providers block)."""
+    """The args of the Ingress providers and the Gateway provider, in template order
+    (_podtemplate.tpl's providers block)."""
     v = values
     ing = get_path(v, "providers.kubernetesIngress") or {}
     ngx = get_path(v, "providers.kubernetesIngressNGINX") or {}
@@ -105,7 +107,9 @@ def provider_args(values: Values, names: dict[str, str]) -> list[str]:
             args.append("--%s.nativeLBByDefault=true" % INGRESS)
         if truthy(ing.get("strictPrefixMatching")):
             args.append("--%s.strictPrefixMatching=true" % INGRESS)
-        # (the kubernetesCRD and kubernetesGateway blocks come here in the template)
+    # (the kubernetesCRD block comes here in the template)
+    args += gateway_args(v, names)
+    if truthy(ing.get("enabled")):
         if ing.get("namespaces") or rbac_namespaced:
             args.append("--%s.namespaces=%s" % (INGRESS, ",".join(ing.get("namespaces") or []) or names["namespace"]))
     if truthy(ngx.get("enabled")):
@@ -122,6 +126,51 @@ def provider_args(values: Values, names: dict[str, str]) -> list[str]:
         rest = {k: val for k, val in ngx.items() if k not in ("enabled", "publishService", "watchNamespace", "modsec")}
         args += _flattened(NGINX, rest)
     return args
+
+
+def gateway_enabled(values: Values) -> bool:
+    """Whether the values turn on the Gateway API provider (providers.kubernetesGateway.enabled)."""
+    return truthy(get_path(values, "providers.kubernetesGateway.enabled"))
+
+
+def gateway_args(values: Values, names: dict[str, str]) -> list[str]:
+    """The Gateway provider's args that decide what it claims and the address it writes
+    (_podtemplate.tpl's kubernetesGateway block; statusAddress.service defaults to the release's
+    own Service). The chart's other Gateway args (nativeLB, qps, burst, ...) decide neither."""
+    gw = get_path(values, "providers.kubernetesGateway") or {}
+    if not truthy(gw.get("enabled")):
+        return []
+    args = ["--" + GATEWAY]
+    status = gw.get("statusAddress") or {}
+    if isinstance(status, dict):
+        if truthy(status.get("ip")):
+            args.append("--%s.statusaddress.ip=%s" % (GATEWAY, status["ip"]))
+        if truthy(status.get("hostname")):
+            args.append("--%s.statusaddress.hostname=%s" % (GATEWAY, status["hostname"]))
+        service = status.get("service") or {}
+        if truthy(service.get("enabled")) and truthy(get_path(values, "service.enabled")):
+            args.append("--%s.statusaddress.service.name=%s" % (GATEWAY, service.get("name") or names["fullname"]))
+            args.append("--%s.statusaddress.service.namespace=%s" % (GATEWAY, service.get("namespace") or names["namespace"]))
+    if gw.get("namespaces") or (truthy(get_path(values, "rbac.enabled")) and truthy(get_path(values, "rbac.namespaced"))):
+        args.append("--%s.namespaces=%s" % (GATEWAY, ",".join(gw.get("namespaces") or []) or names["namespace"]))
+    if truthy(gw.get("labelSelector")):
+        args.append("--%s.labelSelector=%s" % (GATEWAY, gw["labelSelector"]))
+    return args
+
+
+def gateway_lab_values(values: Values | None, release: str, namespace: str) -> Values:
+    """What a lab with Gateway API (lab_gateway_api) gives a Traefik whose values turn on the Gateway
+    provider, beneath its own values: none of the chart's own Gateway objects (its GatewayClass
+    `traefik` and Gateway `traefik-gateway`: a second release collides on the class, and the lab
+    creates its own from lab_gateways), and the Gateway's address from the release's own Service
+    (its MetalLB address). Empty when the provider is off: the chart reads none of these then."""
+    user = values or {}
+    if not gateway_enabled(user):
+        return {}
+    names = chart_names(merge_values(CHART_DEFAULTS, user), release, namespace)
+    return {"gateway": {"enabled": False}, "gatewayClass": {"enabled": False},
+            "providers": {"kubernetesGateway": {"statusAddress": {"service": {
+                "enabled": True, "name": names["fullname"], "namespace": names["namespace"]}}}}}
 
 
 def parse_args(args: list[str]) -> dict[str, str]:
@@ -189,10 +238,16 @@ def image_ref(values: Values) -> str:
 
 
 def _check(values: Values) -> None:
-    for path in ("providers", "providers.kubernetesIngress", "providers.kubernetesIngressNGINX", "rbac", "ingressClass",
-                 "image", "service"):
+    for path in ("providers", "providers.kubernetesIngress", "providers.kubernetesIngressNGINX", "providers.kubernetesGateway",
+                 "providers.kubernetesGateway.statusAddress", "providers.kubernetesGateway.statusAddress.service",
+                 "rbac", "ingressClass", "image", "service", "gateway", "gatewayClass"):
         if get_path(values, path) is not None and not isinstance(get_path(values, path), dict):
             raise ValuesError("%s: expected a mapping, got %r" % (path, get_path(values, path)))
+    if gateway_enabled(values) and truthy(get_path(values, "rbac.namespaced")):
+        # templates/requirements.yaml: "Kubernetes Gateway provider requires ClusterRole. RBAC cannot be namespaced."
+        raise ValuesError("providers.kubernetesGateway.enabled: the Gateway provider needs the chart's ClusterRole "
+                          "(GatewayClasses are cluster-wide), so rbac.namespaced (scope: true) must be false; the chart "
+                          "fails with \"Kubernetes Gateway provider requires ClusterRole. RBAC cannot be namespaced.\"")
     kind = get_path(values, "deployment.kind")
     if kind not in ("Deployment", "DaemonSet"):
         raise ValuesError("deployment.kind: expected Deployment or DaemonSet, got %r" % (kind,))

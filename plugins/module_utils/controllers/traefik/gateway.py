@@ -41,12 +41,12 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base i
     watch_scope,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.chart import parse_args
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import GATEWAY
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import GATEWAY, GATEWAY_CONTROLLER_NAME
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of, label_selector_matches
 
 Obj = dict[str, Any]
 
-CONTROLLER_NAME = "traefik.io/gateway-controller"
+CONTROLLER_NAME = GATEWAY_CONTROLLER_NAME
 FIELD_MANAGER = "traefik"
 INSTANCE_LABEL = "app.kubernetes.io/instance"  # the chart puts it on its pods and on its GatewayClass
 _STATUS = GATEWAY + ".statusaddress."

@@ -28,6 +28,8 @@ CONTROLLER_VALUE = "traefik.io/ingress-controller"
 INGRESS = "providers.kubernetesingress"
 NGINX = "providers.kubernetesingressnginx"
 GATEWAY = "providers.kubernetesgateway"
+# Traefik's Gateway controller name (fixed in its source: pkg/provider/kubernetes/gateway).
+GATEWAY_CONTROLLER_NAME = "traefik.io/gateway-controller"
 
 # The part of chart 41.6.0's values.yaml read here (same keys, same defaults).
 CHART_DEFAULTS: Values = {
@@ -53,7 +55,13 @@ CHART_DEFAULTS: Values = {
             "publishStatusAddress": "", "defaultBackendService": "", "disableSvcExternalName": False,
             "httpEntryPoint": "web", "httpsEntryPoint": "websecure",
         },
+        "kubernetesGateway": {
+            "enabled": False, "namespaces": [], "labelSelector": "",
+            "statusAddress": {"ip": "", "hostname": "", "service": {"enabled": True, "name": "", "namespace": ""}},
+        },
     },
+    "gateway": {"enabled": True},
+    "gatewayClass": {"enabled": True},
 }
 
 

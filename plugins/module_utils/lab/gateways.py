@@ -1,0 +1,424 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Gateway API in the lab: the CRDs at the pinned version (lab_gateway_api), and the lab's
+GatewayClasses and Gateways (lab_gateways) from a compact spec.
+
+Every spec is validated before anything is sent to the cluster; an error names the field and
+what was expected. The CRDs come from the release manifest (GATEWAY_API_MANIFEST_URL) online, a
+mirror or a local copy (manifest_url, file:// allowed), or the kindlab cache's copy that
+`kindlab-twin build binaries gateway-api-crds` assembles from the Go module (the twin, offline).
+Workloads' HTTPRoutes are rendered with the workloads (lab/workloads.py).
+"""
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._names import (
+    DNS1123_LABEL,
+    DNS1123_SUBDOMAIN,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+)
+from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
+    GATEWAY_API_MANIFEST_URL,
+    GATEWAY_API_OFFLINE_CRDS,
+    GATEWAY_API_VERSION,
+)
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import GATEWAY_CONTROLLER_NAME
+
+if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
+
+Obj = dict[str, Any]
+
+API_VERSION = "gateway.networking.k8s.io/v1"
+CRD_GROUP = "gateway.networking.k8s.io"
+# The default class controller of lab_gateways: Traefik's, the one Gateway implementation the lab installs.
+DEFAULT_CONTROLLER_NAME = GATEWAY_CONTROLLER_NAME
+# Listener protocols built here; HTTPS and TLS listeners (certificateRefs from generated
+# certificates) are not built yet.
+PROTOCOLS = ("HTTP",)
+FROM_NAMESPACES = ("Same", "All", "Selector")
+# Gateway API's hostname (a DNS name, one leading wildcard label allowed) and controllerName
+# (a domain-prefixed path), as the CRDs' OpenAPI patterns give them.
+HOSTNAME_RE = re.compile(r"(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+CONTROLLER_NAME_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+")
+_PART_OF_LABEL = "app.kubernetes.io/part-of"
+PART_OF = "kindlab-ingress"
+CACHE_ENV = "KINDLAB_CACHE"
+
+
+class GatewayError(OptionError):
+    """A Gateway API spec is invalid, or its CRDs cannot be read; the message names the field."""
+
+
+def _require(cond: bool, where: str, expected: str, got: Any) -> None:
+    if not cond:
+        raise GatewayError("%s: expected %s, got %r" % (where, expected, got))
+
+
+def _only(raw: Any, where: str, known: set[str], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    _require(isinstance(raw, dict), where, "a mapping with the keys " + ", ".join(sorted(known)), raw)
+    out: dict[str, Any] = {key: val for key, val in raw.items() if val is not None}
+    unknown = sorted(set(out) - known)
+    _require(not unknown, where, "only the keys " + ", ".join(sorted(known)), unknown)
+    for key in required:
+        _require(key in out, "%s.%s" % (where, key), "a value (required)", None)
+    return out
+
+
+def _str_map(value: Any, where: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    _require(isinstance(value, dict) and all(isinstance(k, str) and k for k in value)
+             and all(isinstance(v, str) for v in value.values()), where, "a mapping of label names to strings", value)
+    return dict(value)
+
+
+def _port(value: Any, where: str) -> int:
+    _require(isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 65535, where,
+             "a port number from 1 to 65535", value)
+    return int(value)
+
+
+def valid_hostname(value: Any) -> bool:
+    """Gateway API's Hostname: a DNS name (one leading '*.' label allowed), never an IP address."""
+    if not isinstance(value, str) or len(value) > 253 or not HOSTNAME_RE.fullmatch(value):
+        return False
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return True
+    return False
+
+
+HOSTNAME = "a DNS name, optionally starting with '*.'; no IP addresses or ports"
+
+
+# ---------------------------------------------------------------- the spec
+
+
+@dataclass
+class GatewayClassSpec:
+    name: str
+    controller_name: str = DEFAULT_CONTROLLER_NAME
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class ListenerSpec:
+    name: str
+    port: int
+    protocol: str = "HTTP"
+    hostname: str | None = None
+    from_namespaces: str = "Same"
+    selector: dict[str, str] = field(default_factory=dict)  # matchLabels, with from Selector
+
+
+@dataclass
+class GatewaySpec:
+    namespace: str
+    name: str
+    gateway_class: str
+    listeners: list[ListenerSpec]
+    labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ref(self) -> str:
+        return "%s/%s" % (self.namespace, self.name)
+
+
+@dataclass
+class Gateways:
+    classes: list[GatewayClassSpec] = field(default_factory=list)
+    gateways: list[GatewaySpec] = field(default_factory=list)
+
+    def gateway(self, ref: str) -> GatewaySpec | None:
+        return next((g for g in self.gateways if g.ref == ref), None)
+
+
+def parse_gateway_api(raw: Any, where: str = "lab_gateway_api") -> bool:
+    """lab_gateway_api: true or false (off by default)."""
+    if raw is None:
+        return False
+    _require(isinstance(raw, bool), where, "true or false", raw)
+    return bool(raw)
+
+
+def _parse_class(raw: Any, where: str) -> GatewayClassSpec:
+    raw = _only(raw, where, {"name", "controller_name", "labels"}, ("name",))
+    name = raw["name"]
+    _require(is_dns1123_subdomain(name), where + ".name", DNS1123_SUBDOMAIN, name)
+    controller = raw.get("controller_name", DEFAULT_CONTROLLER_NAME)
+    _require(isinstance(controller, str) and len(controller) <= 253 and bool(CONTROLLER_NAME_RE.fullmatch(controller)),
+             where + ".controller_name", "a domain-prefixed path such as %s" % DEFAULT_CONTROLLER_NAME, controller)
+    return GatewayClassSpec(name=name, controller_name=controller, labels=_str_map(raw.get("labels"), where + ".labels"))
+
+
+def _parse_allowed(raw: Any, where: str) -> tuple[str, dict[str, str]]:
+    if raw is None:
+        return "Same", {}
+    if isinstance(raw, str):
+        raw = {"namespaces": raw}
+    raw = _only(raw, where, {"namespaces", "selector"})
+    source = raw.get("namespaces", "Same")
+    _require(source in FROM_NAMESPACES, where + ".namespaces", "one of " + ", ".join(FROM_NAMESPACES), source)
+    selector = _str_map(raw.get("selector"), where + ".selector")
+    if source == "Selector":
+        _require(bool(selector), where + ".selector", "the namespace labels to match (matchLabels) with namespaces: Selector",
+                 raw.get("selector"))
+    else:
+        _require(not selector, where + ".selector", "no selector unless namespaces is Selector (it is %s)" % source, selector)
+    return source, selector
+
+
+def _parse_listener(raw: Any, where: str) -> ListenerSpec:
+    raw = _only(raw, where, {"name", "port", "protocol", "hostname", "allowed_routes"}, ("name", "port"))
+    name = raw["name"]
+    _require(is_dns1123_label(name), where + ".name", DNS1123_LABEL, name)
+    port = _port(raw["port"], where + ".port")
+    protocol = raw.get("protocol", "HTTP")
+    _require(protocol in PROTOCOLS, where + ".protocol",
+             "HTTP (HTTPS and TLS listeners, with certificates, are not built by the lab yet)", protocol)
+    hostname = raw.get("hostname") or None
+    if hostname is not None:
+        _require(valid_hostname(hostname), where + ".hostname", HOSTNAME, hostname)
+    source, selector = _parse_allowed(raw.get("allowed_routes"), where + ".allowed_routes")
+    return ListenerSpec(name=name, port=port, protocol=protocol, hostname=hostname, from_namespaces=source, selector=selector)
+
+
+def _parse_gateway(raw: Any, where: str) -> GatewaySpec:
+    raw = _only(raw, where, {"namespace", "name", "class", "listeners", "labels"}, ("namespace", "name", "class", "listeners"))
+    namespace, name, gateway_class = raw["namespace"], raw["name"], raw["class"]
+    _require(is_dns1123_label(namespace), where + ".namespace", DNS1123_LABEL, namespace)
+    _require(is_dns1123_subdomain(name), where + ".name", DNS1123_SUBDOMAIN, name)
+    _require(is_dns1123_subdomain(gateway_class), where + ".class", "a GatewayClass name (%s)" % DNS1123_SUBDOMAIN, gateway_class)
+    raw_listeners = raw["listeners"]
+    _require(isinstance(raw_listeners, list) and 1 <= len(raw_listeners) <= 64, where + ".listeners",
+             "a list of 1 to 64 listeners", raw_listeners)
+    listeners = [_parse_listener(item, "%s.listeners[%d]" % (where, i)) for i, item in enumerate(raw_listeners)]
+    names: dict[str, int] = {}
+    bindings: dict[tuple[int, str | None], int] = {}
+    for i, listener in enumerate(listeners):
+        _require(listener.name not in names, "%s.listeners[%d].name" % (where, i),
+                 "a name unique within the Gateway (also used by listeners[%d])" % names.get(listener.name, -1), listener.name)
+        names[listener.name] = i
+        # Gateway API: listeners on one port must differ by hostname, or they are Conflicted.
+        key = (listener.port, listener.hostname)
+        _require(key not in bindings, "%s.listeners[%d].hostname" % (where, i),
+                 "a hostname other than that of listeners[%d] on port %d (two listeners with the same port and hostname "
+                 "are Conflicted)" % (bindings.get(key, -1), listener.port), listener.hostname)
+        bindings[key] = i
+    return GatewaySpec(namespace=namespace, name=name, gateway_class=gateway_class, listeners=listeners,
+                       labels=_str_map(raw.get("labels"), where + ".labels"))
+
+
+def parse_gateways(raw: Any, where: str = "lab_gateways") -> Gateways:
+    """lab_gateways: `classes` (GatewayClasses) and `gateways`; each Gateway's class must be one
+    of the classes, names unique."""
+    if raw is None or raw == {}:
+        return Gateways()
+    raw = _only(raw, where or "gateways", {"classes", "gateways"})
+    at = "%s." % where if where else ""  # the module's own options carry no prefix
+    raw_classes, raw_gateways = raw.get("classes", []), raw.get("gateways", [])
+    _require(isinstance(raw_classes, list), at + "classes", "a list of GatewayClasses", raw_classes)
+    _require(isinstance(raw_gateways, list), at + "gateways", "a list of Gateways", raw_gateways)
+    classes = [_parse_class(item, "%sclasses[%d]" % (at, i)) for i, item in enumerate(raw_classes)]
+    seen: dict[str, int] = {}
+    for i, cls in enumerate(classes):
+        _require(cls.name not in seen, "%sclasses[%d].name" % (at, i),
+                 "a name unique among the classes (also used by classes[%d])" % seen.get(cls.name, -1), cls.name)
+        seen[cls.name] = i
+    gateways = [_parse_gateway(item, "%sgateways[%d]" % (at, i)) for i, item in enumerate(raw_gateways)]
+    refs: dict[str, int] = {}
+    for i, gw in enumerate(gateways):
+        _require(gw.gateway_class in seen, "%sgateways[%d].class" % (at, i),
+                 "one of the GatewayClasses of %sclasses %s" % (at, sorted(seen)), gw.gateway_class)
+        _require(gw.ref not in refs, "%sgateways[%d].name" % (at, i),
+                 "a name unique within its namespace (also used by gateways[%d])" % refs.get(gw.ref, -1), gw.name)
+        refs[gw.ref] = i
+    return Gateways(classes=classes, gateways=gateways)
+
+
+# ---------------------------------------------------------------- objects
+
+
+def _labels(extra: dict[str, str]) -> dict[str, str]:
+    return {_PART_OF_LABEL: PART_OF, **extra}
+
+
+def render_class(cls: GatewayClassSpec) -> Obj:
+    return {"apiVersion": API_VERSION, "kind": "GatewayClass",
+            "metadata": {"name": cls.name, "labels": _labels(cls.labels)},
+            "spec": {"controllerName": cls.controller_name}}
+
+
+def _render_listener(listener: ListenerSpec) -> Obj:
+    namespaces: Obj = {"from": listener.from_namespaces}
+    if listener.from_namespaces == "Selector":
+        namespaces["selector"] = {"matchLabels": dict(listener.selector)}
+    out: Obj = {"name": listener.name, "port": listener.port, "protocol": listener.protocol,
+                "allowedRoutes": {"namespaces": namespaces}}
+    if listener.hostname:
+        out["hostname"] = listener.hostname
+    return out
+
+
+def render_gateway(gw: GatewaySpec) -> Obj:
+    return {"apiVersion": API_VERSION, "kind": "Gateway",
+            "metadata": {"name": gw.name, "namespace": gw.namespace, "labels": _labels(gw.labels)},
+            "spec": {"gatewayClassName": gw.gateway_class, "listeners": [_render_listener(item) for item in gw.listeners]}}
+
+
+def render(gateways: Gateways) -> list[Obj]:
+    """The lab's GatewayClasses, then its Gateways."""
+    return [render_class(c) for c in gateways.classes] + [render_gateway(g) for g in gateways.gateways]
+
+
+def summary(gateways: Gateways) -> Obj:
+    """What lab_definition and the gateway_api module return."""
+    return {
+        "classes": [{"name": c.name, "controller_name": c.controller_name, "labels": c.labels} for c in gateways.classes],
+        "gateways": [{"namespace": g.namespace, "name": g.name, "class": g.gateway_class, "labels": g.labels,
+                      "listeners": [{"name": item.name, "port": item.port, "protocol": item.protocol, "hostname": item.hostname,
+                                     "allowed_routes": {"namespaces": item.from_namespaces, "selector": item.selector}}
+                                    for item in g.listeners]}
+                     for g in gateways.gateways],
+    }
+
+
+# ---------------------------------------------------------------- the CRDs
+
+
+def cache_root() -> Path:
+    """The kindlab cache (KINDLAB_CACHE, else ~/.cache/kindlab), as kindlab-twin's builder uses it."""
+    env = os.environ.get(CACHE_ENV)
+    return Path(env) if env else Path.home() / ".cache" / "kindlab"
+
+
+def offline_crds_path() -> Path:
+    return cache_root() / GATEWAY_API_OFFLINE_CRDS
+
+
+def crds_source(manifest_url: str | None, source: str) -> str:
+    """Where the CRDs come from: manifest_url when given; else the release manifest (upstream) or
+    the kindlab cache's copy (cache, the twin's)."""
+    if source not in ("upstream", "cache"):
+        raise GatewayError("source: expected upstream or cache, got %r" % (source,))
+    if manifest_url:
+        return manifest_url
+    if source == "upstream":
+        return GATEWAY_API_MANIFEST_URL
+    path = offline_crds_path()
+    if not path.is_file():
+        raise GatewayError("source: the Gateway API %s CRDs are not in the kindlab cache (%s); build them with "
+                           "`kindlab-twin build binaries gateway-api-crds`, or give manifest_url (lab_gateway_api_manifest_url)"
+                           % (GATEWAY_API_VERSION, path))
+    return path.as_uri()
+
+
+def parse_crds(text: str, url: str) -> list[Obj]:
+    """The manifest's objects: Gateway API's CRDs (and the release's ValidatingAdmissionPolicy with its binding)."""
+    import yaml  # the modules' own dependency (PyYAML ships with ansible-core)
+
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if d]
+    except yaml.YAMLError as exc:
+        raise GatewayError("manifest_url: %s is not valid YAML: %s" % (url, exc)) from None
+    bad = [d for d in docs if not isinstance(d, dict) or "kind" not in d or "apiVersion" not in d]
+    crds = [d for d in docs if not bad and d["kind"] == "CustomResourceDefinition"]
+    if bad or not any(((d.get("spec") or {}).get("group")) == CRD_GROUP and (d.get("spec") or {}).get("names", {}).get("kind") == "Gateway"
+                      for d in crds):
+        raise GatewayError("manifest_url: %s is not Gateway API's standard-install.yaml (expected Kubernetes objects with the "
+                           "%s CustomResourceDefinitions, Gateway among them)" % (url, CRD_GROUP))
+    return docs
+
+
+def fetch_crds(url: str, open_url: Callable[..., Any], timeout: int = 30) -> list[Obj]:
+    try:
+        resp = open_url(url, timeout=timeout)
+        text = resp.read().decode("utf-8")
+    except Exception as exc:  # open_url raises urllib/HTTP/SSL errors alike
+        raise GatewayError("manifest_url: cannot read the Gateway API CRDs from %s: %s (offline? give a file:// copy, "
+                           "such as the one `kindlab-twin build binaries gateway-api-crds` assembles)" % (url, exc)) from None
+    return parse_crds(text, url)
+
+
+def _established(crd: Obj | None) -> bool:
+    conditions = ((crd or {}).get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
+
+
+def wait_established(client: Any, names: list[str], timeout: float, sleep: Callable[[float], None] = time.sleep,
+                     clock: Callable[[], float] = time.monotonic) -> None:
+    """Until every CRD named is Established (its kinds served), or GatewayError."""
+    deadline = clock() + timeout
+    while True:
+        pending = [n for n in names if not _established(client.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", n))]
+        if not pending:
+            return
+        if clock() >= deadline:
+            raise GatewayError("wait_timeout: the Gateway API CRDs %s were not Established within %ss" % (", ".join(pending), timeout))
+        sleep(1.0)
+
+
+def _served(client: Any) -> bool:
+    """Whether the cluster serves Gateways (their CRD is there); check mode asks before a dry run."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError
+
+    try:
+        client.resource(API_VERSION, "Gateway")
+    except K8sError:
+        return False
+    return True
+
+
+def ensure(client: Any, crds: list[Obj], gateways: Gateways, check_mode: bool, wait_timeout: float,
+           sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> Obj:
+    """Apply the CRDs (when given), wait until they are served, then the GatewayClasses and Gateways."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import ApplyResult, summarize
+
+    results = client.apply_all(crds, check_mode=check_mode) if crds else []
+    crd_names = [d["metadata"]["name"] for d in crds if d["kind"] == "CustomResourceDefinition"]
+    crds_new = any(r.changed and r.before is None and r.after.get("kind") == "CustomResourceDefinition" for r in results)
+    objs = render(gateways)
+    if objs and check_mode and (crds_new or not _served(client)):
+        # The CRDs are not there yet, so the server cannot dry-run these: they would be created.
+        results += [ApplyResult(changed=True, before=None, after=obj) for obj in objs]
+    elif objs:
+        if crd_names and not check_mode:
+            wait_established(client, crd_names, wait_timeout, sleep=sleep, clock=clock)
+        missing = sorted({g.namespace for g in gateways.gateways if client.get("v1", "Namespace", g.namespace) is None})
+        if missing and not check_mode:
+            raise GatewayError("gateways: namespace(s) %s do not exist: create them first (the lab's namespaces list)"
+                               % ", ".join(missing))
+        present = [o for o in objs if o["metadata"].get("namespace") not in missing]
+        results += client.apply_all(present, check_mode=check_mode)
+        results += [ApplyResult(changed=True, before=None, after=o) for o in objs if o not in present]
+    out = summarize(results)
+    # A CRD's diff is thousands of lines of OpenAPI schema: the objects list names it instead.
+    out["diff"] = [r.diff for r in results if r.diff and r.after.get("kind") != "CustomResourceDefinition"]
+    return out
+
+
+def run_gateway_api(params: Params, module: Module) -> Obj:
+    """The gateway_api module: validate the classes and Gateways, read the CRDs, then apply them all."""
+    gateways = parse_gateways({"classes": params["classes"], "gateways": params["gateways"]}, where="")
+    if params["wait_timeout"] < 0:
+        raise GatewayError("wait_timeout: expected seconds >= 0, got %s" % params["wait_timeout"])
+    crds: list[Obj] = []
+    url = None
+    if params["crds"]:
+        from ansible.module_utils.urls import open_url
+
+        url = crds_source(params["manifest_url"], params["source"])
+        crds = fetch_crds(url, open_url)
+    result = ensure(module.client(), crds, gateways, module.check_mode, params["wait_timeout"])
+    return dict(result, crds_url=url, version=GATEWAY_API_VERSION, **summary(gateways))

@@ -1,0 +1,95 @@
+"""A workload's HTTPRoute: its spec, validation and the object."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab import workloads as wl
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import WorkloadError
+from ansible_collections.kindlab.ingress.tests.unit.fakes import FakeClient
+
+ROUTE: dict[str, Any] = {"parent_refs": ["web", {"gateway": "edge/shared", "section_name": "web"}],
+                         "hostnames": ["app.example.test", "*.example.test"],
+                         "paths": ["/", {"path": "/login", "path_type": "Exact"}]}
+
+
+def test_the_route_attaches_to_its_parents_and_sends_to_the_workloads_service() -> None:
+    (w,) = wl.parse_workloads([{"name": "app", "namespace": "one", "ingress": False, "httproute": ROUTE}])
+    objs = wl.render(w)
+    assert [o["kind"] for o in objs] == ["Deployment", "Service", "HTTPRoute"]
+    route = objs[2]
+    assert route["apiVersion"] == "gateway.networking.k8s.io/v1"
+    assert route["metadata"]["name"] == "app" and route["metadata"]["namespace"] == "one"
+    assert route["spec"] == {
+        "parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "web"},
+                       {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "shared", "namespace": "edge",
+                        "sectionName": "web"}],
+        "hostnames": ["app.example.test", "*.example.test"],
+        "rules": [{"matches": [{"path": {"type": "PathPrefix", "value": "/"}}, {"path": {"type": "Exact", "value": "/login"}}],
+                   "backendRefs": [{"group": "", "kind": "Service", "name": "app", "port": 80}]}],
+    }
+    assert wl.summary(w)["httproute"]["parent_refs"] == [{"gateway": "one/web", "section_name": None},
+                                                         {"gateway": "edge/shared", "section_name": "web"}]
+    assert "ingress" not in wl.summary(w)
+
+
+def test_beside_an_ingress_and_with_weighted_backends() -> None:
+    (w,) = wl.parse_workloads([{"name": "app", "namespace": "one", "httproute": {
+        "name": "app-route", "parent_refs": ["web"], "backend_refs": [{"weight": 90}, {"name": "canary", "port": 8080, "weight": 10}]}}])
+    kinds = [o["kind"] for o in wl.render(w)]
+    assert kinds == ["Deployment", "Service", "Ingress", "HTTPRoute"]
+    route = wl.render(w)[3]
+    assert route["metadata"]["name"] == "app-route" and "hostnames" not in route["spec"]
+    assert route["spec"]["rules"][0]["backendRefs"] == [
+        {"group": "", "kind": "Service", "name": "app", "port": 80, "weight": 90},
+        {"group": "", "kind": "Service", "name": "canary", "port": 8080, "weight": 10}]
+
+
+@pytest.mark.parametrize("route, message", [
+    (True, "workloads[0].httproute: expected a mapping with backend_refs, hostnames, name, parent_refs, paths, or false"),
+    ({"parent_refs": ["web"], "rules": []}, "workloads[0].httproute: expected only the keys"),
+    ({}, "workloads[0].httproute.parent_refs: expected a list of 1 to 32 Gateways"),
+    ({"parent_refs": []}, "workloads[0].httproute.parent_refs: expected a list of 1 to 32 Gateways"),
+    ({"parent_refs": ["Web"]}, "workloads[0].httproute.parent_refs[0].gateway: expected a Gateway as namespace/name"),
+    ({"parent_refs": ["a/b/c"]}, "workloads[0].httproute.parent_refs[0].gateway: expected a Gateway as namespace/name"),
+    ({"parent_refs": [{"gateway": "web", "port": 80}]}, "workloads[0].httproute.parent_refs[0]: expected only the keys gateway and section_name"),
+    ({"parent_refs": [{"gateway": "web", "section_name": "Web"}]}, "workloads[0].httproute.parent_refs[0].section_name: expected a listener name"),
+    ({"parent_refs": ["web", "one/web"]}, "workloads[0].httproute.parent_refs[1]: expected a parent not already named by parent_refs[0]"),
+    ({"parent_refs": ["web"], "name": "A"}, "workloads[0].httproute.name: expected a DNS-1123 label"),
+    ({"parent_refs": ["web"], "hostnames": "a.example"}, "workloads[0].httproute.hostnames: expected a list of at most 16 hostnames"),
+    ({"parent_refs": ["web"], "hostnames": ["10.0.0.1"]}, "workloads[0].httproute.hostnames[0]: expected a DNS name"),
+    ({"parent_refs": ["web"], "paths": []}, "workloads[0].httproute.paths: expected a list of 1 to 64 paths"),
+    ({"parent_refs": ["web"], "paths": ["api"]}, "workloads[0].httproute.paths[0].path: expected an absolute path"),
+    ({"parent_refs": ["web"], "paths": [{"path": "/", "path_type": "Prefix"}]},
+     "workloads[0].httproute.paths[0].path_type: expected one of PathPrefix, Exact, got 'Prefix'"),
+    ({"parent_refs": ["web"], "backend_refs": []}, "workloads[0].httproute.backend_refs: expected a list of 1 to 16 backends"),
+    ({"parent_refs": ["web"], "backend_refs": [{"port": 0}]}, "workloads[0].httproute.backend_refs[0].port: expected an integer from 1 to 65535"),
+    ({"parent_refs": ["web"], "backend_refs": [{"weight": -1}]},
+     "workloads[0].httproute.backend_refs[0].weight: expected an integer from 0 to 1000000"),
+    ({"parent_refs": ["web"], "backend_refs": [{"name": "Svc"}]}, "workloads[0].httproute.backend_refs[0].name: expected a Service name"),
+    ({"parent_refs": ["web"], "backend_refs": [{"namespace": "two"}]},
+     "workloads[0].httproute.backend_refs[0]: expected only the keys name, port and weight"),
+])
+def test_bad_routes_name_the_field(route: Any, message: str) -> None:
+    with pytest.raises(WorkloadError) as err:
+        wl.parse_workloads([{"name": "app", "namespace": "one", "httproute": route}])
+    assert message in str(err.value)
+
+
+class RouteClient(FakeClient):
+    pass
+
+
+def test_check_mode_before_the_crds_reports_the_route_as_created() -> None:
+    client = RouteClient(["one"])
+    workloads = wl.parse_workloads([{"name": "app", "namespace": "one", "httproute": {"parent_refs": ["web"]}}])
+    out = wl.ensure(client, workloads, "present", check_mode=True, wait=False, wait_timeout=1)
+    assert {"object": "HTTPRoute one/app", "action": "created"} in out["objects"] and client.writes == 0
+
+
+def test_the_lab_workload_module_takes_httproute() -> None:
+    from ansible_collections.kindlab.ingress.plugins.modules import lab_workload
+
+    source = open(lab_workload.__file__).read()
+    assert '"httproute": {"type": "raw"}' in source and "httproute:" in lab_workload.DOCUMENTATION
