@@ -392,6 +392,14 @@ class ControllerType:
     # turn it on (helm would fail half-way: the chart's objects need the CRDs).
     gateway_enabled: Callable[[Values], bool] | None = None
     gateway_lab_values: Callable[[Values, str, str], Values] | None = None
+    # The inverse of effective_config's args (lab_capture): (a running container's args, release,
+    # namespace, chart version or None for the pin) → (chart values that render the same effective
+    # args, what the values alone do not say: flags in the chart's extra-args value, args not
+    # captured), and (args, namespace, chart version) → the effective flags both are compared by.
+    # None: the type cannot be captured. Flags whose value is a secret never leave the cluster.
+    args_to_values: Callable[[list[str], str, str, "str | None"], "tuple[Values, list[str]]"] | None = None
+    effective_args: Callable[[list[str], str, "str | None"], "dict[str, str]"] | None = None
+    secret_flags: tuple[str, ...] = ()
 
     @property
     def image_keys(self) -> tuple[str, ...]:

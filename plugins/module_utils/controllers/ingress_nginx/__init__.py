@@ -11,7 +11,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     KIND_OFFLINE_INGRESS_NGINX_IMAGE,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerType, SyncFreeze
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import binary, chart, dataplane, manifests
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import binary, chart, dataplane, inverse, manifests
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.values import (
     CHART_NAME,
     CHART_REPO,
@@ -51,4 +51,7 @@ TYPE = ControllerType(
     # The Go controller (dumb-init's child) syncs; nginx, its child, serves from the backends the
     # controller last posted to its Lua balancer, so stopping the Go process freezes them.
     sync_freeze=SyncFreeze("/nginx-ingress-controller", ("controller.livenessProbe", "controller.readinessProbe")),
+    args_to_values=inverse.args_to_values,
+    effective_args=inverse.effective_args,
+    secret_flags=inverse.SECRET_FLAGS,
 )

@@ -12,7 +12,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     KIND_OFFLINE_TRAEFIK_IMAGE,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerType
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import binary, chart, dataplane, gateway, manifests
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import binary, chart, dataplane, gateway, inverse, manifests
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import (
     CHART_NAME,
     CHART_REPO,
@@ -55,4 +55,7 @@ TYPE = ControllerType(
     lab_values=LAB_VALUES,
     gateway_enabled=chart.gateway_enabled,
     gateway_lab_values=chart.gateway_lab_values,
+    args_to_values=inverse.args_to_values,
+    effective_args=inverse.effective_args,
+    secret_flags=inverse.SECRET_FLAGS,
 )

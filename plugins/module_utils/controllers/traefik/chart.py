@@ -128,6 +128,17 @@ def provider_args(values: Values, names: dict[str, str]) -> list[str]:
     return args
 
 
+def additional_arguments(values: Values) -> list[str]:
+    """additionalArguments, which _podtemplate.tpl writes after every arg of its own: the
+    ones a provider reads change what it does (the parser keeps the last occurrence)."""
+    extra = values.get("additionalArguments")
+    if extra is None:
+        return []
+    if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra):
+        raise ValuesError("additionalArguments: expected a list of strings (args such as --log.level=DEBUG), got %r" % (extra,))
+    return list(extra)
+
+
 def gateway_enabled(values: Values) -> bool:
     """Whether the values turn on the Gateway API provider (providers.kubernetesGateway.enabled)."""
     return truthy(get_path(values, "providers.kubernetesGateway.enabled"))
@@ -193,7 +204,7 @@ class TraefikConfig:
     user_values: Values
     fullname: str
     image: str
-    args: list[str]  # the Ingress providers' args (the rest are the chart's own)
+    args: list[str]  # the Ingress providers' args, then additionalArguments (the rest are the chart's own)
     flags: dict[str, str]
     ingress_class: str | None  # the IngressClass the chart creates (controller traefik.io/ingress-controller)
     default_class: bool
@@ -262,7 +273,7 @@ def effective_config(values: Values | None, release: str, namespace: str, chart_
     merged = merge_values(CHART_DEFAULTS, user)
     _check(merged)
     names = chart_names(merged, release, namespace)
-    args = provider_args(merged, names)
+    args = provider_args(merged, names) + additional_arguments(merged)
     rbac = "none" if not truthy(get_path(merged, "rbac.enabled")) else (
         "namespace" if truthy(get_path(merged, "rbac.namespaced")) else "cluster")
     cfg = TraefikConfig(

@@ -14,7 +14,7 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import DEFAULT_CLASS_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, trunc63, truthy
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.chart import TraefikConfig
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.chart import TraefikConfig, additional_arguments
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import (
     CHART_DEFAULTS,
     CHART_NAME,
@@ -164,9 +164,10 @@ def args(cfg: TraefikConfig) -> list[str]:
     if isinstance(insecure, bool):  # yaml2CommandLineArgs: a boolean, true or false, is written out
         out.append("--api.insecure=%s" % str(insecure).lower())
     out += ["--ping=true", "--metrics.prometheus=true", "--metrics.prometheus.entrypoint=metrics"]
-    out += cfg.args
+    extra = additional_arguments(v)
+    out += cfg.args[:len(cfg.args) - len(extra)]
     out += ["--entryPoints.websecure.http.tls=true", "--log.level=%s" % (get_path(v, "log.level") or "INFO")]
-    return out
+    return out + extra
 
 
 def _deployment(cfg: TraefikConfig) -> Obj:

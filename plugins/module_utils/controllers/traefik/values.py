@@ -60,6 +60,7 @@ CHART_DEFAULTS: Values = {
             "statusAddress": {"ip": "", "hostname": "", "service": {"enabled": True, "name": "", "namespace": ""}},
         },
     },
+    "additionalArguments": [],
     "gateway": {"enabled": True},
     "gatewayClass": {"enabled": True},
 }
