@@ -400,6 +400,10 @@ class ControllerType:
     args_to_values: Callable[[list[str], str, str, "str | None"], "tuple[Values, list[str]]"] | None = None
     effective_args: Callable[[list[str], str, "str | None"], "dict[str, str]"] | None = None
     secret_flags: tuple[str, ...] = ()
+    # (state, workload, its container, values from args_to_values, the release, the IngressClass
+    # names other captured releases create) → (values with what else the cluster shows: kind,
+    # replicas, RBAC, its IngressClass, its Service; notes on what the lab cannot reproduce).
+    capture_values: Callable[[ClusterState, Obj, Obj, Values, str, "set[str]"], "tuple[Values, list[str]]"] | None = None
 
     @property
     def image_keys(self) -> tuple[str, ...]:

@@ -7,11 +7,20 @@ A flag no modelled value expresses goes to controller.extraArgs, which the chart
 (pflag keeps the last occurrence), so the rendered args always come back equal."""
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import (
+    DEFAULT_CLASS_ANNOTATION,
+    ClusterState,
+    container_argv,
+    meta,
+    workload_service,
+)
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, merge_values, set_path
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.binary import (
     NGINX_DEFAULT_ELECTION_ID,
+    analyse_nginx,
     parse_nginx_flags,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.chart import chart_profile, effective_config
@@ -25,6 +34,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingres
 )
 
 Values = dict[str, Any]
+Obj = dict[str, Any]
 
 # Flags whose value is a secret: the capture leaves them in the cluster (a lab never needs them).
 SECRET_FLAGS = ("maxmind-license-key",)
@@ -149,3 +159,63 @@ def args_to_values(args: list[str], release: str, namespace: str, chart_version:
             if flag in wanted and flag not in done:
                 extra.append("--%s=%s" % (flag, wanted[flag]))
     return values, sorted(set(extra))
+
+
+def capture_values(state: ClusterState, workload: Obj, container: Obj, values: Values, release: str,
+                   taken_classes: set[str]) -> tuple[Values, list[str]]:
+    """What the chart's values say of a running controller of RELEASE beyond its args (lab_capture): its
+    workload kind and replicas, the RBAC its ServiceAccount has, the IngressClass of its
+    controller-class, its Service's type; and the lab's rule that no release runs an admission
+    webhook. Returns (values, notes on what the lab cannot reproduce as it is). TAKEN_CLASSES: the
+    IngressClass names other captured releases already create (the lab refuses a second)."""
+    out = copy.deepcopy(values)
+    notes: list[str] = []
+    ns = str(meta(workload).get("namespace"))
+    spec = workload.get("spec") or {}
+    if workload.get("kind") == "DaemonSet":
+        set_path(out, "controller.kind", "DaemonSet", ValuesError)
+    elif spec.get("replicas", 1) != 1:
+        set_path(out, "controller.replicaCount", spec.get("replicas", 1), ValuesError)
+    analysed = analyse_nginx(state, workload, container, [])
+    flags = effective_args(container_argv(container, ns), ns)
+    if analysed.settings["may_list_ingress_classes"] is False:
+        if flags.get("watch-namespace"):
+            set_path(out, "rbac.scope", True, ValuesError)
+        else:
+            notes.append("its ServiceAccount may not list IngressClasses but it watches every namespace: the chart "
+                         "renders namespaced RBAC only with controller.scope.enabled, so the lab's has cluster-wide RBAC")
+    elif analysed.settings["may_get_nodes"] is False:
+        notes.append("its ServiceAccount may not get Nodes: the chart's cluster-wide RBAC may, so the lab's publishes node addresses")
+    if get_path(out, "controller.admissionWebhooks.enabled") is not False:
+        set_path(out, "controller.admissionWebhooks.enabled", False, ValuesError)
+        notes.append("its validating admission webhook is not reproduced (lab releases run none: each adds a cluster-wide "
+                     "failurePolicy Fail webhook)")
+    classes = sorted(str(meta(c).get("name")) for c in state.ingress_classes
+                     if (c.get("spec") or {}).get("controller") == flags["controller-class"])
+    mine = [c for c in classes if c not in taken_classes]
+    if mine:
+        ic = next(c for c in state.ingress_classes if meta(c).get("name") == mine[0])
+        set_path(out, "controller.ingressClassResource.name", mine[0], ValuesError)
+        if (meta(ic).get("annotations") or {}).get(DEFAULT_CLASS_ANNOTATION) == "true":
+            set_path(out, "controller.ingressClassResource.default", True, ValuesError)
+        taken_classes.add(mine[0])
+    else:
+        set_path(out, "controller.ingressClassResource.enabled", False, ValuesError)
+    if len(classes) > len(mine[:1]):
+        notes.append("IngressClass(es) %s of controller %s are not created by the lab (a release creates one, and a "
+                     "name only once)" % (", ".join(c for c in classes if c not in mine[:1]), flags["controller-class"]))
+    svc = workload_service(state, workload)
+    names = chart_names(merge_values(CHART_DEFAULTS, out), release)
+    publish = flags.get("publish-service", "")
+    if publish == "%s/%s" % (ns, names["controller"]) and state.service(ns, names["controller"]) is None:
+        # The chart would create the Service the cluster lacks: without its Service, the flag comes from extraArgs.
+        set_path(out, "controller.service.enabled", False, ValuesError)
+        set_path(out, "%s.publish-service" % _EXTRA, publish, ValuesError)
+        notes.append("its publish Service %s does not exist: the lab's release creates no Service either" % publish)
+    elif svc is None:
+        notes.append("no Service selects its pods: the lab's chart creates its own (LoadBalancer)")
+    else:
+        kind = (svc.get("spec") or {}).get("type") or "ClusterIP"
+        if kind != get_path(CHART_DEFAULTS, "controller.service.type"):
+            set_path(out, "controller.service.type", kind, ValuesError)
+    return out, notes

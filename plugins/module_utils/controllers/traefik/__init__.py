@@ -58,4 +58,5 @@ TYPE = ControllerType(
     args_to_values=inverse.args_to_values,
     effective_args=inverse.effective_args,
     secret_flags=inverse.SECRET_FLAGS,
+    capture_values=inverse.capture_values,
 )

@@ -8,8 +8,16 @@ which the chart writes after its own args (the parser keeps the last occurrence)
 args (entry points, API, logs, metrics) are its own and are not captured: they are reported."""
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import (
+    DEFAULT_CLASS_ANNOTATION,
+    ClusterState,
+    container_argv,
+    meta,
+    workload_service,
+)
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, merge_values, set_path
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import manifests
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.chart import (
@@ -20,6 +28,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefi
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import (
     CHART_DEFAULTS,
+    CONTROLLER_VALUE,
     GATEWAY,
     INGRESS,
     NGINX,
@@ -27,6 +36,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefi
 )
 
 Values = dict[str, Any]
+Obj = dict[str, Any]
 
 SECRET_FLAGS: tuple[str, ...] = ()
 _PROVIDERS = (INGRESS, NGINX, GATEWAY)
@@ -177,3 +187,40 @@ def args_to_values(args: list[str], release: str, namespace: str, chart_version:
               for k, v in raw.items() if not _provider(k) and chart_own.get(k) != v
               and not k.startswith("providers.kubernetescrd") and k != "global.checknewversion"]
     return values, sorted(set(notes))
+
+
+def capture_values(state: ClusterState, workload: Obj, container: Obj, values: Values, release: str,
+                   taken_classes: set[str]) -> tuple[Values, list[str]]:
+    """What the chart's values say of a running Traefik beyond its args (lab_capture): its workload
+    kind and replicas, the IngressClass of traefik.io/ingress-controller it serves, its Service's
+    type. Its RBAC scope follows its args (disableClusterScopeResources, which the chart's
+    rbac.namespaced renders). Returns (values, notes); TAKEN_CLASSES as ingress_nginx's."""
+    out = copy.deepcopy(values)
+    notes: list[str] = []
+    spec = workload.get("spec") or {}
+    if workload.get("kind") == "DaemonSet":
+        set_path(out, "deployment.kind", "DaemonSet", ValuesError)
+    elif spec.get("replicas", 1) != 1:
+        set_path(out, "deployment.replicas", spec.get("replicas", 1), ValuesError)
+    flags = parse_args(container_argv(container, str(meta(workload).get("namespace"))))
+    option = flags.get(INGRESS + ".ingressclass", "")
+    classes = sorted(str(meta(c).get("name")) for c in state.ingress_classes
+                     if (c.get("spec") or {}).get("controller") == CONTROLLER_VALUE)
+    mine = [c for c in classes if c not in taken_classes and (not option or c == option)]
+    if mine:
+        ic = next(c for c in state.ingress_classes if meta(c).get("name") == mine[0])
+        set_path(out, "ingressClass.name", mine[0], ValuesError)
+        default = (meta(ic).get("annotations") or {}).get(DEFAULT_CLASS_ANNOTATION) == "true"
+        if default != get_path(CHART_DEFAULTS, "ingressClass.isDefaultClass"):
+            set_path(out, "ingressClass.isDefaultClass", default, ValuesError)
+        taken_classes.add(mine[0])
+    else:
+        set_path(out, "ingressClass.enabled", False, ValuesError)
+    svc = workload_service(state, workload)
+    if svc is None:
+        notes.append("no Service selects its pods: the lab's chart creates its own (LoadBalancer)")
+    else:
+        kind = (svc.get("spec") or {}).get("type") or "ClusterIP"
+        if kind != get_path(CHART_DEFAULTS, "service.spec.type"):
+            set_path(out, "service.spec.type", kind, ValuesError)
+    return out, notes

@@ -1,0 +1,401 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""lab_capture: a live cluster's ingress setup as a lab definition (a scenario) that reproduces it.
+
+Read-only. The cluster is read once, as ingress_diagnose reads it (verify/diagnose.py); each
+controller a registered type recognises becomes a lab controller whose chart values render the
+same effective args (the type's args_to_values, then its capture_values: kind, replicas, RBAC,
+IngressClass, Service type); each Ingress becomes a stand-in workload (lab/workloads.py) with the
+same name, class, host, paths and the annotations that decide claiming and routing, backed by a
+Service of the same name; lab_expect holds what the diagnosis finds now. Everything the lab cannot
+express is said, in the result (`unexpressed`) and in the file (comments and lab_capture_report).
+With anonymize, names, namespaces and hosts are replaced (capture/anonymize.py). Secrets,
+ConfigMap data and tokens are never read into the file: only Ingress, Service, workload, RBAC and
+IngressClass objects are, and a type's secret flags are dropped from its args.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_dns1123_label
+from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import yaml
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture.anonymize import anonymize_lab
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import (
+    CLASS_ANNOTATION,
+    ClusterState,
+    ControllerType,
+    container_argv,
+    meta,
+)
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import ControllerError, parse_controllers
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import type_of_class
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import selects
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import WorkloadError, parse_namespaces, parse_workloads
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import VerifyError, validate_expect
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of, parse_selection
+
+if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
+
+Obj = dict[str, Any]
+
+# Annotations that decide which controller claims an Ingress and how it routes; the others
+# (kubectl's last-applied configuration, tooling, ...) are left in the cluster.
+_ROUTING_PREFIXES = ("nginx.ingress.kubernetes.io/", "traefik.ingress.kubernetes.io/")
+# Within those, the ones that can carry credentials or code: never copied.
+_SECRET_WORDS = ("snippet", "auth", "secret", "token", "password")
+# A stand-in workload's Service listens on 80, port name http (lab/workloads.py).
+_STAND_IN_PORTS = (80, "http")
+
+
+class CaptureError(OptionError):
+    """The capture cannot be written as asked; the message names the option or the object."""
+
+
+@dataclass
+class Capture:
+    """A lab definition read from a cluster, and what it could not express."""
+
+    lab: Obj
+    unexpressed: list[str] = field(default_factory=list)
+    # Each captured controller: the cluster's workload, the lab's release, the effective args both
+    # run with, and where they differ (the lab's rule of no admission webhook, for one).
+    controllers: list[Obj] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- controllers
+
+
+def release_of(ctype: ControllerType, workload: Obj) -> tuple[str, bool]:
+    """The release whose chart names the workload as the cluster does: helm's instance label, then
+    the workload's name's prefixes at each dash, shortest first (plain manifests name the Deployment after a
+    release the chart would: ingress-nginx-controller ← ingress-nginx). (release, names match)."""
+    ns, name = str(meta(workload).get("namespace")), str(meta(workload).get("name"))
+    template = ((workload.get("spec") or {}).get("template") or {}).get("metadata") or {}
+    label = ((meta(workload).get("labels") or {}).get("app.kubernetes.io/instance")
+             or (template.get("labels") or {}).get("app.kubernetes.io/instance"))
+    parts = name.split("-")
+    candidates = ([label] if label else []) + ["-".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    for release in candidates:
+        try:
+            if ctype.effective_config({}, release, ns, None).deployment == (ns, name):
+                return release, True
+        except ctype.value_errors:
+            continue
+    return (label or name), False
+
+
+def _without_secrets(argv: list[str], secret_flags: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """ARGV without the type's secret flags (`--f=v`, or `--f v`); and the flags dropped."""
+    kept: list[str] = []
+    dropped: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        name, eq, _value = arg.lstrip("-").partition("=")
+        if arg.startswith("-") and name in secret_flags:
+            dropped.append("--" + name)
+            skip = not eq
+            continue
+        kept.append(arg)
+    return kept, dropped
+
+
+def _differences(ctype: ControllerType, values: Obj, release: str, namespace: str, live: list[str]) -> list[str]:
+    """Where the lab's args (rendered from VALUES) differ from the cluster's, flag by flag."""
+    assert ctype.effective_args is not None
+    want = ctype.effective_args(live, namespace, None)
+    got = ctype.effective_args(ctype.effective_config(values, release, namespace, None).args, namespace, None)
+    return ["--%s: the cluster runs %r, the lab %r" % (flag, want.get(flag), got.get(flag))
+            for flag in sorted(set(want) | set(got)) if want.get(flag) != got.get(flag)]
+
+
+def capture_controllers(state: ClusterState, found: list[diagnose.FoundWorkload]) -> tuple[list[Obj], list[Obj], list[str]]:
+    """(lab_controllers entries, one record per controller, what could not be expressed)."""
+    entries: list[Obj] = []
+    records: list[Obj] = []
+    notes: list[str] = []
+    taken: set[str] = set()
+    for f in found:
+        ctype, ref = f.type, key_of(f.workload)
+        ns = str(meta(f.workload).get("namespace"))
+        if ctype.args_to_values is None or ctype.capture_values is None:
+            notes.append("controller %s: type %s cannot be captured" % (ref, ctype.name))
+            continue
+        release, same_names = release_of(ctype, f.workload)
+        if not same_names:
+            notes.append("controller %s: no release of the %s chart names its workload so; the lab's release is %r"
+                         % (ref, ctype.name, release))
+        argv, secret = _without_secrets(container_argv(f.container, ns), ctype.secret_flags)
+        notes += ["controller %s: %s is a secret and stays in the cluster" % (ref, flag) for flag in secret]
+        values, unexpressed = ctype.args_to_values(argv, release, ns, None)
+        notes += ["controller %s: %s" % (ref, text) for text in unexpressed]
+        values, more = ctype.capture_values(state, f.workload, f.container, values, release, taken)
+        notes += ["controller %s: %s" % (ref, text) for text in more]
+        differences = _differences(ctype, values, release, ns, argv)
+        notes += ["controller %s: args differ in the lab: %s" % (ref, text) for text in differences]
+        entries.append({"namespace": ns, "type": ctype.name, "release": release, "values": values})
+        records.append({"workload": ref, "kind": f.workload.get("kind"), "type": ctype.name, "release": "%s/%s" % (ns, release),
+                        "differences": differences,
+                        "problems": [p for c in f.controllers for p in c.problems]})
+    return entries, records, notes
+
+
+# ---------------------------------------------------------------- Ingresses → stand-in workloads
+
+
+@dataclass
+class _Route:
+    host: str | None
+    path: str
+    path_type: str
+    service: str
+    port: Any
+
+
+def _routes(ing: Obj, where: str, notes: list[str]) -> list[_Route]:
+    spec = ing.get("spec") or {}
+    out: list[_Route] = []
+    for rule in spec.get("rules") or []:
+        for p in (rule.get("http") or {}).get("paths") or []:
+            svc = (p.get("backend") or {}).get("service")
+            if not svc:
+                notes.append("%s: a backend that is not a Service (%s) is not reproduced" % (where, p.get("backend")))
+                continue
+            port = (svc.get("port") or {}).get("number", (svc.get("port") or {}).get("name"))
+            out.append(_Route(rule.get("host") or None, p.get("path") or "/", p.get("pathType") or "Prefix", svc["name"], port))
+    default = (spec.get("defaultBackend") or {}).get("service")
+    if default and not out:
+        notes.append("%s: its defaultBackend is reproduced as a catch-all path / of a host-less rule" % where)
+        port = (default.get("port") or {}).get("number", (default.get("port") or {}).get("name"))
+        out.append(_Route(None, "/", "Prefix", default["name"], port))
+    elif default:
+        notes.append("%s: its defaultBackend (Service %s) is not reproduced" % (where, default.get("name")))
+    return out
+
+
+def _annotations(ing: Obj, where: str, notes: list[str]) -> dict[str, str]:
+    kept: dict[str, str] = {}
+    dropped: list[str] = []
+    for key, value in sorted((meta(ing).get("annotations") or {}).items()):
+        routing = key == CLASS_ANNOTATION or key.startswith(_ROUTING_PREFIXES)
+        if routing and not any(word in key.lower() for word in _SECRET_WORDS):
+            kept[key] = str(value)
+        elif routing:
+            dropped.append(key)
+    if dropped:
+        notes.append("%s: annotations %s may hold credentials or code and stay in the cluster" % (where, ", ".join(dropped)))
+    return kept
+
+
+def _replicas(state: ClusterState, namespace: str, service: str) -> tuple[int, str]:
+    """The replicas of the workload behind SERVICE (1 when none), and what to say about it."""
+    svc = state.service(namespace, service)
+    if svc is None:
+        return 1, "its Service %s does not exist in the cluster; the lab creates it" % service
+    selector = (svc.get("spec") or {}).get("selector")
+    for wl in state.workloads:
+        labels = ((wl.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels") or {}
+        if meta(wl).get("namespace") == namespace and selector and selects(selector, labels, form="Service"):
+            return (1 if wl.get("kind") == "DaemonSet" else int((wl.get("spec") or {}).get("replicas", 1))), ""
+    return 1, "no Deployment or DaemonSet behind its Service %s; the lab's stand-in runs 1 replica" % service
+
+
+def capture_ingresses(state: ClusterState) -> tuple[list[Obj], dict[str, str], list[str]]:
+    """(lab_workloads entries, cluster Ingress → lab Ingress (namespace/name), notes)."""
+    workloads: list[Obj] = []
+    names: dict[str, str] = {}
+    notes: list[str] = []
+    used: set[tuple[str, str]] = set()
+    for ing in sorted(state.ingresses, key=key_of):
+        ref = key_of(ing)
+        where = "Ingress %s" % ref
+        ns, name = str(meta(ing).get("namespace")), str(meta(ing).get("name"))
+        routes = _routes(ing, where, notes)
+        if not routes:
+            notes.append("%s: no rule with a Service backend; not reproduced" % where)
+            continue
+        first = routes[0]
+        mine = [r for r in routes if r.host == first.host and r.service == first.service]
+        others = [r for r in routes if r not in mine]
+        if others:
+            notes.append("%s: only host %s → Service %s is reproduced (a stand-in has a single host and a single Service); not %s"
+                         % (where, first.host or "(any)", first.service,
+                            ", ".join(sorted({"%s%s → %s" % (r.host or "(any)", r.path, r.service) for r in others}))))
+        if any(r.port not in _STAND_IN_PORTS for r in mine):
+            notes.append("%s: Service port %s is reproduced as port 80 (http), the stand-in's" % (where, first.port))
+        tls = sorted({h for t in (ing.get("spec") or {}).get("tls") or [] for h in t.get("hosts") or []})
+        if tls:
+            notes.append("%s: TLS for %s is not reproduced (a stand-in serves plain HTTP)" % (where, ", ".join(tls)))
+        wl_name = first.service
+        if (ns, wl_name) in used:
+            wl_name = next("%s-%d" % (first.service, i) for i in range(2, 1000) if (ns, "%s-%d" % (first.service, i)) not in used)
+            notes.append("%s: Service %s already backs an earlier captured Ingress; its stand-in is %s" % (where, first.service, wl_name))
+        used.add((ns, wl_name))
+        ing_name = name
+        if not is_dns1123_label(name):
+            ing_name = re.sub(r"[^a-z0-9-]", "-", name.lower()).strip("-")[:63] or "ingress"
+            notes.append("%s: its name is not a DNS label; the lab's Ingress is %s" % (where, ing_name))
+        replicas, why = _replicas(state, ns, first.service)
+        if why:
+            notes.append("%s: %s" % (where, why))
+        ingress: Obj = {"name": ing_name}
+        if (ing.get("spec") or {}).get("ingressClassName"):
+            ingress["class"] = ing["spec"]["ingressClassName"]
+        if first.host:
+            ingress["host"] = first.host
+        ingress["paths"] = [{"path": r.path, "path_type": r.path_type} for r in mine]
+        annotations = _annotations(ing, where, notes)
+        if annotations:
+            ingress["annotations"] = annotations
+        workloads.append({"name": wl_name, "namespace": ns, "replicas": replicas, "ingress": ingress})
+        names[ref] = "%s/%s" % (ns, ing_name)
+    return workloads, names, notes
+
+
+# ---------------------------------------------------------------- expectations
+
+
+def _ref_pattern(refs: list[str]) -> str:
+    """A regex matching these controllers by namespace (the lab names their workloads after its releases)."""
+    return "^%s$" % " ".join("%s/\\S+" % ref.split("/", 1)[0] for ref in refs)
+
+
+def expectations(diagnosis: Obj, ingress_names: dict[str, str], releases: dict[str, str]) -> tuple[Obj, list[str]]:
+    """lab_expect from the live diagnosis: each error finding, the controllers that cannot start, the
+    Ingresses nobody gives an address. (expect, notes)."""
+    notes: list[str] = []
+    findings: list[Obj] = []
+    for f in diagnosis.get("findings") or []:
+        if f.get("severity") != "error":
+            continue
+        want: Obj = {"kind": f["kind"]}
+        if f.get("ingress"):
+            if f["ingress"] not in ingress_names:
+                notes.append("finding %s on %s: its Ingress is not reproduced, so it is not expected" % (f["kind"], f["ingress"]))
+                continue
+            want["ingress"] = "^%s$" % ingress_names[f["ingress"]]
+        if f.get("culprits"):
+            want["culprit"] = _ref_pattern(list(f["culprits"]))
+        findings.append(want)
+    expect: Obj = {}
+    if findings:
+        expect["diagnose"] = {"findings": findings}
+    failing = {releases[c["controller"]]: "CrashLoopBackOff" for c in diagnosis.get("controllers") or []
+               if c["controller"] in releases and any(p.startswith("cannot start") for p in c.get("problems") or [])}
+    if failing:
+        expect["controllers"] = {"failing": failing}
+    dark = {ingress_names[ref]: "no address" for ref, ing in (diagnosis.get("ingresses") or {}).items()
+            if ref in ingress_names and not any(w.get("address") for w in ing.get("writers") or [])}
+    if dark:
+        expect["addresses"] = {"failing": dark}
+    notes.append("lab_expect holds the diagnosis's findings; the status behaviour over time (flaps, addresses outside "
+                 "the pools) and reachability are not captured: add lab_expect.status and reachability by hand")
+    return expect, notes
+
+
+# ---------------------------------------------------------------- the whole capture
+
+
+def capture(state: ClusterState, scenario: str = "captured", anonymize: bool = False) -> Capture:
+    """The lab definition for STATE (everything it needs listed: see read_cluster). Pure."""
+    found = diagnose.find_workloads(state)
+    controllers, records, notes = capture_controllers(state, found)
+    for ic in sorted(state.ingress_classes, key=lambda c: str(meta(c).get("name"))):
+        value = str((ic.get("spec") or {}).get("controller") or "")
+        if type_of_class(value) == "unknown":
+            notes.append("IngressClass %s: its controller %s is of no type the collection knows; its Ingresses are "
+                         "reproduced, its controller is not" % (meta(ic).get("name"), value))
+    workloads, ingress_names, more = capture_ingresses(state)
+    notes += more
+    if state.gateway_api and (state.gateways or state.http_routes):
+        notes.append("Gateway API: %d Gateway(s) and %d HTTPRoute(s) are not captured yet"
+                     % (len(state.gateways), len(state.http_routes)))
+    diagnosis = diagnose.analyse(state)
+    releases = {}
+    for rec in records:
+        for c in diagnosis["controllers"]:
+            if c["controller"].split("@")[0] == rec["workload"]:
+                releases[c["controller"]] = rec["release"]
+    expect, more = expectations(diagnosis, ingress_names, releases)
+    notes += more
+    namespaces = sorted({c["namespace"] for c in controllers} | {w["namespace"] for w in workloads})
+    lab: Obj = {"lab_scenario": scenario, "lab_namespaces": namespaces, "lab_controllers": controllers,
+                "lab_workloads": workloads, "lab_expect": expect, "lab_capture_report": notes}
+    result = Capture(lab=lab, unexpressed=notes, controllers=records)
+    if anonymize:
+        result.lab, result.controllers = anonymize_lab(lab, state, records)
+        result.unexpressed = list(result.lab["lab_capture_report"])
+    return result
+
+
+def check(lab: Obj) -> None:
+    """Validate the parts of the captured definition the lab validates (lab_definition does the rest
+    with the inventory's cluster and pools): a CaptureError names the field."""
+    try:
+        ns_list, _labels = parse_namespaces(lab["lab_namespaces"], {})
+        parse_controllers(lab["lab_controllers"])
+        parse_workloads(lab["lab_workloads"], where="lab_workloads")
+        validate_expect(lab["lab_expect"])
+    except (ControllerError, WorkloadError, VerifyError) as exc:
+        raise CaptureError("the captured definition does not validate (a bug to report, with the cluster's objects): %s"
+                           % exc) from None
+    for where in ("lab_controllers", "lab_workloads"):
+        for i, item in enumerate(lab[where]):
+            if item["namespace"] not in ns_list:
+                raise CaptureError("%s[%d].namespace: %r is not in lab_namespaces" % (where, i, item["namespace"]))
+
+
+def read_cluster(client: Any, namespaces: list[str]) -> ClusterState:
+    """Everything the capture reads, as ingress_diagnose reads it; the Ingresses of NAMESPACES
+    (all when empty). No Secret or ConfigMap is read."""
+    try:
+        selection = parse_selection(namespaces, [], None)
+    except OptionError as exc:
+        raise CaptureError(str(exc)) from None
+    return diagnose.read_gateway_api(client, diagnose.read_state(client, selection))
+
+
+def render(result: Capture, source: str) -> str:
+    """The file: a header saying where it came from and what it could not express, then the definition."""
+    lines = ["---", "# Captured by kindlab.ingress.lab_capture from %s (read-only)." % source,
+             "# Reproduce: ansible-playbook playbooks/lab.yml -e @<this file>",
+             "# Not expressed by this definition (also in lab_capture_report):"]
+    lines += ["#   - %s" % note for note in result.unexpressed] or ["#   (nothing)"]
+    body = str(yaml.safe_dump(result.lab, default_flow_style=False, sort_keys=False, width=120))
+    return "\n".join(lines) + "\n" + body
+
+
+def run_lab_capture(params: Params, module: Module) -> dict[str, Any]:
+    """The lab_capture module."""
+    scenario = params["scenario"]
+    if not is_dns1123_label(scenario):
+        raise CaptureError("scenario: expected a lower-case DNS label (it names the scenario), got %r" % (scenario,))
+    client = module.client()
+    result = capture(read_cluster(client, params["namespaces"] or []), scenario, params["anonymize"])
+    check(result.lab)
+    source = "an anonymized cluster" if params["anonymize"] else (client.where() if hasattr(client, "where") else "the cluster")
+    text = render(result, source)
+    dest = params["dest"]
+    try:
+        with open(dest, encoding="utf-8") as handle:
+            before: str | None = handle.read()
+    except FileNotFoundError:
+        before = None
+    except OSError as exc:
+        raise CaptureError("dest: cannot read %s (%s)" % (dest, exc)) from None
+    changed = before != text
+    if changed and not module.check_mode:
+        try:
+            with open(dest, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as exc:
+            raise CaptureError("dest: cannot write %s (%s)" % (dest, exc)) from None
+    return {"changed": changed, "dest": dest, "lab": result.lab, "unexpressed": result.unexpressed,
+            "controllers": result.controllers, "diff": {"before": before or "", "after": text}}

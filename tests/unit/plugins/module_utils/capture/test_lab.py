@@ -1,0 +1,204 @@
+"""lab_capture's logic (capture/lab.py, capture/anonymize.py) on an in-memory cluster: the seed's
+puzzle (three ingress-nginx, two of them scoped without RBAC for IngressClasses, one cluster-wide
+publishing node addresses) with real Ingresses and backends, a hand-written ingress-nginx with a
+licence key, a Traefik, and a class of a controller the collection does not know."""
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import pytest
+import yaml
+
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture import lab as cap
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import base
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import controller_type
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.verify.test_diagnose import nginx_workload, puzzle
+
+Obj = dict[str, Any]
+NAMES = ("one", "two", "three", "shop", "edge", "web")
+HOSTS = ("shop.corp.internal", "api.corp.internal", "legacy.corp.internal")
+
+
+def backend(ns: str, name: str, replicas: int) -> tuple[Obj, Obj]:
+    labels = {"app": name}
+    svc = {"metadata": {"namespace": ns, "name": name}, "spec": {"type": "ClusterIP", "selector": labels}}
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"namespace": ns, "name": name},
+           "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                    "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "app", "image": "corp.registry/web:1"}]}}}}
+    return svc, dep
+
+
+def ingress(ns: str, name: str, rules: list[Obj], annotations: dict[str, str] | None = None, **spec: Any) -> Obj:
+    return {"metadata": {"namespace": ns, "name": name, "annotations": annotations or {}}, "spec": dict(rules=rules, **spec)}
+
+
+def rule(service: str, host: str | None = None, path: str = "/", port: Any = 80) -> Obj:
+    key = "number" if isinstance(port, int) else "name"
+    out: Obj = {"http": {"paths": [{"path": path, "pathType": "Prefix",
+                                    "backend": {"service": {"name": service, "port": {key: port}}}}]}}
+    if host:
+        out["host"] = host
+    return out
+
+
+def cluster() -> base.ClusterState:
+    state = puzzle()
+    nginx = {"kubernetes.io/ingress.class": "nginx"}
+    state.ingresses = [ingress(ns, "test", [rule("web")], nginx) for ns in ("one", "two", "three")]
+    for ns in ("one", "two", "three"):
+        svc, dep = backend(ns, "web", 2 if ns == "one" else 1)
+        state.services.append(svc)
+        state.workloads.append(dep)
+    # A team's Ingress: two hosts, TLS, a routing annotation and one that may hold code.
+    svc, dep = backend("shop", "web", 0)
+    state.services.append(svc)
+    state.workloads.append(dep)
+    state.ingresses.append(ingress(
+        "shop", "storefront", [rule("web", HOSTS[0], "/cart"), rule("api", HOSTS[1])],
+        {"nginx.ingress.kubernetes.io/rewrite-target": "/", "nginx.ingress.kubernetes.io/configuration-snippet": "more_set_headers x",
+         "kubectl.kubernetes.io/last-applied-configuration": "{}"},
+        ingressClassName="nginx-one", tls=[{"hosts": [HOSTS[0]], "secretName": "shop-tls"}]))
+    # ingress-nginx from plain manifests, args by hand, with a licence key; and a class of an unknown controller.
+    edge = nginx_workload("edge", ["--publish-service=$(POD_NAMESPACE)/ingress-nginx-controller",
+                                   "--election-id=ingress-nginx-leader", "--controller-class=k8s.io/ingress-nginx",
+                                   "--maxmind-license-key", "s3cr3t-licence", "--v=2"])
+    edge["metadata"]["name"] = "ingress-nginx-controller"
+    state.workloads.append(edge)
+    state.ingress_classes.append({"metadata": {"name": "kong"}, "spec": {"controller": "ingress-controllers.konghq.com/kong"}})
+    state.ingresses.append(ingress("edge", "legacy", [rule("legacy", HOSTS[2], port=8080)], ingressClassName="kong"))
+    state.namespaces += [{"metadata": {"name": n}} for n in ("shop", "edge")]
+    return state
+
+
+@pytest.fixture(scope="module")
+def captured() -> cap.Capture:
+    return cap.capture(cluster(), "puzzle-captured")
+
+
+def by_ns(result: cap.Capture) -> dict[str, Obj]:
+    return {c["namespace"]: c for c in result.lab["lab_controllers"]}
+
+
+def test_the_puzzle_controllers_are_captured_with_the_values_that_make_it(captured: cap.Capture) -> None:
+    ctl = by_ns(captured)
+    assert set(ctl) == {"one", "two", "three", "edge"}
+    assert {ctl[ns]["release"] for ns in ("one", "two", "three")} == {"ingress"}  # helm's instance label
+    # one and three watch their namespace and may not list IngressClasses (no ClusterRole): namespaced RBAC.
+    assert ctl["one"]["values"]["controller"]["scope"] == {"enabled": True} and ctl["one"]["values"]["rbac"] == {"scope": True}
+    # two: cluster-wide, no --publish-service, its own class and controller value.
+    two = ctl["two"]["values"]
+    assert two["controller"]["publishService"] == {"enabled": False} and "scope" not in two["controller"]
+    assert two["controller"]["ingressClassResource"] == {"controllerValue": "k8s.io/ingress-nginx-two", "name": "nginx-two"}
+    assert "rbac" not in two
+
+
+def test_every_captured_controller_renders_the_cluster_s_effective_args(captured: cap.Capture) -> None:
+    state = cluster()
+    workloads = {base.meta(w)["namespace"]: w for w in state.workloads if base.meta(w)["name"].startswith("ingress")}
+    for ns, ctl in by_ns(captured).items():
+        ctype = controller_type(ctl["type"])
+        assert ctype.effective_args is not None
+        live = base.container_argv(base.pod_template(workloads[ns])["containers"][0], ns)
+        live = [a for a in live if "maxmind" not in a and a != "s3cr3t-licence"]
+        rendered = ctype.effective_config(ctl["values"], ctl["release"], ns, None).args
+        assert ctype.effective_args(rendered, ns, None) == ctype.effective_args(live, ns, None), ns
+    assert all(r["differences"] == [] for r in captured.controllers)
+
+
+def test_a_hand_written_controller_gets_the_release_its_names_come_from_and_its_secret_stays(captured: cap.Capture) -> None:
+    edge = by_ns(captured)["edge"]
+    assert edge["release"] == "ingress-nginx"  # chart names: ingress-nginx-controller, its Service and election id
+    # Its publish Service is missing in the cluster: the lab's release creates none, and the flag stays.
+    assert edge["values"]["controller"]["extraArgs"] == {"configmap": None, "v": "2",
+                                                         "publish-service": "edge/ingress-nginx-controller"}
+    assert edge["values"]["controller"]["service"] == {"enabled": False}
+    assert any(f["kind"] == "publish_service_missing" for f in captured.lab["lab_expect"]["diagnose"]["findings"])
+    text = cap.render(captured, "test")
+    assert "s3cr3t" not in text and "maxmind" not in yaml.safe_dump(captured.lab["lab_controllers"])
+    assert "controller edge/ingress-nginx-controller: --maxmind-license-key is a secret and stays in the cluster" in captured.unexpressed
+
+
+def test_ingresses_become_stand_ins_with_their_names_hosts_paths_classes_and_routing_annotations(captured: cap.Capture) -> None:
+    wl = {(w["namespace"], w["ingress"]["name"]): w for w in captured.lab["lab_workloads"]}
+    assert set(wl) == {("one", "test"), ("two", "test"), ("three", "test"), ("shop", "storefront"), ("edge", "legacy")}
+    assert wl[("one", "test")] == {"name": "web", "namespace": "one", "replicas": 2, "ingress": {
+        "name": "test", "paths": [{"path": "/", "path_type": "Prefix"}], "annotations": {"kubernetes.io/ingress.class": "nginx"}}}
+    shop = wl[("shop", "storefront")]
+    assert shop["replicas"] == 0 and shop["ingress"]["class"] == "nginx-one" and shop["ingress"]["host"] == HOSTS[0]
+    assert shop["ingress"]["annotations"] == {"nginx.ingress.kubernetes.io/rewrite-target": "/"}
+    report = "\n".join(captured.unexpressed)
+    for said in ("Ingress shop/storefront: TLS for shop.corp.internal is not reproduced",
+                 "Ingress shop/storefront: only host shop.corp.internal → Service web is reproduced",
+                 "configuration-snippet may hold credentials or code",
+                 "Ingress edge/legacy: Service port 8080 is reproduced as port 80",
+                 "Ingress edge/legacy: its Service legacy does not exist in the cluster",
+                 "IngressClass kong: its controller ingress-controllers.konghq.com/kong is of no type the collection knows"):
+        assert said in report
+
+
+def test_lab_expect_holds_the_live_diagnosis(captured: cap.Capture) -> None:
+    findings = captured.lab["lab_expect"]["diagnose"]["findings"]
+    flaps = [f for f in findings if f["kind"] == "multiple_writers"]
+    assert {f["ingress"] for f in flaps} >= {"^one/test$", "^three/test$"}
+    assert all(f["culprit"] == "^two/\\S+$" for f in flaps if f["ingress"] in ("^one/test$", "^three/test$"))
+    # The lab's controllers are named after its releases: the pattern matches the lab's culprit too.
+    assert re.search(flaps[0]["culprit"], "two/ingress-ingress-nginx-controller")
+
+
+def test_the_capture_validates_as_a_lab_definition_and_its_file_reads_back(captured: cap.Capture) -> None:
+    cap.check(captured.lab)
+    text = cap.render(captured, "the API server at https://127.0.0.1:6443")
+    assert text.startswith("---\n# Captured by kindlab.ingress.lab_capture from the API server")
+    assert yaml.safe_load(text) == captured.lab
+    assert "#   - Ingress shop/storefront: TLS for shop.corp.internal is not reproduced" in text
+
+
+def test_anonymize_replaces_every_name_consistently() -> None:
+    plain = cap.capture(cluster(), "x")
+    anon = cap.capture(cluster(), "x", anonymize=True)
+    cap.check(anon.lab)
+    text = cap.render(anon, "an anonymized cluster")
+    words = set(re.findall(r"[A-Za-z0-9*][A-Za-z0-9.*-]*", text))
+    for name in NAMES + HOSTS + ("storefront", "legacy", "test", "kong", "nginx-one", "corp"):
+        assert name not in words, name
+    assert not any(h in text for h in HOSTS)
+    # Same shape, same verdicts: the controllers still render their args, the expectations name the lab's Ingresses.
+    assert len(anon.lab["lab_controllers"]) == len(plain.lab["lab_controllers"])
+    assert all(r["differences"] == [] for r in anon.controllers)
+    ingresses = {"%s/%s" % (w["namespace"], w["ingress"]["name"]) for w in anon.lab["lab_workloads"]}
+    for f in anon.lab["lab_expect"]["diagnose"]["findings"]:
+        assert "ingress" not in f or any(re.search(f["ingress"], i) for i in ingresses)
+    # Deterministic: the same cluster gives the same file.
+    assert cap.render(cap.capture(cluster(), "x", anonymize=True), "an anonymized cluster") == text
+
+
+def test_the_default_names_of_the_types_are_kept_by_anonymize() -> None:
+    anon = cap.capture(cluster(), "x", anonymize=True)
+    annotations = [w["ingress"].get("annotations", {}) for w in anon.lab["lab_workloads"]]
+    assert {"kubernetes.io/ingress.class": "nginx"} in annotations
+    assert by_ns(anon)["ns-1"]["release"] == "ingress-nginx"  # edge, the first namespace in sorted order
+
+
+def test_a_traefik_is_captured_through_its_type() -> None:
+    state = cluster()
+    traefik = copy.deepcopy(nginx_workload("edge", []))
+    traefik["metadata"]["name"] = "traefik"
+    container = base.pod_template(traefik)["containers"][0]
+    container.update(image="docker.io/traefik:v3.7.13", args=["--providers.kubernetesingress",
+                                                              "--providers.kubernetesingress.ingressclass=traefik"])
+    state.workloads.append(traefik)
+    result = cap.capture(state, "x")
+    ctl = next(c for c in result.lab["lab_controllers"] if c["type"] == "traefik")
+    assert ctl["release"] == "traefik"
+    assert ctl["values"]["providers"]["kubernetesIngress"] == {"publishedService": {"enabled": False}, "allowEmptyServices": False,
+                                                               "ingressClass": "traefik"}
+    cap.check(result.lab)
+
+
+def test_a_capture_that_would_not_validate_is_refused_naming_the_field() -> None:
+    lab = copy.deepcopy(cap.capture(cluster(), "x").lab)
+    lab["lab_workloads"][0]["namespace"] = "elsewhere"
+    with pytest.raises(cap.CaptureError, match=r"lab_workloads\[0\].namespace: 'elsewhere' is not in lab_namespaces"):
+        cap.check(lab)
