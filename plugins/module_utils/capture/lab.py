@@ -109,7 +109,8 @@ def _without_secrets(argv: list[str], secret_flags: tuple[str, ...]) -> tuple[li
 
 def _differences(ctype: ControllerType, values: Obj, release: str, namespace: str, live: list[str]) -> list[str]:
     """Where the lab's args (rendered from VALUES) differ from the cluster's, flag by flag."""
-    assert ctype.effective_args is not None
+    if ctype.effective_args is None:
+        return []
     want = ctype.effective_args(live, namespace, None)
     got = ctype.effective_args(ctype.effective_config(values, release, namespace, None).args, namespace, None)
     return ["--%s: the cluster runs %r, the lab %r" % (flag, want.get(flag), got.get(flag))

@@ -101,6 +101,7 @@ def test_flags_the_chart_cannot_say_go_to_extra_args_and_chart_only_flags_are_sw
     assert unexpressed == ["--configmap=", "--publish-status-address=203.0.113.7", "--report-node-internal-ip-address=true",
                            "--update-status=false"]
     # The binary reads both the same way (binary.py, the module diagnose uses).
+
     def settings(argv: list[str]) -> dict[str, Any]:
         flags, errors = nginx_binary.parse_nginx_flags([a.replace("$(POD_NAMESPACE)", "team-a") for a in argv])
         assert errors == []
