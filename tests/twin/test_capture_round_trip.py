@@ -92,6 +92,10 @@ def test_the_puzzle_captured_from_the_twin_reproduces_the_scenario(twin: TwinClu
     culprit = "two/" + built[1]["deployment"].split("/")[1]  # the scenario's culprit, in the lab too
     assert all(re.search(f["culprit"], culprit) for f in found)
     assert all(r["differences"] == [] for r in result.controllers), result.controllers
+    # The status and conflicts the scenario expects, predicted from the cluster.
+    assert result.lab["lab_expect"]["status"]["failing"] == lab["lab_expect"]["status"]["failing"]
+    assert sorted(map(sorted, (c["ingresses"] for c in result.lab["lab_expect"]["conflicts"]["expected"]))) \
+        == sorted(map(sorted, (c["ingresses"] for c in lab["lab_expect"]["conflicts"]["expected"])))
 
     anon = cap.capture(cap.read_cluster(client, []), "puzzle-anonymized", anonymize=True)
     cap.check(anon.lab)

@@ -22,7 +22,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.regist
 Obj = dict[str, Any]
 
 _WORD = re.compile(r"[A-Za-z0-9*][A-Za-z0-9.*-]*")
-# Words that name nothing of the user's: Kubernetes' own namespaces and the types' chart and class names.
+# Words that name nothing of the user's: Kubernetes' own namespaces (and kube-*) and the types' chart and class names.
 _KEEP = {"default", "kube-system", "kube-public", "controller", "ingress"}
 
 
@@ -60,7 +60,7 @@ def mapping(lab: Obj, state: ClusterState) -> tuple[dict[str, str], dict[str, st
                         ("release", releases), ("workload", workloads)):
         n = 0
         for name in names:
-            if name in keep or name in words:
+            if name in keep or name in words or name.startswith("kube-"):
                 continue
             n += 1
             words[name] = "%s-%d" % (kind, n)

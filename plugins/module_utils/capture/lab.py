@@ -35,6 +35,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.regist
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import selects
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import WorkloadError, parse_namespaces, parse_workloads
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.conflicts import find_conflicts
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import VerifyError, validate_expect
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of, parse_selection
 
@@ -292,13 +293,38 @@ def expectations(diagnosis: Obj, ingress_names: dict[str, str], releases: dict[s
                if c["controller"] in releases and any(p.startswith("cannot start") for p in c.get("problems") or [])}
     if failing:
         expect["controllers"] = {"failing": failing}
-    dark = {ingress_names[ref]: "no address" for ref, ing in (diagnosis.get("ingresses") or {}).items()
-            if ref in ingress_names and not any(w.get("address") for w in ing.get("writers") or [])}
+    predicted = {ref: ing for ref, ing in (diagnosis.get("ingresses") or {}).items() if ref in ingress_names}
+    dark = {ingress_names[ref]: "no address" for ref, ing in predicted.items()
+            if not any(w.get("address") for w in ing.get("writers") or [])}
     if dark:
         expect["addresses"] = {"failing": dark}
-    notes.append("lab_expect holds the diagnosis's findings; the status behaviour over time (flaps, addresses outside "
-                 "the pools) and reachability are not captured: add lab_expect.status and reachability by hand")
+    # The status the diagnosis predicts: flapping between its writers, or only ever node addresses,
+    # which no lab pool holds (lab_definition keeps the pools outside the node network).
+    sources = {c["controller"]: c.get("publish_source") for c in diagnosis.get("controllers") or []}
+    status: dict[str, str] = {}
+    for ref, ing in predicted.items():
+        writers = [w for w in ing.get("writers") or [] if w.get("address")]
+        if ing.get("flapping"):
+            status[ingress_names[ref]] = "change"
+        elif writers and all(sources.get(w["controller"]) == "node-addresses" for w in writers):
+            status[ingress_names[ref]] = "outside"
+        elif ingress_names[ref] in dark:
+            status[ingress_names[ref]] = "empty"
+    if status:
+        expect["status"] = {"failing": status}
+    notes.append("lab_expect holds the diagnosis's findings and the status it predicts; reachability is not captured: "
+                 "add lab_expect.reachability by hand")
     return expect, notes
+
+
+def expected_conflicts(state: ClusterState, ingress_names: dict[str, str]) -> list[Obj]:
+    """The ambiguous host/path pairs (ingress_conflicts) among the reproduced Ingresses, by their lab names."""
+    controllers = diagnose.find_controllers(state)
+    served_by = {key_of(i): diagnose.servers_of(i, controllers) for i in state.ingresses}
+    found = find_conflicts(state.ingresses, state.ingress_classes, None, served_by, {c.ref: c.type for c in controllers})
+    pairs = {tuple(sorted(ingress_names[i] for i in c["ingresses"])) for c in found["conflicts"]
+             if len(c["ingresses"]) == 2 and all(i in ingress_names for i in c["ingresses"])}
+    return [{"ingresses": list(pair)} for pair in sorted(pairs)]
 
 
 # ---------------------------------------------------------------- the whole capture
@@ -326,6 +352,9 @@ def capture(state: ClusterState, scenario: str = "captured", anonymize: bool = F
                 releases[c["controller"]] = rec["release"]
     expect, more = expectations(diagnosis, ingress_names, releases)
     notes += more
+    conflicts = expected_conflicts(state, ingress_names)
+    if conflicts:
+        expect["conflicts"] = {"expected": conflicts}
     namespaces = sorted({c["namespace"] for c in controllers} | {w["namespace"] for w in workloads})
     lab: Obj = {"lab_scenario": scenario, "lab_namespaces": namespaces, "lab_controllers": controllers,
                 "lab_workloads": workloads, "lab_expect": expect, "lab_capture_report": notes}

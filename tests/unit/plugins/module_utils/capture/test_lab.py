@@ -145,6 +145,15 @@ def test_lab_expect_holds_the_live_diagnosis(captured: cap.Capture) -> None:
     assert all(f["culprit"] == "^two/\\S+$" for f in flaps if f["ingress"] in ("^one/test$", "^three/test$"))
     # The lab's controllers are named after its releases: the pattern matches the lab's culprit too.
     assert re.search(flaps[0]["culprit"], "two/ingress-ingress-nginx-controller")
+    expect = captured.lab["lab_expect"]
+    # The status it predicts: one and three flap, two sits on a node address (in no lab pool), nobody
+    # serves the Ingress of the class whose controller cannot list classes, nor the one of kong.
+    assert expect["status"]["failing"] == {"one/test": "change", "three/test": "change", "two/test": "outside",
+                                           "shop/storefront": "empty", "edge/legacy": "empty"}
+    assert expect["addresses"]["failing"] == {"shop/storefront": "no address", "edge/legacy": "no address"}
+    assert expect["controllers"]["failing"] == {"edge/ingress-nginx": "CrashLoopBackOff"}
+    assert expect["conflicts"]["expected"] == [{"ingresses": ["one/test", "three/test"]}, {"ingresses": ["one/test", "two/test"]},
+                                               {"ingresses": ["three/test", "two/test"]}]
 
 
 def test_the_capture_validates_as_a_lab_definition_and_its_file_reads_back(captured: cap.Capture) -> None:
