@@ -54,6 +54,15 @@ options:
     description: Directory for C(report.json), C(summary.md) and C(report.html); created if missing.
     type: path
     required: true
+  not_reproduced:
+    description:
+      - What the lab does not reproduce of the cluster it was captured from (a captured scenario's
+        C(lab_capture_report), written by M(kindlab.ingress.lab_capture)), one sentence each. The report lists it
+        (C(not_reproduced) in C(report.json), a section of C(summary.md)), so a reproduction never looks more complete
+        than it is.
+    type: list
+    elements: str
+    default: []
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
 attributes:
@@ -119,6 +128,7 @@ def main() -> None:
             "results": {"type": "dict", "required": True},
             "expect": {"type": "dict", "default": {}},
             "output_dir": {"type": "path", "required": True},
+            "not_reproduced": {"type": "list", "elements": "str", "default": []},
         },
     ).run(run_verify_report)
 

@@ -425,9 +425,11 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def markdown(scenario: str, backend: str, verdicts: list[Verdict], results: Obj, probes: list[Obj] | None = None) -> str:
+def markdown(scenario: str, backend: str, verdicts: list[Verdict], results: Obj, probes: list[Obj] | None = None,
+             not_reproduced: list[str] | None = None) -> str:
     """The human summary: one table of verdicts, then the details that explain failures, then
-    the timeline. probes: the expectation's reachability probes (their names and Ingresses)."""
+    the timeline. probes: the expectation's reachability probes (their names and Ingresses);
+    not_reproduced: what a captured scenario does not reproduce of its cluster."""
     unmet = [v for v in verdicts if not v.met]
     lines = [
         "# Ingress lab verification: %s" % scenario,
@@ -441,6 +443,8 @@ def markdown(scenario: str, backend: str, verdicts: list[Verdict], results: Obj,
     for v in verdicts:
         lines.append("| %s | %s | %s | %s | %s |" % (v.check, _cell(v.subject), _cell(v.expected), _cell(v.observed),
                                                      "ok" if v.met else "**UNMET**"))
+    if not_reproduced:
+        lines += ["", "## Not reproduced from the captured cluster", ""] + ["- %s" % _cell(n) for n in not_reproduced]
     findings = (results.get("diagnose") or {}).get("findings") or []
     if findings:
         lines += ["", "## Diagnosis", ""]
@@ -512,13 +516,16 @@ def run_verify_report(params: Params, module: Module) -> Obj:
     expect = validate_expect(params["expect"])
     verdicts = evaluate(params["results"], expect)
     doc = report(params["scenario"], params["backend"], verdicts, params["results"], expect)
+    if params["not_reproduced"]:
+        doc["not_reproduced"] = list(params["not_reproduced"])
     files = [os.path.join(params["output_dir"], name) for name in ("report.json", "summary.md", "report.html")]
     changed = False
     if not module.check_mode:
         report_json = json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n"
         texts = {
             files[0]: report_json,
-            files[1]: markdown(params["scenario"], params["backend"], verdicts, params["results"], expect.get("reachability")),
+            files[1]: markdown(params["scenario"], params["backend"], verdicts, params["results"], expect.get("reachability"),
+                               params["not_reproduced"]),
             # report.html: the same report drawn for people (_report_html), from the JSON as written.
             files[2]: render_html(json.loads(json.dumps(doc, default=str))),
         }

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -177,7 +178,20 @@ class _Module:
 
 def _report_params(tmp_path: Any) -> dict[str, Any]:
     return {"scenario": "puzzle", "backend": "twin", "output_dir": str(tmp_path / "verify"), "expect": PUZZLE_EXPECT,
-            "results": {"status": PUZZLE_STATUS}}
+            "results": {"status": PUZZLE_STATUS}, "not_reproduced": []}
+
+
+def test_a_captured_scenario_s_report_says_what_it_does_not_reproduce(tmp_path: Any) -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import run_verify_report
+
+    gaps = ["Ingress shop/web: TLS for shop.example is not reproduced (a stand-in serves plain HTTP)"]
+    run_verify_report(dict(_report_params(tmp_path), not_reproduced=gaps), _Module())
+    assert json.loads((tmp_path / "verify" / "report.json").read_text())["not_reproduced"] == gaps
+    summary = (tmp_path / "verify" / "summary.md").read_text()
+    assert "## Not reproduced from the captured cluster\n\n- Ingress shop/web: TLS for shop.example is not reproduced" in summary
+    # A scenario written by hand says nothing of the kind.
+    run_verify_report(_report_params(tmp_path), _Module())
+    assert "not_reproduced" not in json.loads((tmp_path / "verify" / "report.json").read_text())
 
 
 def test_the_report_files_are_written_and_rewritten_only_when_they_change(tmp_path: Any) -> None:
