@@ -66,7 +66,7 @@ def mapping(lab: Obj, state: ClusterState) -> tuple[dict[str, str], dict[str, st
             words[name] = "%s-%d" % (kind, n)
     for n, host in enumerate(hosts, 1):
         words[host] = _host(host, n)
-    return words, {ns: words[ns] for ns in namespaces}
+    return words, {ns: words[ns] for ns in namespaces if ns in words}
 
 
 def _rewrite_word(word: str, words: dict[str, str], namespaces: dict[str, str]) -> str:

@@ -60,7 +60,7 @@ def _binary_defaults(chart_version: str | None) -> dict[str, str]:
 def effective_args(args: list[str], namespace: str, chart_version: str | None = None) -> dict[str, str]:
     """The flags the binary runs with: pflag's parse (last occurrence wins, `--flag` alone is
     true), $(POD_NAMESPACE) resolved to NAMESPACE, flags.go's defaults filled in for the flags the
-    chart renders by default. Flags the binary would refuse are kept under their raw text."""
+    chart renders by default. Flags the binary refuses are left out (args_to_values reports them)."""
     flags, _errors = parse_nginx_flags([a.replace(POD_NAMESPACE_REF, namespace) for a in args])
     defaults = _binary_defaults(chart_version)
     out = dict(defaults)
@@ -142,6 +142,7 @@ def args_to_values(args: list[str], release: str, namespace: str, chart_version:
     the same effective flags as ARGS, and the flags only controller.extraArgs expresses, as
     `--flag=value` (what a reader should know the chart's values do not say)."""
     wanted = effective_args(args, namespace, chart_version)
+    _flags, refused = parse_nginx_flags([a.replace(POD_NAMESPACE_REF, namespace) for a in args])
     defaults = merge_values(CHART_DEFAULTS, chart_profile(chart_version).defaults)
     values, done = _map_flags(wanted, release, namespace, defaults)
     extra: list[str] = []
@@ -158,6 +159,8 @@ def args_to_values(args: list[str], release: str, namespace: str, chart_version:
             _extra(values, flag, wanted.get(flag) or None)
             if flag in wanted and flag not in done:
                 extra.append("--%s=%s" % (flag, wanted[flag]))
+    # The binary exits at start on these (the pod crash-loops): the values cannot carry them.
+    extra += ["%s: the binary refuses it and exits; not reproduced" % error for error in refused]
     return values, sorted(set(extra))
 
 

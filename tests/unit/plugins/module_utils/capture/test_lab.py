@@ -68,7 +68,7 @@ def cluster() -> base.ClusterState:
     state.workloads.append(edge)
     state.ingress_classes.append({"metadata": {"name": "kong"}, "spec": {"controller": "ingress-controllers.konghq.com/kong"}})
     state.ingresses.append(ingress("edge", "legacy", [rule("legacy", HOSTS[2], port=8080)], ingressClassName="kong"))
-    state.namespaces += [{"metadata": {"name": n}} for n in ("shop", "edge")]
+    state.namespaces += [{"metadata": {"name": n}} for n in ("shop", "edge", "kube-system", "kube-node-lease")]
     return state
 
 

@@ -132,3 +132,11 @@ def test_a_traefik_provider_switched_off_is_captured_off() -> None:
     assert again == ctype.effective_args(args, "traefik", None)
     assert values["providers"]["kubernetesIngress"] == {"enabled": False}
     assert values["providers"]["kubernetesIngressNGINX"] == {"enabled": True, "ingressClass": "legacy"}
+
+
+def test_a_flag_the_ingress_nginx_binary_refuses_is_reported_not_reproduced() -> None:
+    ctype = controller_type("ingress_nginx")
+    assert ctype.args_to_values is not None
+    values, unexpressed = ctype.args_to_values(["/nginx-ingress-controller", "--publish-servise=a/b"], "ingress", "one", None)
+    assert unexpressed == ["--configmap=", "unknown flag: --publish-servise: the binary refuses it and exits; not reproduced"]
+    assert "publish-servise" not in values["controller"]["extraArgs"]

@@ -182,7 +182,8 @@ def test_verify_report_writes_report_html_beside_summary_md(tmp_path: Path) -> N
 
     from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import run_verify_report
 
-    params = {"scenario": "puzzle", "backend": "twin", "results": PUZZLE["results"], "expect": {}, "output_dir": str(tmp_path)}
+    params = {"scenario": "puzzle", "backend": "twin", "results": PUZZLE["results"], "expect": {}, "output_dir": str(tmp_path),
+              "not_reproduced": []}
     out = run_verify_report(params, SimpleNamespace(check_mode=False))
     assert [Path(f).name for f in out["files"]] == ["report.json", "summary.md", "report.html"]
     written = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
