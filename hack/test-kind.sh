@@ -138,7 +138,7 @@ lab_run() {
 
 # reset_kind DIR: empty the kind cluster for the next scenario: uninstall every helm release, delete
 # the cluster-wide objects of controllers installed from manifests (labelled managed-by
-# kindlab.ingress; helm does not know them) and the lab's namespaces (labelled by lab_namespaces),
+# kindlab.ingress; helm does not know them), the lab's GatewayClasses and the lab's namespaces (labelled by lab_namespaces),
 # waiting until they are gone. Their pods go at once: a controller whose RBAC goes with its
 # namespace spends about a minute failing to clear its status on shutdown, which nothing here
 # looks at.
@@ -152,6 +152,11 @@ reset_kind() {
             done
         "$KIND_LAB" exec kubectl --kubeconfig "$kubeconfig" delete clusterroles,clusterrolebindings,ingressclasses \
             -l app.kubernetes.io/managed-by=kindlab.ingress --ignore-not-found
+        # The lab's GatewayClasses are cluster-wide too (labelled part-of; their CRDs stay, when a scenario installed them).
+        if "$KIND_LAB" exec kubectl --kubeconfig "$kubeconfig" get crd gatewayclasses.gateway.networking.k8s.io >/dev/null 2>&1; then
+            "$KIND_LAB" exec kubectl --kubeconfig "$kubeconfig" delete gatewayclasses \
+                -l app.kubernetes.io/part-of=kindlab-ingress --ignore-not-found
+        fi
         local namespaces
         namespaces="$("$KIND_LAB" exec kubectl --kubeconfig "$kubeconfig" get namespace \
             -l app.kubernetes.io/part-of=kindlab-ingress -o name)"
