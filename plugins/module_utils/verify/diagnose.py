@@ -293,7 +293,8 @@ def analyse(state: ClusterState) -> dict[str, Any]:
     controllers = [c for f in found for c in f.controllers]
     ingresses, findings = predict(state, controllers)
     gateways, gateway_findings = diagnose_gateways.predict(state, gateway_controllers(state, found))
-    findings = controller_findings(controllers) + findings + gateway_findings
+    findings = (controller_findings(controllers) + findings + gateway_findings
+                + diagnose_gateways.two_api_findings(state, ingresses, gateways))
     return {
         "controllers": [c.as_dict() for c in controllers],
         "ingresses": ingresses,
