@@ -44,7 +44,8 @@ options:
         C(addresses.failing) (namespace/name of an Ingress expected to get no status address during the watch, to a regex
         over C(no address during the watch window)), C(status.failing) (plus C(settle), C(window), C(max_changes),
         C(pools), C(allow_empty) for the role) and C(backends.failing) (namespace/name to a reason regex),
-        C(diagnose.findings) (each C(kind) plus optional C(ingress), C(culprit) and C(reason) regexes),
+        C(diagnose.findings) (each C(kind) plus optional C(ingress), C(culprit) and C(reason) regexes; an expected finding
+        may be of any severity, and an unexpected one fails the check only when it is an error),
         C(conflicts.expected) (each C(ingresses): two namespace/name), C(reachability) (the probes, each with optional
         C(failing) reason regex, C(backends) list and C(min_backends); with C(rate), C(duration) and C(max_failures) a
         continuous probe, judged by its failed requests against C(max_failures), default 0)."

@@ -82,7 +82,7 @@ def observe(kubeconfig: str, seconds: float, run: Callable[[list[str]], str] | N
     end = clock() + seconds
     while True:
         doc = json.loads(run(["kubectl", "--kubeconfig", kubeconfig, "get", "gateways.%s,httproutes.%s" % (GROUP, GROUP),
-                              "-A", "-o", "json"]))
+                              "-A", "-o", "json", "--show-managed-fields"]))
         items = doc.get("items") or []
         record(seen, [i for i in items if i.get("kind") == "Gateway"], [i for i in items if i.get("kind") == "HTTPRoute"])
         if clock() >= end:
