@@ -35,7 +35,8 @@ class Seen:
     addresses: set[tuple[str, ...]] = field(default_factory=set)
     managers: set[str] = field(default_factory=set)
     listeners: set[tuple[str, bool, str]] = field(default_factory=set)  # name, Accepted, reason
-    parents: dict[str, set[tuple[bool, str]]] = field(default_factory=dict)  # route's parent gateway → (Accepted, reason)
+    # a route's parent (gateway ns/name, and /section when the parentRef names one) → (Accepted, reason)
+    parents: dict[str, set[tuple[bool, str]]] = field(default_factory=dict)
 
 
 def key(obj: Obj) -> str:
@@ -68,7 +69,8 @@ def record(seen: dict[str, Seen], gateways: list[Obj], routes: list[Obj]) -> Non
             ref = entry.get("parentRef") or {}
             acc = _accepted(entry.get("conditions"))
             if acc is not None:
-                s.parents.setdefault("%s/%s" % (ref.get("namespace", ns), ref.get("name")), set()).add(acc)
+                parent = "%s/%s" % (ref.get("namespace", ns), ref.get("name"))
+                s.parents.setdefault(parent + ("/" + ref["sectionName"] if ref.get("sectionName") else ""), set()).add(acc)
 
 
 def observe(kubeconfig: str, seconds: float, run: Callable[[list[str]], str] | None = None,
@@ -121,8 +123,9 @@ def compare(prediction: Obj, seen: dict[str, Seen]) -> list[tuple[str, str, str,
         s = seen.get("route " + route_key, Seen())
         for parent in route.get("parents") or []:
             want = {(bool(v["accepted"]), str(v["reason"])) for v in (parent.get("status_by") or {}).values()}
-            got = s.parents.get(parent["gateway"], set())
-            rows.append(("HTTPRoute %s → %s" % (route_key, parent["gateway"]),
+            target = parent["gateway"] + ("/" + parent["section_name"] if parent.get("section_name") else "")
+            got = s.parents.get(target, set())
+            rows.append(("HTTPRoute %s → %s" % (route_key, target),
                          ", ".join("%s %s" % ("Accepted" if a else "not accepted", r) for a, r in sorted(want)) or "no status",
                          ", ".join("%s %s" % ("Accepted" if a else "not accepted", r) for a, r in sorted(got)) or "no status",
                          got == want))

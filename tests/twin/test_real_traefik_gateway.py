@@ -406,5 +406,5 @@ def test_diagnose_on_the_objects_predicts_what_real_traefik_then_writes(cp: Cont
             time.sleep(0.2)
     rows = rows_module.compare(prediction, seen)
     print("\n".join("%s | %s | predicted: %s | real: %s" % ("agree" if r[3] else "DIFFER", r[0], r[1], r[2]) for r in rows))
-    assert [(r[0], r[3]) for r in rows] == [(f"Gateway {ns}/gw", True), (f"HTTPRoute {ns}/on-plain → {ns}/gw", True),
-                                            (f"HTTPRoute {ns}/on-web → {ns}/gw", True)]
+    assert [(r[0], r[3]) for r in rows] == [(f"Gateway {ns}/gw", True), (f"HTTPRoute {ns}/on-plain → {ns}/gw/plain", True),
+                                            (f"HTTPRoute {ns}/on-web → {ns}/gw/web", True)]

@@ -203,7 +203,7 @@ def _route_findings(route: Obj, sides: dict[str, GatewaySide],
         status_by = {w.ref: {"accepted": True, "reason": "Accepted"} if att.accepted and served_by[w.ref]
                      else {"accepted": False, "reason": att.reason if not att.accepted else w.route_reason_no_listener}
                      for w in readers}
-        parents.append(dict(att.as_dict(), served_by=served_by, status_by=status_by))
+        parents.append(dict(att.as_dict(), section_name=ref.get("sectionName"), served_by=served_by, status_by=status_by))
         if not att.accepted:
             findings.append(Finding("route_not_accepted", ERROR, "%s %s: its parent %s does not accept it: Accepted False, "
                                     "reason %s (%s)" % (ROUTE_KIND, key, parent, att.reason, att.why),
