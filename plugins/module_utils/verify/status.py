@@ -183,6 +183,7 @@ class Tracker:
     # HTTPRoute namespace/name → the parents its spec names (each must accept it)
     named: dict[str, list[str]] = field(default_factory=dict)
     objects: dict[str, set[str]] = field(default_factory=dict)  # kind → namespace/name of each object seen, not deleted
+    subjects: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (kind, namespace/name) → its subjects' ids
 
     def initial(self, objects: list[Obj], of: SubjectKind = INGRESS) -> None:
         self.objects.setdefault(of.kind, set())
@@ -192,6 +193,7 @@ class Tracker:
             for surface in of.read(obj):
                 track = self.tracks[surface.subject] = Track(surface.addresses, kind=of, obj=surface.obj,
                                                              parent=surface.parent, conditions=surface.conditions)
+                self.subjects.setdefault((of.kind, surface.obj), []).append(surface.subject)
                 track.see(surface.addresses)
                 if writer and (surface.addresses or surface.conditions):  # who wrote the status the window starts with
                     track.managers.append(writer["manager"])
@@ -231,8 +233,7 @@ class Tracker:
         self._seen(of, obj, kind == "DELETED")
         surfaces = {} if kind == "DELETED" else {s.subject: s for s in of.read(obj)}
         # subjects of this object that it no longer has (a parent entry removed, the object deleted)
-        gone = [t for t in sorted(self.tracks) if self.tracks[t].kind is of and self.tracks[t].obj == key
-                and not self.tracks[t].deleted and t not in surfaces]
+        gone = [t for t in sorted(self.subjects.get((of.kind, key), [])) if not self.tracks[t].deleted and t not in surfaces]
         out = []
         for subject in sorted(surfaces):
             entry = self._record(kind, obj, now, surfaces[subject], of)
@@ -254,6 +255,7 @@ class Tracker:
             if kind == "DELETED":
                 return None
             track = self.tracks[surface.subject] = Track([], kind=of, obj=surface.obj, parent=surface.parent)
+            self.subjects.setdefault((of.kind, surface.obj), []).append(surface.subject)
             track.see([])
         was_deleted = track.deleted
         track.deleted = gone or kind == "DELETED"
@@ -913,6 +915,10 @@ def run(client: Any, selection: Selection, options: Options, clock: Callable[[],
     threads = [_in_thread(other, t0) for other in others]
     try:
         window.run(t0)
+    except BaseException:
+        with halt.lock:  # the other kinds' windows end at their next turn, not at the window's end
+            halt.subject = halt.subject or "(the Ingress watch failed)"
+        raise
     finally:
         for thread, _raised in threads:
             # Each ends within the window plus one request's timeout, as this one did.
