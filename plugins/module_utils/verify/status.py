@@ -524,7 +524,7 @@ class Window:
     kind: SubjectKind = INGRESS
     # Shared by the windows of one run (one per kind, each in a thread of its own): the subject whose
     # violation ended them all, and the lock around the tracker they share.
-    halt: Halt = field(default_factory=lambda: Halt())
+    halt: Halt = field(default_factory=Halt)
     scope: dict[str, Any] = field(default_factory=dict)
     unserved: bool = False  # the cluster does not serve the kind (no Gateway API CRDs): nothing to watch
     t0: float = 0.0

@@ -190,9 +190,13 @@ class Evidence:
             return None
         return {a for p in owners if p.surface == surface for a in p.addresses or ()}
 
-    def controller_names(self, pod: str) -> set[str]:
-        """The Gateway API controllerNames POD's controllers write with (empty: none known)."""
-        return {p.controller_name for p in _owner_of(pod, self.publishers) if p.surface == GATEWAY_SURFACE and p.controller_name}
+    def may_write_for(self, pod: str, controller_name: str) -> bool:
+        """Whether POD may have written a route parent entry of CONTROLLER_NAME: its Gateway API side
+        writes with that name, or nothing is known of its publishing (a pod seen only in the logs)."""
+        owners = _owner_of(pod, self.publishers)
+        if not owners:
+            return True
+        return any(p.surface == GATEWAY_SURFACE and p.controller_name == controller_name for p in owners)
 
     def log_complete(self, pod: str, when: dt.datetime | None) -> bool:
         """Whether POD's log was read after WHEN (its status lines of then are all known)."""
@@ -263,8 +267,7 @@ def _attribute_one(change: Obj, entries: list[LogLine], evidence: Evidence, know
     # names its controller too: only the pods whose Gateway API side writes with that controllerName
     pods = sorted(p for p, m in known.items() if m in managers) if managers else sorted(known)
     if change.get("controller"):
-        pods = [p for p in pods if change["controller"] in evidence.controller_names(p) or not evidence.controller_names(p)
-                and evidence.published(p, surface) is None]
+        pods = [p for p in pods if evidence.may_write_for(p, str(change["controller"]))]
     if not pods:
         _decide(change, None, NO_WRITER, [])
         return

@@ -176,6 +176,7 @@ def client_for(url: str, config: str | None = None) -> Client:
     client._kubeconfig, client._context, client._watch_dyn = config, None, None
     ingresses = Resource(prefix="apis", group="networking.k8s.io", api_version="v1", kind="Ingress", namespaced=True,
                          name="ingresses", client=None)
+
     def resource(api_version: str, kind: str) -> Resource:
         if kind != "Ingress":
             raise KindNotServed("the cluster does not serve %s %s" % (api_version, kind))

@@ -228,3 +228,14 @@ def test_gateway_api_false_watches_ingresses_only_and_stop_on_violation_stops_ev
     api = GatewayApi(True, {"Gateway": [("MODIFIED", gw(None, rv=6))]})
     r = s.run(api, Selection(), s.parse_options(30, 5, False, [], True, False))
     assert r["stopped_early"] == "Gateway traefik-a/traefik-gateway"
+
+
+def test_a_parent_entry_of_a_controller_name_no_known_writer_uses_is_nobodys() -> None:
+    """gateway-api#3846's shape: an entry under a controllerName none of the known Gateway API writers claims."""
+    t = tracker(max_changes=5)
+    other = route([("traefik-gateway", True)], rv=2)
+    other["status"]["parents"][0]["controllerName"] = "example.net/other"
+    t.event("MODIFIED", other, at(1), sub.HTTPROUTE)
+    added = [c for c in t.timeline if c["controller"] == "example.net/other"]
+    w.attribute(added, [], w.Evidence(w.publishers_of(two_installs(selectors=False))))
+    assert [(c["pod"], c["attributed_by"], c["candidates"]) for c in added] == [(None, "none", [])]
