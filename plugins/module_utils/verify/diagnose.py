@@ -75,14 +75,19 @@ def find_controllers(state: ClusterState) -> list[AnalysedController]:
     return [c for found in find_workloads(state) for c in found.controllers]
 
 
-def gateway_controllers(state: ClusterState, found: list[FoundWorkload]) -> list[GatewayController]:
-    """The Gateway API side of each workload whose type implements it and runs it."""
+def gateway_sides(state: ClusterState, found: list[FoundWorkload]) -> list[tuple[FoundWorkload, GatewayController]]:
+    """Each workload whose type implements Gateway API and runs it, with its Gateway API side."""
     out = []
     for f in found:
         side = f.type.gateway(state, f.workload, f.container, f.pods) if f.type.gateway is not None else None
         if side is not None:
-            out.append(side)
+            out.append((f, side))
     return out
+
+
+def gateway_controllers(state: ClusterState, found: list[FoundWorkload]) -> list[GatewayController]:
+    """The Gateway API side of each workload whose type implements it and runs it."""
+    return [side for _f, side in gateway_sides(state, found)]
 
 
 # ---------------------------------------------------------------- prediction
