@@ -11,6 +11,14 @@ b. status: the default (healthy, namespace-scoped) lab at lab_time_scale=60, 200
    ingress_status over them for a 10 s window started right away, so every Ingress gets its
    first address during the window (max_changes 1, allow_empty): wall time, watch streams
    opened, events processed, verdict.
+c. requests per resource kind: a bare real control plane (no lab, no controller) with the pinned
+   Gateway API CRDs, 200 Ingresses in namespace `bench`, then ingress_status's logic for a 10 s
+   window twice, side by side: over the 200 Ingresses as before (gateway_api false), and over the
+   200 Ingresses plus 50 Gateways and 200 HTTPRoutes, while the benchmark writes every Gateway's
+   status once as a fake controller (field manager `traefik`). Each request the client makes is
+   counted by verb and kind: each kind must be listed once and watched by one stream.
+
+    .venv/bin/python benchmarks/verify_bench.py [a] [b] [c]   (default: all three)
 
 Twin state goes to a private KINDLAB_TWIN_HOME; every cluster started here is torn down on
 exit, also on errors and SIGTERM. Bounded: the whole run stops within TOTAL_BUDGET_S.
@@ -32,12 +40,14 @@ REPO = Path(__file__).resolve().parent.parent
 VENV_BIN = REPO / ".venv" / "bin"
 sys.path.insert(0, str(REPO / ".collections"))
 
+from ansible_collections.kindlab.ingress.plugins.module_utils import _versions  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose as _diagnose  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as _status  # noqa: E402
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.ingresses import status_addresses  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection  # noqa: E402
 
-TOTAL_BUDGET_S = 170.0
+TOTAL_BUDGET_S = 260.0
 TIMEOUT_UP, TIMEOUT_DOWN = 60.0, 25.0
 CULPRIT = "two/ingress-ingress-nginx-controller"
 N_INGRESSES = 200
@@ -111,7 +121,7 @@ def bench_diagnose(env: dict[str, str], tmp: Path, log: Path) -> None:
         took = time.perf_counter() - t0
         found = {f["ingress"]: f.get("culprits") for f in result["findings"] if f["kind"] == "multiple_writers"}
         ok = found.get("one/test") == [CULPRIT] and found.get("three/test") == [CULPRIT]
-        status = {"%s/%s" % (i["metadata"]["namespace"], i["metadata"]["name"]): _status.status_addresses(i)
+        status = {"%s/%s" % (i["metadata"]["namespace"], i["metadata"]["name"]): status_addresses(i)
                   for i in client.list("networking.k8s.io/v1", "Ingress")}
         print("   diagnose wall time: %.3f s, %.1f s after the lab was built (the first re-sync is 60 s after "
               "the controllers start); status at that moment: %s" % (took, time.monotonic() - built, json.dumps(status)))
@@ -172,7 +182,7 @@ def bench_status(env: dict[str, str], tmp: Path, log: Path) -> None:
         published = 0
         while time.perf_counter() - t0 < min(40.0, left() - 35):
             items = client.list("networking.k8s.io/v1", "Ingress", namespace="one", label_selector="bench=verify")
-            published = sum(1 for i in items if _status.status_addresses(i))
+            published = sum(1 for i in items if status_addresses(i))
             if published == N_INGRESSES:
                 break
             time.sleep(1)
@@ -188,6 +198,132 @@ def bench_status(env: dict[str, str], tmp: Path, log: Path) -> None:
     finally:
         down, rc = playbook("teardown", extra, env, min(TIMEOUT_DOWN, left()), log)
         print("   teardown: %.1f s, rc=%d" % (down, rc))
+
+
+N_GATEWAYS, N_ROUTES = 50, 200
+GATEWAY_API = "gateway.networking.k8s.io/v1"
+
+
+class Counting:
+    """A Client that counts its requests by (verb, kind): a watch counts each stream it opens."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.counts: dict[tuple[str, str], int] = {}
+        self.lock = threading.Lock()
+
+    def _count(self, verb: str, kind: str) -> None:
+        with self.lock:
+            self.counts[(verb, kind)] = self.counts.get((verb, kind), 0) + 1
+
+    def list_with_version(self, api_version: str, kind: str, **kw: Any) -> Any:
+        self._count("list", kind)
+        return self.client.list_with_version(api_version, kind, **kw)
+
+    def watch(self, api_version: str, kind: str, **kw: Any) -> Any:
+        self._count("watch", kind)
+        return self.client.watch(api_version, kind, **kw)
+
+    def list(self, api_version: str, kind: str, **kw: Any) -> Any:
+        self._count("list", kind)
+        return self.client.list(api_version, kind, **kw)
+
+    def pod_log(self, *args: Any, **kw: Any) -> Any:
+        self._count("log", "Pod")
+        return self.client.pod_log(*args, **kw)
+
+    def serves(self, api_version: str, kind: str) -> bool:
+        self._count("discovery", kind)
+        return self.client.serves(api_version, kind)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+
+def gateway_objects() -> list[dict[str, Any]]:
+    gateways = [{"apiVersion": GATEWAY_API, "kind": "Gateway", "metadata": {"name": "gw-%02d" % i, "namespace": "bench"},
+                 "spec": {"gatewayClassName": "bench", "listeners": [{"name": "web", "port": 8000, "protocol": "HTTP"}]}}
+                for i in range(N_GATEWAYS)]
+    routes = [{"apiVersion": GATEWAY_API, "kind": "HTTPRoute", "metadata": {"name": "route-%03d" % i, "namespace": "bench"},
+               "spec": {"parentRefs": [{"name": "gw-%02d" % (i % N_GATEWAYS)}], "hostnames": ["r%03d.example.test" % i],
+                        "rules": [{"backendRefs": [{"name": "test", "port": 80}]}]}} for i in range(N_ROUTES)]
+    return [{"apiVersion": GATEWAY_API, "kind": "GatewayClass", "metadata": {"name": "bench"},
+             "spec": {"controllerName": "traefik.io/gateway-controller"}}] + gateways + routes
+
+
+def bench_requests(tmp: Path) -> None:
+    from kindlab_twin import binaries
+    from kindlab_twin.cluster import node_specs
+    from kindlab_twin.controlplane import ControlPlane
+    from kindlab_twin.pki import ADMIN
+    import yaml
+
+    crds = binaries.cache_root() / _versions.GATEWAY_API_OFFLINE_CRDS
+    if binaries.missing(("kube-apiserver", "etcd", "gateway-api-crds")):
+        print("c. skipped: run `kindlab-twin build binaries kube-apiserver etcd gateway-api-crds` first")
+        return
+    cp = ControlPlane(cluster="vbench-gw", root=tmp / "gw", nodes=node_specs("vbench-gw", {}), pod_subnet="10.244.0.0/16",
+                      service_subnet="10.96.0.0/16", kubernetes_service_ip="10.96.0.1")
+    kubeconfig = str(cp.layout.kubeconfig(ADMIN))
+
+    def kubectl(*args: str, stdin: str | None = None) -> None:
+        subprocess.run(["kubectl", "--kubeconfig", kubeconfig, *args], input=stdin, capture_output=True, text=True,
+                       timeout=120, check=True)
+    try:
+        t0 = time.perf_counter()
+        cp.start(timeout=min(90.0, left()))
+        kubectl("apply", "--server-side", "-f", str(crds))
+        kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd/gateways.gateway.networking.k8s.io",
+                "crd/httproutes.gateway.networking.k8s.io")
+        docs = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bench"}}] + [
+            dict(ingress(i), metadata=dict(ingress(i)["metadata"], namespace="bench")) for i in range(N_INGRESSES)]
+        kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump_all(docs))
+        print("c. control plane with the Gateway API CRDs and %d Ingresses: %.1f s" % (N_INGRESSES, time.perf_counter() - t0))
+        selection = Selection(namespaces=["bench"])
+        before = Counting(Client(kubeconfig))
+        alone = _status.run(before, selection, _status.parse_options(WINDOW_S, 0, True, [], False, True, gateway_api=False))
+        kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump_all(gateway_objects()))
+
+        written = [0]
+
+        def controller() -> None:  # a fake Gateway controller: writes each Gateway's address once, as `traefik`
+            time.sleep(1.0)
+            for i in range(N_GATEWAYS):
+                status = {"status": {"addresses": [{"type": "IPAddress", "value": "100.64.1.%d" % i}],
+                                     "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted", "message": "",
+                                                     "lastTransitionTime": "2026-01-01T00:00:00Z", "observedGeneration": 1}]}}
+                kubectl("patch", "gateway", "gw-%02d" % i, "-n", "bench", "--subresource=status", "--type=merge",
+                        "--field-manager=traefik", "-p", json.dumps(status))
+                written[0] += 1
+        writer = threading.Thread(target=controller, daemon=True)
+        after = Counting(Client(kubeconfig))
+        writer.start()
+        both = _status.run(after, selection, _status.parse_options(WINDOW_S, 1, True, [], False, True))
+        inside = written[0]  # the writes done when the window ended (one kubectl each: a slow machine makes fewer)
+        writer.join(30)
+        kinds = ("Ingress", "Gateway", "HTTPRoute")
+        print("   requests over one %.0f s window, by kind (lists / watch streams):" % WINDOW_S)
+        together = "%d Ingresses + %d Gateways + %d HTTPRoutes" % (N_INGRESSES, N_GATEWAYS, N_ROUTES)
+        print("   %-10s %-28s %s" % ("kind", "%d Ingresses" % N_INGRESSES, together))
+        for kind in kinds:
+            cells = ["%d / %d" % (c.counts.get(("list", kind), 0), c.counts.get(("watch", kind), 0)) for c in (before, after)]
+            print("   %-10s %-28s %s" % (kind, cells[0], cells[1]))
+        rest = [sum(n for (_verb, kind), n in c.counts.items() if kind not in kinds) for c in (before, after)]
+        print("   %-10s %-28s %d  (controller pods, their publishers and logs: per window, not per object; a window with "
+              "changes reads them once more at its end to attribute them)" % ("other", rest[0], rest[1]))
+        print("   discovery (served kinds): %s / %s" % (
+            sorted(k for (v, k) in before.counts if v == "discovery"), sorted(k for (v, k) in after.counts if v == "discovery")))
+        changed = sum(1 for e in both["timeline"] if e.get("kind") == "Gateway")
+        by_traefik = sum(1 for e in both["timeline"] if e.get("kind") == "Gateway" and e.get("manager") == "traefik")
+        numbers = (len(both["ingresses"]), len(both.get("gateways", {})), len(both.get("routes", {})), inside, changed, by_traefik,
+                   both["events"], both["watch_streams"], alone["watch_streams"], both["passed"])
+        print("   second window: %d Ingresses, %d Gateways, %d HTTPRoutes watched; %d Gateway status writes done by its end, "
+              "%d Gateway changes recorded, %d with field manager traefik; events %d; watch streams %d (first window: %d); "
+              "passed %s" % numbers)
+        for line in both["failures"][:2]:
+            print("   failure: %s" % line)
+    finally:
+        cp.stop()
 
 
 def ingress(i: int) -> dict[str, Any]:
@@ -206,9 +342,14 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="kindlab-vbench-"))
     env = env_for(tmp / "twin-home")
     log = tmp / "ansible.log"
+    parts = set(sys.argv[1:]) or {"a", "b", "c"}
     try:
-        bench_diagnose(env, tmp, log)
-        bench_status(env, tmp, log)
+        if "a" in parts:
+            bench_diagnose(env, tmp, log)
+        if "b" in parts:
+            bench_status(env, tmp, log)
+        if "c" in parts:
+            bench_requests(tmp)
     finally:
         home = tmp / "twin-home"
         leftover = sorted(d.name for d in home.iterdir() if d.is_dir() and not d.name.startswith(".")) if home.is_dir() else []

@@ -123,6 +123,15 @@ lab_run() {
                 || { cat "$dir/writers.txt" >&2; failures+=("$scenario on kind: a status change names a pod that did not write it"); }
             tail -n 1 "$dir/writers.txt" >&2
         fi
+        # Gateway rows of the diagnose-vs-real table: each Gateway's and route's predicted status against
+        # what the real controllers write (tests/kind/gateway_rows.py), printed again beside the table.
+        if [ -e "$dir/verify/report.json" ] && grep -q '^lab_gateway_api: *true' "$ROOT/scenarios/$scenario.yml"; then
+            { echo "$scenario:"; "$KIND_LAB" exec "$VENV/bin/python" "$ROOT/tests/kind/gateway_rows.py" "$dir/kubeconfig" \
+                "$dir/verify/report.json"; } >"$dir/gateway-rows.txt" 2>&1 \
+                || failures+=("$scenario on kind: a Gateway or route's real status differs from diagnose's")
+            cat "$dir/gateway-rows.txt" >&2
+            cat "$dir/gateway-rows.txt" >>"$WORK/gateway-rows.txt"
+        fi
         reset_kind "$dir" || failures+=("reset after $scenario on kind")
     else
         (cd "$ROOT" && ansible-playbook playbooks/lab.yml -e "@scenarios/$scenario.yml" -e lab_backend=twin \
@@ -138,7 +147,7 @@ lab_run() {
 
 # reset_kind DIR: empty the kind cluster for the next scenario: uninstall every helm release, delete
 # the cluster-wide objects of controllers installed from manifests (labelled managed-by
-# kindlab.ingress; helm does not know them) and the lab's namespaces (labelled by lab_namespaces),
+# kindlab.ingress; helm does not know them), the lab's GatewayClasses and the lab's namespaces (labelled by lab_namespaces),
 # waiting until they are gone. Their pods go at once: a controller whose RBAC goes with its
 # namespace spends about a minute failing to clear its status on shutdown, which nothing here
 # looks at.
@@ -152,6 +161,11 @@ reset_kind() {
             done
         "$KIND_LAB" exec kubectl --kubeconfig "$kubeconfig" delete clusterroles,clusterrolebindings,ingressclasses \
             -l app.kubernetes.io/managed-by=kindlab.ingress --ignore-not-found
+        # The lab's GatewayClasses are cluster-wide too (labelled part-of; their CRDs stay, when a scenario installed them).
+        if "$KIND_LAB" exec kubectl --kubeconfig "$kubeconfig" get crd gatewayclasses.gateway.networking.k8s.io >/dev/null 2>&1; then
+            "$KIND_LAB" exec kubectl --kubeconfig "$kubeconfig" delete gatewayclasses \
+                -l app.kubernetes.io/part-of=kindlab-ingress --ignore-not-found
+        fi
         local namespaces
         namespaces="$("$KIND_LAB" exec kubectl --kubeconfig "$kubeconfig" get namespace \
             -l app.kubernetes.io/part-of=kindlab-ingress -o name)"
@@ -266,6 +280,10 @@ if [ -n "$current" ]; then
     fi
     echo "test-kind: diagnose table in $((SECONDS - started)) s" >&2
     stage_record "diagnose table" "$((SECONDS - started))"
+fi
+if [ -s "$WORK/gateway-rows.txt" ]; then
+    banner "diagnose vs real Traefik: the Gateway rows (read on each Gateway API scenario's cluster)"
+    cat "$WORK/gateway-rows.txt" >&2
 fi
 
 if [ -n "$current" ]; then

@@ -50,11 +50,15 @@ options:
       - Gateways, each C(namespace) (it must exist), C(name) (unique in the namespace), C(class)
         (C(spec.gatewayClassName), one of O(classes)), optional C(labels), and C(listeners) (1 to 64).
       - Each listener has C(name) (a DNS-1123 label, unique in the Gateway; a route's C(sectionName) names it),
-        C(port) (1-65535), C(protocol) (C(HTTP); HTTPS and TLS listeners, with certificates, are not built yet),
+        C(port) (1-65535), C(protocol) (C(HTTP) or C(HTTPS); TLS passthrough listeners are not built),
         optional C(hostname) (a DNS name, C(*.) wildcard allowed; any when omitted) and C(allowed_routes)
         (C(allowedRoutes.namespaces), as C(namespaces) C(Same), the default, C(All), or C(Selector) with C(selector),
         namespace labels to match; a string is taken as C(namespaces)). Two listeners on one port need different
         hostnames.
+      - An C(HTTPS) listener terminates TLS (C(tls.mode=Terminate)) with a certificate this module generates once, a
+        self-signed EC P-256 one for the listener's C(hostname) (else C(gateway.kindlab.invalid)), in the Secret
+        C(<gateway>-<listener>-tls) beside the Gateway; an existing Secret is kept as it is, and no key material appears
+        in the result or diff.
       - Traefik serves a listener only on one of its entrypoints' container ports (the chart's C(ports.web.port)
         C(8000), C(ports.websecure.port) C(8443)); another port is C(Accepted=False) (C(PortUnavailable)).
     type: list

@@ -40,6 +40,12 @@ description:
     written under a controllerName that does not own the parent Gateway's class, or for a Gateway that is gone),
     and C(gateway_class_claimed) and C(gateway_address) (info; who claims each class, and the address the one
     writer of a Gateway writes).
+  - "Across the two APIs, C(host_on_two_apis) (warning) names a host served at once by an Ingress and by an accepted
+    HTTPRoute on other addresses (a migration half done): the Ingress and its writer with its address, the route,
+    its Gateway and that Gateway's writer with its address, and the cut-over that ends it as C(fix.cut_over)."
+  - "Each route parent in C(gateway_api.routes) carries C(status_by), what each controller reading the route will
+    write in its C(status.parents) entry (Accepted, or not and the reason: a route whose listeners its controller
+    serves none of is not accepted, for Traefik with reason NotAllowedByListeners)."
   - Controllers are always discovered cluster-wide; the selection only chooses the Ingresses. Gateway API objects
     are read cluster-wide too (a route's parent Gateway may be in another namespace).
   - Read-only; never changes the cluster.

@@ -29,6 +29,18 @@ description:
     decided.
   - An Ingress passes when it changed at most C(max_changes) times, its status was never empty (unless
     C(allow_empty)), and every address seen lies inside C(expected_pools) (when given).
+  - Where the cluster serves Gateway API (discovery finds C(gateway.networking.k8s.io/v1) Gateway and HTTPRoute) and
+    C(gateway_api) is true, Gateways and HTTPRoutes are watched too, the same way, each kind with one list and
+    one watch of its own running side by side with the Ingress watch (selected by C(namespaces) and
+    C(label_selector); C(names) names Ingresses only). A Gateway is one subject - its C(status.addresses), its
+    conditions and each listener's (with C(attachedRoutes)). An HTTPRoute has one subject per C(status.parents)
+    entry, keyed by its C(parentRef) and C(controllerName). Their changes are in C(timeline) beside the Ingresses'
+    and attributed the same way, against what each Gateway API implementation writes (its Gateway address and
+    controllerName, read per controller type; Traefik logs no line for these writes, so the field manager and the
+    address decide). Without the CRDs nothing more is asked and nothing more is returned.
+  - A Gateway passes like an Ingress - at most C(max_changes) changes (of its addresses or conditions), an address
+    (unless C(allow_empty)), inside C(expected_pools). An HTTPRoute passes when every parent its spec names has a
+    status entry, and every entry has C(Accepted=True) and C(ResolvedRefs=True) and at most C(max_changes) changes.
   - Read-only; never changes the cluster.
 version_added: 0.1.0
 author: kindlab.ingress developers (@kindlab)
@@ -61,8 +73,13 @@ options:
       and the controllers' logs).
     type: bool
     default: true
+  gateway_api:
+    description: Also watch Gateways and HTTPRoutes where the cluster serves Gateway API (found by discovery; without
+      the CRDs this changes nothing).
+    type: bool
+    default: true
   fail_on_violation:
-    description: Fail when an Ingress fails (the result is returned either way).
+    description: Fail when an Ingress, Gateway or HTTPRoute fails (the result is returned either way).
     type: bool
     default: true
 extends_documentation_fragment:
@@ -104,6 +121,11 @@ timeline:
       C(candidates). C(none) - no known controller pod could have written it (a field manager no controller type
       uses). C(deleted) - the Ingress was deleted, not a status write. Null when attribution did not run
       (C(attribute=false), or the window ended blind).
+    - A Gateway API change has no C(ingress); it has C(kind) (C(Gateway) or C(HTTPRoute)), C(subject) (C(Gateway ns/name),
+      C(HTTPRoute ns/name parent <parentRef> by <controllerName>)), C(object) (ns/name), C(conditions_old) and
+      C(conditions_new) (each C(Type=Status), with C((Reason)) where the reason is not the type; a Gateway's listeners'
+      prefixed C(listener <name>:)), and for a route C(parent) and C(controller). C(old) and C(new) are a Gateway's
+      addresses (a route's are empty).
     - A log line is never taken against the address evidence - a pod whose controllers do not publish the new
       addresses is not their writer, whatever it logged.
   returned: success
@@ -131,18 +153,48 @@ ingresses:
     missed in them).
   returned: success
   type: dict
+gateways:
+  description: Where Gateway API is watched, C(namespace/name) of each Gateway to addresses_seen, conditions (its
+    own, then each listener's, at the end of the window), writers, changes, passed, reason and note, as C(ingresses).
+  returned: when the cluster serves Gateway API and gateway_api is true
+  type: dict
+  sample: {"traefik-a/traefik-gateway": {"addresses_seen": [["100.64.0.1"]], "changes": 0, "deleted": false,
+            "conditions": ["Accepted=True", "Programmed=True", "listener web: Accepted=True", "listener web: Programmed=True",
+                           "listener web: attachedRoutes=1"],
+            "writers": {"managers": ["traefik"], "pods": []}, "passed": true, "reason": "stable", "note": null}}
+routes:
+  description: Where Gateway API is watched, C(namespace/name) of each HTTPRoute to named_parents (the parents its spec
+    names), parents (each status entry, C(<parent> by <controllerName>), to its conditions, controller, writers,
+    changes, passed and reason), changes, passed, reason and note.
+  returned: when the cluster serves Gateway API and gateway_api is true
+  type: dict
+  sample: {"apps/app": {"named_parents": ["traefik-a/traefik-gateway"], "changes": 0, "passed": false, "note": null,
+            "reason": "parent traefik-a/traefik-gateway by traefik.io/gateway-controller: not Accepted: Accepted=False
+              (NotAllowedByListeners), written by traefik",
+            "parents": {"traefik-a/traefik-gateway by traefik.io/gateway-controller": {
+              "conditions": ["Accepted=False (NotAllowedByListeners)", "ResolvedRefs=True"],
+              "controller": "traefik.io/gateway-controller", "changes": 0, "passed": false, "deleted": false,
+              "reason": "not Accepted: Accepted=False (NotAllowedByListeners)", "writers": {"managers": ["traefik"], "pods": []}}}}}
+watches:
+  description: Where Gateway API is watched, per kind (C(Ingress), C(Gateway), C(HTTPRoute)) the watch streams it opened
+    and the bookmarks it received; each kind is listed once and watched by its own stream.
+  returned: when the cluster serves Gateway API and gateway_api is true
+  type: dict
+  sample: {"Ingress": {"streams": 1, "bookmarks": 0}, "Gateway": {"streams": 1, "bookmarks": 0},
+           "HTTPRoute": {"streams": 1, "bookmarks": 0}}
 failures:
-  description: One line per failing Ingress.
+  description: One line per failing Ingress (C(ns/name)), Gateway (C(Gateway ns/name)) and reason of a failing HTTPRoute
+    (C(HTTPRoute ns/name)).
   returned: success
   type: list
   elements: str
   sample: ["one/test: 5 changes in 10s (max 0): 100.64.0.0 ↔ 172.18.0.2, written by nginx-ingress-controller (pods two/x, one/y)"]
 passed:
-  description: Whether every selected Ingress passed.
+  description: Whether every selected Ingress (and Gateway and HTTPRoute, where watched) passed.
   returned: success
   type: bool
 watch_streams:
-  description: Watch streams opened (one per 10 s of window, more after reconnects).
+  description: Watch streams opened (one per 10 s of window and kind, more after reconnects).
   returned: success
   type: int
 events:
@@ -154,7 +206,7 @@ bookmarks:
   returned: success
   type: int
 blind_intervals:
-  description: Each stretch of the window without a watch, from when the stream broke (after silence, its
+  description: Each stretch of the window without a watch (a Gateway API kind's marked with its C(kind)), from when the stream broke (after silence, its
     last sign of life) until a stream was open again, with the reason. C(missed) is true when a change made
     in it may be missing (it was bridged by a re-list after C(410 Gone), or the window ended in it). Otherwise
     the watch resumed from its resourceVersion and nothing was missed.
@@ -164,7 +216,7 @@ blind_intervals:
   sample: [{"from": "2026-11-21T23:40:04.000Z", "to": "2026-11-21T23:40:05.500Z", "t_from": 4.0, "t_to": 5.5,
             "seconds": 1.5, "why": "connection reset; then connection refused", "missed": false}]
 blind_seconds:
-  description: Seconds of the window spent blind.
+  description: Seconds of the window spent blind (the longest of the kinds' watches, which run side by side).
   returned: success
   type: float
 mostly_blind:
@@ -184,11 +236,11 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status impo
 
 def _options(p: Mapping[str, Any]) -> Any:
     return parse_options(p["window"], p["max_changes"], p["allow_empty"], p["expected_pools"],
-                         p["stop_on_violation"], p["attribute"])
+                         p["stop_on_violation"], p["attribute"], p["gateway_api"])
 
 
 def _failure(result: dict[str, Any]) -> str:
-    return "unstable Ingress status: " + "; ".join(result["failures"])
+    return "unstable status: " + "; ".join(result["failures"])
 
 
 def main() -> None:
@@ -201,6 +253,7 @@ def main() -> None:
             expected_pools={"type": "list", "elements": "str", "default": []},
             stop_on_violation={"type": "bool", "default": False},
             attribute={"type": "bool", "default": True},
+            gateway_api={"type": "bool", "default": True},
             fail_on_violation={"type": "bool", "default": True},
         ),
     ).run(check_entry(run, _failure, parse_options=_options))

@@ -18,6 +18,9 @@ description:
   - Writes C(report.html) beside them, a self-contained page (no network fetches) with the verdict table and, per
     Ingress, a drawing of its status address over the watch window coloured by the controller pod that wrote it,
     next to the diagnosis findings and fixes that explain it.
+  - Where the status watch covered Gateway API, both C(summary.md) and C(report.html) show each Gateway (addresses
+    seen, conditions, changes and writers) and each HTTPRoute parent entry (conditions, changes, writers) beside the
+    Ingresses, and the timeline has an axis per Gateway and route that changed.
   - Never fails because of a verdict; the C(verify) role fails at the end when RV(unmet) is not empty.
 version_added: 0.1.0
 author: kindlab.ingress developers (@kindlab)
@@ -35,6 +38,8 @@ options:
       - Module results by check name (C(controllers), C(diagnose), C(status), C(backends), C(conflicts), and C(reachability)
         as a list).
       - The C(addresses) verdicts come from the C(status) result (the addresses each Ingress showed during the watch).
+      - The C(gateways) and C(routes) verdicts come from the C(status) result too, where it watched Gateway API (its
+        C(gateways) and C(routes)); every Gateway and HTTPRoute it watched must pass unless C(expect) names it.
     type: dict
     required: true
   expect:
@@ -43,8 +48,13 @@ options:
         not to start, to a regex its failure must match: the kubelet's reason, exit code and last log lines),
         C(addresses.failing) (namespace/name of an Ingress expected to get no status address during the watch, to a regex
         over C(no address during the watch window)), C(status.failing) (plus C(settle), C(window), C(max_changes),
-        C(pools), C(allow_empty) for the role) and C(backends.failing) (namespace/name to a reason regex),
-        C(diagnose.findings) (each C(kind) plus optional C(ingress), C(culprit) and C(reason) regexes),
+        C(pools), C(allow_empty) for the role), C(gateways.failing) (namespace/name of a Gateway expected to fail the
+        status watch - no address, outside the pools, more than C(status.max_changes) changes - to a reason regex),
+        C(routes.failing) (namespace/name of an HTTPRoute expected not to be C(Accepted) and C(ResolvedRefs) by every
+        parent it names, or to change too often, to a reason regex such as C(NotAllowedByListeners)) and
+        C(backends.failing) (namespace/name to a reason regex),
+        C(diagnose.findings) (each C(kind) plus optional C(ingress), C(culprit) and C(reason) regexes; an expected finding
+        may be of any severity, and an unexpected one fails the check only when it is an error),
         C(conflicts.expected) (each C(ingresses): two namespace/name), C(reachability) (the probes, each with optional
         C(failing) reason regex, C(backends) list and C(min_backends); with C(rate), C(duration) and C(max_failures) a
         continuous probe, judged by its failed requests against C(max_failures), default 0)."

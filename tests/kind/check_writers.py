@@ -49,7 +49,10 @@ def published_by(pod: str, publishers: list[Obj]) -> set[str] | None:
 def check_row(row: Obj, publishers: list[Obj]) -> tuple[bool, str]:
     """(passed, the line to print) for one timeline row."""
     new = [str(a) for a in row.get("new") or []]
-    head = "%s %s -> %s" % (row.get("time", "?"), row.get("ingress", "?"), ",".join(new) or "(empty)")
+    head = "%s %s -> %s" % (row.get("time", "?"), row.get("ingress") or row.get("subject", "?"), ",".join(new) or "(empty)")
+    # A Gateway API change is checked against what the Gateway API writers publish, an Ingress's against the others.
+    surface = "gateway" if row.get("kind") in ("Gateway", "HTTPRoute") else "ingress"
+    publishers = [p for p in publishers if p.get("surface", "ingress") == surface]
     by = row.get("attributed_by")
     if row.get("event") == "DELETED" or by == "deleted":
         return True, "ok    %s: the Ingress was deleted (no write)" % head

@@ -144,6 +144,14 @@ def off_loopback(sockets: list[tuple[str, str, int, str, int, str]]) -> list[tup
     return [s for s in sockets if not loopback(s[1]) or (s[3] not in ("0.0.0.0", "::") and not loopback(s[3]))]
 
 
+def traefik_args(web_port: int, *provider_args: str) -> list[str]:
+    """Traefik's args: its one entrypoint `web` on 127.0.0.1:WEB_PORT, the Gateway provider, PROVIDER_ARGS."""
+    return ["--global.checknewversion=false", "--global.sendanonymoususage=false",
+            "--log.level=DEBUG", "--log.nocolor=true",
+            f"--entrypoints.web.address=127.0.0.1:{web_port}",
+            "--providers.kubernetesgateway=true", *provider_args]
+
+
 @contextlib.contextmanager
 def traefik(cp: ControlPlane, name: str, web_port: int, *provider_args: str) -> Iterator[subprocess.Popen[bytes]]:
     """Real Traefik with the Gateway provider, its one entrypoint `web` on 127.0.0.1:WEB_PORT, its API
@@ -151,11 +159,7 @@ def traefik(cp: ControlPlane, name: str, web_port: int, *provider_args: str) -> 
     log_path = cp.layout.root / f"{name}.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_")}
     env["KUBECONFIG"] = str(cp.layout.kubeconfig(ADMIN))
-    argv = [str(binaries.binary_path("traefik")),
-            "--global.checknewversion=false", "--global.sendanonymoususage=false",
-            "--log.level=DEBUG", "--log.nocolor=true",
-            f"--entrypoints.web.address=127.0.0.1:{web_port}",
-            "--providers.kubernetesgateway=true", *provider_args]
+    argv = [str(binaries.binary_path("traefik")), *traefik_args(web_port, *provider_args)]
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(argv, env=env, cwd=cp.layout.root, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL)
@@ -356,3 +360,51 @@ def test_a_missing_status_service_stops_traefiks_gateway_sync(cp: ControlPlane) 
     configured = [line for line in text.splitlines()
                   if "Configuration received" in line and "providerName=kubernetesgateway" in line]
     assert not configured, "the Gateway provider sent a configuration: " + configured[0][:300]
+
+
+def test_diagnose_on_the_objects_predicts_what_real_traefik_then_writes(cp: ControlPlane) -> None:
+    """diagnose on the twin's objects (a Deployment whose args are those of the process that then
+    runs; its pods never start), before Traefik writes anything, against what real Traefik writes: the
+    Gateway rows of the diagnose-vs-real table (tests/kind/gateway_rows.py compares them, as on kind)."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+
+    ns = "gw-diag"
+    web_port = free_port()
+    args = traefik_args(web_port, f"--providers.kubernetesgateway.statusaddress.ip={POOL_ADDRESS}")
+    labels = {"app.kubernetes.io/name": "traefik", "app.kubernetes.io/instance": "traefik-" + ns}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "traefik", "namespace": ns},
+                  "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {
+                      "metadata": {"labels": labels},
+                      "spec": {"containers": [{"name": "traefik", "image": "docker.io/traefik:v3.7.13", "args": args}]}}}}
+    apply(cp, *gateway_objects(ns, web_port), deployment)
+    prediction = diagnose.run(Client(str(cp.layout.kubeconfig(ADMIN))), Selection())["gateway_api"]
+    gw = prediction["gateways"][f"{ns}/gw"]
+    assert [(w["controller"], w["address"]) for w in gw["writers"]] == [(f"{ns}/traefik@kubernetesgateway", [POOL_ADDRESS])]
+    assert gw["writers"][0]["listeners"] == {"web": "web", "plain": None}
+
+    import importlib.util
+    import sys
+    spec = importlib.util.spec_from_file_location("gateway_rows", Path(__file__).resolve().parents[1] / "kind" / "gateway_rows.py")
+    assert spec and spec.loader
+    rows_module = importlib.util.module_from_spec(spec)
+    sys.modules["gateway_rows"] = rows_module
+    spec.loader.exec_module(rows_module)
+
+    log = cp.layout.root / "traefik-diag.log"
+    with traefik(cp, "traefik-diag", web_port, f"--providers.kubernetesgateway.statusaddress.ip={POOL_ADDRESS}") as proc:
+        def written() -> bool:
+            seen, _objs = observe(cp, ns)
+            return bool(seen["gateway"]["addresses"]) and all(seen[r]["parents"] for r in ("on-web", "on-plain"))
+        wait_for(proc, log, "Traefik's first status writes", written)
+        seen: dict[str, Any] = {}
+        for _read in range(5):
+            doc = kget(cp, "gateways,httproutes", "-n", ns, "--show-managed-fields")
+            rows_module.record(seen, [i for i in doc["items"] if i["kind"] == "Gateway"],
+                               [i for i in doc["items"] if i["kind"] == "HTTPRoute"])
+            time.sleep(0.2)
+    rows = rows_module.compare(prediction, seen)
+    print("\n".join("%s | %s | predicted: %s | real: %s" % ("agree" if r[3] else "DIFFER", r[0], r[1], r[2]) for r in rows))
+    assert [(r[0], r[3]) for r in rows] == [(f"Gateway {ns}/gw", True), (f"HTTPRoute {ns}/on-plain → {ns}/gw/plain", True),
+                                            (f"HTTPRoute {ns}/on-web → {ns}/gw/web", True)]

@@ -288,6 +288,11 @@ class GatewayController:
     # (chart values, args) that make it claim only a GatewayClass of its own, and that give it an address.
     class_fix: tuple[str, str] = ("", "")
     address_fix: tuple[str, str] = ("", "")
+    # The reason it writes in a route's Accepted False when the route's listeners are all ones it serves not.
+    route_reason_no_listener: str = "NotAllowedByListeners"
+    # The field manager of its status writes (Gateways' and routes'), which the status watch's
+    # managedFields name; "": the type's own (ControllerType.field_manager).
+    field_manager: str = ""
 
     @property
     def ref(self) -> str:

@@ -137,6 +137,15 @@ class Client:
             except ResourceNotFoundError as exc:
                 raise KindNotServed("the cluster does not serve %s %s" % (api_version, kind)) from exc
 
+    def serves(self, api_version: str, kind: str) -> bool:
+        """Whether the cluster serves a kind (discovery; a CRD not installed: False)."""
+        try:
+            with self._answered("discovery"):
+                self.resource(api_version, kind)
+        except KindNotServed:
+            return False
+        return True
+
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Obj | None:
         try:
             with self._answered():

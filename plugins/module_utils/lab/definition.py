@@ -36,7 +36,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools impo
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import ClusterError, render_kind_config
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import (
-    VerifyError, controller_references, ingress_patterns, ingress_references, validate_expect,
+    VerifyError, controller_references, gateway_references, ingress_patterns, ingress_references, route_references, validate_expect,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import (
     Workload, WorkloadError, parse_namespaces, parse_workloads, summary,
@@ -237,6 +237,8 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
     ingresses = ["%s/%s" % (wl.namespace, wl.ingress.name) for wl in parsed_workloads if wl.ingress is not None]
     releases = ["%s/%s" % (ctl["namespace"], ctl["release"]) for ctl in parsed_controllers]
     _expected_references(parsed_expect, ingresses, releases)
+    _expected_gateway_references(parsed_expect, [g.ref for g in parsed_gateways.gateways],
+                                 ["%s/%s" % (wl.namespace, wl.httproute.name) for wl in parsed_workloads if wl.httproute is not None])
     try:
         parsed_actions = parse_actions(actions)
         types_by_namespace: dict[str, list[str]] = {}
@@ -352,6 +354,17 @@ def _expected_references(expect: dict[str, Any], ingresses: list[str], releases:
         if not any(re.search(pattern, text) for text in ingresses + [""]):
             raise LabError("%s: expected a regular expression matching an Ingress of lab_workloads (namespace/name), "
                            "one of %s, got %r" % (where, ingresses, pattern))
+
+
+def _expected_gateway_references(expect: dict[str, Any], gateways: list[str], routes: list[str]) -> None:
+    """Every Gateway and HTTPRoute lab_expect names must be one the lab defines."""
+    for where, ref in gateway_references(expect):
+        if ref not in gateways:
+            raise LabError("%s: expected a Gateway of lab_gateways.gateways (namespace/name), one of %s, got %r" % (where, gateways, ref))
+    for where, ref in route_references(expect):
+        if ref not in routes:
+            raise LabError("%s: expected an HTTPRoute of lab_workloads' httproute (namespace/name), one of %s, got %r"
+                           % (where, routes, ref))
 
 
 def run_lab_definition(params: Params, module: Module) -> dict[str, Any]:

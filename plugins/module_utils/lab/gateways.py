@@ -42,9 +42,11 @@ API_VERSION = "gateway.networking.k8s.io/v1"
 CRD_GROUP = "gateway.networking.k8s.io"
 # The default class controller of lab_gateways: Traefik's, the one Gateway implementation the lab installs.
 DEFAULT_CONTROLLER_NAME = GATEWAY_CONTROLLER_NAME
-# Listener protocols built here; HTTPS and TLS listeners (certificateRefs from generated
-# certificates) are not built yet.
-PROTOCOLS = ("HTTP",)
+# Listener protocols built here: HTTPS terminates TLS with a certificate the lab generates (a
+# self-signed one per listener, in a Secret beside the Gateway); TLS passthrough is not built.
+PROTOCOLS = ("HTTP", "HTTPS")
+# The name a listener's certificate gets when it has no hostname (the probes do not verify it).
+NO_HOSTNAME_CERT_NAME = "gateway.kindlab.invalid"
 FROM_NAMESPACES = ("Same", "All", "Selector")
 # Gateway API's hostname (a DNS name, one leading wildcard label allowed) and controllerName
 # (a domain-prefixed path), as the CRDs' OpenAPI patterns give them.
@@ -120,6 +122,7 @@ class ListenerSpec:
     hostname: str | None = None
     from_namespaces: str = "Same"
     selector: dict[str, str] = field(default_factory=dict)  # matchLabels, with from Selector
+    tls_secret: str | None = None  # HTTPS: the Secret (in the Gateway's namespace) holding its generated certificate
 
 
 @dataclass
@@ -186,7 +189,7 @@ def _parse_listener(raw: Any, where: str) -> ListenerSpec:
     port = _port(raw["port"], where + ".port")
     protocol = raw.get("protocol", "HTTP")
     _require(protocol in PROTOCOLS, where + ".protocol",
-             "HTTP (HTTPS and TLS listeners, with certificates, are not built by the lab yet)", protocol)
+             "HTTP or HTTPS (TLS passthrough listeners are not built by the lab yet)", protocol)
     hostname = raw.get("hostname") or None
     if hostname is not None:
         _require(valid_hostname(hostname), where + ".hostname", HOSTNAME, hostname)
@@ -216,6 +219,11 @@ def _parse_gateway(raw: Any, where: str) -> GatewaySpec:
                  "a hostname other than that of listeners[%d] on port %d (two listeners with the same port and hostname "
                  "are Conflicted)" % (bindings.get(key, -1), listener.port), listener.hostname)
         bindings[key] = i
+        if listener.protocol == "HTTPS":
+            listener.tls_secret = "%s-%s-tls" % (name, listener.name)
+            _require(is_dns1123_subdomain(listener.tls_secret), "%s.listeners[%d].name" % (where, i),
+                     "a name that with the Gateway's makes a Secret name %s-<listener>-tls (%s)" % (name, DNS1123_SUBDOMAIN),
+                     listener.name)
     return GatewaySpec(namespace=namespace, name=name, gateway_class=gateway_class, listeners=listeners,
                        labels=_str_map(raw.get("labels"), where + ".labels"))
 
@@ -268,7 +276,48 @@ def _render_listener(listener: ListenerSpec) -> Obj:
                 "allowedRoutes": {"namespaces": namespaces}}
     if listener.hostname:
         out["hostname"] = listener.hostname
+    if listener.tls_secret:
+        out["tls"] = {"mode": "Terminate", "certificateRefs": [{"group": "", "kind": "Secret", "name": listener.tls_secret}]}
     return out
+
+
+def certificate_secrets(gateways: Gateways) -> list[tuple[str, str, str]]:
+    """(namespace, Secret name, certificate name) of every HTTPS listener's generated certificate."""
+    return [(gw.namespace, ln.tls_secret, ln.hostname or NO_HOSTNAME_CERT_NAME)
+            for gw in gateways.gateways for ln in gw.listeners if ln.tls_secret]
+
+
+def tls_secret(namespace: str, name: str, cert_pem: str, key_pem: str) -> Obj:
+    import base64
+
+    def b64(text: str) -> str:
+        return base64.b64encode(text.encode()).decode()
+
+    return {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+            "metadata": {"name": name, "namespace": namespace, "labels": _labels({})},
+            "data": {"tls.crt": b64(cert_pem), "tls.key": b64(key_pem)}}
+
+
+def self_signed(name: str, days: int = 365) -> tuple[str, str]:
+    """A self-signed certificate for NAME (its subject and only SAN; a wildcard too) and its key,
+    PEM. An EC P-256 key: quick to make, and every proxy the lab runs takes it."""
+    import datetime as dt
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name), x509.NameAttribute(NameOID.ORGANIZATION_NAME, PART_OF)])
+    now = dt.datetime.now(dt.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
+            .not_valid_after(now + dt.timedelta(days=days))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+            .sign(key, hashes.SHA256()))
+    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    return cert.public_bytes(serialization.Encoding.PEM).decode(), key_pem.decode()
 
 
 def render_gateway(gw: GatewaySpec) -> Obj:
@@ -391,6 +440,7 @@ def ensure(client: Any, crds: list[Obj], gateways: Gateways, check_mode: bool, w
     objs = render(gateways)
     if objs and check_mode and (crds_new or not _served(client)):
         # The CRDs are not there yet, so the server cannot dry-run these: they would be created.
+        results += _certificates(client, gateways, [], check_mode)
         results += [ApplyResult(changed=True, before=None, after=obj) for obj in objs]
     elif objs:
         if crd_names and not check_mode:
@@ -400,11 +450,30 @@ def ensure(client: Any, crds: list[Obj], gateways: Gateways, check_mode: bool, w
             raise GatewayError("gateways: namespace(s) %s do not exist: create them first (the lab's namespaces list)"
                                % ", ".join(missing))
         present = [o for o in objs if o["metadata"].get("namespace") not in missing]
+        results += _certificates(client, gateways, missing, check_mode)
         results += client.apply_all(present, check_mode=check_mode)
         results += [ApplyResult(changed=True, before=None, after=o) for o in objs if o not in present]
     out = summarize(results)
     # A CRD's diff is thousands of lines of OpenAPI schema: the objects list names it instead.
     out["diff"] = [r.diff for r in results if r.diff and r.after.get("kind") != "CustomResourceDefinition"]
+    return out
+
+
+def _certificates(client: Any, gateways: Gateways, missing: list[str], check_mode: bool) -> list[Any]:
+    """Each HTTPS listener's Secret: generated once, and kept as it is once it exists (a rerun
+    changes nothing). The results carry no key material: a diff shows the Secret's name only."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import ApplyResult
+
+    out = []
+    for namespace, name, cert_name in certificate_secrets(gateways):
+        redacted = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace},
+                    "type": "kubernetes.io/tls", "data": {"tls.crt": "(generated, for %s)" % cert_name, "tls.key": "(generated)"}}
+        if namespace not in missing and client.get("v1", "Secret", name, namespace) is not None:
+            out.append(ApplyResult(changed=False, before=redacted, after=redacted))
+            continue
+        if not check_mode:
+            client.apply_all([tls_secret(namespace, name, *self_signed(cert_name))], check_mode=False)
+        out.append(ApplyResult(changed=True, before=None, after=redacted))
     return out
 
 

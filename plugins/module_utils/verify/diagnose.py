@@ -75,14 +75,19 @@ def find_controllers(state: ClusterState) -> list[AnalysedController]:
     return [c for found in find_workloads(state) for c in found.controllers]
 
 
-def gateway_controllers(state: ClusterState, found: list[FoundWorkload]) -> list[GatewayController]:
-    """The Gateway API side of each workload whose type implements it and runs it."""
+def gateway_sides(state: ClusterState, found: list[FoundWorkload]) -> list[tuple[FoundWorkload, GatewayController]]:
+    """Each workload whose type implements Gateway API and runs it, with its Gateway API side."""
     out = []
     for f in found:
         side = f.type.gateway(state, f.workload, f.container, f.pods) if f.type.gateway is not None else None
         if side is not None:
-            out.append(side)
+            out.append((f, side))
     return out
+
+
+def gateway_controllers(state: ClusterState, found: list[FoundWorkload]) -> list[GatewayController]:
+    """The Gateway API side of each workload whose type implements it and runs it."""
+    return [side for _f, side in gateway_sides(state, found)]
 
 
 # ---------------------------------------------------------------- prediction
@@ -293,7 +298,8 @@ def analyse(state: ClusterState) -> dict[str, Any]:
     controllers = [c for f in found for c in f.controllers]
     ingresses, findings = predict(state, controllers)
     gateways, gateway_findings = diagnose_gateways.predict(state, gateway_controllers(state, found))
-    findings = controller_findings(controllers) + findings + gateway_findings
+    findings = (controller_findings(controllers) + findings + gateway_findings
+                + diagnose_gateways.two_api_findings(state, ingresses, gateways))
     return {
         "controllers": [c.as_dict() for c in controllers],
         "ingresses": ingresses,

@@ -198,8 +198,12 @@ def _route_findings(route: Obj, sides: dict[str, GatewaySide],
         att = spec.attach(ROUTE_KIND, route, ref, side.gateway, state.namespace_labels)
         writers = side.writers
         readers = [w for w in writers if w.watches_namespace(ns)]
-        parents.append(dict(att.as_dict(), served_by={
-            w.ref: [n for n in att.listeners if side.served(w).get(n)] for w in readers}))
+        served_by = {w.ref: [n for n in att.listeners if side.served(w).get(n)] for w in readers}
+        # What each reader writes in its status.parents entry: accepted only on a listener it serves.
+        status_by = {w.ref: {"accepted": True, "reason": "Accepted"} if att.accepted and served_by[w.ref]
+                     else {"accepted": False, "reason": att.reason if not att.accepted else w.route_reason_no_listener}
+                     for w in readers}
+        parents.append(dict(att.as_dict(), section_name=ref.get("sectionName"), served_by=served_by, status_by=status_by))
         if not att.accepted:
             findings.append(Finding("route_not_accepted", ERROR, "%s %s: its parent %s does not accept it: Accepted False, "
                                     "reason %s (%s)" % (ROUTE_KIND, key, parent, att.reason, att.why),
@@ -268,3 +272,46 @@ def predict(state: ClusterState, controllers: list[GatewayController]) -> tuple[
         }
         findings += _gateway_findings(side) + _listener_findings(side, attachments)
     return result, findings + route_findings
+
+
+def _ingress_hosts(ingress: Obj) -> list[str]:
+    return [str(rule["host"]) for rule in (ingress.get("spec") or {}).get("rules") or [] if rule.get("host")]
+
+
+def _route_hosts(route: Obj) -> list[str]:
+    return [str(h) for h in (route.get("spec") or {}).get("hostnames") or []]
+
+
+def two_api_findings(state: ClusterState, ingresses: dict[str, Any], gateway_result: dict[str, Any]) -> list[Finding]:
+    """A host served at once by an Ingress and by an HTTPRoute on other addresses (a migration half
+    done): a client reaches whichever object its DNS names, both answer, and nothing flaps. Stated
+    per host with the object and controller behind each address, and the cut-over that ends it."""
+    if not gateway_result.get("served"):
+        return []
+    via_ingress: list[tuple[str, str, str, list[str]]] = []  # host, ingress, controller, address
+    for ing in state.ingresses:
+        for writer in (ingresses.get(spec.key(ing)) or {}).get("writers") or []:
+            for host in _ingress_hosts(ing):
+                via_ingress.append((host, spec.key(ing), writer["controller"], list(writer.get("address") or [])))
+    via_route: list[tuple[list[str], str, str, str, list[str]]] = []  # hostnames (none: every host), route, gateway, controller, address
+    for route in state.http_routes:
+        for parent in (gateway_result["routes"].get(spec.key(route)) or {}).get("parents") or []:
+            if not parent.get("accepted"):
+                continue
+            for writer in (gateway_result["gateways"].get(parent["gateway"]) or {}).get("writers") or []:
+                via_route.append((_route_hosts(route), spec.key(route), parent["gateway"], writer["controller"],
+                                  list(writer.get("address") or [])))
+    out = []
+    for host, ing_key, ing_ctl, ing_addr in via_ingress:
+        for r_hosts, route_key, gateway, gw_ctl, gw_addr in via_route:
+            if not spec.hostnames_meet(host, r_hosts) or not ing_addr or not gw_addr or set(ing_addr) & set(gw_addr):
+                continue
+            out.append(Finding(
+                "host_on_two_apis", WARNING,
+                "%s is served on two addresses by two APIs: Ingress %s by %s at %s, and %s %s (hostnames %s) through Gateway %s by "
+                "%s at %s. Both answer; a client reaches the one its DNS names, so the two can serve different versions "
+                "until the cut-over" % (host, ing_key, ing_ctl, fmt(ing_addr), ROUTE_KIND, route_key, fmt(r_hosts or ["*"]), gateway, gw_ctl, fmt(gw_addr)),
+                ingress=ing_key, route=route_key, gateway=gateway, controllers=[ing_ctl, gw_ctl],
+                fix={"cut_over": ["point %s at %s (the Gateway %s)" % (host, fmt(gw_addr), gateway),
+                                  "then delete Ingress %s, or remove host %s from it" % (ing_key, host)]}))
+    return out

@@ -170,3 +170,56 @@ def _target(parent_ref: Obj) -> str:
     if parent_ref.get("port") is not None:
         parts.append("port %s" % parent_ref["port"])
     return " and ".join(parts)
+
+
+# ---------------------------------------------------------------- what a status says (status.py watches it)
+
+
+def condition_text(condition: Obj) -> str:
+    """`Accepted=True`, or with a reason other than its type `Accepted=False (NotAllowedByListeners)`:
+    the part of a condition a status change is about (its time, generation and message are not)."""
+    kind, status, reason = condition.get("type"), condition.get("status"), condition.get("reason")
+    text = "%s=%s" % (kind, status)
+    return text if not reason or reason == kind else "%s (%s)" % (text, reason)
+
+
+def gateway_status(gateway: Obj) -> tuple[list[str], list[str]]:
+    """(status.addresses' values, the Gateway's conditions then each listener's, with its attachedRoutes)."""
+    status = gateway.get("status") or {}
+    addresses = [str(a.get("value")) for a in status.get("addresses") or [] if a.get("value")]
+    conditions = [condition_text(c) for c in status.get("conditions") or []]
+    for listener in status.get("listeners") or []:
+        prefix = "listener %s: " % listener.get("name")
+        conditions += [prefix + condition_text(c) for c in listener.get("conditions") or []]
+        conditions.append(prefix + "attachedRoutes=%s" % listener.get("attachedRoutes", 0))
+    return addresses, conditions
+
+
+def parent_text(route_namespace: str, parent_ref: Obj) -> str:
+    """A parentRef in words: `ns/gateway`, with `/section` and `:port` where it names them (another
+    kind of parent: `Kind ns/name`)."""
+    target = parent_gateway(route_namespace, parent_ref)
+    if target is None:
+        target = "%s %s/%s" % (parent_ref.get("kind"), parent_ref.get("namespace") or route_namespace, parent_ref.get("name"))
+    if parent_ref.get("sectionName"):
+        target += "/%s" % parent_ref["sectionName"]
+    if parent_ref.get("port") is not None:
+        target += ":%s" % parent_ref["port"]
+    return target
+
+
+def route_parents(route: Obj) -> dict[str, list[str]]:
+    """Each status.parents entry of a route, `<parent> by <controllerName>` → its conditions: one
+    entry per parent and controller, as the spec keys them."""
+    namespace = str((route.get("metadata") or {}).get("namespace"))
+    out = {}
+    for entry in (route.get("status") or {}).get("parents") or []:
+        label = "%s by %s" % (parent_text(namespace, entry.get("parentRef") or {}), entry.get("controllerName"))
+        out[label] = [condition_text(c) for c in entry.get("conditions") or []]
+    return out
+
+
+def named_parents(route: Obj) -> list[str]:
+    """The parents a route's spec names (parent_text of each parentRef)."""
+    namespace = str((route.get("metadata") or {}).get("namespace"))
+    return [parent_text(namespace, ref) for ref in (route.get("spec") or {}).get("parentRefs") or []]

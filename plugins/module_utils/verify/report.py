@@ -20,6 +20,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._errors import Opt
 from ansible_collections.kindlab.ingress.plugins.module_utils._time import iso, parse_time
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ProbeError, parse_continuous, parse_ingresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import render as render_html
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import gateway_rows
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import markdown_lines as timeline_lines
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import merge as merge_timeline
 
@@ -28,7 +29,8 @@ if TYPE_CHECKING:  # what a module hands its logic besides its options (see _mod
 
 Obj = dict[str, Any]
 
-CHECKS = ("controllers", "addresses", "diagnose", "status", "backends", "conflicts", "actions", "dataplane", "reachability")
+CHECKS = ("controllers", "addresses", "diagnose", "status", "gateways", "routes", "backends", "conflicts", "actions", "dataplane",
+          "reachability")
 _EXPECT_KEYS = {
     # A controller expected not to start (namespace/release: reason regex), and an Ingress expected
     # to get no status address (namespace/name: reason regex): the build goes on past them, and
@@ -37,6 +39,11 @@ _EXPECT_KEYS = {
     "addresses": {"failing"},
     "diagnose": {"findings"},
     "status": {"settle", "window", "max_changes", "pools", "allow_empty", "failing"},
+    # From the same status watch, where the cluster serves Gateway API: a Gateway expected to fail
+    # (no address, outside the pools, changed more than status.max_changes; namespace/name: reason
+    # regex), and an HTTPRoute expected not to be Accepted and ResolvedRefs by each parent it names.
+    "gateways": {"failing"},
+    "routes": {"failing"},
     "backends": {"failing"},
     "conflicts": {"expected"},
     "reachability": {"probes"},
@@ -125,8 +132,21 @@ def _probe_continuous(probe: Obj, where: str) -> None:
         raise VerifyError("%s.%s" % (where, exc)) from None
 
 
-# Checks whose `failing` subjects are Ingresses (namespace/name); controllers' are releases.
+# Checks whose `failing` subjects are Ingresses (namespace/name); controllers' are releases,
+# gateways' Gateways and routes' HTTPRoutes.
 INGRESS_SUBJECTS = ("addresses", "status", "backends", "dataplane")
+# What each per-subject check names, for "not observed" (`noun`).
+_NOUNS = {"controllers": "controller", "gateways": "Gateway", "routes": "HTTPRoute"}
+
+
+def gateway_references(expect: Obj) -> list[tuple[str, str]]:
+    """(field, namespace/name) of every Gateway a validated lab_expect names."""
+    return [("lab_expect.gateways.failing[%s]" % ref, ref) for ref in (expect.get("gateways") or {}).get("failing") or {}]
+
+
+def route_references(expect: Obj) -> list[tuple[str, str]]:
+    """(field, namespace/name) of every HTTPRoute a validated lab_expect names."""
+    return [("lab_expect.routes.failing[%s]" % ref, ref) for ref in (expect.get("routes") or {}).get("failing") or {}]
 
 
 def controller_references(expect: Obj) -> list[tuple[str, str]]:
@@ -166,7 +186,8 @@ def _per_subject(check: str, observed: dict[str, tuple[bool, str]], failing: dic
     for subject in sorted(set(observed) | set(failing)):
         passed, reason = observed.get(subject, (True, "not observed"))
         if subject not in observed:
-            passed, reason = False, "not observed (no such Ingress selected)"
+            passed, reason = False, "not observed (no such %s %s)" % (
+                _NOUNS.get(check, "Ingress"), "watched" if check in ("gateways", "routes") else "selected")
         pattern = failing.get(subject)
         if pattern is None:
             met = passed
@@ -179,8 +200,9 @@ def _per_subject(check: str, observed: dict[str, tuple[bool, str]], failing: dic
     return out
 
 
-def _ingress_outcomes(result: Obj) -> dict[str, tuple[bool, str]]:
-    return {key: (bool(item.get("passed")), str(item.get("reason") or "")) for key, item in (result.get("ingresses") or {}).items()}
+def _ingress_outcomes(result: Obj, key: str = "ingresses") -> dict[str, tuple[bool, str]]:
+    """(passed, reason) of each subject of a module's result: its Ingresses, or its KEY (gateways, routes)."""
+    return {name: (bool(item.get("passed")), str(item.get("reason") or "")) for name, item in (result.get(key) or {}).items()}
 
 
 def _finding_text(finding: Obj) -> str:
@@ -189,7 +211,9 @@ def _finding_text(finding: Obj) -> str:
 
 
 def _diagnose_verdicts(result: Obj, expect: Obj) -> list[Verdict]:
-    findings = [f for f in result.get("findings", []) if f.get("severity", "error") == "error"]
+    # An expected finding may be of any severity (a warning a scenario sets out to show); an
+    # unexpected one fails the check only when it is an error.
+    findings = list(result.get("findings", []))
     wanted = expect.get("findings", [])
     out = []
     matched: set[int] = set()
@@ -211,7 +235,7 @@ def _diagnose_verdicts(result: Obj, expect: Obj) -> list[Verdict]:
             f = findings[hit]
             out.append(Verdict("diagnose", label.strip(), "finding", "found: %s" % _finding_text(f), True))
     for i, finding in enumerate(findings):
-        if i not in matched:
+        if i not in matched and finding.get("severity", "error") == "error":
             out.append(Verdict("diagnose", "%s %s" % (finding.get("kind"), finding.get("ingress", "")), "no finding",
                                "unexpected finding: %s" % _finding_text(finding), False))
     if not out:
@@ -396,6 +420,10 @@ def evaluate(results: Obj, expect: Obj) -> list[Verdict]:
         verdicts += _diagnose_verdicts(results["diagnose"], expect.get("diagnose") or {})
     if "status" in results:
         verdicts += _per_subject("status", _ingress_outcomes(results["status"]), (expect.get("status") or {}).get("failing", {}))
+        # Gateway API, where the watch covered it (the cluster serves it) or lab_expect names some
+        for check in ("gateways", "routes"):
+            if check in results["status"] or check in expect:
+                verdicts += _per_subject(check, _ingress_outcomes(results["status"], check), (expect.get(check) or {}).get("failing", {}))
     if "backends" in results:
         verdicts += _per_subject("backends", _ingress_outcomes(results["backends"]), (expect.get("backends") or {}).get("failing", {}))
     if "conflicts" in results:
@@ -453,10 +481,22 @@ def markdown(scenario: str, backend: str, verdicts: list[Verdict], results: Obj,
             fix = f.get("fix") or {}
             if fix:
                 lines.append("  - fix: %s" % json.dumps(fix, sort_keys=True))
+    lines += gateway_lines(results.get("status") or {})
     # One time axis per Ingress (timeline.py): actions, status changes with their writers,
     # probe failures and data-plane divergences, in time order.
     lines += timeline_lines(merge_timeline(results, probes))
     return "\n".join(lines) + "\n"
+
+
+def gateway_lines(status: Obj) -> list[str]:
+    """The '## Gateway API' section: each Gateway and each HTTPRoute parent entry (timeline.gateway_rows),
+    where the status watch covered them. Their changes, one by one, are in the timeline."""
+    rows = gateway_rows(status)
+    if rows is None:
+        return []
+    lines = ["", "## Gateway API", "", "| object | addresses | conditions | changes | written by | verdict |", "|---|---|---|---|---|---|"]
+    lines += ["| %s |" % " | ".join(_cell(cell) for cell in row) for row in rows]
+    return lines
 
 
 def report(scenario: str, backend: str, verdicts: list[Verdict], results: Obj, expect: Obj | None = None) -> Obj:

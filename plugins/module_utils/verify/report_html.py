@@ -18,7 +18,9 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._time import parse_time
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import change_writer
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import LAB, Row, Timeline, merge, offset_text
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import (
+    GATEWAY_API_AXES, LAB, Row, Timeline, gateway_rows, merge, offset_text,
+)
 
 Obj = dict[str, Any]
 
@@ -375,6 +377,26 @@ def _explains(finding: Obj, key: str, diagnose: Obj) -> bool:
     return bool(named) and named <= writers
 
 
+def _gateway_api_html(status: Obj, story: Timeline, verdicts: list[Obj]) -> str:
+    """Gateways and HTTPRoutes beside the Ingresses: one table (timeline.gateway_rows), then each
+    object's timeline of changes with their writers, and its verdicts."""
+    rows = gateway_rows(status)
+    if rows is None:
+        return ""
+    out = ['<h2 id="gateway-api">Gateway API</h2><table id="gateway-api-objects"><thead><tr><th>object</th><th>addresses</th>'
+           "<th>conditions</th><th>changes</th><th>written by</th><th>verdict</th></tr></thead><tbody>%s</tbody></table>"
+           % "".join('<tr class="%s">%s</tr>' % ("ok" if row[5] == "pass" else "bad", "".join("<td>%s</td>" % _e(c) for c in row))
+                     for row in rows)]
+    for axis in sorted(k for k in story.axes if k.startswith(GATEWAY_API_AXES)):
+        kind, _sep, key = axis.partition(" ")
+        check = "gateways" if kind == "Gateway" else "routes"
+        mine = [v for v in verdicts if v.get("check") == check and v.get("subject") == key]
+        out.append('<section class="ingress" id="%s-%s" data-object="%s"><h3>%s</h3>%s%s</section>' % (
+            _e(kind.lower()), _e(key.replace("/", "-")), _e(axis), _e(axis), _timeline_table(story.axes[axis], story),
+            "<table><tbody>%s</tbody></table>" % _verdict_rows(mine) if mine else ""))
+    return "".join(out)
+
+
 def render(doc: Obj) -> str:
     """report.json (as a dict) -> the HTML page."""
     results = doc.get("results") or {}
@@ -393,7 +415,7 @@ def render(doc: Obj) -> str:
     # The expectation's probes name the probes and, when a result does not, their Ingresses.
     story = merge(results, ((doc.get("expect") or {}).get("reachability") or []) if isinstance(doc.get("expect"), dict) else [])
     keys = set(segs) | set((diagnose.get("ingresses") or {}).keys()) | {str(f["ingress"]) for f in findings if f.get("ingress")} \
-        | {k for k in story.axes if k != LAB}
+        | {k for k in story.axes if k != LAB and not k.startswith(GATEWAY_API_AXES)}
 
     out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
            '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'">'
@@ -450,6 +472,7 @@ def render(doc: Obj) -> str:
         out.extend(_finding_html(f) for f in mine)
         out.append("</section>")
 
+    out.append(_gateway_api_html(status, story, verdicts))
     if LAB in story.axes:  # lab-wide rows when no Ingress has an axis of its own
         out.append('<section class="ingress" id="ingress-lab" data-ingress="%s"><h3>the lab</h3>%s</section>'
                    % (_e(LAB), _timeline_table(story.axes[LAB], story)))

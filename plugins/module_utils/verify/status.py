@@ -22,9 +22,11 @@ from typing import Any, Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._time import iso, parse_time
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.ingresses import status_addresses
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects import (
+    HTTPROUTE, INGRESS, KINDS, ROUTE_NEEDS, SubjectKind, Surface,
+)
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import (
-    ApiUnreachable, K8sError, WatchExpired, WatchForbidden, WatchInterrupted, unreachable_message,
+    ApiUnreachable, K8sError, KindNotServed, WatchExpired, WatchForbidden, WatchInterrupted, unreachable_message,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.watch import LIST_READ_TIMEOUT, WATCH_READ_SLACK
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import Pool, PoolError, address_in_pools, parse_entry
@@ -48,10 +50,11 @@ class Options:
     pools: Pool | None = None
     stop_on_violation: bool = False
     attribute: bool = True
+    gateway_api: bool = True  # also watch Gateways and HTTPRoutes where the cluster serves them
 
 
 def parse_options(window: Any, max_changes: Any, allow_empty: bool, expected_pools: Any,
-                  stop_on_violation: bool, attribute: bool) -> Options:
+                  stop_on_violation: bool, attribute: bool, gateway_api: bool = True) -> Options:
     """Validate every option before any request."""
     if isinstance(window, bool) or not isinstance(window, (int, float)) or not math.isfinite(window) or window <= 0:
         raise StatusError("window: expected a number of seconds > 0, got %r" % (window,))
@@ -68,7 +71,7 @@ def parse_options(window: Any, max_changes: Any, allow_empty: bool, expected_poo
             except PoolError as exc:
                 raise StatusError("expected_pools[%d]: %s" % (i, str(exc).split(": ", 1)[-1])) from None
         pools = Pool("expected_pools", tuple(ranges))
-    return Options(float(window), max_changes, bool(allow_empty), pools, bool(stop_on_violation), bool(attribute))
+    return Options(float(window), max_changes, bool(allow_empty), pools, bool(stop_on_violation), bool(attribute), bool(gateway_api))
 
 
 # ---------------------------------------------------------------- writers from managedFields
@@ -149,12 +152,18 @@ def attribute_from_logs(timeline: list[dict[str, Any]], entries: list[LogEntry],
 
 @dataclass
 class Track:
-    current: list[str]
+    """One status subject (subjects.py) over the window: an Ingress, a Gateway, one parent entry of a route."""
+
+    current: list[str]  # its addresses
     seen: list[list[str]] = field(default_factory=list)
     changes: int = 0
     empty_seen: bool = False
     deleted: bool = False
     managers: list[str] = field(default_factory=list)
+    kind: SubjectKind = INGRESS
+    obj: str = ""  # namespace/name of its object
+    parent: str = ""
+    conditions: list[str] = field(default_factory=list)
 
     def see(self, addresses: list[str]) -> None:
         if addresses not in self.seen:
@@ -164,93 +173,146 @@ class Track:
 
 @dataclass
 class Tracker:
-    """Replays watch events; pure."""
+    """Replays watch events of every watched kind; pure."""
 
     options: Options
     start: dt.datetime
     tracks: dict[str, Track] = field(default_factory=dict)
     timeline: list[dict[str, Any]] = field(default_factory=list)
     events: int = 0
+    # HTTPRoute namespace/name → the parents its spec names (each must accept it)
+    named: dict[str, list[str]] = field(default_factory=dict)
+    objects: dict[str, set[str]] = field(default_factory=dict)  # kind → namespace/name of each object seen, not deleted
+    subjects: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (kind, namespace/name) → its subjects' ids
 
-    def initial(self, ingresses: list[Obj]) -> None:
-        for ing in ingresses:
-            addrs = status_addresses(ing)
-            track = Track(addrs)
-            track.see(addrs)
-            writer = status_writer(ing)
-            if writer and addrs:  # who wrote the status the window starts with
-                track.managers.append(writer["manager"])
-            self.tracks[key_of(ing)] = track
+    def initial(self, objects: list[Obj], of: SubjectKind = INGRESS) -> None:
+        self.objects.setdefault(of.kind, set())
+        for obj in objects:
+            self._seen(of, obj, deleted=False)
+            writer = status_writer(obj)
+            for surface in of.read(obj):
+                track = self.tracks[surface.subject] = Track(surface.addresses, kind=of, obj=surface.obj,
+                                                             parent=surface.parent, conditions=surface.conditions)
+                self.subjects.setdefault((of.kind, surface.obj), []).append(surface.subject)
+                track.see(surface.addresses)
+                if writer and (surface.addresses or surface.conditions):  # who wrote the status the window starts with
+                    track.managers.append(writer["manager"])
 
-    def event(self, kind: str, obj: Obj, now: dt.datetime) -> dict[str, Any] | None:
-        """Apply one watch event; returns the timeline entry when the status changed."""
+    def event(self, kind: str, obj: Obj, now: dt.datetime, of: SubjectKind = INGRESS) -> list[dict[str, Any]]:
+        """Apply one watch event; returns the timeline entries of the subjects whose status changed."""
         self.events += 1
-        return self._change(kind, obj, now)
+        return self._change(kind, obj, now, of)
 
-    def resync(self, ingresses: list[Obj], now: dt.datetime) -> list[dict[str, Any]]:
+    def resync(self, objects: list[Obj], now: dt.datetime, of: SubjectKind = INGRESS) -> list[dict[str, Any]]:
         """After a re-list (the watch's resourceVersion expired): each difference between the
-        listed Ingresses and the tracked state as one change, marked `seen_after_blind`; changes
+        listed objects and the tracked state as one change, marked `seen_after_blind`; changes
         made in between that cancelled out are not seen, none is counted twice."""
-        listed = {key_of(i): i for i in ingresses}
+        listed = {key_of(i): i for i in objects}
+        known = self.objects.get(of.kind, set())
         out = []
         for key in sorted(listed):
-            track = self.tracks.get(key)
-            out.append(self._change("ADDED" if track is None or track.deleted else "MODIFIED", listed[key], now))
-        for key in sorted(self.tracks):
-            if key not in listed and not self.tracks[key].deleted:
-                ns, _sep, name = key.partition("/")
-                out.append(self._change("DELETED", {"metadata": {"namespace": ns, "name": name}}, now))
-        changes = [e for e in out if e is not None]
-        for entry in changes:
+            out += self._change("MODIFIED" if key in known else "ADDED", listed[key], now, of)
+        for key in sorted(known - set(listed)):
+            ns, _sep, name = key.partition("/")
+            out += self._change("DELETED", {"metadata": {"namespace": ns, "name": name}}, now, of)
+        for entry in out:
             entry["seen_after_blind"] = True
-        return changes
+        return out
 
-    def _change(self, kind: str, obj: Obj, now: dt.datetime) -> dict[str, Any] | None:
+    def _seen(self, of: SubjectKind, obj: Obj, deleted: bool) -> None:
+        known = self.objects.setdefault(of.kind, set())
+        if deleted:
+            known.discard(key_of(obj))
+        else:
+            known.add(key_of(obj))
+            if of.names_parents is not None:
+                self.named[key_of(obj)] = of.names_parents(obj)
+
+    def _change(self, kind: str, obj: Obj, now: dt.datetime, of: SubjectKind) -> list[dict[str, Any]]:
         key = key_of(obj)
-        addrs = [] if kind == "DELETED" else status_addresses(obj)
-        track = self.tracks.get(key)
+        self._seen(of, obj, kind == "DELETED")
+        surfaces = {} if kind == "DELETED" else {s.subject: s for s in of.read(obj)}
+        # subjects of this object that it no longer has (a parent entry removed, the object deleted)
+        gone = [t for t in sorted(self.subjects.get((of.kind, key), [])) if not self.tracks[t].deleted and t not in surfaces]
+        out = []
+        for subject in sorted(surfaces):
+            entry = self._record(kind, obj, now, surfaces[subject], of)
+            if entry is not None:
+                out.append(entry)
+        for subject in gone:
+            track = self.tracks[subject]
+            entry = self._record(kind, obj, now, Surface(subject, key, [], [], track.parent, track.parent.rpartition(" by ")[2]), of,
+                                 gone=True)
+            if entry is not None:
+                out.append(entry)
+        return out
+
+    def _record(self, kind: str, obj: Obj, now: dt.datetime, surface: Surface, of: SubjectKind,
+                gone: bool = False) -> dict[str, Any] | None:
+        """One subject's change; GONE: the object is deleted, or no longer has the subject (a route's parent entry)."""
+        track = self.tracks.get(surface.subject)
         if track is None:
             if kind == "DELETED":
                 return None
-            track = self.tracks[key] = Track([])
+            track = self.tracks[surface.subject] = Track([], kind=of, obj=surface.obj, parent=surface.parent)
+            self.subjects.setdefault((of.kind, surface.obj), []).append(surface.subject)
             track.see([])
-        if kind == "DELETED":
-            track.deleted = True
-        if addrs == track.current and kind != "DELETED":
+        was_deleted = track.deleted
+        track.deleted = gone or kind == "DELETED"
+        if was_deleted and track.deleted:
+            return None
+        if (surface.addresses, surface.conditions) == (track.current, track.conditions) and kind != "DELETED":
             return None
         writer = status_writer(obj) or {}
-        entry = {
+        entry: dict[str, Any] = {
             "time": iso(now),
             "t": round((now - self.start).total_seconds(), 3),
-            "ingress": key, "event": kind, "old": track.current, "new": addrs,
+        }
+        if of is INGRESS:
+            entry["ingress"] = surface.obj
+        else:
+            entry.update(kind=of.kind, subject=surface.subject, object=surface.obj)
+        entry.update({
+            "event": kind, "old": track.current, "new": surface.addresses,
             "manager": writer.get("manager"), "operation": writer.get("operation"), "pod": None,
             "attributed_by": None, "candidates": [], "seen_after_blind": False,
-        }
+        })
+        if of is not INGRESS:
+            entry.update(conditions_old=track.conditions, conditions_new=surface.conditions)
+        if surface.parent:
+            entry.update(parent=surface.parent, controller=surface.controller)
         tied = status_managers(obj)
         if len(tied) > 1:
             entry["managers"] = tied
-        track.current = addrs
+        track.current = surface.addresses
+        track.conditions = surface.conditions
         track.changes += 1
-        track.see(addrs)
+        track.see(surface.addresses)
         if writer.get("manager") and writer["manager"] not in track.managers:
             track.managers.append(writer["manager"])
         self.timeline.append(entry)
         return entry
 
     def violation(self, key: str) -> str | None:
-        """Why this Ingress fails, or None."""
+        """Why this subject fails, or None."""
         track = self.tracks[key]
         opts = self.options
         reasons = []
         if track.changes > opts.max_changes:
-            reasons.append("%d changes in %gs (max %d): %s" % (
-                track.changes, opts.window, opts.max_changes, " ↔ ".join(_fmt(a) for a in track.seen)))
-        if track.empty_seen and not opts.allow_empty:
-            reasons.append("status was empty")
-        if opts.pools is not None:
+            seen = [_fmt(a) for a in track.seen] if track.kind.addressed else []
+            reasons.append("%d changes in %gs (max %d)%s" % (
+                track.changes, opts.window, opts.max_changes, ": " + " ↔ ".join(seen) if seen else ""))
+        if track.kind.addressed and track.empty_seen and not opts.allow_empty:
+            reasons.append("status was empty" if track.kind is INGRESS else "no address in status.addresses")
+        if track.kind.addressed and opts.pools is not None:
             outside = sorted({a for addrs in track.seen for a in addrs if address_in_pools(a, [opts.pools]) is None})
             if outside:
                 reasons.append("%s outside expected_pools %s" % (", ".join(outside), ", ".join(str(r) for r in opts.pools.ranges)))
+        if track.kind is HTTPROUTE and not track.deleted:  # a removed entry: its route's named parents say whether one is missing
+            missing = [need for need in ROUTE_NEEDS if need not in track.conditions]
+            if missing:
+                got = [c for c in track.conditions if c.split("=")[0] in {n.split("=")[0] for n in missing}]
+                reasons.append("not %s: %s" % (" and ".join(n.split("=")[0] for n in missing), ", ".join(got) or "no such condition"))
         return "; ".join(reasons) or None
 
 
@@ -258,31 +320,69 @@ def _fmt(addrs: list[str]) -> str:
     return ",".join(addrs) if addrs else "(empty)"
 
 
+def _writers_line(managers: list[str], pods: list[str]) -> str:
+    line = ""
+    if managers:
+        line += ", written by %s" % ", ".join(managers)
+        if pods:
+            line += " (pods %s)" % ", ".join(pods)
+    return line
+
+
 def verdict(tracker: Tracker) -> dict[str, Any]:
-    """Per-Ingress results, failures and passed, from the tracked changes (after attribution)."""
+    """Per-subject results, failures and passed, from the tracked changes (after attribution):
+    `ingresses` as always, and with the Gateway API watched `gateways` and `routes` (each route with
+    its parents' entries, judged together: every parent its spec names must accept it)."""
     pods_of: dict[str, list[str]] = {}
     for entry in tracker.timeline:
         if entry.get("pod"):
-            pods = pods_of.setdefault(entry["ingress"], [])
+            pods = pods_of.setdefault(subject_of(entry), [])
             if entry["pod"] not in pods:
                 pods.append(entry["pod"])
-    ingresses: dict[str, Any] = {}
+    out: dict[str, dict[str, Any]] = {k.result_key: {} for k in KINDS if k is INGRESS or k.kind in tracker.objects}
     failures = []
     for key in sorted(tracker.tracks):
         track = tracker.tracks[key]
         reason = tracker.violation(key)
         pods = pods_of.get(key, [])
-        writers = {"managers": track.managers, "pods": pods}
-        ingresses[key] = {"addresses_seen": track.seen, "writers": writers, "changes": track.changes,
-                          "passed": reason is None, "reason": reason or "stable", "deleted": track.deleted}
+        item = {"addresses_seen": track.seen, "writers": {"managers": track.managers, "pods": pods}, "changes": track.changes,
+                "passed": reason is None, "reason": reason or "stable", "deleted": track.deleted}
+        if track.kind is HTTPROUTE:
+            item = {"conditions": track.conditions, "controller": track.parent.rpartition(" by ")[2]} | item
+            del item["addresses_seen"]
+            out["routes"].setdefault(track.obj, {"parents": {}})["parents"][track.parent] = item
+            continue
+        if track.kind is not INGRESS:
+            item["conditions"] = track.conditions
+        out[track.kind.result_key][track.obj] = item
         if reason:
-            line = "%s: %s" % (key, reason)
-            if track.managers:
-                line += ", written by %s" % ", ".join(track.managers)
-                if pods:
-                    line += " (pods %s)" % ", ".join(pods)
-            failures.append(line)
-    return {"timeline": tracker.timeline, "ingresses": ingresses, "passed": not failures, "failures": failures}
+            failures.append("%s: %s%s" % (key, reason, _writers_line(track.managers, pods)))
+    for route in sorted(tracker.objects.get(HTTPROUTE.kind, set()) | set(out.get("routes", {}))):
+        failures += _judge_route(route, out["routes"].setdefault(route, {"parents": {}}), tracker.named.get(route, []))
+    result: dict[str, Any] = {"timeline": tracker.timeline}
+    result.update(out)
+    result.update(passed=not failures, failures=failures)
+    return result
+
+
+def _judge_route(route: str, item: dict[str, Any], named: list[str]) -> list[str]:
+    """A route passes when every parent its spec names has an entry that accepts it, and every entry passes."""
+    parents = item["parents"]
+    reasons = []
+    for parent in named:
+        if not any(label.startswith(parent + " by ") and not p["deleted"] for label, p in parents.items()):
+            reasons.append("parent %s: no status entry (no controller accepted or refused it)" % parent)
+    for label, p in sorted(parents.items()):
+        if not p["passed"]:
+            reasons.append("parent %s: %s%s" % (label, p["reason"], _writers_line(p["writers"]["managers"], p["writers"]["pods"])))
+    item.update(named_parents=named, changes=sum(p["changes"] for p in parents.values()), passed=not reasons,
+                reason="; ".join(reasons) or "accepted by %s" % (", ".join(sorted(parents)) or "no parent (it names none)"))
+    return ["HTTPRoute %s: %s" % (route, r) for r in reasons]
+
+
+def subject_of(entry: dict[str, Any]) -> str:
+    """The subject id of a timeline entry: an Ingress's namespace/name, else its `subject`."""
+    return str(entry.get("subject") or entry.get("ingress") or "")
 
 
 # ---------------------------------------------------------------- the cluster side
@@ -323,7 +423,6 @@ def controller_pods(client: Any) -> list[tuple[str, str, str]]:
 
 # ---------------------------------------------------------------- a window the API server cannot stretch
 
-API_VERSION = "networking.k8s.io/v1"
 # After a lost stream the watch reconnects after BACKOFF_FIRST seconds, doubling up to BACKOFF_MAX.
 BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 5.0
@@ -334,6 +433,15 @@ STREAM_SECONDS = 10
 # A window blind for more than this share of it cannot be judged.
 MOSTLY_BLIND = 0.5
 _MAX_REASONS = 3
+
+
+@dataclass
+class Halt:
+    """What the windows of one run share: the subject whose violation stopped them (stop_on_violation)
+    and the lock around their tracker."""
+
+    subject: str | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 @dataclass
@@ -373,19 +481,28 @@ def blind_note(intervals: list[BlindInterval], seen_after: list[dict[str, Any]])
     return note
 
 
-def judge_blind(result: dict[str, Any], intervals: list[BlindInterval], window: float, start: dt.datetime) -> None:
-    """Add the blind intervals to a verdict: the list, a note on each Ingress, and the failure
-    of a window that was blind for more than half of it (its changes cannot be judged)."""
+def judge_blind(result: dict[str, Any], intervals: list[BlindInterval], window: float, start: dt.datetime,
+                kind: SubjectKind = INGRESS) -> None:
+    """Add the blind intervals of one kind's watch to a verdict: the list (the Gateway API kinds' marked
+    with their `kind`), a note on each of its objects, and the failure of a watch that was blind for
+    more than half of the window (its changes cannot be judged). Call it for the Ingress watch first."""
     blind = round(sum(b.end - b.start for b in intervals), 3)
-    result["blind_intervals"] = [b.as_result(start) for b in intervals]
-    result["blind_seconds"] = blind
-    for key, ingress in result["ingresses"].items():
-        seen_after = [e for e in result["timeline"] if e["ingress"] == key and e.get("seen_after_blind")]
-        ingress["note"] = blind_note(intervals, seen_after)
-    result["mostly_blind"] = window > 0 and blind > MOSTLY_BLIND * window
-    if result["mostly_blind"]:
-        result["failures"].insert(0, "the watch was blind for %gs of the %gs window (more than half: %s), so the Ingress "
-                                     "status could not be judged" % (blind, round(window, 3), _spans(intervals)))
+    if kind is INGRESS:
+        result["blind_intervals"] = [b.as_result(start) for b in intervals]
+        result["blind_seconds"] = blind
+        result["mostly_blind"] = False
+    else:
+        result["blind_intervals"] += [b.as_result(start) | {"kind": kind.kind} for b in intervals]
+        result["blind_seconds"] = max(result["blind_seconds"], blind)  # the watches ran side by side
+    for key, item in result.get(kind.result_key, {}).items():
+        seen_after = [e for e in result["timeline"] if e.get("kind", INGRESS.kind) == kind.kind
+                      and e.get("object", e.get("ingress")) == key and e.get("seen_after_blind")]
+        item["note"] = blind_note(intervals, seen_after)
+    if window > 0 and blind > MOSTLY_BLIND * window:
+        result["mostly_blind"] = True
+        result["failures"].insert(0, "the %swatch was blind for %gs of the %gs window (more than half: %s), so the %s "
+                                     "status could not be judged" % ("" if kind is INGRESS else kind.kind + " ", blind,
+                                                                     round(window, 3), _spans(intervals), kind.kind))
         result["passed"] = False
 
 
@@ -404,7 +521,12 @@ class Window:
     sleep: Callable[[float], None]
     wall: Callable[[], dt.datetime]
     stop_on_violation: bool = False
+    kind: SubjectKind = INGRESS
+    # Shared by the windows of one run (one per kind, each in a thread of its own): the subject whose
+    # violation ended them all, and the lock around the tracker they share.
+    halt: Halt = field(default_factory=Halt)
     scope: dict[str, Any] = field(default_factory=dict)
+    unserved: bool = False  # the cluster does not serve the kind (no Gateway API CRDs): nothing to watch
     t0: float = 0.0
     version: str | None = None
     need_list: bool = True
@@ -416,7 +538,10 @@ class Window:
     ended_blind: bool = False
     last_error: WatchInterrupted | None = None
     backoff: float = BACKOFF_FIRST
-    stopped: str | None = None
+
+    @property
+    def stopped(self) -> str | None:
+        return self.halt.subject
 
     def t(self) -> float:
         """Seconds into the window."""
@@ -425,11 +550,11 @@ class Window:
     def remaining(self) -> float:
         return self.length - self.t()
 
-    def run(self) -> None:
-        self.t0 = self.clock()
+    def run(self, t0: float | None = None) -> None:
+        self.t0 = self.clock() if t0 is None else t0
         self.scope = watch_scope(self.selection)
         self.list_ingresses()  # the window's starting state, asked for even when the window is very short
-        while self.stopped is None and self.remaining() > 0:
+        while self.stopped is None and not self.unserved and self.remaining() > 0:
             if self.need_list:
                 self.list_ingresses()
             else:
@@ -482,12 +607,18 @@ class Window:
     # ---- requests
 
     def list_ingresses(self) -> None:
-        """List the selected Ingresses: the first list is the window's starting state, a later
-        one (after 410 Gone) is diffed against what the watch knew."""
+        """List the selected objects of the kind: the first list is the window's starting state, a
+        later one (after 410 Gone) is diffed against what the watch knew. A kind the cluster does
+        not serve (a Gateway API kind without its CRDs) ends this window quietly, before any answer."""
         read = min(LIST_READ_TIMEOUT, max(self.remaining(), 0.0) + WATCH_READ_SLACK)
         asked = self.t()
         try:
-            items, version = self.client.list_with_version(API_VERSION, "Ingress", read_timeout=read, **self.scope)
+            items, version = self.client.list_with_version(self.kind.api_version, self.kind.kind, read_timeout=read, **self.scope)
+        except KindNotServed:
+            if self.kind is INGRESS or self.answered:
+                raise
+            self.unserved = True
+            return
         except WatchForbidden as exc:
             self.forbidden(exc, since=asked)
             return
@@ -497,13 +628,16 @@ class Window:
             self.interrupted(exc, since=asked)
             return
         selected = [i for i in items if self.selection.matches(i)]
-        if not self.answered:
-            self.tracker.initial(selected)
-            if self.stop_on_violation:
-                self.stopped = next((k for k in self.tracker.tracks if self.tracker.violation(k)), None)
-        else:
-            for entry in self.tracker.resync(selected, self.wall()):
-                self.check(entry)
+        with self.halt.lock:
+            if not self.answered:
+                self.tracker.initial(selected, self.kind)
+                if self.stop_on_violation and self.halt.subject is None:
+                    self.halt.subject = next((k for k, t in self.tracker.tracks.items()
+                                              if t.kind is self.kind and self.tracker.violation(k)), None)
+                changes = []
+            else:
+                changes = self.tracker.resync(selected, self.wall(), self.kind)
+        self.check(changes)
         self.answered = True
         self.version, self.need_list = version, False
         self.regain(self.t(), missed=True)
@@ -514,7 +648,8 @@ class Window:
         seconds = min(STREAM_SECONDS, max(1, math.ceil(self.remaining())))
         asked = self.t()
         try:
-            events = self.client.watch(API_VERSION, "Ingress", resource_version=self.version, timeout=seconds, **self.scope)
+            events = self.client.watch(self.kind.api_version, self.kind.kind, resource_version=self.version, timeout=seconds,
+                                       **self.scope)
         except WatchExpired:
             self.expired()
             return
@@ -539,7 +674,9 @@ class Window:
                 if kind == "BOOKMARK":
                     self.bookmarks += 1
                 elif kind in ("ADDED", "MODIFIED", "DELETED") and self.selection.matches(obj):
-                    if self.check(self.tracker.event(kind, obj, self.wall())):
+                    with self.halt.lock:
+                        changes = self.tracker.event(kind, obj, self.wall(), self.kind)
+                    if self.check(changes):
                         return
                 if self.remaining() <= 0:
                     return
@@ -575,10 +712,12 @@ class Window:
         why = "the server ended the stream: %s %s" % (status.get("code"), status.get("reason") or status.get("message") or "")
         self.interrupted(WatchInterrupted(why.strip(), why.strip()))
 
-    def check(self, entry: dict[str, Any] | None) -> bool:
-        """Whether a change ends the window (stop_on_violation)."""
-        if entry and self.stop_on_violation and self.tracker.violation(entry["ingress"]):
-            self.stopped = entry["ingress"]
+    def check(self, changes: list[dict[str, Any]]) -> bool:
+        """Whether a change ends the window (stop_on_violation), or another kind's window ended it."""
+        with self.halt.lock:
+            for entry in changes:
+                if self.stop_on_violation and self.halt.subject is None and self.tracker.violation(subject_of(entry)):
+                    self.halt.subject = subject_of(entry)
         return self.stopped is not None
 
 
@@ -693,23 +832,26 @@ class Publishing:
         if self._thread is not None:
             self._thread.join(timeout=2)
 
-    def publishers(self) -> list[writers.Publisher]:
-        return writers.merge(list(self.snapshots))
+    def publishers(self, gateway_api: bool = False) -> list[writers.Publisher]:
+        """The merged snapshots; the Gateway API writers only where Gateway API is watched."""
+        return [p for p in writers.merge(list(self.snapshots)) if gateway_api or p.surface == writers.INGRESS_SURFACE]
 
 
 def restarts(timeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Where the pod writing an Ingress changes within one controller (the same namespace and
-    pod name prefix): `{ingress, time, from, to}` for the timeline of the report."""
+    """Where the pod writing a subject changes within one controller (the same namespace and pod
+    name prefix): `{ingress, time, from, to}` (a Gateway API subject: `subject` and `kind` for
+    `ingress`) for the timeline of the report."""
     out: list[dict[str, Any]] = []
     last: dict[str, str] = {}
     for change in timeline:
         pod = change.get("pod")
         if not pod:
             continue
-        key = change["ingress"]
+        key = subject_of(change)
         before = last.get(key)
         if before and before != pod and _owner(before) == _owner(pod):
-            out.append({"ingress": key, "time": change["time"], "from": before, "to": pod})
+            where = {"ingress": key} if "ingress" in change else {"subject": key, "kind": change.get("kind")}
+            out.append(where | {"time": change["time"], "from": before, "to": pod})
         last[key] = pod
     return out
 
@@ -721,46 +863,98 @@ def _owner(pod: str) -> str:
     return "%s/%s" % (ns, "-".join(parts[:-2]) if len(parts) > 2 else name)
 
 
+def _gateway_selection(selection: Selection) -> Selection:
+    """The Gateway API kinds are selected by namespace and labels; `names` names Ingresses."""
+    return Selection(list(selection.namespaces), [], selection.label_selector)
+
+
+def _served(client: Any, kind: SubjectKind) -> bool:
+    """Whether the cluster serves a kind (discovery, before the window). A server that does not answer
+    yet leaves it to the kind's window: a kind it turns out not to serve ends that window quietly."""
+    try:
+        return bool(client.serves(kind.api_version, kind.kind))
+    except K8sError:
+        return True
+
+
+def _in_thread(window: Window, t0: float) -> tuple[threading.Thread, list[BaseException]]:
+    """Run a window in a thread of its own; what it raised is kept for the caller to raise."""
+    raised: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            window.run(t0)
+        except BaseException as exc:  # re-raised by run() once the Ingress window is done
+            raised.append(exc)
+
+    thread = threading.Thread(target=target, name="kindlab-status-%s" % window.kind.kind, daemon=True)
+    thread.start()
+    return thread, raised
+
+
 def run(client: Any, selection: Selection, options: Options, clock: Callable[[], float] = time.monotonic,
         now: Callable[[], dt.datetime] | None = None, sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
-    """Watch the selected Ingresses for the window and judge them. The watch survives the API
-    server: it resumes from its resourceVersion after a lost stream, re-lists after 410 Gone,
-    and reports each blind interval; a server that never answers fails with ApiUnreachable."""
+    """Watch the selected Ingresses, and where the cluster serves Gateway API (and options.gateway_api)
+    its Gateways and HTTPRoutes, for the window and judge them: one list and watch per kind, each in a
+    window of its own, side by side. Each watch survives the API server: it resumes from its
+    resourceVersion after a lost stream, re-lists after 410 Gone, and reports each blind interval; a
+    server that never answers fails with ApiUnreachable."""
     wall = now or (lambda: dt.datetime.now(dt.timezone.utc))
     start = wall()
     tracker = Tracker(options, start)
-    window = Window(client, selection, tracker, options.window, clock, sleep, wall, options.stop_on_violation)
+    halt = Halt()
+    window = Window(client, selection, tracker, options.window, clock, sleep, wall, options.stop_on_violation, halt=halt)
+    others = [Window(client, _gateway_selection(selection), tracker, options.window, clock, sleep, wall, options.stop_on_violation,
+                     kind=kind, halt=halt) for kind in KINDS if kind is not INGRESS and options.gateway_api and _served(client, kind)]
     logs = PodLogs(client, start, wall) if options.attribute else None
     publishing = Publishing(client) if options.attribute else None
     if logs is not None and publishing is not None:
         publishing.start()
         logs.start_polling()
+    t0 = clock()
+    threads = [_in_thread(other, t0) for other in others]
     try:
-        window.run()
+        window.run(t0)
+    except BaseException:
+        with halt.lock:  # the other kinds' windows end at their next turn, not at the window's end
+            halt.subject = halt.subject or "(the Ingress watch failed)"
+        raise
     finally:
+        for thread, _raised in threads:
+            # Each ends within the window plus one request's timeout, as this one did.
+            thread.join(timeout=max(options.window - window.t(), 0.0) + LIST_READ_TIMEOUT + WATCH_READ_SLACK)
         if logs is not None and publishing is not None:
             logs.stop()
             publishing.stop()
+    for _thread, raised in threads:
+        if raised and window.answered:
+            raise raised[0]
     span = min(max(window.t(), 0.0), options.window)
     if not window.answered:
         last = window.last_error
         raise ApiUnreachable(unreachable_message(last.where if last else "the API server", last.cause if last else "no answer",
                                                  options.window))
+    watched = [w for w in others if w.answered and not w.unserved]
     elapsed = (wall() - start).total_seconds()
     restarted: list[dict[str, Any]] = []
-    if logs is not None and publishing is not None and tracker.timeline and not window.ended_blind:
+    if logs is not None and publishing is not None and tracker.timeline and not any(w.ended_blind for w in [window] + watched):
         logs.collect(previous=True)  # the last lines, of the pods there now
         publishing.read()  # what they publish now
-        evidence = writers.Evidence(publishing.publishers(), dict(logs.managers), dict(logs.read_at))
+        evidence = writers.Evidence(publishing.publishers(bool(watched)), dict(logs.managers), dict(logs.read_at))
         attribute_from_logs(tracker.timeline, logs.since(start), evidence)
         restarted = restarts(tracker.timeline)
     result = verdict(tracker)
     result["pod_restarts"] = restarted
     if publishing is not None:
-        result["publishers"] = [p.as_dict() for p in publishing.publishers()]
+        result["publishers"] = [p.as_dict() for p in publishing.publishers(bool(watched))]
         if publishing.errors and not publishing.snapshots:
             result["publishers_error"] = publishing.errors[-1]
     judge_blind(result, window.blind, span, start)
-    result.update(watch_streams=window.streams, events=tracker.events, bookmarks=window.bookmarks, elapsed=round(elapsed, 3),
+    for other in watched:
+        judge_blind(result, other.blind, span, start, other.kind)
+    result.update(watch_streams=window.streams + sum(w.streams for w in watched), events=tracker.events,
+                  bookmarks=window.bookmarks + sum(w.bookmarks for w in watched), elapsed=round(elapsed, 3),
                   stopped_early=window.stopped)
+    if watched:
+        result["watches"] = {w.kind.kind: {"streams": w.streams, "bookmarks": w.bookmarks} for w in [window] + watched}
     return result

@@ -1,12 +1,14 @@
 # Copyright: kindlab.ingress contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""One time axis per Ingress: the story of an incident, top to bottom.
+"""One time axis per Ingress (and per Gateway and HTTPRoute the status watch saw change): the
+story of an incident, top to bottom.
 
 Merges, from the verify results, what happened during the window:
 - actions (results.actions.actions): lab-wide, so each is shown on every Ingress's axis,
   where it reads in order with what it caused;
 - status changes (results.status.timeline, and the controller pods replaced meanwhile), with
-  their writer as status.change_writer words it (how it was attributed, or its candidates);
+  their writer as status.change_writer words it (how it was attributed, or its candidates); a
+  Gateway's on the axis `Gateway ns/name`, a route parent entry's on `HTTPRoute ns/name`;
 - probe failures of continuous probes (results.reachability[*] or reachability_continuous[*],
   their continuous.failures), on the axis of each Ingress the probe names (a probe by URL is
   lab-wide), consecutive failures with the same cause in one row;
@@ -97,21 +99,59 @@ def status_origin(status: Obj) -> dt.datetime | None:
     return None
 
 
+def axis_of(entry: Obj) -> str:
+    """The axis of a status change: its Ingress (namespace/name), or `Gateway ns/name` / `HTTPRoute ns/name`."""
+    if entry.get("ingress"):
+        return str(entry["ingress"])
+    return "%s %s" % (entry.get("kind"), entry.get("object")) if entry.get("kind") and entry.get("object") else ""
+
+
+def _conditions_change(old: list[Any], new: list[Any]) -> str:
+    """`Accepted=True -> Accepted=False (NotAllowedByListeners)`: what changed among the conditions."""
+    gone = [str(c) for c in old if c not in new]
+    came = [str(c) for c in new if c not in old]
+    return "%s -> %s" % (", ".join(gone) or "(none)", ", ".join(came) or "(none)")
+
+
+def change_text(entry: Obj) -> tuple[str, bool]:
+    """A status change in words, and whether it is bad: an Ingress's or a Gateway's addresses (a
+    Gateway's conditions too), a route parent entry's conditions."""
+    if entry.get("event") == "DELETED":
+        return "deleted", True
+    new = _list(entry.get("new"))
+    if not entry.get("kind"):
+        return "status %s -> %s" % (_addrs(entry.get("old")), _addrs(new)), not new
+    old_c, new_c = _list(entry.get("conditions_old")), _list(entry.get("conditions_new"))
+    parts = []
+    if entry.get("kind") == "HTTPRoute":
+        parts.append("parent %s: %s" % (entry.get("parent"), _conditions_change(old_c, new_c) if new_c else "entry removed"))
+        bad = bool(new_c) and not all(c in new_c for c in ("Accepted=True", "ResolvedRefs=True"))
+    else:
+        if _list(entry.get("old")) != new:
+            parts.append("addresses %s -> %s" % (_addrs(entry.get("old")), _addrs(new)))
+        if old_c != new_c:
+            parts.append("conditions %s" % _conditions_change(old_c, new_c))
+        bad = not new or any("=False" in str(c) for c in new_c)
+    return "; ".join(parts) or "status rewritten", bad
+
+
 def status_rows(status: Obj) -> list[Row]:
     rows = []
     for entry in _list(status.get("timeline")):
         entry = _dict(entry)
-        if not entry.get("ingress"):
+        axis = axis_of(entry)
+        if not axis:
             continue
-        new = _list(entry.get("new"))
-        verb = "deleted" if entry.get("event") == "DELETED" else "status %s -> %s" % (_addrs(entry.get("old")), _addrs(new))
-        rows.append(Row(parse_time(entry.get("time")), "status", str(entry["ingress"]), verb,
+        verb, bad = change_text(entry)
+        rows.append(Row(parse_time(entry.get("time")), "status", axis, verb,
                         "written by " + change_writer(entry) + ("; seen after a blind interval" if entry.get("seen_after_blind") else ""),
-                        bad=not new))
+                        bad=bad))
     for restart in _list(status.get("pod_restarts")):
         restart = _dict(restart)
-        if restart.get("ingress"):
-            rows.append(Row(parse_time(restart.get("time")), "status", str(restart["ingress"]), "controller pod replaced",
+        axis = str(restart.get("ingress") or "") or ("%s %s" % (restart.get("kind"), str(restart.get("subject", "")).split(" ")[1])
+                                                     if restart.get("kind") and restart.get("subject") else "")
+        if axis:
+            rows.append(Row(parse_time(restart.get("time")), "status", axis, "controller pod replaced",
                             "%s wrote it until then, %s from then on" % (restart.get("from", "?"), restart.get("to", "?"))))
     return rows
 
@@ -237,6 +277,46 @@ def dataplane_rows(dataplane: Obj) -> list[Row]:
     return rows
 
 
+# ---------------------------------------------------------------- Gateway API objects at a glance
+
+GATEWAY_API_AXES = ("Gateway ", "HTTPRoute ")  # the axes of their changes start so
+
+
+def _writers_text(item: Obj) -> str:
+    writers = _dict(item.get("writers"))
+    pods, managers = [str(p) for p in _list(writers.get("pods"))], [str(m) for m in _list(writers.get("managers"))]
+    if pods:
+        return ", ".join(pods) + (" (%s)" % ", ".join(managers) if managers else "")
+    return ", ".join(managers) or "no status writer seen"
+
+
+def gateway_rows(status: Obj) -> list[tuple[str, str, str, str, str, str]] | None:
+    """(object, addresses seen, conditions, changes, written by, verdict) of each Gateway and each
+    HTTPRoute parent entry the status watch followed; None where it did not watch Gateway API."""
+    gateways, routes = status.get("gateways"), status.get("routes")
+    if gateways is None and routes is None:
+        return None
+    rows = []
+    for key, item in sorted(_dict(gateways).items()):
+        item = _dict(item)
+        seen = " → ".join(",".join(str(a) for a in _list(addrs)) or "(empty)" for addrs in _list(item.get("addresses_seen")))
+        rows.append(("Gateway %s" % key, seen or "(none)", ", ".join(str(c) for c in _list(item.get("conditions"))) or "(none)",
+                     str(item.get("changes", 0)), _writers_text(item), "pass" if item.get("passed") else "fail: %s" % item.get("reason")))
+    for key, item in sorted(_dict(routes).items()):
+        item = _dict(item)
+        verdict = "pass" if item.get("passed") else "fail: %s" % item.get("reason")
+        parents = _dict(item.get("parents"))
+        if not parents:
+            named = ", ".join(str(p) for p in _list(item.get("named_parents"))) or "no parent"
+            rows.append(("HTTPRoute %s" % key, "-", "no parent entry (it names %s)" % named, "0", "-", verdict))
+        for label, parent in sorted(parents.items()):
+            parent = _dict(parent)
+            rows.append(("HTTPRoute %s, parent %s" % (key, label), "-",
+                         ", ".join(str(c) for c in _list(parent.get("conditions"))) or "(entry removed)",
+                         str(parent.get("changes", 0)), _writers_text(parent), verdict))
+    return rows
+
+
 # ---------------------------------------------------------------- the merge
 
 
@@ -288,8 +368,8 @@ def markdown_lines(timeline: Timeline, limit: int = 200) -> list[str]:
         return []
     origin = ("from %s (the %s's start)" % (iso(timeline.origin), timeline.origin_from)) if timeline.origin else ""
     lines = ["", "## Timeline", "",
-             "Per Ingress, everything in time order: actions (lab-wide, so on every Ingress), status changes, probe "
-             "failures, data-plane divergences. `at` is seconds %s." % (origin or "(no time known)")]
+             "Per Ingress (and per Gateway and HTTPRoute whose status changed), everything in time order: actions "
+             "(lab-wide, so on every Ingress), status changes, probe failures, data-plane divergences. `at` is seconds %s." % (origin or "(no time known)")]
     for key, rows in timeline.axes.items():
         lines += ["", "### %s" % key, "", "| at | time | kind | what | detail |", "|---|---|---|---|---|"]
         for row in rows[:limit]:

@@ -14,6 +14,12 @@ Three things identify a writer, and each change row says which one decided (`att
   decides only among the pods the other evidence left, when the others' logs were read, have
   no such line then, and show that they log their status writes (some line in the window).
 
+Gateways and HTTPRoutes (status.py watches them where the cluster serves Gateway API) are
+attributed the same way, against what each Gateway API implementation writes (Publisher.surface
+"gateway": the address its type's reading says it puts in a Gateway's status.addresses, and the
+controllerName a route's parent entry names); Traefik logs no line for them, so the field manager
+and the address decide, or the row keeps its candidates.
+
 A log line never overrides the address evidence: a pod that does not publish the new
 addresses is not its writer, whatever it logged. Where the evidence leaves more than one pod,
 the row names them as `candidates` and its `pod` stays null: a wrong writer is worse than none.
@@ -38,6 +44,11 @@ BY_MANAGER = "manager"  # only its pods write with that field manager, and it is
 CANDIDATES = "candidates"  # nothing decides between `candidates`; `pod` is null
 NO_WRITER = "none"  # no known controller pod could have written it (e.g. a field manager no controller type uses)
 DELETED = "deleted"  # the Ingress was deleted: not a status write
+
+# What a publisher writes (Publisher.surface), and so which changes its addresses explain.
+INGRESS_SURFACE = "ingress"
+GATEWAY_SURFACE = "gateway"
+GATEWAY_KINDS = ("Gateway", "HTTPRoute")  # the timeline's `kind` of the changes Gateway API writers make
 
 # How far a log line's time may be from the watch event it explains (as status.py).
 LOG_MATCH_SECONDS = 15.0
@@ -74,20 +85,34 @@ class Publisher:
     pods: tuple[str, ...]
     addresses: tuple[str, ...] | None  # None: it writes no address (cannot start, update-status off, LB pending)
     source: str  # diagnose's publish_source: service / node-addresses / status-address / none
+    # What it writes: Ingresses' status, or (a Gateway API implementation) Gateways' and routes';
+    # and for the latter the controllerName it claims classes with and writes in routes' status.parents.
+    surface: str = "ingress"
+    controller_name: str = ""
 
     def as_dict(self) -> Obj:
-        return {"controller": self.controller, "workload": self.workload, "type": self.type,
-                "field_manager": self.field_manager, "pods": list(self.pods),
-                "addresses": None if self.addresses is None else list(self.addresses), "source": self.source}
+        out = {"controller": self.controller, "workload": self.workload, "type": self.type,
+               "field_manager": self.field_manager, "pods": list(self.pods),
+               "addresses": None if self.addresses is None else list(self.addresses), "source": self.source}
+        if self.surface != INGRESS_SURFACE:
+            out.update(surface=self.surface, controller_name=self.controller_name)
+        return out
 
 
 def publishers_of(state: ClusterState) -> list[Publisher]:
-    """Every controller of the snapshot with its pods and published addresses, as diagnose reads them."""
+    """Every controller of the snapshot with its pods and published addresses, as diagnose reads them:
+    each Ingress writer, and each Gateway API implementation with the address it writes in Gateways
+    (its type's reading, through the controller-type seam)."""
     out = []
-    for found in diagnose.find_workloads(state):
-        for c in found.controllers:
-            out.append(Publisher(c.ref, key_of(found.workload), c.type, found.type.field_manager, tuple(c.pods),
+    found = diagnose.find_workloads(state)
+    for f in found:
+        for c in f.controllers:
+            out.append(Publisher(c.ref, key_of(f.workload), c.type, f.type.field_manager, tuple(c.pods),
                                  None if c.address is None else tuple(c.address), c.publish_source))
+    for f, side in diagnose.gateway_sides(state, found):
+        out.append(Publisher(side.ref, key_of(f.workload), side.type, side.field_manager or f.type.field_manager, tuple(side.pods),
+                             None if side.address is None else tuple(side.address), side.address_source, GATEWAY_SURFACE,
+                             side.controller_name))
     return out
 
 
@@ -106,7 +131,8 @@ def merge(snapshots: Iterable[list[Publisher]]) -> list[Publisher]:
             else:
                 addresses = tuple(dict.fromkeys(before.addresses + (p.addresses or ())))
             merged[p.controller] = Publisher(p.controller, p.workload, p.type, p.field_manager,
-                                             tuple(dict.fromkeys(before.pods + p.pods)), addresses, p.source)
+                                             tuple(dict.fromkeys(before.pods + p.pods)), addresses, p.source, p.surface,
+                                             p.controller_name)
     return [merged[k] for k in sorted(merged)]
 
 
@@ -155,12 +181,22 @@ class Evidence:
                 out.setdefault(e.pod, e.manager)
         return out
 
-    def published(self, pod: str) -> set[str] | None:
-        """The addresses POD's controllers publish (empty: none), or None when no publisher is known for it."""
+    def published(self, pod: str, surface: str = INGRESS_SURFACE) -> set[str] | None:
+        """The addresses POD's controllers publish on SURFACE (empty: none), or None when no publisher
+        is known for it. A pod known to run publishers, none of them on SURFACE, publishes nothing there
+        (a Traefik whose Gateway provider is off writes no Gateway)."""
         owners = _owner_of(pod, self.publishers)
         if not owners:
             return None
-        return {a for p in owners for a in p.addresses or ()}
+        return {a for p in owners if p.surface == surface for a in p.addresses or ()}
+
+    def may_write_for(self, pod: str, controller_name: str) -> bool:
+        """Whether POD may have written a route parent entry of CONTROLLER_NAME: its Gateway API side
+        writes with that name, or nothing is known of its publishing (a pod seen only in the logs)."""
+        owners = _owner_of(pod, self.publishers)
+        if not owners:
+            return True
+        return any(p.surface == GATEWAY_SURFACE and p.controller_name == controller_name for p in owners)
 
     def log_complete(self, pod: str, when: dt.datetime | None) -> bool:
         """Whether POD's log was read after WHEN (its status lines of then are all known)."""
@@ -225,16 +261,20 @@ def _attribute_one(change: Obj, entries: list[LogLine], evidence: Evidence, know
                    explained: set[int]) -> None:
     new = tuple(sorted(change.get("new") or []))
     when = parse_time(change.get("time"))
+    surface = GATEWAY_SURFACE if change.get("kind") in GATEWAY_KINDS else INGRESS_SURFACE
     managers = [str(m) for m in change.get("managers") or ([change["manager"]] if change.get("manager") else [])]
-    # 1. the field manager: only the pods of the types that write with it
+    # 1. the field manager: only the pods of the types that write with it; a route's parent entry
+    # names its controller too: only the pods whose Gateway API side writes with that controllerName
     pods = sorted(p for p, m in known.items() if m in managers) if managers else sorted(known)
+    if change.get("controller"):
+        pods = [p for p in pods if evidence.may_write_for(p, str(change["controller"]))]
     if not pods:
         _decide(change, None, NO_WRITER, [])
         return
     narrowed_by = BY_MANAGER if managers else CANDIDATES
     # 2. the address: only the pods whose controllers publish every new address (unknown publishing stays)
     if new:
-        publishing = [p for p in pods if _may_publish(evidence.published(p), new)]
+        publishing = [p for p in pods if _may_publish(evidence.published(p, surface), new)]
         if not publishing:  # nobody known publishes it: the evidence is incomplete, never a guess
             _decide(change, None, CANDIDATES, pods)
             return
@@ -259,7 +299,7 @@ def _attribute_one(change: Obj, entries: list[LogLine], evidence: Evidence, know
     # 3b. the other evidence left one pod: by its field manager, or by its published addresses
     # (positive evidence only: a pod whose publishing is unknown is not named by elimination)
     if len(pods) == 1:
-        if narrowed_by == CANDIDATES or (narrowed_by == BY_ADDRESS and evidence.published(pods[0]) is None):
+        if narrowed_by == CANDIDATES or (narrowed_by == BY_ADDRESS and evidence.published(pods[0], surface) is None):
             _decide(change, None, CANDIDATES, pods)
             return
         _use(used, [(i, e) for i, e in lines if e.new is None], when)

@@ -23,14 +23,14 @@ SCENARIOS = sorted((ROOT / "scenarios").glob("*.yml"))
 def test_kind_only_is_what_lab_definition_refuses_on_the_twin(path: Path) -> None:
     lab = dict(DEFAULT_LAB, **(yaml.safe_load(path.read_text()) or {}))
     args = (lab["lab_cluster"], lab["lab_metallb_pools"], lab["lab_namespaces"], lab["lab_controllers"], lab["lab_workloads"])
-    actions = lab.get("lab_actions")
+    extra = {"actions": lab.get("lab_actions"), "gateway_api": lab.get("lab_gateway_api"), "gateways": lab.get("lab_gateways")}
     refused = controller_types.kind_only(path)
     if refused:
         # A type the twin does not emulate is refused first; timed actions after it.
         with pytest.raises(LabError, match="%s.* runs on lab_backend kind only" % refused[0]):
-            validate("twin", *args, actions=actions)
+            validate("twin", *args, **extra)
     else:
-        validate("twin", *args, actions=actions)
+        validate("twin", *args, **extra)
 
 
 def test_kind_only_reads_the_default_lab_when_the_scenario_has_no_controllers(tmp_path: Path) -> None:

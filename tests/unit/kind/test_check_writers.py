@@ -77,3 +77,15 @@ def test_an_unreadable_file_is_a_usage_error(tmp_path: Path, capsys: pytest.Capt
     (tmp_path / "other.json").write_text("{}", encoding="utf-8")
     assert check_writers.main([str(tmp_path / "other.json")]) == 2
     assert "no ingress_status result" in capsys.readouterr().err
+
+
+def test_a_gateway_row_is_checked_against_the_gateway_api_writers_only() -> None:
+    publishers = [{"controller": "a/traefik", "pods": ["a/traefik-x"], "addresses": ["100.64.0.9"]},
+                  {"controller": "a/traefik@kubernetesgateway", "pods": ["a/traefik-x"], "addresses": ["100.64.0.1"],
+                   "surface": "gateway", "controller_name": "traefik.io/gateway-controller"}]
+    row = {"time": "t", "kind": "Gateway", "subject": "Gateway a/gw", "new": ["100.64.0.1"], "pod": "a/traefik-x",
+           "attributed_by": "address"}
+    passed, text = check_writers.check_row(row, publishers)
+    assert passed and text.startswith("ok    t Gateway a/gw -> 100.64.0.1: a/traefik-x (by address) publishes 100.64.0.1")
+    passed, text = check_writers.check_row(dict(row, kind=None, subject=None, ingress="a/web"), publishers)
+    assert not passed and "publishes 100.64.0.9, not 100.64.0.1" in text  # an Ingress row: the Ingress publisher's address

@@ -175,6 +175,9 @@ def analyse(state: ClusterState, workload: Obj, container: Obj, pods: list[Obj])
         class_fix=("providers.kubernetesGateway.labelSelector: %s=%s, gatewayClass.name: <a class of its own>%s"
                    % (own_key, own_value, "" if instance else ", gatewayClass.labels: {%s: %s}" % (own_key, own_value)),
                    "--%s.labelSelector=%s=%s, with that label on its own GatewayClass" % (GATEWAY, own_key, own_value)),
+        # Measured on kind (gateway-listener-port): a route whose only listener is PortUnavailable.
+        route_reason_no_listener="NotAllowedByListeners",
+        field_manager=FIELD_MANAGER,
         address_fix=("providers.kubernetesGateway.statusAddress.service: a LoadBalancer Service that exists in the namespaces "
                      "it watches (unset: its own, with service.enabled), or statusAddress.ip / statusAddress.hostname",
                      "--%sservice.name=<that Service> --%sservice.namespace=<its namespace>" % (_STATUS, _STATUS)),

@@ -34,7 +34,7 @@ def run(args: dict[str, Any]) -> Exit:
 # machine too (0.2 s once missed it while kind ran beside the unit tests).
 def test_flap_fails_by_default_and_reports(made) -> None:
     r = run({"window": 1.5})
-    assert r.failed and r.result["msg"].startswith("unstable Ingress status: one/test: 1 changes in 1.5s (max 0)")
+    assert r.failed and r.result["msg"].startswith("unstable status: one/test: 1 changes in 1.5s (max 0)")
     assert r.result["timeline"][0]["new"] == ["172.18.0.2"] and r.result["passed"] is False
 
 

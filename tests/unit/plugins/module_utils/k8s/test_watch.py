@@ -19,7 +19,7 @@ import pytest
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s import client as k8s_client
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import (
-    ApiUnreachable, K8sError, WatchExpired, WatchInterrupted, api_server_description, transport_cause, unreachable_message,
+    ApiUnreachable, K8sError, KindNotServed, WatchExpired, WatchInterrupted, api_server_description, transport_cause, unreachable_message,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.watch import parse_watch_line, watch_lines
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as s
@@ -176,7 +176,13 @@ def client_for(url: str, config: str | None = None) -> Client:
     client._kubeconfig, client._context, client._watch_dyn = config, None, None
     ingresses = Resource(prefix="apis", group="networking.k8s.io", api_version="v1", kind="Ingress", namespaced=True,
                          name="ingresses", client=None)
-    client.resource = lambda api_version, kind: ingresses  # type: ignore[method-assign]
+
+    def resource(api_version: str, kind: str) -> Resource:
+        if kind != "Ingress":
+            raise KindNotServed("the cluster does not serve %s %s" % (api_version, kind))
+        return ingresses
+
+    client.resource = resource  # type: ignore[method-assign]
     return client
 
 

@@ -21,13 +21,19 @@ def lab(**overrides: Any) -> dict[str, Any]:
 
 def run(v: dict[str, Any]) -> dict[str, Any]:
     return validate(v["lab_backend"], v["lab_cluster"], v["lab_metallb_pools"], v["lab_namespaces"],
-                    v["lab_controllers"], v["lab_workloads"], v.get("lab_expect"))
+                    v["lab_controllers"], v["lab_workloads"], v.get("lab_expect"),
+                    gateway_api=v.get("lab_gateway_api"), gateways=v.get("lab_gateways"))
+
+
+def routed(out: dict[str, Any]) -> list[str]:
+    """What a lab routes: its Ingresses and its HTTPRoutes (a Gateway API scenario may have no Ingress)."""
+    return out["ingresses"] + out["httproutes"]
 
 
 def test_the_default_lab_and_every_scenario_validate() -> None:
     assert run(lab())["ingresses"] == ["one/test", "two/test", "three/test"]
     for scenario in sorted((ROOT / "scenarios").glob("*.yml")):
-        assert run(lab(**yaml.safe_load(scenario.read_text())))["ingresses"], scenario.name
+        assert routed(run(lab(**yaml.safe_load(scenario.read_text())))), scenario.name
 
 
 @pytest.mark.parametrize("scenario", sorted(p.name for p in (ROOT / "scenarios").glob("*.yml")))
@@ -36,8 +42,9 @@ def test_every_scenario_validates_on_kind_as_lab_yml_passes_it(scenario: str) ->
     v = lab(**yaml.safe_load((ROOT / "scenarios" / scenario).read_text()))
     out = validate("kind", v["lab_cluster"], v["lab_metallb_pools"], v["lab_namespaces"], v["lab_controllers"],
                    v["lab_workloads"], v.get("lab_expect", {}), v.get("lab_images", {}), v.get("lab_images_load", []),
-                   v.get("lab_charts", {}), v["lab_time_scale"], v.get("lab_actions", []))
-    assert out["ingresses"] and out["pools"]
+                   v.get("lab_charts", {}), v["lab_time_scale"], v.get("lab_actions", []),
+                   v.get("lab_gateway_api"), v.get("lab_gateways"))
+    assert routed(out) and out["pools"]
     assert len(out["actions"]) == len(v.get("lab_actions") or [])
 
 
@@ -230,7 +237,8 @@ def test_traefik_is_refused_on_the_twin_however_it_is_installed(method: str | No
         if any(c.get("type") == "traefik" for c in scenario.get("lab_controllers") or []):
             with pytest.raises(LabError, match="runs on lab_backend kind only"):
                 validate("twin", scenario.get("lab_cluster", v["lab_cluster"]), scenario.get("lab_metallb_pools", v["lab_metallb_pools"]),
-                         scenario["lab_namespaces"], scenario["lab_controllers"], scenario.get("lab_workloads", v["lab_workloads"]))
+                         scenario["lab_namespaces"], scenario["lab_controllers"], scenario.get("lab_workloads", v["lab_workloads"]),
+                         gateway_api=scenario.get("lab_gateway_api"), gateways=scenario.get("lab_gateways"))
 
 
 # --- refused up front (issue 23: accepted before, refused only once the cluster existed, or never) ---

@@ -127,3 +127,21 @@ def test_the_lab_definition_module_documents_and_takes_the_options() -> None:
     source = open(lab_definition.__file__).read()
     assert '"gateway_api": {"type": "bool", "default": False}' in source and '"gateways": {"type": "dict", "default": {}}' in source
     assert "  gateway_api:\n" in lab_definition.DOCUMENTATION and "  gateways:\n" in lab_definition.DOCUMENTATION
+
+
+def test_lab_expect_names_only_gateways_and_routes_the_lab_defines() -> None:
+    def expect(value: Any) -> dict[str, Any]:
+        return validate("kind", {"name": "lab"}, POOLS, ["one", "two"], [{"namespace": "one", "type": "traefik", "values": TRAEFIK_GATEWAY}],
+                        ROUTED, value, gateway_api=True, gateways=copy.deepcopy(GATEWAYS))
+    out = expect({"gateways": {"failing": {"one/web": "no address"}}, "routes": {"failing": {"two/app": "NotAllowedByListeners"}}})
+    assert out["expect"]["routes"] == {"failing": {"two/app": "NotAllowedByListeners"}}
+    with pytest.raises(LabError, match=r"lab_expect\.gateways\.failing\[one/api\]: expected a Gateway of lab_gateways\.gateways "
+                                       r"\(namespace/name\), one of \['one/web'\], got 'one/api'"):
+        expect({"gateways": {"failing": {"one/api": "x"}}})
+    with pytest.raises(LabError, match=r"lab_expect\.routes\.failing\[one/app\]: expected an HTTPRoute of lab_workloads' httproute "
+                                       r"\(namespace/name\), one of \['two/app'\], got 'one/app'"):
+        expect({"routes": {"failing": {"one/app": "x"}}})
+    with pytest.raises(LabError, match=r"lab_expect\.routes\.failing\[two/app\]: .*not a valid regular expression"):
+        expect({"routes": {"failing": {"two/app": "("}}})
+    with pytest.raises(LabError, match=r"lab_expect\.gateways: expected only the keys failing, got \['max_changes'\]"):
+        expect({"gateways": {"max_changes": 2}})

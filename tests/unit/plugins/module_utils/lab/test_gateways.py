@@ -90,8 +90,11 @@ def test_none_and_empty_mean_no_gateways() -> None:
     (with_change(["gateways", 0, "listeners", 0, "name"], "Web"), "lab_gateways.gateways[0].listeners[0].name: expected a DNS-1123 label"),
     (with_change(["gateways", 0, "listeners", 1, "name"], "web"),
      "lab_gateways.gateways[0].listeners[1].name: expected a name unique within the Gateway (also used by listeners[0])"),
-    (with_change(["gateways", 0, "listeners", 0, "protocol"], "HTTPS"),
-     "lab_gateways.gateways[0].listeners[0].protocol: expected HTTP (HTTPS and TLS listeners, with certificates, are not built"),
+    (with_change(["gateways", 0, "listeners", 0, "protocol"], "TLS"),
+     "lab_gateways.gateways[0].listeners[0].protocol: expected HTTP or HTTPS (TLS passthrough listeners are not built"),
+    ({"classes": [{"name": "a"}], "gateways": [{"namespace": "one", "name": "w" * 240, "class": "a", "listeners": [
+        {"name": "websecure", "port": 8443, "protocol": "HTTPS"}]}]},
+     "lab_gateways.gateways[0].listeners[0].name: expected a name that with the Gateway's makes a Secret name"),
     (with_change(["gateways", 0, "listeners", 0, "hostname"], "10.0.0.1:80"),
      "lab_gateways.gateways[0].listeners[0].hostname: expected a DNS name"),
     (with_change(["gateways", 0, "listeners", 0, "hostname"], "10.0.0.1"),
@@ -206,3 +209,46 @@ def test_crds_never_established_time_out() -> None:
     with pytest.raises(GatewayError, match="wait_timeout: the Gateway API CRDs gateways.gateway.networking.k8s.io were not Established within 5s"):
         gw.wait_established(FakeClient([]), ["gateways.gateway.networking.k8s.io"], 5, sleep=lambda s: None,
                             clock=lambda: float(next(clock)))
+
+
+HTTPS: dict[str, Any] = {"classes": [{"name": "traefik"}], "gateways": [{"namespace": "one", "name": "web", "class": "traefik", "listeners": [
+    {"name": "websecure", "port": 8443, "protocol": "HTTPS", "hostname": "shop.example.test"},
+    {"name": "any", "port": 8443, "protocol": "HTTPS"},
+]}]}
+
+
+def test_an_https_listener_terminates_with_a_generated_certificate() -> None:
+    parsed = parse_gateways(HTTPS)
+    [gateway] = [o for o in gw.render(parsed) if o["kind"] == "Gateway"]
+    assert gateway["spec"]["listeners"][0]["tls"] == {
+        "mode": "Terminate", "certificateRefs": [{"group": "", "kind": "Secret", "name": "web-websecure-tls"}]}
+    assert gw.certificate_secrets(parsed) == [("one", "web-websecure-tls", "shop.example.test"),
+                                              ("one", "web-any-tls", gw.NO_HOSTNAME_CERT_NAME)]
+    assert gw.render(parse_gateways(gw.summary(parsed))) == gw.render(parsed)
+
+
+def test_a_generated_certificate_names_its_host_and_matches_its_key() -> None:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    cert_pem, key_pem = gw.self_signed("*.example.test")
+    cert = x509.load_pem_x509_certificate(cert_pem.encode())
+    key = serialization.load_pem_private_key(key_pem.encode(), password=None)
+    assert cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(x509.DNSName) == ["*.example.test"]
+    assert cert.public_key().public_numbers() == key.public_key().public_numbers()  # type: ignore[union-attr]
+    assert cert.issuer == cert.subject  # self-signed: the probes do not verify it
+
+
+def test_the_certificates_are_made_once_and_never_shown() -> None:
+    client = CrdClient(["one"])
+    parsed = parse_gateways(HTTPS)
+    planned = gw.ensure(client, [CRD], parsed, check_mode=True, wait_timeout=5)
+    assert client.writes == 0 and {"Secret one/web-websecure-tls", "Secret one/web-any-tls"} <= {
+        o["object"] for o in planned["objects"] if o["action"] == "created"}
+    first = gw.ensure(client, [CRD], parsed, check_mode=False, wait_timeout=5)
+    secret = client.get("v1", "Secret", "web-websecure-tls", "one")
+    assert secret is not None and secret["type"] == "kubernetes.io/tls" and set(secret["data"]) == {"tls.crt", "tls.key"}
+    shown = repr(first["diff"])
+    assert "web-websecure-tls" in shown and "PRIVATE KEY" not in shown and secret["data"]["tls.key"] not in shown
+    again = gw.ensure(client, [CRD], parsed, check_mode=False, wait_timeout=5)
+    assert not again["changed"] and client.get("v1", "Secret", "web-websecure-tls", "one") == secret

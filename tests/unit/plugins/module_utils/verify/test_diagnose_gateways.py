@@ -114,6 +114,10 @@ def test_a_listener_no_entry_point_serves_and_its_dark_routes() -> None:
     assert "Accepted False, reason PortUnavailable" in f["message"] and f["message"].endswith("routes dark: traefik-a/dark")
     assert r["gateway_api"]["gateways"]["traefik-a/traefik-gateway"]["writers"][0]["listeners"] == {"http": None, "web": "web"}
     assert r["gateway_api"]["routes"]["traefik-a/dark"]["parents"][0]["served_by"] == {A: []}
+    # what Traefik writes in each route's status.parents entry (the dark one measured on kind: NotAllowedByListeners)
+    assert r["gateway_api"]["routes"]["traefik-a/dark"]["parents"][0]["status_by"] == {
+        A: {"accepted": False, "reason": "NotAllowedByListeners"}}
+    assert r["gateway_api"]["routes"]["traefik-a/lit"]["parents"][0]["status_by"] == {A: {"accepted": True, "reason": "Accepted"}}
 
 
 def test_a_route_its_listeners_do_not_allow() -> None:
@@ -194,3 +198,38 @@ def test_ingress_findings_are_unchanged_beside_gateway_api() -> None:
     assert both["findings"][:len(plain["findings"])] == plain["findings"]
     assert [f["kind"] for f in both["findings"][len(plain["findings"]):]] == ["gateway_unclaimed"]
     assert plain["gateway_api"] == {"served": False, "controllers": [], "gateway_classes": {}, "gateways": {}, "routes": {}}
+
+
+def migrating(route_hostnames: list[str]) -> base.ClusterState:
+    """The puzzle's ingress-nginx controllers and Ingress one/test (host app.example) beside a Traefik
+    Gateway at 100.64.0.9 whose route has ROUTE_HOSTNAMES."""
+    st = puzzle()
+    st.ingresses[0]["spec"]["rules"][0]["host"] = "app.example"
+    route = http_route()
+    route["spec"]["hostnames"] = route_hostnames
+    gw = state({"traefik-a": gateway_args("traefik-a")}, ips={"traefik-a": "100.64.0.9"})
+    for name in ("workloads", "pods", "services", "namespaces"):
+        setattr(st, name, getattr(st, name) + getattr(gw, name))
+    st.gateway_api = True
+    st.gateway_classes, st.gateways, st.http_routes = [gateway_class()], [gateway()], [route]
+    return st
+
+
+def test_a_host_served_by_an_ingress_and_a_route_names_both_addresses_and_the_cut_over() -> None:
+    r = d.analyse(migrating(["app.example"]))
+    found = findings(r, "host_on_two_apis")
+    # one/test has two writers in the puzzle (one and two): each address it may carry is named
+    assert [f["controllers"] for f in found] == [["one/ingress-ingress-nginx-controller", A],
+                                                 ["two/ingress-ingress-nginx-controller", A]]
+    first = found[0]
+    assert first["severity"] == "warning" and first["ingress"] == "one/test" and first["route"] == "traefik-a/app"
+    assert first["message"].startswith(
+        "app.example is served on two addresses by two APIs: Ingress one/test by one/ingress-ingress-nginx-controller at "
+        "[100.64.0.0], and HTTPRoute traefik-a/app (hostnames [app.example]) through Gateway traefik-a/traefik-gateway by "
+        "%s at [100.64.0.9]" % A)
+    assert first["fix"] == {"cut_over": ["point app.example at [100.64.0.9] (the Gateway traefik-a/traefik-gateway)",
+                                         "then delete Ingress one/test, or remove host app.example from it"]}
+    # a route without hostnames serves every host, a wildcard covers the host; another host is not the same
+    assert len(findings(d.analyse(migrating([])), "host_on_two_apis")) == 2
+    assert len(findings(d.analyse(migrating(["*.example"])), "host_on_two_apis")) == 2
+    assert findings(d.analyse(migrating(["other.example"])), "host_on_two_apis") == []

@@ -63,6 +63,11 @@ def test_diagnose_findings_must_match_and_extra_findings_are_unmet() -> None:
     missing = evaluate({"diagnose": {"findings": []}}, {"diagnose": {"findings": [{"kind": "multiple_writers"}]}})
     assert [v.met for v in missing] == [False]
     assert [v.met for v in evaluate({"diagnose": {"findings": []}}, {})] == [True]
+    # a scenario may expect a warning (it sets out to show one); unexpected warnings pass silently
+    warned = evaluate({"diagnose": {"findings": [{"kind": "host_on_two_apis", "severity": "warning", "message": "a.example"}]}},
+                      {"diagnose": {"findings": [{"kind": "host_on_two_apis", "reason": "^a\\.example"}]}})
+    assert [(v.subject, v.met, v.observed) for v in warned] == [("host_on_two_apis", True, "found: a.example")]
+    assert [v.met for v in evaluate({"diagnose": {"findings": [{"kind": "w", "severity": "warning"}]}}, {})] == [True]
 
 
 def test_conflicts_expected_pairs_in_any_order() -> None:

@@ -217,6 +217,9 @@ class FakeClient:
         self.watches: list[dict[str, Any]] = []
         self.items = [ing("one", "100.64.0.0"), ing("two", "172.18.0.2")]
 
+    def serves(self, api_version: str, kind: str) -> bool:
+        return kind == "Ingress"  # no Gateway API
+
     def list_with_version(self, api_version: str, kind: str, **kw: Any) -> tuple[list[Obj], str]:
         return copy.deepcopy(self.items), "5"
 
@@ -359,6 +362,9 @@ class FakeApi:
         return self._rv_at(self.compact[0])
 
     # ---- the client's interface
+
+    def serves(self, api_version: str, kind: str) -> bool:
+        return kind == "Ingress"  # no Gateway API
 
     def list_with_version(self, api_version: str, kind: str, read_timeout: float | None = None, **kw: Any) -> tuple[list[Obj], str]:
         assert read_timeout is not None and read_timeout <= LIST_READ_TIMEOUT
@@ -512,6 +518,9 @@ class ScriptedClient:
     def __init__(self, time_: FakeTime, lists: list[list[Obj]], streams: list[list[Any]]) -> None:
         self.time, self.lists, self.streams = time_, lists, streams
         self.watches: list[str | None] = []
+
+    def serves(self, api_version: str, kind: str) -> bool:
+        return kind == "Ingress"  # no Gateway API
 
     def list_with_version(self, api_version: str, kind: str, read_timeout: float | None = None, **kw: Any) -> tuple[list[Obj], str]:
         items = self.lists.pop(0)

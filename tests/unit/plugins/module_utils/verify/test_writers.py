@@ -247,8 +247,8 @@ def test_two_managers_in_one_second_are_both_possible_writers() -> None:
     state.services.append(a[2])
     tracker = s.Tracker(s.parse_options(10, 0, False, [], False, True), T0)
     tracker.initial([ing("apps", "100.64.0.0", name="web")])
-    entry = tracker.event("MODIFIED", obj, T0 + dt.timedelta(seconds=5))
-    assert entry is not None and entry["managers"] == ["nginx-ingress-controller", "traefik"]
+    [entry] = tracker.event("MODIFIED", obj, T0 + dt.timedelta(seconds=5))
+    assert entry["managers"] == ["nginx-ingress-controller", "traefik"]
     w.attribute(tracker.timeline, [], w.Evidence(w.publishers_of(state)))
     assert (entry["pod"], entry["attributed_by"]) == (POD_A, "address")
 
@@ -280,6 +280,9 @@ class Cluster:
             POD_B: "\n".join("%s INF Updated ingress status ingress=web namespace=apps" % (at(2.0 * i - 0.2)[:19] + "Z")
                              for i in range(1, 6, 2)),
         }
+
+    def serves(self, api_version: str, kind: str) -> bool:
+        return kind == "Ingress"  # no Gateway API
 
     def list_with_version(self, api_version: str, kind: str, **kw: Any) -> tuple[list[Obj], str]:
         return [ing("apps", "100.64.0.20", name="web")], "5"

@@ -1,0 +1,141 @@
+"""The status watch over Gateway API on a real kube-apiserver (verify/status.py with the real client):
+the pinned CRDs, a Gateway and an HTTPRoute, and the test as a fake controller writing their status
+with a field manager of its own choosing (`traefik`, as real Traefik does) during the window. Each
+write is recorded once, with its manager, by one list and one watch stream per kind; a second
+control plane without the CRDs watches Ingresses only, with no error."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any, Iterator
+
+import pytest
+import yaml
+
+from ansible_collections.kindlab.ingress.plugins.module_utils import _versions
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as s
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+from kindlab_twin import binaries
+from kindlab_twin.controlplane import COMPONENTS, ControlPlane
+from kindlab_twin.pki import ADMIN
+
+from realcp import control_plane, kubectl, require
+
+pytestmark = require((*COMPONENTS, "gateway-api-crds"))
+
+GATEWAY_API = "gateway.networking.k8s.io/v1"
+CONTROLLER = "traefik.io/gateway-controller"
+Obj = dict[str, Any]
+
+
+@pytest.fixture
+def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    cp = control_plane("gwstatus", tmp_path_factory.mktemp("gwstatus"), {})
+    try:
+        cp.start(timeout=90)
+        yield cp
+    finally:
+        cp.stop()
+
+
+def crds(cp: ControlPlane) -> None:
+    path = binaries.cache_root() / _versions.GATEWAY_API_OFFLINE_CRDS
+    kubectl(cp, "apply", "--server-side", "-f", str(path))
+    kubectl(cp, "wait", "--for=condition=Established", "--timeout=60s", "crd/gateways.gateway.networking.k8s.io",
+            "crd/httproutes.gateway.networking.k8s.io")
+
+
+def objects() -> list[Obj]:
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}},
+        {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "web", "namespace": "apps"},
+         "spec": {"rules": [{"host": "web.example.test", "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": {
+             "service": {"name": "web", "port": {"number": 80}}}}]}}]}},
+        {"apiVersion": GATEWAY_API, "kind": "GatewayClass", "metadata": {"name": "traefik"}, "spec": {"controllerName": CONTROLLER}},
+        {"apiVersion": GATEWAY_API, "kind": "Gateway", "metadata": {"name": "gw", "namespace": "apps"},
+         "spec": {"gatewayClassName": "traefik", "listeners": [{"name": "web", "port": 8000, "protocol": "HTTP"}]}},
+        {"apiVersion": GATEWAY_API, "kind": "HTTPRoute", "metadata": {"name": "app", "namespace": "apps"},
+         "spec": {"parentRefs": [{"name": "gw"}], "hostnames": ["app.example.test"],
+                  "rules": [{"backendRefs": [{"name": "web", "port": 80}]}]}},
+    ]
+
+
+def condition(kind: str, ok: bool = True, reason: str | None = None) -> Obj:
+    return {"type": kind, "status": "True" if ok else "False", "reason": reason or kind, "message": "",
+            "lastTransitionTime": "2026-01-01T00:00:00Z", "observedGeneration": 1}
+
+
+def write_status(cp: ControlPlane, kind: str, name: str, status: Obj, manager: str = "traefik") -> None:
+    """A status write as a controller makes it: the status subresource, with its field manager."""
+    kubectl(cp, "patch", kind, name, "-n", "apps", "--subresource=status", "--type=merge", f"--field-manager={manager}",
+            "-p", json.dumps({"status": status}))
+
+
+def gateway_status(address: str) -> Obj:
+    return {"addresses": [{"type": "IPAddress", "value": address}], "conditions": [condition("Accepted"), condition("Programmed")]}
+
+
+def route_status(accepted: bool) -> Obj:
+    return {"parents": [{"parentRef": {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw"},
+                         "controllerName": CONTROLLER,
+                         "conditions": [condition("Accepted", accepted, None if accepted else "NotAllowedByListeners"),
+                                        condition("ResolvedRefs")]}]}
+
+
+class Counting:
+    def __init__(self, client: Client) -> None:
+        self.client, self.requests, self.lock = client, [], threading.Lock()
+
+    def list_with_version(self, api_version: str, kind: str, **kw: Any) -> Any:
+        with self.lock:
+            self.requests.append(("list", kind))
+        return self.client.list_with_version(api_version, kind, **kw)
+
+    def watch(self, api_version: str, kind: str, **kw: Any) -> Any:
+        with self.lock:
+            self.requests.append(("watch", kind))
+        return self.client.watch(api_version, kind, **kw)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+
+def test_gateway_and_route_status_writes_are_recorded_once_each_with_their_manager(plane: ControlPlane) -> None:
+    crds(plane)
+    kubectl(plane, "apply", "--server-side", "-f", "-", stdin=yaml.safe_dump_all(objects()))
+    write_status(plane, "gateway", "gw", gateway_status("100.64.0.1"))
+    write_status(plane, "httproute", "app", route_status(True))
+    client = Counting(Client(str(plane.layout.kubeconfig(ADMIN))))
+    box: dict[str, Any] = {}
+    watch = threading.Thread(target=lambda: box.update(r=s.run(client, Selection(namespaces=["apps"]),
+                                                               s.parse_options(6, 0, True, ["100.64.0.0/16"], False, True))))
+    watch.start()
+    time.sleep(2)
+    write_status(plane, "gateway", "gw", gateway_status("100.64.0.2"))  # another install's address: a flap
+    write_status(plane, "gateway", "gw", gateway_status("100.64.0.1"))
+    write_status(plane, "httproute", "app", route_status(False), manager="other-controller")
+    watch.join(40)
+    r = box["r"]
+    gateway = [(e["old"], e["new"], e["manager"]) for e in r["timeline"] if e.get("kind") == "Gateway"]
+    assert gateway == [(["100.64.0.1"], ["100.64.0.2"], "traefik"), (["100.64.0.2"], ["100.64.0.1"], "traefik")]
+    [route] = [e for e in r["timeline"] if e.get("kind") == "HTTPRoute"]
+    assert (route["parent"], route["manager"], route["conditions_new"][0]) == (
+        "apps/gw by " + CONTROLLER, "other-controller", "Accepted=False (NotAllowedByListeners)")
+    # No controller pod runs here: nothing names a pod, and the row says so rather than guess.
+    assert all(e["pod"] is None for e in r["timeline"])
+    assert r["gateways"]["apps/gw"]["reason"] == "2 changes in 6s (max 0): 100.64.0.1 ↔ 100.64.0.2"
+    assert r["gateways"]["apps/gw"]["writers"]["managers"] == ["traefik"]
+    assert not r["routes"]["apps/app"]["passed"] and "NotAllowedByListeners" in r["routes"]["apps/app"]["reason"]
+    assert r["ingresses"]["apps/web"]["passed"] and r["blind_intervals"] == []
+    assert sorted(set(client.requests)) == sorted({(v, k) for v in ("list", "watch") for k in ("Ingress", "Gateway", "HTTPRoute")})
+    assert all(client.requests.count(("list", k)) == 1 for k in ("Ingress", "Gateway", "HTTPRoute"))
+
+
+def test_without_the_crds_only_ingresses_are_watched_and_nothing_fails(plane: ControlPlane) -> None:
+    kubectl(plane, "apply", "--server-side", "-f", "-", stdin=yaml.safe_dump_all(objects()[:2]))
+    client = Counting(Client(str(plane.layout.kubeconfig(ADMIN))))
+    r = s.run(client, Selection(namespaces=["apps"]), s.parse_options(1, 0, True, [], False, True))
+    assert {k for _v, k in client.requests} == {"Ingress"}
+    assert "gateways" not in r and "routes" not in r and r["passed"]
