@@ -14,7 +14,7 @@ SCENARIO_ARGS := $(if $(SCENARIO),-e @scenarios/$(SCENARIO).yml)
 JUNIT := ANSIBLE_CALLBACKS_ENABLED=ansible.builtin.junit JUNIT_OUTPUT_DIR=$(CURDIR)/artifacts/junit \
 	JUNIT_FAIL_ON_IGNORE=true JUNIT_HIDE_TASK_ARGUMENTS=true
 
-.PHONY: help setup binaries test-binaries helm lab verify teardown test unit unit-inputs sanity lint syntax molecule mypy chromium collection workflows engine-test test-kind
+.PHONY: help setup binaries test-binaries helm lab verify teardown test unit unit-inputs sanity lint syntax molecule mypy chromium collection workflows engine-test test-kind test-capture-kind
 
 help:
 	@echo "make lab [SCENARIO=puzzle] [LAB_ARGS='-e lab_backend=twin']  build and check the lab"
@@ -24,6 +24,7 @@ help:
 	@echo "make kind-engine / kind-engine-down                        (Linux, root) the lab's own Docker engine, when none answers"
 	@echo "make kind-images                                           the kind lab's images, built here (no registry)"
 	@echo "make test-kind                                             every scenario on real kind, beside the twin"
+	@echo "make test-capture-kind                                     every scenario captured from kind, rebuilt, compared"
 	@echo "make kind-lab [SCENARIO=puzzle]                            (Linux, root) the lab on real kind here, offline; left up"
 	@echo "make kind-lab-teardown [SCENARIO=puzzle]                   remove it"
 
@@ -126,6 +127,11 @@ engine-test:
 # says SKIPPED. After engine-test, which needs the engine down.
 test-kind: setup binaries
 	VENV=$(VENV) hack/test-kind.sh
+
+# The capture round trip for every scenario (make test-kind does it for puzzle and
+# nginx-to-traefik): each scenario's cluster captured (anonymized), rebuilt, verdicts compared.
+test-capture-kind: setup binaries
+	KINDLAB_ROUND_TRIP=all VENV=$(VENV) hack/test-kind.sh
 
 # Every stage above, each timed, ending with a table of their seconds (hack/ci-stages.sh).
 test:

@@ -5,7 +5,8 @@
 # playbooks with the offline inputs, inside the engine's network namespace (where the lab's
 # addresses live).
 #
-#   hack/kind-lab.sh up [SCENARIO] [ANSIBLE ARGS...]     playbooks/lab.yml (the lab stays up)
+#   hack/kind-lab.sh up [SCENARIO] [ANSIBLE ARGS...]     playbooks/lab.yml (the lab stays up; SCENARIO: a
+#                                                        name in scenarios/ or a scenario file's path)
 #   hack/kind-lab.sh verify [SCENARIO] [ANSIBLE ARGS...] playbooks/verify.yml
 #   hack/kind-lab.sh down [SCENARIO] [ANSIBLE ARGS...]   playbooks/teardown.yml
 #   hack/kind-lab.sh vars                                print the offline inputs (a vars file)
@@ -80,7 +81,12 @@ playbook() {  # playbook NAME SCENARIO ARGS...
     vars="$(mktemp /tmp/kindlab-offline.XXXXXX.json)"
     offline_vars >"$vars"
     local args=()
-    [ -z "$scenario" ] || args+=(-e "@$ROOT/scenarios/$scenario.yml" -e "lab_scenario=$scenario")
+    # SCENARIO: a name in scenarios/, or the path of a scenario file elsewhere (a capture, playbooks/capture.yml)
+    case "$scenario" in
+        "") ;;
+        */*) args+=(-e "@$scenario") ;;
+        *) args+=(-e "@$ROOT/scenarios/$scenario.yml" -e "lab_scenario=$scenario") ;;
+    esac
     args+=(-e "@$vars")
     local rc=0
     ( cd "$ROOT" && in_engine ansible-playbook "playbooks/$book.yml" "${args[@]}" "$@" ) || rc=$?

@@ -39,6 +39,7 @@ STARTED_ENGINE=0  # this run started the lab's engine, and stops it at the end
 failures=()
 failed_dirs=()
 current=""        # the scenario whose kind cluster is up, for the cleanup
+current_src=""    # where its variables come from: its name in scenarios/, or a captured file's path
 TWIN_SERIES=""    # the pid of the twin's series while it runs
 cleanup() {
     local rc=$?
@@ -46,7 +47,7 @@ cleanup() {
     # the twin series tears each of its labs down itself: let it end
     [ -z "$TWIN_SERIES" ] || wait "$TWIN_SERIES" 2>/dev/null || true
     if [ -n "$current" ]; then
-        "$KIND_LAB" down "$current" -e "lab_state_dir=$WORK/kind/$current" >"$WORK/teardown-kind.log" 2>&1 \
+        "$KIND_LAB" down "${current_src:-$current}" -e "lab_state_dir=$WORK/kind/$current" >"$WORK/teardown-kind.log" 2>&1 \
             || { tail -n 20 "$WORK/teardown-kind.log" >&2; rc=1; }
     fi
     left="$("$KIND_LAB" exec ip -br addr | grep -c ' 100\.64\.' || true)"
@@ -89,15 +90,17 @@ export KINDLAB_PREPARED=1
 echo "test-kind: images and clients ready in $((SECONDS - started)) s" >&2
 stage_record "kind images and clients" "$((SECONDS - started))"
 
-# lab_run BACKEND SCENARIO: the scenario through playbooks/lab.yml (its verify included) and then
-# teardown.yml; the log and the report stay in $WORK/BACKEND/SCENARIO.
+# lab_run BACKEND SCENARIO [FILE]: the scenario through playbooks/lab.yml (its verify included) and then
+# teardown.yml; the log and the report stay in $WORK/BACKEND/SCENARIO. FILE: its variables come from
+# that file (a capture) instead of scenarios/SCENARIO.yml.
 lab_run() {
-    local backend="$1" scenario="$2" dir="$WORK/$1/$2" rc=0
+    local backend="$1" scenario="$2" dir="$WORK/$1/$2" src="${3:-$2}" rc=0
     mkdir -p "$dir"
     local started=$SECONDS
     if [ "$backend" = kind ]; then
         current="$scenario"
-        "$KIND_LAB" up "$scenario" -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1 || rc=$?
+        current_src="$src"
+        "$KIND_LAB" up "$src" -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1 || rc=$?
         echo "test-kind: $scenario on kind: lab.yml rc=$rc in $((SECONDS - started)) s" >&2
         if [ "$rc" = 0 ]; then
             stage_record "$scenario on kind${try_label:-}" "$((SECONDS - started))" ok
@@ -125,12 +128,16 @@ lab_run() {
         fi
         # Gateway rows of the diagnose-vs-real table: each Gateway's and route's predicted status against
         # what the real controllers write (tests/kind/gateway_rows.py), printed again beside the table.
-        if [ -e "$dir/verify/report.json" ] && grep -q '^lab_gateway_api: *true' "$ROOT/scenarios/$scenario.yml"; then
+        if [ -e "$dir/verify/report.json" ] && [ -z "${3:-}" ] && grep -q '^lab_gateway_api: *true' "$ROOT/scenarios/$scenario.yml"; then
             { echo "$scenario:"; "$KIND_LAB" exec "$VENV/bin/python" "$ROOT/tests/kind/gateway_rows.py" "$dir/kubeconfig" \
                 "$dir/verify/report.json"; } >"$dir/gateway-rows.txt" 2>&1 \
                 || failures+=("$scenario on kind: a Gateway or route's real status differs from diagnose's")
             cat "$dir/gateway-rows.txt" >&2
             cat "$dir/gateway-rows.txt" >>"$WORK/gateway-rows.txt"
+        fi
+        # A scenario of the round trip: its cluster captured (playbooks/capture.yml), to be rebuilt after the reset.
+        if [ "$rc" = 0 ] && [ -z "${3:-}" ] && round_trip_of "$scenario" >/dev/null; then
+            capture_kind "$scenario" "$dir" "$(round_trip_of "$scenario")"
         fi
         reset_kind "$dir" || failures+=("reset after $scenario on kind")
     else
@@ -210,6 +217,55 @@ twin_refuses() {
     fi
 }
 
+# The capture round trip (issue 26): after these scenarios pass on kind, playbooks/capture.yml captures
+# their cluster, the capture is rebuilt on the emptied cluster, and the two runs' verdicts must be
+# equal (tests/kind/round_trip.py). Together they cover both controller types, namespace-scoped and
+# cluster-wide controllers, publish Service on and off, and an anonymized capture.
+# KINDLAB_ROUND_TRIP=all: every scenario that runs (make test-capture-kind); none: no round trip.
+ROUND_TRIP=(puzzle:anonymized nginx-to-traefik:named)
+# round_trip_of SCENARIO: prints anonymized or named when SCENARIO's cluster is captured; false otherwise.
+round_trip_of() {
+    local entry
+    case "${KINDLAB_ROUND_TRIP:-}" in
+        none) return 1 ;;
+        all) echo anonymized; return 0 ;;
+    esac
+    for entry in "${ROUND_TRIP[@]}"; do
+        [ "${entry%%:*}" != "$1" ] || { echo "${entry#*:}"; return 0; }
+    done
+    return 1
+}
+
+# capture_kind SCENARIO DIR MODE: playbooks/capture.yml on the running cluster, into $WORK/captured/SCENARIO.yml.
+capture_kind() {
+    local scenario="$1" dir="$2" mode="$3" started=$SECONDS
+    mkdir -p "$WORK/captured"
+    if (cd "$ROOT" && "$KIND_LAB" exec "$VENV/bin/ansible-playbook" playbooks/capture.yml \
+            -e "capture_kubeconfig=$dir/kubeconfig" -e "capture_dest=$WORK/captured/$scenario.yml" \
+            -e "capture_scenario=$scenario-captured" -e "capture_anonymize=$([ "$mode" = anonymized ] && echo true || echo false)") \
+            >"$dir/capture.log" 2>&1; then
+        echo "test-kind: $scenario captured ($mode) in $((SECONDS - started)) s" >&2
+        stage_record "  capture of $scenario ($mode)" "$((SECONDS - started))" ok
+    else
+        tail -n 30 "$dir/capture.log" >&2
+        failures+=("capture of $scenario on kind")
+        stage_record "  capture of $scenario ($mode)" "$((SECONDS - started))" FAILED
+    fi
+}
+
+# rebuild_captured SCENARIO: its capture rebuilt on the emptied cluster, its verdicts against the original's.
+rebuild_captured() {
+    local scenario="$1" mode
+    mode="$(round_trip_of "$scenario")"
+    banner "$scenario rebuilt on kind from its capture ($mode)"
+    lab_run kind "$scenario.captured" "$WORK/captured/$scenario.yml"
+    local args=("$WORK/kind/$scenario/verify/report.json" "$WORK/kind/$scenario.captured/verify/report.json")
+    [ "$mode" != anonymized ] || args+=(--anonymized "$WORK/captured/$scenario.yml" "$ROOT/scenarios/$scenario.yml")
+    "$VENV/bin/python" "$ROOT/tests/kind/round_trip.py" "${args[@]}" >"$WORK/kind/$scenario.captured/round-trip.txt" 2>&1 \
+        || failures+=("$scenario rebuilt from its capture: verdicts differ")
+    cat "$WORK/kind/$scenario.captured/round-trip.txt" >&2
+}
+
 # The scenarios the twin runs (and whose verdicts are compared); it must refuse the others.
 COMPARED=()
 for scenario in "${SCENARIOS[@]}"; do
@@ -260,6 +316,7 @@ for scenario in "${SCENARIOS[@]}"; do
         lab_run kind "$scenario"
         try_label=""
     fi
+    [ ! -e "$WORK/captured/$scenario.yml" ] || rebuild_captured "$scenario"
     no_lab_address_here "after $scenario on kind"
 done
 started=$SECONDS
