@@ -41,6 +41,7 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose as _diagnose
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as _status
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.ingresses import status_addresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import install as _controllers
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import binary as traefik_binary
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.images import parse_images
@@ -256,7 +257,7 @@ class Table:
         for ns in sorted({i["namespace"] for i in row["ingresses"]}):
             for obj in self.client.list("networking.k8s.io/v1", "Ingress", namespace=ns):
                 writer = _status.status_writer(obj)
-                addrs = tuple(sorted(a for a in _status.status_addresses(obj) if a)) if writer else ()
+                addrs = tuple(sorted(a for a in status_addresses(obj) if a)) if writer else ()
                 if writer and addrs:
                     self.polled.setdefault("%s/%s" % (ns, obj["metadata"]["name"]), set()).add((writer["manager"], addrs))
 
