@@ -56,6 +56,7 @@ class Faults:
         self.client = Client(kubeconfig)
         self.writes: list[tuple[dt.datetime, list[str]]] = []  # accepted by the API server
         self.refused = 0
+        self.returned: dt.datetime | None = None  # when the status watch returned
         self.stop = threading.Event()
         self.events: list[str] = []
 
@@ -174,13 +175,19 @@ def judge(f: Faults, result: dict[str, Any], old_pod: str, new_pod: str, elapsed
     # Every accepted write outside the blind intervals is in the timeline exactly once, in order.
     seen = [e for e in result["timeline"] if e["ingress"] == NS + "/writer"]
     used: set[int] = set()
-    missing = outside = 0
+    missing = outside = late = 0
     for when, addrs in f.writes:
         if blind_at(when, blind):
             continue
-        outside += 1
         match = next((i for i, e in enumerate(seen) if i not in used and e["new"] == addrs
                       and -1.0 <= (dt.datetime.fromisoformat(e["time"].replace("Z", "+00:00")) - when).total_seconds() <= 5.0), None)
+        # The window closes before the watch returns (the last logs and publishers are read after it):
+        # a write in the last MARGIN before the return may land after the window, unseen by design
+        # (measured on kind: the writer's last write 0.2 s before the return, twice in a row).
+        if match is None and f.returned is not None and when > f.returned - dt.timedelta(seconds=MARGIN):
+            late += 1
+            continue
+        outside += 1
         if match is None:
             missing += 1
             problems.append("write of %s at %s not in the timeline" % (addrs, when.isoformat()[11:23]))
@@ -191,7 +198,8 @@ def judge(f: Faults, result: dict[str, Any], old_pod: str, new_pod: str, elapsed
     for e in extra:
         problems.append("timeline change %s at %s matches no write (counted twice?)" % (e["new"], e["time"][11:23]))
     print("writer: %d writes accepted (%d refused while the server was away), %d outside the blind intervals: "
-          "%d in the timeline once, %d missing, %d extra" % (len(f.writes), f.refused, outside, outside - missing, missing, len(extra)))
+          "%d in the timeline once, %d missing, %d extra; %d unseen in the last %.1f s before the watch returned"
+          % (len(f.writes), f.refused, outside, outside - missing, missing, len(extra), late, MARGIN))
     # The controller's restart: the clear by the old pod, the address by the new one.
     nginx = [e for e in result["timeline"] if e["ingress"] == NS + "/nginx"]
     print("controller's Ingress: %s" % "; ".join(
@@ -227,6 +235,7 @@ def main(argv: list[str]) -> int:
             print("FAIL: the status watch did not return normally: %s" % exc)
             return 1
         elapsed = time.monotonic() - started
+        f.returned = now()
         f.stop.set()
         faults.join(timeout=5)
         writer.join(timeout=15)
