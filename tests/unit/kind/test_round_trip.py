@@ -49,8 +49,8 @@ def test_a_status_that_no_longer_flaps_differs(tmp_path: Path, capsys: pytest.Ca
     assert "DIFFER | status" in capsys.readouterr().out
 
 
-def test_anonymized_verdicts_compare_by_count_and_no_original_name_may_remain(tmp_path: Path,
-                                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_anonymized_verdicts_compare_by_count_and_no_original_name_may_remain(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     renamed = report(("diagnose", "multiple_writers ^ns-1/ingress-1$", "found: ns-1/ingress-1", True),
                      ("status", "ns-1/ingress-1", "fail: 4 changes", True), ("status", "ns-2/ingress-1", "pass", True))
     scenario = tmp_path / "s.yml"
