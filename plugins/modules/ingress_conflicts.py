@@ -28,6 +28,11 @@ description:
     IngressClass's C(spec.controller), or the C(kubernetes.io/ingress.class) annotation);
     C(same_controller) is C(unknown) when the class cannot tell. M(kindlab.ingress.ingress_diagnose)
     reads the controllers' flags and scope.
+  - "Where the cluster serves Gateway API, HTTPRoutes too (C(route_conflicts)): two routes attached to one Gateway
+    listener whose matches tie on every criterion of Gateway API's precedence (path type and value, method, header and
+    query matches) for a host both take. The spec names the winner - the older route by creationTimestamp, then the
+    first by namespace/name - and the loser's rule serves nothing for those requests. A longer prefix, an Exact path
+    or a method match is precedence working, not a conflict. Routes of the selected namespaces only."
   - Fails on a conflict by default, like the other verification modules; set I(fail_on_violation=false)
     to collect the result instead.
   - Read-only; never changes the cluster.
@@ -77,6 +82,13 @@ overlaps:
   returned: success
   type: list
   elements: dict
+route_conflicts:
+  description:
+    - HTTPRoute ties (Gateway API served only), each with C(routes) (winner first), C(winner), C(gateway), C(listener),
+      C(host), C(path), C(why) (which precedence rule chose) and C(message). Each fails the check like a conflict.
+  returned: success
+  type: list
+  elements: dict
 claims:
   description: C(namespace/name) of each selected Ingress to its C(class) and C(controller) type.
   returned: success
@@ -96,7 +108,7 @@ def _check(client: Any, selection: Any, _options: Any) -> dict[str, Any]:
 
 
 def _failure(result: dict[str, Any]) -> str:
-    return "ingress_conflicts: " + "; ".join(c["message"] for c in result["conflicts"])
+    return "ingress_conflicts: " + "; ".join(c["message"] for c in result["conflicts"] + result.get("route_conflicts", []))
 
 
 def main() -> None:

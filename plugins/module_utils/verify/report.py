@@ -110,8 +110,12 @@ def validate_expect(expect: Any) -> Obj:
                 _regex(finding[key], "%s.%s" % (where, key))
     for i, conflict in enumerate((expect.get("conflicts") or {}).get("expected", [])):
         where = "lab_expect.conflicts.expected[%d]" % i
-        _require(isinstance(conflict, dict) and isinstance(conflict.get("ingresses"), list)
-                 and len(conflict["ingresses"]) == 2, where, "a mapping with ingresses: [ns/name, ns/name]", conflict)
+        pair = conflict.get("ingresses", conflict.get("routes")) if isinstance(conflict, dict) else None
+        _require(isinstance(conflict, dict) and isinstance(pair, list) and len(pair) == 2
+                 and ("ingresses" in conflict) != ("routes" in conflict)
+                 and (not conflict.get("winner") or ("routes" in conflict and conflict["winner"] in pair)),
+                 where, "a mapping with ingresses: [ns/name, ns/name], or routes: [ns/name, ns/name] (HTTPRoutes) and "
+                 "optionally winner: one of them", conflict)
     return dict(expect)
 
 
@@ -146,7 +150,10 @@ def gateway_references(expect: Obj) -> list[tuple[str, str]]:
 
 def route_references(expect: Obj) -> list[tuple[str, str]]:
     """(field, namespace/name) of every HTTPRoute a validated lab_expect names."""
-    return [("lab_expect.routes.failing[%s]" % ref, ref) for ref in (expect.get("routes") or {}).get("failing") or {}]
+    out = [("lab_expect.routes.failing[%s]" % ref, ref) for ref in (expect.get("routes") or {}).get("failing") or {}]
+    for i, conflict in enumerate((expect.get("conflicts") or {}).get("expected") or []):
+        out += [("lab_expect.conflicts.expected[%d].routes[%d]" % (i, j), str(ref)) for j, ref in enumerate(conflict.get("routes") or [])]
+    return out
 
 
 def controller_references(expect: Obj) -> list[tuple[str, str]]:
@@ -163,7 +170,7 @@ def ingress_references(expect: Obj) -> list[tuple[str, str]]:
            for check in INGRESS_SUBJECTS for ref in (expect.get(check) or {}).get("failing") or {}]
     for i, conflict in enumerate((expect.get("conflicts") or {}).get("expected") or []):
         out += [("lab_expect.conflicts.expected[%d].ingresses[%d]" % (i, j), str(ref))
-                for j, ref in enumerate(conflict["ingresses"])]
+                for j, ref in enumerate(conflict.get("ingresses") or [])]
     for i, probe in enumerate(expect.get("reachability") or []):
         where = "lab_expect.reachability[%d].ingress" % i
         listed = isinstance(probe.get("ingress"), list)  # several Ingresses, used in turn
@@ -249,15 +256,23 @@ def _pair(ingresses: list[str]) -> tuple[str, str]:
 
 
 def _conflict_verdicts(result: Obj, expect: Obj) -> list[Verdict]:
-    observed = {_pair(c.get("ingresses", [])): c for c in result.get("conflicts", []) if len(c.get("ingresses", [])) >= 2}
-    wanted = {_pair(c["ingresses"]) for c in expect.get("expected", [])}
+    # Ingress pairs (ingress_conflicts' conflicts) and HTTPRoute pairs (its route_conflicts), alike.
+    observed = {_pair(c.get("ingresses") or c.get("routes") or []): c
+                for c in result.get("conflicts", []) + result.get("route_conflicts", [])
+                if len(c.get("ingresses") or c.get("routes") or []) >= 2}
+    wanted = {_pair(c.get("ingresses") or c.get("routes")) for c in expect.get("expected", [])}
+    winners = {_pair(c["routes"]): c["winner"] for c in expect.get("expected", []) if c.get("winner")}
     out = []
     for pair in sorted(set(observed) | wanted):
         label = " vs ".join(pair)
         seen = pair in observed
-        detail = str(observed[pair].get("reason") or observed[pair].get("summary") or "conflict") if seen else "no conflict"
-        out.append(Verdict("conflicts", label, "conflict" if pair in wanted else "no conflict",
-                           detail if seen else "no conflict", seen == (pair in wanted)))
+        detail = str(observed[pair].get("reason") or observed[pair].get("message") or "conflict") if seen else "no conflict"
+        met = seen == (pair in wanted)
+        expected = "conflict" if pair in wanted else "no conflict"
+        if pair in winners:
+            expected += ", won by %s" % winners[pair]
+            met = met and observed[pair].get("winner") == winners[pair]
+        out.append(Verdict("conflicts", label, expected, detail if seen else "no conflict", met))
     if not out:
         out.append(Verdict("conflicts", "cluster", "no conflict", "no conflict", True))
     return out
