@@ -131,16 +131,19 @@ def _int_in(value: Any, where: str, low: int, high: int) -> int:
     return int(value)
 
 
-def _parse_path(raw: Any, where: str) -> IngressPath:
+def _parse_path(raw: Any, where: str, types: tuple[str, ...] = PATH_TYPES, max_length: int | None = None) -> IngressPath:
+    """An Ingress path (TYPES: its pathTypes, the first the default), or an HTTPRoute's
+    (ROUTE_PATH_TYPES, at most 1024 characters as the CRD says)."""
     if isinstance(raw, str):
         raw = {"path": raw}
     _require(isinstance(raw, dict), where, "a path string or a mapping with path and path_type", raw)
     unknown = set(raw) - {"path", "path_type"}
     _require(not unknown, where, "only the keys path and path_type", sorted(unknown))
     path = raw.get("path", "/")
-    _require(isinstance(path, str) and path.startswith("/"), where + ".path", "an absolute path starting with '/'", path)
-    path_type = raw.get("path_type", "Prefix")
-    _require(path_type in PATH_TYPES, where + ".path_type", "one of " + ", ".join(PATH_TYPES), path_type)
+    _require(isinstance(path, str) and path.startswith("/") and (max_length is None or len(path) <= max_length), where + ".path",
+             "an absolute path starting with '/'" + (" (at most %d characters)" % max_length if max_length else ""), path)
+    path_type = raw.get("path_type", types[0])
+    _require(path_type in types, where + ".path_type", "one of " + ", ".join(types), path_type)
     return IngressPath(path=path, path_type=path_type)
 
 
@@ -188,20 +191,6 @@ def _parse_parent(raw: Any, namespace: str, where: str) -> ParentRef:
     return ParentRef(namespace=ns, name=name, section_name=section)
 
 
-def _parse_route_path(raw: Any, where: str) -> IngressPath:
-    if isinstance(raw, str):
-        raw = {"path": raw}
-    _require(isinstance(raw, dict), where, "a path string or a mapping with path and path_type", raw)
-    unknown = set(raw) - {"path", "path_type"}
-    _require(not unknown, where, "only the keys path and path_type", sorted(unknown))
-    path = raw.get("path", "/")
-    _require(isinstance(path, str) and path.startswith("/") and len(path) <= 1024, where + ".path",
-             "an absolute path starting with '/' (at most 1024 characters)", path)
-    path_type = raw.get("path_type", "PathPrefix")
-    _require(path_type in ROUTE_PATH_TYPES, where + ".path_type", "one of " + ", ".join(ROUTE_PATH_TYPES), path_type)
-    return IngressPath(path=path, path_type=path_type)
-
-
 def _parse_backend(raw: Any, default_name: str, where: str) -> BackendRef:
     _require(isinstance(raw, dict), where, "a mapping with name, port and weight", raw)
     raw = {key: val for key, val in raw.items() if val is not None}
@@ -246,7 +235,7 @@ def _parse_httproute(raw: Any, wl_name: str, namespace: str, where: str) -> HTTP
         _require(valid_hostname(host), "%s.hostnames[%d]" % (where, i), HOSTNAME, host)
     raw_paths = raw.get("paths", [{"path": "/", "path_type": "PathPrefix"}])
     _require(isinstance(raw_paths, list) and 1 <= len(raw_paths) <= 64, where + ".paths", "a list of 1 to 64 paths", raw_paths)
-    paths = [_parse_route_path(p, "%s.paths[%d]" % (where, i)) for i, p in enumerate(raw_paths)]
+    paths = [_parse_path(p, "%s.paths[%d]" % (where, i), ROUTE_PATH_TYPES, 1024) for i, p in enumerate(raw_paths)]
     raw_backends = raw.get("backend_refs", [{}])
     _require(isinstance(raw_backends, list) and 1 <= len(raw_backends) <= 16, where + ".backend_refs",
              "a list of 1 to 16 backends (the workload's Service on port 80 when omitted)", raw_backends)
