@@ -261,7 +261,8 @@ rebuild_captured() {
     lab_run kind "$scenario.captured" "$WORK/captured/$scenario.yml"
     local args=("$WORK/kind/$scenario/verify/report.json" "$WORK/kind/$scenario.captured/verify/report.json")
     [ "$mode" != anonymized ] || args+=(--anonymized "$WORK/captured/$scenario.yml" "$ROOT/scenarios/$scenario.yml")
-    "$VENV/bin/python" "$ROOT/tests/kind/round_trip.py" "${args[@]}" >"$WORK/kind/$scenario.captured/round-trip.txt" 2>&1 \
+    PYTHONPATH="$ROOT/.collections" "$VENV/bin/python" "$ROOT/tests/kind/round_trip.py" "${args[@]}" \
+        >"$WORK/kind/$scenario.captured/round-trip.txt" 2>&1 \
         || failures+=("$scenario rebuilt from its capture: verdicts differ")
     cat "$WORK/kind/$scenario.captured/round-trip.txt" >&2
 }
