@@ -42,22 +42,29 @@ def mapping(lab: Obj, state: ClusterState) -> tuple[dict[str, str], dict[str, st
     keep = _kept()
     namespaces = sorted((set(lab["lab_namespaces"]) | {str(meta(n).get("name")) for n in state.namespaces}
                          | {str(meta(o).get("namespace")) for o in state.workloads + state.ingresses}) - keep)
-    ingresses = sorted({w["ingress"]["name"] for w in lab["lab_workloads"]} | {str(meta(i).get("name")) for i in state.ingresses})
+    stand_ins = [w["ingress"] for w in lab["lab_workloads"] if isinstance(w.get("ingress"), dict)]
+    ingresses = sorted({i["name"] for i in stand_ins} | {str(meta(i).get("name")) for i in state.ingresses})
+    routes = sorted({str(meta(r).get("name")) for r in state.http_routes})
+    gateways = sorted({str(meta(g).get("name")) for g in state.gateways}
+                      | {str(meta(c).get("name")) for c in state.gateway_classes})
+    route_hosts = {str(h) for r in state.http_routes for h in (r.get("spec") or {}).get("hostnames") or []}
+    route_hosts |= {str(ln["hostname"]) for g in state.gateways for ln in (g.get("spec") or {}).get("listeners") or []
+                    if ln.get("hostname")}
     backends = [((p.get("backend") or {}).get("service") or {}).get("name") for i in state.ingresses
                 for r in (i.get("spec") or {}).get("rules") or [] for p in (r.get("http") or {}).get("paths") or []]
     backends += [((i.get("spec") or {}).get("defaultBackend") or {}).get("service", {}).get("name") for i in state.ingresses]
     services = sorted({w["name"] for w in lab["lab_workloads"]} | {str(meta(s).get("name")) for s in state.services}
                       | {str(b) for b in backends if b})
-    hosts = sorted({w["ingress"]["host"] for w in lab["lab_workloads"] if w["ingress"].get("host")}
+    hosts = sorted({i["host"] for i in stand_ins if i.get("host")} | route_hosts
                    | {r["host"] for i in state.ingresses for r in (i.get("spec") or {}).get("rules") or [] if r.get("host")}
                    | {h for i in state.ingresses for t in (i.get("spec") or {}).get("tls") or [] for h in t.get("hosts") or []})
     classes = sorted({str(meta(c).get("name")) for c in state.ingress_classes}
-                     | {w["ingress"]["class"] for w in lab["lab_workloads"] if w["ingress"].get("class")})
+                     | {i["class"] for i in stand_ins if i.get("class")})
     releases = sorted({c["release"] for c in lab["lab_controllers"]})
     workloads = sorted({str(meta(w).get("name")) for w in state.workloads})
     words: dict[str, str] = {}
     for kind, names in (("ns", namespaces), ("ingress", ingresses), ("svc", services), ("class", classes),
-                        ("release", releases), ("workload", workloads)):
+                        ("release", releases), ("workload", workloads), ("route", routes), ("gateway", gateways)):
         n = 0
         for name in names:
             if name in keep or name in words or name.startswith("kube-"):

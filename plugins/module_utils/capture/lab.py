@@ -33,6 +33,9 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base i
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import ControllerError, parse_controllers
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import type_of_class
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import selects
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import CRD_GROUP as GATEWAY_GROUP
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import PROTOCOLS as GATEWAY_PROTOCOLS
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import GatewayError, parse_gateways
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import WorkloadError, parse_namespaces, parse_workloads
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.conflicts import find_conflicts
@@ -261,6 +264,124 @@ def capture_ingresses(state: ClusterState) -> tuple[list[Obj], dict[str, str], l
     return workloads, names, notes
 
 
+# ---------------------------------------------------------------- Gateway API
+
+
+def _listener(ln: Obj, where: str, notes: list[str]) -> Obj | None:
+    protocol = str(ln.get("protocol") or "HTTP")
+    if protocol not in GATEWAY_PROTOCOLS:
+        notes.append("%s listener %s: protocol %s is not built by the lab; not reproduced" % (where, ln.get("name"), protocol))
+        return None
+    out: Obj = {"name": ln.get("name"), "port": ln.get("port"), "protocol": protocol}
+    if ln.get("hostname"):
+        out["hostname"] = ln["hostname"]
+    if protocol == "HTTPS":
+        notes.append("%s listener %s: its certificate stays in the cluster; the lab generates one of its own" % (where, ln.get("name")))
+    namespaces = ((ln.get("allowedRoutes") or {}).get("namespaces") or {})
+    source = namespaces.get("from", "Same")
+    if source == "Selector":
+        selector = namespaces.get("selector") or {}
+        if selector.get("matchExpressions"):
+            notes.append("%s listener %s: its namespace selector's matchExpressions are not reproduced (matchLabels are)"
+                         % (where, ln.get("name")))
+        out["allowed_routes"] = {"namespaces": "Selector", "selector": dict(selector.get("matchLabels") or {})}
+    else:
+        out["allowed_routes"] = source
+    return out
+
+
+def _route_spec(route: Obj, where: str, notes: list[str]) -> tuple[Obj, str, Any] | None:
+    """(the workload's httproute, its first backend Service, that Service's port), or None."""
+    ns = str(meta(route).get("namespace"))
+    spec = route.get("spec") or {}
+    parents = []
+    for ref in spec.get("parentRefs") or []:
+        if ref.get("kind", "Gateway") != "Gateway" or ref.get("group", GATEWAY_GROUP) != GATEWAY_GROUP:
+            notes.append("%s: a parent of kind %s is not reproduced" % (where, ref.get("kind")))
+            continue
+        parent: Obj = {"gateway": "%s/%s" % (ref.get("namespace") or ns, ref.get("name"))}
+        if ref.get("sectionName"):
+            parent["section_name"] = ref["sectionName"]
+        if ref.get("port") is not None:
+            notes.append("%s: its parentRef's port %s is not reproduced" % (where, ref["port"]))
+        parents.append(parent)
+    rules = spec.get("rules") or [{}]
+    if len(rules) > 1:
+        notes.append("%s: only its first rule is reproduced (of %d)" % (where, len(rules)))
+    rule = rules[0]
+    paths = []
+    for match in rule.get("matches") or [{}]:
+        path = match.get("path") or {"type": "PathPrefix", "value": "/"}
+        if path.get("type") not in ("PathPrefix", "Exact") or set(match) - {"path"}:
+            notes.append("%s: a match other than a PathPrefix or Exact path (%s) is not reproduced" % (where, sorted(match)))
+            continue
+        paths.append({"path": path.get("value", "/"), "path_type": path.get("type")})
+    if rule.get("filters"):
+        notes.append("%s: its filters are not reproduced" % where)
+    backends, first, port = [], "", None
+    for ref in rule.get("backendRefs") or []:
+        if ref.get("kind", "Service") != "Service" or ref.get("namespace", ns) != ns:
+            notes.append("%s: a backend that is not a Service of its namespace (%s) is not reproduced" % (where, ref.get("name")))
+            continue
+        backend: Obj = {"name": ref.get("name")}
+        if ref.get("weight") is not None:
+            backend["weight"] = ref["weight"]
+        backends.append(backend)
+        if not first:
+            first, port = str(ref.get("name")), ref.get("port")
+    if not parents or not paths or not backends:
+        notes.append("%s: no Gateway parent, path or Service backend the lab can build; not reproduced" % where)
+        return None
+    if any(r.get("port") not in _STAND_IN_PORTS for r in rule.get("backendRefs") or []):
+        notes.append("%s: its backends' ports are reproduced as port 80, the stand-ins'" % where)
+    out: Obj = {"name": meta(route).get("name"), "parent_refs": parents, "paths": paths, "backend_refs": backends}
+    if spec.get("hostnames"):
+        out["hostnames"] = list(spec["hostnames"])
+    return out, first, port
+
+
+def capture_gateway_api(state: ClusterState, workloads: list[Obj]) -> tuple[Obj, list[str]]:
+    """lab_gateways (classes and Gateways) from the cluster, and each HTTPRoute set on the stand-in
+    workload of its first backend Service (one made when no Ingress's stand-in is that Service, and
+    stand-ins for its other backends); the notes say what the lab cannot build."""
+    notes: list[str] = []
+    classes = [{"name": str(meta(c).get("name")), "controller_name": str((c.get("spec") or {}).get("controllerName") or ""),
+                "labels": dict(meta(c).get("labels") or {})} for c in sorted(state.gateway_classes, key=lambda c: str(meta(c).get("name")))]
+    gateways = []
+    for gw in sorted(state.gateways, key=key_of):
+        where = "Gateway %s" % key_of(gw)
+        listeners = [ln for ln in (_listener(item, where, notes) for item in (gw.get("spec") or {}).get("listeners") or []) if ln]
+        if not listeners:
+            notes.append("%s: no listener the lab can build; not reproduced" % where)
+            continue
+        gateways.append({"namespace": str(meta(gw).get("namespace")), "name": str(meta(gw).get("name")),
+                         "class": str((gw.get("spec") or {}).get("gatewayClassName")), "listeners": listeners})
+    by_service = {(w["namespace"], w["name"]): w for w in workloads}
+    for route in sorted(state.http_routes, key=key_of):
+        where = "HTTPRoute %s" % key_of(route)
+        found = _route_spec(route, where, notes)
+        if found is None:
+            continue
+        spec, service, _port = found
+        ns = str(meta(route).get("namespace"))
+        for backend in spec["backend_refs"]:
+            if (ns, backend["name"]) not in by_service:
+                replicas, why = _replicas(state, ns, backend["name"])
+                if why:
+                    notes.append("%s: %s" % (where, why))
+                by_service[(ns, backend["name"])] = {"name": backend["name"], "namespace": ns, "replicas": replicas, "ingress": False}
+                workloads.append(by_service[(ns, backend["name"])])
+        owner = by_service[(ns, service)]
+        if owner.get("httproute"):
+            notes.append("%s: Service %s already carries HTTPRoute %s in the lab (a stand-in has one route); not reproduced"
+                         % (where, service, owner["httproute"]["name"]))
+            continue
+        if spec["backend_refs"] == [{"name": service}]:
+            del spec["backend_refs"]  # the workload's own Service, the lab's default
+        owner["httproute"] = spec
+    return {"classes": classes, "gateways": gateways}, notes
+
+
 # ---------------------------------------------------------------- expectations
 
 
@@ -341,9 +462,11 @@ def capture(state: ClusterState, scenario: str = "captured", anonymize: bool = F
                          "reproduced, its controller is not" % (meta(ic).get("name"), value))
     workloads, ingress_names, more = capture_ingresses(state)
     notes += more
-    if state.gateway_api and (state.gateways or state.http_routes):
-        notes.append("Gateway API: %d Gateway(s) and %d HTTPRoute(s) are not captured yet"
-                     % (len(state.gateways), len(state.http_routes)))
+    gateway_api = bool(state.gateway_api and (state.gateway_classes or state.gateways or state.http_routes))
+    lab_gateways: Obj = {}
+    if gateway_api:
+        lab_gateways, more = capture_gateway_api(state, workloads)
+        notes += more
     diagnosis = diagnose.analyse(state)
     releases = {}
     for rec in records:
@@ -355,9 +478,12 @@ def capture(state: ClusterState, scenario: str = "captured", anonymize: bool = F
     conflicts = expected_conflicts(state, ingress_names)
     if conflicts:
         expect["conflicts"] = {"expected": conflicts}
-    namespaces = sorted({c["namespace"] for c in controllers} | {w["namespace"] for w in workloads})
+    namespaces = sorted({c["namespace"] for c in controllers} | {w["namespace"] for w in workloads}
+                        | {g["namespace"] for g in lab_gateways.get("gateways") or []})
     lab: Obj = {"lab_scenario": scenario, "lab_namespaces": namespaces, "lab_controllers": controllers,
                 "lab_workloads": workloads, "lab_expect": expect, "lab_capture_report": notes}
+    if gateway_api:
+        lab.update(lab_gateway_api=True, lab_gateways=lab_gateways)
     result = Capture(lab=lab, unexpressed=notes, controllers=records)
     if anonymize:
         result.lab, result.controllers = anonymize_lab(lab, state, records)
@@ -372,8 +498,9 @@ def check(lab: Obj) -> None:
         ns_list, _labels = parse_namespaces(lab["lab_namespaces"], {})
         parse_controllers(lab["lab_controllers"])
         parse_workloads(lab["lab_workloads"], where="lab_workloads")
+        parse_gateways(lab.get("lab_gateways"))
         validate_expect(lab["lab_expect"])
-    except (ControllerError, WorkloadError, VerifyError) as exc:
+    except (ControllerError, WorkloadError, VerifyError, GatewayError) as exc:
         raise CaptureError("the captured definition does not validate (a bug to report, with the cluster's objects): %s"
                            % exc) from None
     for where in ("lab_controllers", "lab_workloads"):

@@ -1,0 +1,89 @@
+"""lab_capture over Gateway API: the GatewayClasses and Gateways as lab_gateways, each HTTPRoute on the
+stand-in of its first backend Service, what the lab cannot build said, and nothing of it left named
+when anonymized. The captured definition must validate as lab.yml validates it."""
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture import lab as cap
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab import gateways as gw
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.definition import validate
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.capture.test_lab import backend
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.controllers.traefik.test_traefik_gateway import (
+    gateway_args,
+    gateway_class,
+    state,
+)
+
+Obj = dict[str, Any]
+LISTENERS = [{"name": "web", "port": 8000, "protocol": "HTTP", "allowedRoutes": {"namespaces": {"from": "All"}}},
+             {"name": "websecure", "port": 8443, "protocol": "HTTPS", "hostname": "shop.corp.example",
+              "tls": {"mode": "Terminate", "certificateRefs": [{"name": "shop-cert"}]}, "allowedRoutes": {"namespaces": {"from": "All"}}},
+             {"name": "raw", "port": 9000, "protocol": "TCP"}]
+
+
+def route(ns: str, name: str, hosts: list[str], rules: list[Obj], section: str | None = None) -> Obj:
+    ref: Obj = {"name": "edge", "namespace": "traefik-a"}
+    if section:
+        ref["sectionName"] = section
+    return {"metadata": {"namespace": ns, "name": name}, "spec": {"parentRefs": [ref], "hostnames": hosts, "rules": rules}}
+
+
+def cluster() -> Any:
+    st = state({"traefik-a": gateway_args("traefik-a")}, gateway_classes=[gateway_class("traefik-a", {"team": "edge"})])
+    st.gateways = [{"metadata": {"namespace": "traefik-a", "name": "edge"}, "spec": {"gatewayClassName": "traefik-a", "listeners": LISTENERS}}]
+    st.http_routes = [
+        route("shop", "storefront", ["shop.corp.example"], [{"matches": [{"path": {"type": "PathPrefix", "value": "/cart"}}],
+                                                             "backendRefs": [{"name": "cart", "port": 80}]}], section="websecure"),
+        route("api", "orders", ["api.corp.example"], [
+            {"matches": [{"path": {"type": "Exact", "value": "/v1/orders"}}],
+             "backendRefs": [{"name": "orders", "port": 80, "weight": 90}, {"name": "orders-canary", "port": 80, "weight": 10}]},
+            {"matches": [{"path": {"type": "PathPrefix", "value": "/v2"}, "headers": [{"name": "x-beta", "value": "1"}]}],
+             "backendRefs": [{"name": "orders", "port": 80}]}]),
+    ]
+    for ns, name in (("shop", "cart"), ("api", "orders"), ("api", "orders-canary")):
+        svc, dep = backend(ns, name, 2)
+        st.services.append(svc)
+        st.workloads.append(dep)
+    st.namespaces += [{"metadata": {"name": n, "labels": {"kubernetes.io/metadata.name": n}}} for n in ("shop", "api")]
+    return st
+
+
+def test_gateways_and_routes_are_captured_and_validate_as_lab_yml_does() -> None:
+    result = cap.capture(cluster(), "gw")
+    cap.check(result.lab)
+    lab = result.lab
+    assert lab["lab_gateway_api"] is True
+    assert lab["lab_gateways"]["classes"] == [{"name": "traefik-a", "controller_name": "traefik.io/gateway-controller", "labels": {"team": "edge"}}]
+    [edge] = lab["lab_gateways"]["gateways"]
+    assert edge["listeners"] == [{"name": "web", "port": 8000, "protocol": "HTTP", "allowed_routes": "All"},
+                                 {"name": "websecure", "port": 8443, "protocol": "HTTPS", "hostname": "shop.corp.example",
+                                  "allowed_routes": "All"}]
+    routes = {w["name"]: w.get("httproute") for w in lab["lab_workloads"]}
+    assert routes["cart"] == {"name": "storefront", "parent_refs": [{"gateway": "traefik-a/edge", "section_name": "websecure"}],
+                              "paths": [{"path": "/cart", "path_type": "PathPrefix"}], "hostnames": ["shop.corp.example"]}
+    assert routes["orders"]["backend_refs"] == [{"name": "orders", "weight": 90}, {"name": "orders-canary", "weight": 10}]
+    assert routes["orders-canary"] is None  # a stand-in for the second backend, no route of its own
+    notes = "\n".join(result.unexpressed)
+    assert "listener raw: protocol TCP is not built by the lab" in notes
+    assert "listener websecure: its certificate stays in the cluster" in notes
+    assert "HTTPRoute api/orders: only its first rule is reproduced (of 2)" in notes
+    # lab.yml's own validation, Gateway API included
+    out = validate("kind", {"name": "ingress-lab"}, [{"name": "lab-pool", "addresses": ["100.64.0.0/16"]}], lab["lab_namespaces"],
+                   lab["lab_controllers"], lab["lab_workloads"], lab["lab_expect"], gateway_api=True, gateways=lab["lab_gateways"])
+    assert sorted(out["httproutes"]) == ["api/orders", "shop/storefront"]
+    # what the lab renders keeps the listeners' ports, protocols, hostnames and allowed namespaces
+    [rendered] = [o for o in gw.render(gw.parse_gateways(lab["lab_gateways"])) if o["kind"] == "Gateway"]
+    assert [(ln["name"], ln["port"], ln["protocol"], ln.get("hostname"), ln["allowedRoutes"]) for ln in rendered["spec"]["listeners"]] == [
+        (ln["name"], ln["port"], ln["protocol"], ln.get("hostname"), ln["allowedRoutes"]) for ln in LISTENERS[:2]]
+
+
+def test_anonymized_gateway_api_names_nothing_of_the_cluster() -> None:
+    result = cap.capture(cluster(), "gw", anonymize=True)
+    cap.check(result.lab)
+    text = cap.render(result, "an anonymized cluster")
+    words = set(re.findall(r"[A-Za-z0-9*][A-Za-z0-9.*-]*", text))
+    assert not {"edge", "storefront", "orders", "cart", "shop.corp.example", "api.corp.example", "traefik-a", "shop-cert"} & words
+    assert copy.deepcopy(result.lab["lab_gateways"]["gateways"][0]["listeners"][1]["hostname"]).startswith("host-")
