@@ -24,7 +24,11 @@ description:
     backed by a Service of the same name (port 80) and the replicas of the workload behind it. A second host or
     Service, TLS, ports other than 80 and non-Service backends are reported, not reproduced."
   - C(lab_expect) holds the error findings the diagnosis makes now, the controllers that cannot start
-    (C(controllers.failing)) and the Ingresses nobody gives an address (C(addresses.failing)).
+    (C(controllers.failing)), the Ingresses nobody gives an address (C(addresses.failing)), the status the diagnosis
+    predicts and, with O(watch), what a short watch of the status saw.
+  - "Gateway API: GatewayClasses and Gateways (HTTP and HTTPS listeners) become C(lab_gateways), each HTTPRoute the
+    C(httproute) of the stand-in of its first backend Service; other protocols, a listener's certificate, rules after
+    the first, header, method and query matches and filters are reported, not reproduced."
   - Everything the definition cannot express is returned in RV(unexpressed) and written into the file, as comments and
     as C(lab_capture_report).
   - Secrets and ConfigMaps are never read; tokens and licence keys in args (a type's secret flags) are dropped; images
@@ -55,6 +59,14 @@ options:
     description: The scenario name written as C(lab_scenario).
     type: str
     default: captured
+  watch:
+    description:
+      - Seconds to watch the Ingresses' status (read-only, M(kindlab.ingress.ingress_status)'s watch) before writing;
+        C(0), the default, watches nothing. An Ingress whose status changed is expected to change in the lab
+        (C(status.failing), C(change)) even where the diagnosis predicted no flap; a predicted flap the watch did not
+        see stays expected, and both are said in RV(unexpressed).
+    type: float
+    default: 0
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - kindlab.ingress.cluster
@@ -125,6 +137,7 @@ def main() -> None:
             namespaces={"type": "list", "elements": "str", "default": []},
             anonymize={"type": "bool", "default": False},
             scenario={"type": "str", "default": "captured"},
+            watch={"type": "float", "default": 0},
         ),
         requires=("PyYAML",),
     ).run(run_lab_capture)

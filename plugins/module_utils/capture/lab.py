@@ -390,9 +390,11 @@ def _ref_pattern(refs: list[str]) -> str:
     return "^%s$" % " ".join("%s/\\S+" % ref.split("/", 1)[0] for ref in refs)
 
 
-def expectations(diagnosis: Obj, ingress_names: dict[str, str], releases: dict[str, str]) -> tuple[Obj, list[str]]:
+def expectations(diagnosis: Obj, ingress_names: dict[str, str], releases: dict[str, str],
+                 observed: dict[str, int] | None = None) -> tuple[Obj, list[str]]:
     """lab_expect from the live diagnosis: each error finding, the controllers that cannot start, the
-    Ingresses nobody gives an address. (expect, notes)."""
+    Ingresses nobody gives an address, the status it predicts; with OBSERVED (Ingress → status changes
+    a short watch saw), what the watch saw too. (expect, notes)."""
     notes: list[str] = []
     findings: list[Obj] = []
     for f in diagnosis.get("findings") or []:
@@ -431,10 +433,25 @@ def expectations(diagnosis: Obj, ingress_names: dict[str, str], releases: dict[s
             status[ingress_names[ref]] = "outside"
         elif ingress_names[ref] in dark:
             status[ingress_names[ref]] = "empty"
+    if observed is not None:
+        # What a short watch of the live cluster saw: a change it saw is expected whatever the
+        # prediction; a predicted flap it did not see stays expected (the watch may be shorter than
+        # the writers' sync period), and is said.
+        for ref, changes in sorted(observed.items()):
+            if ref not in ingress_names:
+                continue
+            name = ingress_names[ref]
+            if changes and status.get(name) != "change":
+                status[name] = "change"
+                notes.append("Ingress %s changed status %d time(s) during the capture's watch, which the diagnosis did not "
+                             "predict: expected to change in the lab too" % (ref, changes))
+            elif not changes and status.get(name) == "change":
+                notes.append("Ingress %s: the diagnosis predicts a flap the capture's watch did not see (its writers may sync "
+                             "less often than the watch lasted); still expected" % ref)
     if status:
         expect["status"] = {"failing": status}
-    notes.append("lab_expect holds the diagnosis's findings and the status it predicts; reachability is not captured: "
-                 "add lab_expect.reachability by hand")
+    notes.append("lab_expect holds the diagnosis's findings and the status it %s; reachability is not captured: "
+                 "add lab_expect.reachability by hand" % ("predicts and the capture's watch saw" if observed is not None else "predicts"))
     return expect, notes
 
 
@@ -451,8 +468,10 @@ def expected_conflicts(state: ClusterState, ingress_names: dict[str, str]) -> li
 # ---------------------------------------------------------------- the whole capture
 
 
-def capture(state: ClusterState, scenario: str = "captured", anonymize: bool = False) -> Capture:
-    """The lab definition for STATE (everything it needs listed: see read_cluster). Pure."""
+def capture(state: ClusterState, scenario: str = "captured", anonymize: bool = False,
+            observed: dict[str, int] | None = None) -> Capture:
+    """The lab definition for STATE (everything it needs listed: see read_cluster); OBSERVED: the
+    status changes per Ingress a watch of the cluster saw (watch_status), if one ran. Pure."""
     found = diagnose.find_workloads(state)
     controllers, records, notes = capture_controllers(state, found)
     for ic in sorted(state.ingress_classes, key=lambda c: str(meta(c).get("name"))):
@@ -473,7 +492,7 @@ def capture(state: ClusterState, scenario: str = "captured", anonymize: bool = F
         for c in diagnosis["controllers"]:
             if c["controller"].split("@")[0] == rec["workload"]:
                 releases[c["controller"]] = rec["release"]
-    expect, more = expectations(diagnosis, ingress_names, releases)
+    expect, more = expectations(diagnosis, ingress_names, releases, observed)
     notes += more
     conflicts = expected_conflicts(state, ingress_names)
     if conflicts:
@@ -529,13 +548,28 @@ def render(result: Capture, source: str) -> str:
     return "\n".join(lines) + "\n" + body
 
 
+def watch_status(client: Any, namespaces: list[str], seconds: float) -> dict[str, int]:
+    """Ingress → how many times its status changed while ingress_status watched it for SECONDS
+    (read-only; no writer attribution: only the counts go into the capture)."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as _status
+
+    result = _status.run(client, parse_selection(namespaces, [], None), _status.Options(window=seconds, max_changes=1000000,
+                                                                                        attribute=False, gateway_api=False))
+    return {ref: int(item.get("changes") or 0) for ref, item in (result.get("ingresses") or {}).items()}
+
+
 def run_lab_capture(params: Params, module: Module) -> dict[str, Any]:
     """The lab_capture module."""
     scenario = params["scenario"]
     if not is_dns1123_label(scenario):
         raise CaptureError("scenario: expected a lower-case DNS label (it names the scenario), got %r" % (scenario,))
+    watch = params.get("watch") or 0
+    if isinstance(watch, bool) or not isinstance(watch, (int, float)) or watch < 0:
+        raise CaptureError("watch: expected seconds >= 0 (0: no watch), got %r" % (watch,))
     client = module.client()
-    result = capture(read_cluster(client, params["namespaces"] or []), scenario, params["anonymize"])
+    state = read_cluster(client, params["namespaces"] or [])
+    observed = watch_status(client, params["namespaces"] or [], float(watch)) if watch else None
+    result = capture(state, scenario, params["anonymize"], observed)
     check(result.lab)
     source = "an anonymized cluster" if params["anonymize"] else (client.where() if hasattr(client, "where") else "the cluster")
     text = render(result, source)

@@ -211,3 +211,29 @@ def test_a_capture_that_would_not_validate_is_refused_naming_the_field() -> None
     lab["lab_workloads"][0]["namespace"] = "elsewhere"
     with pytest.raises(cap.CaptureError, match=r"lab_workloads\[0\].namespace: 'elsewhere' is not in lab_namespaces"):
         cap.check(lab)
+
+
+def test_what_a_short_watch_saw_joins_the_prediction() -> None:
+    # two/test changed in the watch though the diagnosis predicts only node addresses; one/test did not
+    # change though a flap is predicted (the watch may be shorter than the sync period): both said
+    result = cap.capture(cluster(), "puzzle-captured", observed={"one/test": 0, "two/test": 3, "three/test": 5, "gone/x": 1})
+    failing = result.lab["lab_expect"]["status"]["failing"]
+    assert (failing["one/test"], failing["two/test"], failing["three/test"]) == ("change", "change", "change")
+    notes = "\n".join(result.unexpressed)
+    assert "Ingress two/test changed status 3 time(s) during the capture's watch, which the diagnosis did not predict" in notes
+    assert "Ingress one/test: the diagnosis predicts a flap the capture's watch did not see" in notes
+    assert "gone/x" not in notes
+    assert "the status it predicts and the capture's watch saw" in notes
+
+
+def test_the_watch_counts_changes_per_ingress(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status
+
+    asked: list[Any] = []
+
+    def run(client: Any, selection: Any, options: Any) -> Obj:
+        asked.append((selection.namespaces, options.window, options.attribute, options.gateway_api))
+        return {"ingresses": {"one/test": {"changes": 4}, "two/test": {"changes": 0}}}
+    monkeypatch.setattr(status, "run", run)
+    assert cap.watch_status(object(), ["one", "two"], 30.0) == {"one/test": 4, "two/test": 0}
+    assert asked == [(["one", "two"], 30.0, False, False)]
