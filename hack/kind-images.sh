@@ -16,6 +16,8 @@
 #   quay.io/metallb/...     MetalLB's controller and speaker (the manifest's tags)
 #   kindlab/cni             the pod network (kindlab-cni.sh), in place of kindnetd
 #   kindlab/nginx           the workloads' web server: Debian's nginx
+#   kindlab/echo-basic:<v>  the Gateway API conformance echo server (workloads' app: echo), built from
+#                           its Go module, alone in the image
 #   traefik/whoami:v1.11.0  a stand-in (whoami.conf): Debian's nginx answering "Hostname: <pod>"
 #   kindlab/ingress-nginx-controller
 #                           the real ingress-nginx controller (k8s.io/ingress-nginx at the served
@@ -47,6 +49,7 @@ CNI_IMAGE="$(pin KIND_OFFLINE_CNI_IMAGE)"
 NGINX_IMAGE="$(pin KIND_OFFLINE_WEB_IMAGE)"
 WHOAMI_IMAGE="$(pin KIND_OFFLINE_WHOAMI_IMAGE)"
 TRAEFIK_IMAGE="$(pin KIND_OFFLINE_TRAEFIK_IMAGE)"
+ECHO_IMAGE="$(pin KIND_OFFLINE_ECHO_IMAGE)"
 read -r TRAEFIK_WHEEL TRAEFIK_WHEEL_VERSION _ <<<"$(pin TRAEFIK_WHEEL)"
 # The Debian packages of the node (kind's base image list, less storage and rootless extras)
 # and of the web server image.
@@ -180,6 +183,7 @@ static_image "registry.k8s.io/etcd:${ETCD#v}-0" "$BIN/etcd"
 static_image "registry.k8s.io/coredns/coredns:$COREDNS" "$BIN/coredns" /coredns
 static_image "$METALLB_CONTROLLER" "$BIN/metallb-controller" /controller
 static_image "$METALLB_SPEAKER" "$BIN/metallb-speaker" /speaker
+static_image "$ECHO_IMAGE" "$BIN/echo-basic" /echo-basic
 
 # kube-proxy programs iptables/nftables: the node's Debian base has them.
 hash="$(inputs_hash "$(readlink -f "$BIN/kube-proxy")")-$(docker image inspect -f '{{.Id}}' "$NODE_BASE" | cut -c8-19)"

@@ -42,13 +42,13 @@ in_engine() {
 
 # offline_vars: the vars file with the offline inputs, on stdout.
 offline_vars() {
-    "$VENV/bin/python" - "$(pin KIND_OFFLINE_NODE_IMAGE)" "$(pin KIND_OFFLINE_WEB_IMAGE)" \
+    "$VENV/bin/python" - "$(pin KIND_OFFLINE_NODE_IMAGE)" "$(pin KIND_OFFLINE_WEB_IMAGE)" "$(pin KIND_OFFLINE_ECHO_IMAGE)" \
         "$(pin KIND_OFFLINE_WHOAMI_IMAGE)" "$(pin METALLB_CONTROLLER_IMAGE)" "$(pin METALLB_SPEAKER_IMAGE)" <<'PY'
 import json, sys
 from kindlab_twin import binaries, controller_types
-node_image, web_image = sys.argv[1:3]
+node_image, web_image, echo_image = sys.argv[1:4]
 types = controller_types.offline_vars()  # every controller type's images and chart
-images = dict(types["lab_images"], test_app=web_image)
+images = dict(types["lab_images"], test_app=web_image, echo=echo_image)
 print(json.dumps({
     "lab_backend": "kind",
     "lab_cluster": {"name": "ingress-lab", "workers": 0, "kind_config": {}, "node_image": node_image},
@@ -57,7 +57,7 @@ print(json.dumps({
     "lab_gateway_api_manifest_url": "file://%s" % (binaries.assets_dir("gateway-api-crds") / "standard-install.yaml"),
     "lab_images": images,
     # every image of lab_images, and whoami's stand-in (host-path-conflict runs it)
-    "lab_images_load": list(images.values()) + sys.argv[3:6],
+    "lab_images_load": list(images.values()) + sys.argv[4:7],
     "lab_charts": types["lab_charts"],
 }, indent=2))
 PY

@@ -113,6 +113,12 @@ GATEWAY_API_OFFLINE_CRDS = "assets/gateway-api-crds-" + GATEWAY_API_VERSION + "/
 
 # Test web app image (the seed's app: nginx's welcome page).
 TEST_APP_IMAGE = "nginx:1.29.3"
+# The echo app (a workload's `app: echo`): the Gateway API conformance suite's echo server, the
+# image its base manifests deploy at GATEWAY_API_VERSION (conformance/base/manifests.yaml).
+ECHO_APP_IMAGE = "registry.k8s.io/gateway-api/echo-basic:v1.5.1"
+# The same server built here from the conformance module at GATEWAY_API_VERSION (GO_BINARIES'
+# echo-basic), alone in an image (hack/kind-images.sh), for the offline kind lab.
+KIND_OFFLINE_ECHO_IMAGE = "kindlab/echo-basic:" + GATEWAY_API_VERSION
 
 # Kubernetes version whose OpenAPI schema every rendered object is validated against.
 KUBERNETES_SCHEMA_VERSION = "1.35.0"
@@ -191,7 +197,8 @@ KIND_CLIENT_BINARIES = ("kind", "helm", "kubectl")
 KIND_IMAGE_BINARIES = ("kubelet", "kubeadm", "kubectl", "kube-apiserver", "kube-controller-manager",
                        "kube-scheduler", "kube-proxy", "etcd", "coredns", "containerd", "containerd-shim-runc-v2",
                        "ctr", "crictl", "runc", "ptp", "host-local", "loopback", "portmap", "metallb-controller",
-                       "metallb-speaker", "ingress-nginx-controller", "ingress-nginx-wait-shutdown", "ingress-nginx-dbg")
+                       "metallb-speaker", "ingress-nginx-controller", "ingress-nginx-wait-shutdown", "ingress-nginx-dbg",
+                       "echo-basic")
 
 
 def _k8s(package: str) -> dict[str, object]:
@@ -265,6 +272,11 @@ GO_BINARIES: dict[str, dict[str, object]] = {
     "ingress-nginx-wait-shutdown": _ingress_nginx("cmd/waitshutdown"),
     # /dbg, as upstream's image ships it: ingress_dataplane reads the Lua balancer's backends with it.
     "ingress-nginx-dbg": _ingress_nginx("cmd/dbg"),
+    # The migration rehearsal's backend: the Gateway API conformance suite's echo server, which answers
+    # JSON with the path, host, method and headers that arrived and the namespace, Service and pod
+    # from its environment. The conformance module replaces the root module with ../ (local_replace).
+    "echo-basic": {"module": GATEWAY_API_MODULE + "/conformance", "version": GATEWAY_API_VERSION,
+                   "package": "echo-basic", "local_replace": GATEWAY_API_VERSION, "ldflags": ()},
     # kwok needs its stages (what a fake kubelet does to nodes and pods) and the CRD of its Logs
     # resource; they ship in the module and are copied beside the binary: the fast node/pod stages
     # and the lease heartbeat, as kwokctl configures them.

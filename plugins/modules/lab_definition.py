@@ -74,12 +74,13 @@ options:
   images:
     description:
       - The images the lab runs (C(lab_images)), by key, C(metallb_controller), C(metallb_speaker),
-        C(ingress_nginx_controller), C(traefik) and C(test_app); each defaults to the collection's pin.
+        C(ingress_nginx_controller), C(traefik), C(test_app) and C(echo); each defaults to the collection's pin.
       - Point them at a private mirror, or at images already on the machine. The MetalLB images go into MetalLB's
         manifest, C(traefik) into Traefik's chart values (C(image.registry), C(repository), C(tag)), the controller
         image into the ingress-nginx chart values (C(controller.image.repository),
         C(tag) and C(digest); a controller whose values choose an image itself is an error unless this is the pin),
-        and C(test_app) is the image of every workload without C(image).
+        C(test_app) is the image of every workload without C(image), and C(echo) of every workload with C(app=echo)
+        (the Gateway API conformance echo server).
     type: dict
     default: {}
   images_load:

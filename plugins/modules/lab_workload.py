@@ -31,8 +31,18 @@ options:
         description: Namespace; it must exist (the lab role creates the lab's namespaces first).
         type: str
         default: default
+      app:
+        description:
+          - What the pods run. C(web) is the image's own server (O(default_image) unless O(workloads[].image) is set).
+          - C(echo) is the Gateway API conformance suite's echo server (O(echo_image)), listening on
+            O(workloads[].port): it answers every request with JSON naming the path, host, method and headers
+            that arrived and its namespace, Service and pod, which the migration rehearsal
+            (M(kindlab.ingress.ingress_migration)) compares.
+        type: str
+        choices: [web, echo]
+        default: web
       image:
-        description: Container image. The default is O(default_image).
+        description: Container image. The default is O(default_image), or O(echo_image) for C(app=echo).
         type: str
       replicas:
         description: Number of pods; C(0) gives a Service with no endpoints.
@@ -94,6 +104,11 @@ options:
     description:
       - The image of every workload without C(image). Defaults to the pinned nginx image, which answers with the
         nginx welcome page; C(playbooks/lab.yml) passes C(lab_images.test_app).
+    type: str
+  echo_image:
+    description:
+      - The image of every workload with C(app=echo) and no C(image). Defaults to the pinned echo-basic image of the
+        Gateway API conformance suite; C(playbooks/lab.yml) passes C(lab_images.echo).
     type: str
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
@@ -173,6 +188,7 @@ def main() -> None:
             workloads={"type": "list", "elements": "dict", "required": True, "options": {
                 "name": {"type": "str", "required": True},
                 "namespace": {"type": "str", "default": "default"},
+                "app": {"type": "str", "choices": ["web", "echo"], "default": "web"},
                 "image": {"type": "str"},
                 "replicas": {"type": "int", "default": 1},
                 "port": {"type": "int", "default": 80},
@@ -187,6 +203,7 @@ def main() -> None:
             }},
             state={"type": "str", "choices": ["present", "absent"], "default": "present"},
             default_image={"type": "str"},
+            echo_image={"type": "str"},
         ),
     ).run(run_lab_workload)
 

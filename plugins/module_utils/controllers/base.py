@@ -384,6 +384,9 @@ class ControllerType:
     # (state, workload, its container, the workload's pods) → its Gateway API side, or None when the
     # workload runs no Gateway provider; None here: the type implements no Gateway API.
     gateway: Callable[[ClusterState, Obj, Obj, list[Obj]], GatewayController | None] | None = None
+    # (Ingress a, Ingress b) with an identical host+path → why this type does not make them rivals (an
+    # ingress-nginx canary Ingress adds an alternative backend to its main Ingress's location), or "".
+    companion: Callable[[Obj, Obj], str] | None = None
     # How test machinery stops its syncing while its proxy serves, or None with why it cannot.
     sync_freeze: SyncFreeze | None = None
     no_sync_freeze: str = ""

@@ -215,7 +215,8 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
             except ctype.value_errors as exc:
                 raise LabError("lab_time_scale (lab_controllers[%d], kind): %s" % (i, exc)) from None
     try:
-        parsed_workloads = parse_workloads(workloads, where="lab_workloads", default_image=parsed_images["test_app"])
+        parsed_workloads = parse_workloads(workloads, where="lab_workloads", default_image=parsed_images["test_app"],
+                                           echo_image=parsed_images["echo"])
     except WorkloadError as exc:
         raise LabError(str(exc)) from None
 

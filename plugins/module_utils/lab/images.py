@@ -14,6 +14,7 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import EXPECTED, ImageError, valid_image
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
+    ECHO_APP_IMAGE,
     METALLB_CONTROLLER_IMAGE,
     METALLB_SPEAKER_IMAGE,
     TEST_APP_IMAGE,
@@ -25,6 +26,7 @@ LAB_IMAGES: dict[str, str] = {
     "metallb_controller": METALLB_CONTROLLER_IMAGE,
     "metallb_speaker": METALLB_SPEAKER_IMAGE,
     "test_app": TEST_APP_IMAGE,
+    "echo": ECHO_APP_IMAGE,  # workloads with app: echo
 }
 
 

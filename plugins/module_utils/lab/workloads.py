@@ -15,7 +15,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._errors import Opt
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import EXPECTED as IMAGE_EXPECTED
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import valid_image
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import DNS1123_LABEL, is_dns1123_label, is_dns1123_subdomain
-from ansible_collections.kindlab.ingress.plugins.module_utils._versions import TEST_APP_IMAGE
+from ansible_collections.kindlab.ingress.plugins.module_utils._versions import ECHO_APP_IMAGE, TEST_APP_IMAGE
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import HOSTNAME, valid_hostname
 
 if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
@@ -26,6 +26,11 @@ Obj = dict[str, Any]
 # Ingress hosts: a DNS name, optionally with one leading wildcard label (networking/v1 rules).
 _INGRESS_HOST = re.compile(r"^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 PATH_TYPES = ("Prefix", "Exact", "ImplementationSpecific")
+# What a workload's pods run: `web`, its image's own server (the nginx welcome page by default), or
+# `echo`, the Gateway API conformance echo server, which answers every request with JSON naming the
+# path, host, method and headers that arrived and its namespace, Service and pod (the migration
+# rehearsal reads them).
+APPS = ("web", "echo")
 _APP_LABEL = "app.kubernetes.io/name"
 _PART_OF_LABEL = "app.kubernetes.io/part-of"
 PART_OF = "kindlab-ingress"
@@ -101,6 +106,7 @@ class Workload:
     ingress: IngressSpec | None
     rollout: Rollout = field(default_factory=Rollout)
     httproute: HTTPRouteSpec | None = None
+    app: str = "web"  # one of APPS
 
 
 def _require(cond: bool, where: str, expected: str, got: Any) -> None:
@@ -261,18 +267,21 @@ def _parse_rollout(raw: Any, where: str) -> Rollout:
     return Rollout(readiness_probe=probe, pre_stop_sleep=sleep, grace_period=grace)
 
 
-def parse_workload(raw: Any, where: str, default_image: str = TEST_APP_IMAGE) -> Workload:
+def parse_workload(raw: Any, where: str, default_image: str = TEST_APP_IMAGE, echo_image: str = ECHO_APP_IMAGE) -> Workload:
     """Validate one workload spec; `where` prefixes error messages (e.g. workloads[0]). A
-    workload without `image` runs `default_image` (the lab's lab_images.test_app)."""
+    workload without `image` runs `default_image` (the lab's lab_images.test_app), or with
+    `app: echo` `echo_image` (lab_images.echo)."""
     _require(isinstance(raw, dict), where, "a mapping", raw)
     # Ansible's argument spec fills unset suboptions with None: treat them as unset.
     raw = {key: val for key, val in raw.items() if val is not None}
-    known = {"name", "namespace", "image", "replicas", "port", "labels", "ingress", "rollout", "httproute"}
+    known = {"name", "namespace", "app", "image", "replicas", "port", "labels", "ingress", "rollout", "httproute"}
     unknown = set(raw) - known
     _require(not unknown, where, "only the keys " + ", ".join(sorted(known)), sorted(unknown))
     name = _dns_label(raw.get("name"), where + ".name")
     namespace = _dns_label(raw.get("namespace", "default"), where + ".namespace")
-    image = raw.get("image", default_image)
+    app = raw.get("app", "web")
+    _require(app in APPS, where + ".app", "one of " + ", ".join(APPS), app)
+    image = raw.get("image", echo_image if app == "echo" else default_image)
     _require(isinstance(image, str) and image.strip() != "" and " " not in image, where + ".image",
              "a container image reference", image)
     replicas = _int_in(raw.get("replicas", 1), where + ".replicas", 0, 100)
@@ -282,13 +291,14 @@ def parse_workload(raw: Any, where: str, default_image: str = TEST_APP_IMAGE) ->
     rollout = _parse_rollout(raw.get("rollout"), where + ".rollout")
     httproute = _parse_httproute(raw.get("httproute"), name, namespace, where + ".httproute")
     return Workload(name=name, namespace=namespace, image=image, replicas=replicas, port=port,
-                    labels=labels, ingress=ingress, rollout=rollout, httproute=httproute)
+                    labels=labels, ingress=ingress, rollout=rollout, httproute=httproute, app=app)
 
 
-def parse_workloads(raw: Any, where: str = "workloads", default_image: str = TEST_APP_IMAGE) -> list[Workload]:
+def parse_workloads(raw: Any, where: str = "workloads", default_image: str = TEST_APP_IMAGE,
+                    echo_image: str = ECHO_APP_IMAGE) -> list[Workload]:
     """Validate every workload, and that no two share a namespace/name."""
     _require(isinstance(raw, list), where, "a list of workloads", raw)
-    parsed = [parse_workload(item, "%s[%d]" % (where, i), default_image) for i, item in enumerate(raw)]
+    parsed = [parse_workload(item, "%s[%d]" % (where, i), default_image, echo_image) for i, item in enumerate(raw)]
     seen: dict[tuple[str, str], int] = {}
     for i, wl in enumerate(parsed):
         key = (wl.namespace, wl.name)
@@ -308,8 +318,17 @@ def _pod_spec(wl: Workload) -> Obj:
         "image": wl.image,
         "ports": [{"name": "http", "containerPort": wl.port, "protocol": "TCP"}],
     }
+    if wl.app == "echo":
+        # echo-basic listens on HTTP_PORT and names its pod, namespace and Service from these.
+        container["env"] = [
+            {"name": "HTTP_PORT", "value": str(wl.port)},
+            {"name": "SERVICE_NAME", "value": wl.name},
+            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+            {"name": "NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+        ]
     if wl.rollout.readiness_probe:
-        container["readinessProbe"] = {"httpGet": {"path": "/", "port": "http"}, "periodSeconds": 2}
+        probe_path = "/health" if wl.app == "echo" else "/"
+        container["readinessProbe"] = {"httpGet": {"path": probe_path, "port": "http"}, "periodSeconds": 2}
     if wl.rollout.pre_stop_sleep:
         # An exec of the image's sleep, not the preStop sleep action, which needs Kubernetes 1.30.
         container["lifecycle"] = {"preStop": {"exec": {"command": ["sleep", str(wl.rollout.pre_stop_sleep)]}}}
@@ -399,7 +418,7 @@ def _render_ingress(wl: Workload, ing: IngressSpec, labels: dict[str, str]) -> O
 
 def summary(wl: Workload) -> Obj:
     """What the module returns per workload."""
-    out: Obj = {"name": wl.name, "namespace": wl.namespace, "image": wl.image, "replicas": wl.replicas,
+    out: Obj = {"name": wl.name, "namespace": wl.namespace, "app": wl.app, "image": wl.image, "replicas": wl.replicas,
                 "rollout": {"readiness_probe": wl.rollout.readiness_probe, "pre_stop_sleep": wl.rollout.pre_stop_sleep,
                             "grace_period": wl.rollout.grace_period}}
     if wl.ingress is not None:
@@ -513,8 +532,10 @@ def run_lab_namespaces(params: Params, module: Module) -> Obj:
 def run_lab_workload(params: Params, module: Module) -> Obj:
     """The lab_workload module: validate every workload, then ensure (or delete) their objects."""
     default_image = params.get("default_image") or TEST_APP_IMAGE
-    if not valid_image(default_image):
-        raise WorkloadError("default_image: expected %s, got %r" % (IMAGE_EXPECTED, default_image))
-    workloads = parse_workloads(params["workloads"], default_image=default_image)
+    echo_image = params.get("echo_image") or ECHO_APP_IMAGE
+    for option, image in (("default_image", default_image), ("echo_image", echo_image)):
+        if not valid_image(image):
+            raise WorkloadError("%s: expected %s, got %r" % (option, IMAGE_EXPECTED, image))
+    workloads = parse_workloads(params["workloads"], default_image=default_image, echo_image=echo_image)
     result = ensure(module.client(), workloads, params["state"], module.check_mode, params["wait"], params["wait_timeout"])
     return dict(result, workloads=[summary(wl) for wl in workloads])

@@ -298,8 +298,19 @@ def overlap_of(a: Route, b: Route, claims: dict[str, Claim], served_by: dict[str
         "message": "%s and %s both match %s%s (%s vs %s; same controller: %s)" % (
             a.key, b.key, host or "any host ", path, a.path_type, b.path_type, same),
     }
+    partner = _companion(a, b, tie, same, kind)
+    if partner:
+        found.update(behaviour=partner, ambiguous=False)
     found["reason"] = "%s: %s" % (found["message"], found["behaviour"])
     return found
+
+
+def _companion(a: Route, b: Route, tie: bool, same: str, kind: str) -> str:
+    """Why the one controller serving both does not make an identical host+path a conflict, or ""."""
+    if not tie or same != "yes" or kind not in registry.REGISTRY:
+        return ""
+    rule = registry.controller_type(kind).companion
+    return rule(a.ingress, b.ingress) if rule else ""
 
 
 def find_conflicts(ingresses: list[Obj], ingress_classes: list[Obj], selected: set[str] | None = None,

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._time import iso, parse_time
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration import report as migration_report
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import EXPECT_KEYS as MIGRATION_EXPECT_KEYS
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ProbeError, parse_continuous, parse_ingresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import render as render_html
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import gateway_rows
@@ -30,7 +32,7 @@ if TYPE_CHECKING:  # what a module hands its logic besides its options (see _mod
 Obj = dict[str, Any]
 
 CHECKS = ("controllers", "addresses", "diagnose", "status", "gateways", "routes", "backends", "conflicts", "actions", "dataplane",
-          "reachability")
+          "reachability", "migration")
 _EXPECT_KEYS = {
     # A controller expected not to start (namespace/release: reason regex), and an Ingress expected
     # to get no status address (namespace/name: reason regex): the build goes on past them, and
@@ -52,6 +54,9 @@ _EXPECT_KEYS = {
     # ingress_dataplane polled through the window: an Ingress expected to diverge at the end (its
     # findings' text: regex), and how often the data planes are read.
     "dataplane": {"failing", "interval"},
+    # The migration rehearsal (ingress_migration): the baseline and targets, the Ingresses, the scenario's
+    # own requests and the differences it expects (migration/report.py validates them).
+    "migration": MIGRATION_EXPECT_KEYS,
 }
 
 
@@ -94,6 +99,9 @@ def validate_expect(expect: Any) -> Obj:
             for i, probe in enumerate(body):
                 _probe_ingresses(probe, "%s[%d]" % (where, i))
                 _probe_continuous(probe, "%s[%d]" % (where, i))
+            continue
+        if check == "migration":
+            migration_report.validate(body, where)
             continue
         _require(isinstance(body, dict), where, "a mapping", body)
         extra = sorted(set(body) - _EXPECT_KEYS[check])
@@ -451,6 +459,10 @@ def evaluate(results: Obj, expect: Obj) -> list[Verdict]:
     if "reachability" in results:
         verdicts += _reachability_verdicts(probe_runs(results["reachability"], results.get("reachability_continuous") or []),
                                            expect.get("reachability") or [])
+    if results.get("migration") or "migration" in expect:
+        rehearsal = results.get("migration") or {"failed": True, "msg": "the rehearsal did not run"}
+        verdicts += [Verdict("migration", subject, expected, ("pass: " if met else "fail: ") + observed, met)
+                     for subject, expected, observed, met in migration_report.verdicts(rehearsal)]
     return verdicts
 
 
@@ -497,6 +509,7 @@ def markdown(scenario: str, backend: str, verdicts: list[Verdict], results: Obj,
             if fix:
                 lines.append("  - fix: %s" % json.dumps(fix, sort_keys=True))
     lines += gateway_lines(results.get("status") or {})
+    lines += migration_report.markdown_lines(results.get("migration") or {})
     # One time axis per Ingress (timeline.py): actions, status changes with their writers,
     # probe failures and data-plane divergences, in time order.
     lines += timeline_lines(merge_timeline(results, probes))

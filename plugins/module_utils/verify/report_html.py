@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._time import parse_time
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import html_section as migration_html
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import change_writer
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import (
     GATEWAY_API_AXES, LAB, Row, Timeline, gateway_rows, merge, offset_text,
@@ -476,6 +477,7 @@ def render(doc: Obj) -> str:
     if LAB in story.axes:  # lab-wide rows when no Ingress has an axis of its own
         out.append('<section class="ingress" id="ingress-lab" data-ingress="%s"><h3>the lab</h3>%s</section>'
                    % (_e(LAB), _timeline_table(story.axes[LAB], story)))
+    out.append(migration_html(results.get("migration") or {}))
     general = [f for f in findings if not any(_explains(f, k, diagnose) for k in keys)]
     if general:
         out.append("<h2>Other findings</h2>")

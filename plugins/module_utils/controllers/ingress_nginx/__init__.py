@@ -41,6 +41,7 @@ TYPE = ControllerType(
     status_log=binary.status_log,
     class_markers=("ingress-nginx", "nginx"),
     on_duplicate=binary.on_duplicate,
+    companion=binary.companion,
     # Without use-regex it writes an ImplementationSpecific path as `location <path>` (binary.select_route).
     string_prefix_path_types=("ImplementationSpecific",),
     on_twin=True,

@@ -417,6 +417,22 @@ def on_duplicate(a: Any, b: Any) -> str:
         key_of(old), created(old), "; same second as the other, so the later namespace/name wins" if same_time else "")
 
 
+CANARY = "nginx.ingress.kubernetes.io/canary"
+
+
+def companion(a: Obj, b: Obj) -> str:
+    """A canary Ingress (annotation canary: "true") beside a main one with the same host+path is merged
+    into the main's location as its alternative backend (the canary-by-* and canary-weight annotations
+    decide which requests go there): not a rival. Two canaries, or none, are rivals as usual."""
+    def is_canary(i: Obj) -> bool:
+        return str(((i.get("metadata") or {}).get("annotations") or {}).get(CANARY, "")).lower() == "true"
+    if is_canary(a) == is_canary(b):
+        return ""
+    canary, main = (a, b) if is_canary(a) else (b, a)
+    return "ingress-nginx: %s is a canary of %s (annotation canary), an alternative backend of the same location, " \
+           "not a rival" % (key_of(canary), key_of(main))
+
+
 # ---------------------------------------------------------------- its data plane's routing
 # Server and location selection as the nginx.conf it generates behaves:
 # - server: exact host > wildcard host (`*.example.com` = exactly one extra label) > the

@@ -269,3 +269,18 @@ def test_implementation_specific_is_a_string_prefix_for_ingress_nginx_only() -> 
         ings = [ingress("one", "a", [("app.example.test", "/foo", "ImplementationSpecific")], annotation=annotation),
                 ingress("one", "b", [("app.example.test", "/foobar", "Prefix")], annotation=annotation)]
         assert [o["path"] for o in find_conflicts(ings, [])["overlaps"]] == found, annotation
+
+
+def test_an_ingress_nginx_canary_beside_its_main_ingress_is_no_conflict() -> None:
+    main = ingress("shop", "checkout", [("checkout.example.com", "/pay", "Prefix")], class_name="nginx")
+    canary = ingress("shop", "checkout-canary", [("checkout.example.com", "/pay", "Prefix")], class_name="nginx")
+    canary["metadata"]["annotations"] = {"nginx.ingress.kubernetes.io/canary": "true"}
+    result = find_conflicts([main, canary], CLASSES)
+    assert result["passed"] and result["conflicts"] == []
+    [overlap] = result["overlaps"]
+    assert "shop/checkout-canary is a canary of shop/checkout" in overlap["behaviour"]
+    # two canaries on one host+path are rivals as usual
+    other = ingress("shop", "other-canary", [("checkout.example.com", "/pay", "Prefix")], class_name="nginx")
+    other["metadata"]["annotations"] = {"nginx.ingress.kubernetes.io/canary": "true"}
+    pairs = [c["ingresses"] for c in find_conflicts([main, canary, other], CLASSES)["conflicts"]]
+    assert pairs == [["shop/checkout-canary", "shop/other-canary"]]

@@ -1,0 +1,220 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Why a request's answer differs: the rule or annotation responsible, in words.
+
+Each entry knows one ingress-nginx behaviour that other data planes do not share (the
+Kubernetes blog's migration notes of February 2026, Traefik's ingress-nginx provider
+documentation, nginx's own rules) and says when it applies: the kind of request, the field that
+differs, the rule's annotations, whether the host is in regex mode. The first entry that applies
+names the cause; a difference no entry explains is said to be unexplained, with its rule, never
+guessed at.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import KINDS, Request, Rule, is_regex
+
+
+@dataclass(frozen=True)
+class Cause:
+    responsible: str  # the annotation (nginx.ingress.kubernetes.io/...), "host <h> regex mode", or the rule
+    text: str
+
+
+@dataclass(frozen=True)
+class Context:
+    request: Request
+    rule: Rule | None  # None for a request the scenario added that no generated rule matches
+    field: str  # status, location, backend, path, statuses, backends, received.<Header>, header.<name>
+    target: str  # the target data plane's name
+    regex_ingresses: tuple[str, ...]  # the Ingresses that put the request's host in regex mode
+    baseline_served: bool = True  # a backend answered, or a status other than 404 (replay.Answer.served)
+    target_served: bool = True
+    target_serves_rule: bool = True  # the target served the rule's own path (its `path` request)
+
+
+def _ann(ctx: Context, name: str) -> str:
+    return (ctx.rule.annotations.get(name, "") if ctx.rule else "")
+
+
+def _regex_rule(ctx: Context) -> bool:
+    return bool(ctx.rule) and ctx.rule is not None and ctx.rule.path_type == "ImplementationSpecific" and (
+        ctx.rule.regex or is_regex(ctx.rule.path))
+
+
+def _routing(ctx: Context) -> bool:
+    return ctx.field in ("status", "backend", "location", "path")
+
+
+def _host_regex(ctx: Context) -> Cause | None:
+    own = ctx.request.ingress in ctx.regex_ingresses
+    if not ctx.regex_ingresses:
+        return None
+    if own:
+        return None  # the rule's own annotation: the entries below name it
+    return Cause("host %s regex mode" % ctx.request.host,
+                 "use-regex (or rewrite-target) on %s turns every path of host %s into a case-insensitive regex "
+                 "anchored only at its start on ingress-nginx, this Ingress's too; %s keeps this Ingress's own path "
+                 "matching" % (", ".join(ctx.regex_ingresses), ctx.request.host, ctx.target))
+
+
+def _case(ctx: Context) -> Cause | None:
+    if ctx.request.kind != "case" or not _routing(ctx):
+        return None
+    if ctx.regex_ingresses:
+        return _host_regex(ctx) or Cause("nginx.ingress.kubernetes.io/use-regex",
+                                         "ingress-nginx matches regex paths case-insensitively (location ~*); %s "
+                                         "matches them case-sensitively" % ctx.target)
+    return None
+
+
+def _prefix(ctx: Context) -> Cause | None:
+    if ctx.request.kind not in ("regex-prefix", "neighbour", "sub-path") or not _routing(ctx):
+        return None
+    if ctx.regex_ingresses:
+        host = _host_regex(ctx)
+        if host:
+            return host
+        return Cause("nginx.ingress.kubernetes.io/use-regex",
+                     "ingress-nginx anchors a regex path only at its start (location ~* ^%s), so it also serves "
+                     "longer paths; %s matches the regex against the whole path"
+                     % (ctx.rule.path if ctx.rule else "", ctx.target))
+    return None
+
+
+def _slash(ctx: Context) -> Cause | None:
+    if ctx.request.kind != "slash" or not _routing(ctx) or not ctx.rule or not ctx.rule.path.endswith("/"):
+        return None
+    return Cause("rule %s" % ctx.request.rule,
+                 "nginx answers %s without its trailing slash with a 301 to %s (a location that ends in '/'); "
+                 "%s does not redirect" % (ctx.rule.path, ctx.rule.path, ctx.target))
+
+
+def _normalise(ctx: Context) -> Cause | None:
+    if ctx.request.kind not in ("dot-segment", "double-slash") or not _routing(ctx):
+        return None
+    what = "'..' and '.' segments" if ctx.request.kind == "dot-segment" else "repeated slashes"
+    return Cause("rule %s" % ctx.request.rule,
+                 "ingress-nginx matches the path with %s resolved but passes it on as the client sent it (the "
+                 "backend sees %s and answers for itself); %s answered otherwise (Traefik's entry points sanitise "
+                 "the path, sanitizePath, and pass the clean one)" % (what, ctx.request.target, ctx.target))
+
+
+def _regex_literal(ctx: Context) -> Cause | None:
+    """A regex rule the target does not serve at all: it reads the path as a literal."""
+    if not _routing(ctx) or not ctx.rule or not _regex_rule(ctx) or ctx.request.ingress not in ctx.regex_ingresses:
+        return None
+    if not ctx.baseline_served or ctx.target_served or ctx.target_serves_rule:
+        return None
+    annotation = "rewrite-target" if _ann(ctx, "rewrite-target") else "use-regex"
+    return Cause("nginx.ingress.kubernetes.io/" + annotation,
+                 "ingress-nginx reads %s as a regex (%s); %s does not serve it: it reads the path literally "
+                 "(no nginx annotation applies there)" % (ctx.rule.path, annotation, ctx.target))
+
+
+def _element_prefix(ctx: Context) -> Cause | None:
+    if ctx.request.kind != "neighbour" or not _routing(ctx) or not ctx.rule or ctx.rule.path_type != "Prefix":
+        return None
+    if ctx.baseline_served or not ctx.target_served:
+        return None
+    return Cause("rule %s" % ctx.request.rule,
+                 "ingress-nginx matches the Prefix path %s by path element, as the Ingress spec says (%s is not "
+                 "under it); %s matched it as a string prefix (Traefik's Ingress provider: PathPrefix, unless its "
+                 "strictPrefixMatching option is on)" % (ctx.rule.path, ctx.request.target, ctx.target))
+
+
+def _annotation(name: str, text: str, kinds: tuple[str, ...] = (), fields: tuple[str, ...] = ()) -> Callable[[Context], Cause | None]:
+    """An annotation's effect: applies when the rule carries it (and, if given, to these kinds of
+    request and these fields; a field ending in '.' matches every field under it)."""
+    def rule(ctx: Context) -> Cause | None:
+        value = _ann(ctx, name)
+        if not value:
+            return None
+        if kinds and ctx.request.kind not in kinds:
+            return None
+        if fields and not any(ctx.field == f or (f.endswith(".") and ctx.field.startswith(f)) for f in fields):
+            return None
+        return Cause("nginx.ingress.kubernetes.io/" + name, text.format(value=value, target=ctx.target))
+    return rule
+
+
+def _received_header(ctx: Context) -> Cause | None:
+    if not ctx.field.startswith("received."):
+        return None
+    header = ctx.field.split(".", 1)[1].lower()
+    own = {"x-scheme": "ingress-nginx", "x-forwarded-scheme": "ingress-nginx", "x-request-id": "ingress-nginx",
+           "x-original-forwarded-for": "ingress-nginx", "x-forwarded-server": "Traefik"}
+    if header == "accept-encoding":
+        return Cause("data plane", "Traefik's proxy (Go's HTTP client) asks the backend for gzip when the client "
+                                   "sent no Accept-Encoding; ingress-nginx passes the client's headers as they are")
+    if header in own:
+        return Cause("data plane", "%s sets %s on every proxied request (its own configuration, no rule's); "
+                                   "the other data plane does not" % (own[header], ctx.field.split(".", 1)[1]))
+    return None
+
+
+# In order: the first that applies names the cause.
+CAUSES: tuple[Callable[[Context], Cause | None], ...] = (
+    _regex_literal,
+    _annotation("rewrite-target", "rewrite-target {value} rewrites the path ingress-nginx passes on (with the regex's "
+                                  "capture groups); {target} passes another path", fields=("path", "status", "backend")),
+    _annotation("app-root", "app-root {value} redirects / to {value} on ingress-nginx; {target} answers otherwise",
+                kinds=("app-root",)),
+    _annotation("permanent-redirect", "permanent-redirect {value}: ingress-nginx answers with a redirect there; "
+                                      "{target} answers otherwise", fields=("status", "location", "backend", "path")),
+    _annotation("temporal-redirect", "temporal-redirect {value}: ingress-nginx answers with a redirect there; "
+                                     "{target} answers otherwise", fields=("status", "location", "backend", "path")),
+    _annotation("force-ssl-redirect", "force-ssl-redirect: ingress-nginx redirects HTTP to HTTPS (308); {target} "
+                                      "answers otherwise", fields=("status", "location", "backend", "path")),
+    _annotation("ssl-redirect", "ssl-redirect {value}: ingress-nginx's HTTP to HTTPS redirect for a host with TLS; "
+                                "{target} answers otherwise", fields=("status", "location", "backend", "path")),
+    _annotation("enable-cors", "enable-cors: ingress-nginx answers the preflight itself (204) and adds its CORS "
+                               "headers; {target} answers otherwise", kinds=("preflight", "cors")),
+    _annotation("proxy-body-size", "proxy-body-size {value}: ingress-nginx refuses a larger body with 413; {target} "
+                                   "answers otherwise", kinds=("body-size",)),
+    _annotation("limit-rps", "limit-rps {value}: over the rate ingress-nginx answers 503 (limit-req-status-code); "
+                             "{target} answers otherwise (Traefik's rate limit answers 429)", kinds=("burst",)),
+    _annotation("canary-by-header", "canary-by-header {value}: ingress-nginx routes on the header (always/never or "
+                                    "its value); {target} routes otherwise", kinds=("canary-header",)),
+    _annotation("canary-weight", "canary-weight {value}: the split between the canary and the main backend differs",
+                kinds=("canary-weight",)),
+    _annotation("proxy-read-timeout", "proxy-read-timeout {value} s: ingress-nginx gives up on a slower backend "
+                                      "(504); {target} waits otherwise", kinds=("slow",)),
+    _annotation("default-backend", "default-backend {value}: when the rule's Service has no ready endpoint "
+                                   "ingress-nginx answers from that Service; {target} answers otherwise",
+                fields=("status", "backend", "path")),
+    _annotation("configuration-snippet", "configuration-snippet is nginx configuration; {target} runs none of it",
+                fields=("header.", "received.", "status", "location")),
+    _annotation("server-snippet", "server-snippet is nginx configuration; {target} runs none of it"),
+    _annotation("whitelist-source-range", "whitelist-source-range {value}: ingress-nginx refuses other clients "
+                                          "(403); {target} answers otherwise", fields=("status", "backend")),
+    _annotation("denylist-source-range", "denylist-source-range {value}: ingress-nginx refuses these clients (403); "
+                                         "{target} answers otherwise", fields=("status", "backend")),
+    _annotation("custom-headers", "custom-headers {value}: the response headers ingress-nginx adds; {target} "
+                                  "adds others", fields=("header.",)),
+    _annotation("x-forwarded-prefix", "x-forwarded-prefix {value}: the header ingress-nginx sends; {target} "
+                                      "sends another", fields=("received.",)),
+    _annotation("upstream-vhost", "upstream-vhost {value}: the Host ingress-nginx sends; {target} sends another",
+                fields=("received.Host",)),
+    _case,
+    _element_prefix,
+    _prefix,
+    _slash,
+    _normalise,
+    _received_header,
+)
+
+
+def explain(ctx: Context) -> Cause:
+    """The first cause that applies, or an honest 'unexplained' naming the rule and the request."""
+    for cause in CAUSES:
+        found = cause(ctx)
+        if found:
+            return found
+    where = "rule %s of %s" % (ctx.request.rule, ctx.request.ingress)
+    annotations = sorted(ctx.rule.annotations) if ctx.rule else []
+    return Cause(where, "unexplained: %s (%s)%s differs in %s; no entry of the rehearsal's table of causes applies"
+                 % (KINDS.get(ctx.request.kind, ctx.request.kind), ctx.request.target,
+                    (" under " + ", ".join(annotations)) if annotations else "", ctx.field))

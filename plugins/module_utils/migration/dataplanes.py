@@ -1,0 +1,159 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The data planes of a rehearsal: the baseline and each target, and where each listens.
+
+A data plane is named by one of the kinds in RESOLVERS: `namespace` (+ optional `service`), the
+LoadBalancer Service of a controller installed there (Traefik's providers, ingress-nginx), or
+`address`, an IP[:port] the caller knows. A new kind of target (a Gateway's address, for the
+Gateway API translation) is one more resolver; the replay and the comparison never see which
+kind a data plane was.
+"""
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_dns1123_label
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.offline import (
+    UNFAITHFUL_ANNOTATIONS,
+    is_offline_image,
+)
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address
+
+Obj = dict[str, Any]
+_HTTP_PORT_NAMES = ("http", "web")
+_TLS_PORT_NAMES = ("https", "websecure")
+
+
+class DataPlaneError(OptionError):
+    """A data plane is named wrongly, or the cluster has no such data plane; the message names the field."""
+
+
+@dataclass(frozen=True)
+class DataPlaneSpec:
+    name: str
+    where: str  # the option's path, for errors (baseline, targets[1])
+    namespace: str = ""
+    service: str = ""
+    address: str = ""
+
+
+@dataclass(frozen=True)
+class DataPlane:
+    name: str
+    address: Address
+    described: str  # "Service traefik/traefik at 100.64.0.2:80"
+    unfaithful: tuple[tuple[str, str], ...] = ()  # (annotation, why) the data plane does not do as upstream
+
+
+def parse(raw: Any, where: str) -> DataPlaneSpec:
+    if not isinstance(raw, dict):
+        raise DataPlaneError("%s: expected a mapping with name and namespace (or address), got %r" % (where, raw))
+    unknown = sorted(set(raw) - {"name", "namespace", "service", "address"})
+    if unknown:
+        raise DataPlaneError("%s: expected only the keys name, namespace, service, address, got %s" % (where, unknown))
+    name = raw.get("name")
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][-A-Za-z0-9_.]*", name):
+        raise DataPlaneError("%s.name: expected a name (letters, digits, - _ .), got %r" % (where, name))
+    kinds = [k for k in RESOLVERS if raw.get(k)]
+    if len(kinds) != 1:
+        raise DataPlaneError("%s: expected exactly one of %s, got %s" % (where, ", ".join(RESOLVERS), kinds or "none"))
+    namespace, service, address = str(raw.get("namespace") or ""), str(raw.get("service") or ""), str(raw.get("address") or "")
+    if namespace and not is_dns1123_label(namespace):
+        raise DataPlaneError("%s.namespace: expected a namespace name, got %r" % (where, namespace))
+    if service and not namespace:
+        raise DataPlaneError("%s.service: expected beside namespace, got it alone" % where)
+    if address:
+        _address(address, where + ".address")
+    return DataPlaneSpec(name=name, where=where, namespace=namespace, service=service, address=address)
+
+
+def parse_all(baseline: Any, targets: Any) -> tuple[DataPlaneSpec, list[DataPlaneSpec]]:
+    base = parse(baseline, "baseline")
+    if not isinstance(targets, list) or not targets:
+        raise DataPlaneError("targets: expected a non-empty list of data planes (name and namespace, or address), got %r"
+                             % (targets,))
+    parsed = [parse(t, "targets[%d]" % i) for i, t in enumerate(targets)]
+    names = [base.name] + [t.name for t in parsed]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise DataPlaneError("targets: expected names unique among the baseline and the targets, got %s twice" % dupes[0])
+    return base, parsed
+
+
+def _address(text: str, where: str) -> Address:
+    host, _, port = text.partition(":") if text.count(":") == 1 else (text, "", "")
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        raise DataPlaneError("%s: expected an IP address with an optional :port, got %r" % (where, text)) from None
+    if port and not (port.isdigit() and 0 < int(port) < 65536):
+        raise DataPlaneError("%s: expected a port from 1 to 65535, got %r" % (where, port))
+    return Address(ip=host, port=int(port) if port else 80)
+
+
+def _port(service: Obj, names: tuple[str, ...], default: int) -> int:
+    ports = (service.get("spec") or {}).get("ports") or []
+    for p in ports:
+        if p.get("name") in names:
+            return int(p["port"])
+    return default
+
+
+def _by_address(_client: Any, spec: DataPlaneSpec) -> DataPlane:
+    address = _address(spec.address, spec.where + ".address")
+    return DataPlane(name=spec.name, address=address, described="%s:%d" % (address.ip, address.port))
+
+
+def _by_service(client: Any, spec: DataPlaneSpec) -> DataPlane:
+    services = client.list("v1", "Service", namespace=spec.namespace)
+    if spec.service:
+        chosen = [s for s in services if s["metadata"]["name"] == spec.service]
+        if not chosen:
+            raise KindlabError("%s.service: Service %s/%s does not exist" % (spec.where, spec.namespace, spec.service))
+    else:
+        chosen = [s for s in services if (s.get("spec") or {}).get("type") == "LoadBalancer"]
+        if len(chosen) != 1:
+            raise KindlabError("%s.namespace: expected exactly one LoadBalancer Service in namespace %s (the data "
+                               "plane's), found %s: name it with %s.service"
+                               % (spec.where, spec.namespace, [s["metadata"]["name"] for s in chosen] or "none",
+                                  spec.where))
+    svc = chosen[0]
+    ingress = ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+    ips = [i.get("ip") for i in ingress if i.get("ip")]
+    if not ips:
+        raise KindlabError("%s: Service %s/%s has no LoadBalancer address yet (MetalLB assigns one; is the pool "
+                           "full?)" % (spec.where, spec.namespace, svc["metadata"]["name"]))
+    address = Address(ip=ips[0], port=_port(svc, _HTTP_PORT_NAMES, 80), tls_port=_port(svc, _TLS_PORT_NAMES, 443))
+    return DataPlane(name=spec.name, address=address, unfaithful=_unfaithful(client, svc),
+                     described="Service %s/%s at %s:%d" % (spec.namespace, svc["metadata"]["name"], address.ip, address.port))
+
+
+def _unfaithful(client: Any, service: Obj) -> tuple[tuple[str, str], ...]:
+    """What the pods behind the Service cannot do as upstream's do: the offline ingress-nginx image's gaps."""
+    selector = (service.get("spec") or {}).get("selector") or {}
+    if not selector:
+        return ()
+    pods = client.list("v1", "Pod", namespace=service["metadata"]["namespace"],
+                       label_selector=",".join("%s=%s" % kv for kv in sorted(selector.items())))
+    images = [c.get("image", "") for p in pods for c in (p.get("spec") or {}).get("containers") or []]
+    if any(is_offline_image(i) for i in images):
+        return tuple(sorted(UNFAITHFUL_ANNOTATIONS.items()))
+    return ()
+
+
+# How each kind of data plane is found: its spec key -> resolver.
+RESOLVERS: dict[str, Callable[[Any, DataPlaneSpec], DataPlane]] = {
+    "namespace": _by_service,
+    "address": _by_address,
+}
+
+
+def resolve(client: Any, spec: DataPlaneSpec) -> DataPlane:
+    for key, resolver in RESOLVERS.items():
+        if getattr(spec, key):
+            return resolver(client, spec)
+    raise DataPlaneError("%s: expected one of %s" % (spec.where, ", ".join(RESOLVERS)))  # parse() prevents this

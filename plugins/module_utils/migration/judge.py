@@ -1,0 +1,102 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The rehearsal's verdicts: every difference must be expected, every expected difference seen.
+
+An expectation (lab_expect.migration.expected, or the module's `expected`) is a mapping of
+regular expressions over a difference's target, ingress, request kind, request (its target path),
+field and cause; the keys it leaves out match anything. A difference no expectation matches is
+unexpected; an expectation no difference matches is a difference that did not happen. Differences
+in every request (a data plane's own headers) count with ingress `*` and kind `everywhere`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+
+Obj = dict[str, Any]
+EXPECT_KEYS = ("target", "ingress", "kind", "request", "field", "cause")
+
+
+class ExpectError(OptionError):
+    """An expected difference is malformed; the message names the field."""
+
+
+def parse_expected(raw: Any, where: str = "expected") -> list[dict[str, str]]:
+    if raw in (None, []):
+        return []
+    if not isinstance(raw, list):
+        raise ExpectError("%s: expected a list of mappings of %s to regular expressions, got %r"
+                          % (where, ", ".join(EXPECT_KEYS), raw))
+    out = []
+    for i, item in enumerate(raw):
+        at = "%s[%d]" % (where, i)
+        if not isinstance(item, dict) or not item:
+            raise ExpectError("%s: expected a mapping with some of %s, got %r" % (at, ", ".join(EXPECT_KEYS), item))
+        unknown = sorted(set(item) - set(EXPECT_KEYS))
+        if unknown:
+            raise ExpectError("%s: expected only the keys %s, got %s" % (at, ", ".join(EXPECT_KEYS), unknown))
+        for k, v in item.items():
+            if not isinstance(v, str):
+                raise ExpectError("%s.%s: expected a regular expression string, got %r" % (at, k, v))
+            try:
+                re.compile(v)
+            except re.error as exc:
+                raise ExpectError("%s.%s: %r is not a valid regular expression (%s)" % (at, k, v, exc)) from None
+        out.append({str(k): str(v) for k, v in item.items()})
+    return out
+
+
+@dataclass
+class Difference:
+    target: str
+    ingress: str
+    kind: str
+    request: str
+    field: str
+    cause: str
+    baseline: str
+    answer: str
+    curl: str
+
+    def values(self) -> dict[str, str]:
+        return {"target": self.target, "ingress": self.ingress, "kind": self.kind, "request": self.request,
+                "field": self.field, "cause": self.cause}
+
+
+def differences(comparison: Obj) -> list[Difference]:
+    """Every reported difference of every target, flat."""
+    out = []
+    for target, body in (comparison.get("targets") or {}).items():
+        for row in body.get("rows") or []:
+            for d in row.get("differences") or []:
+                out.append(Difference(target=target, ingress=row["ingress"], kind=row["kind"], request=row["target"],
+                                      field=d["field"], cause=d["cause"], baseline=d["baseline"], answer=d["target"],
+                                      curl=(row.get("curl") or {}).get(target, "")))
+        for d in body.get("everywhere") or []:
+            out.append(Difference(target=target, ingress="*", kind="everywhere", request="*", field=d["field"],
+                                  cause=d["cause"], baseline=d["baseline"], answer=d["target"], curl=""))
+    return out
+
+
+def _matches(expectation: dict[str, str], diff: Difference) -> bool:
+    values = diff.values()
+    return all(re.search(pattern, values[k]) for k, pattern in expectation.items())
+
+
+def judge(comparison: Obj, expected: list[dict[str, str]]) -> Obj:
+    """unexpected: differences no expectation matches; unseen: expectations no difference matches;
+    baseline_idle: the baseline served none of the corpus (nothing was compared)."""
+    diffs = differences(comparison)
+    unexpected = [d for d in diffs if not any(_matches(e, d) for e in expected)]
+    unseen = [e for e in expected if not any(_matches(e, d) for d in diffs)]
+    idle = comparison.get("requests", 0) > 0 and comparison.get("baseline_served", 0) == 0
+    return {
+        "passed": not unexpected and not unseen and not idle,
+        "baseline_idle": idle,
+        "unexpected": [d.values() | {"baseline": d.baseline, "answer": d.answer, "curl": d.curl} for d in unexpected],
+        "unseen": unseen,
+        "differences": len(diffs),
+    }

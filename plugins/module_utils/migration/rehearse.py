@@ -1,0 +1,139 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The ingress_migration module's flow: every option checked, then the Ingresses read, the
+corpus generated, the data planes found, the corpus replayed through each, compared and judged.
+Read-only: it sends HTTP requests to the data planes and changes nothing in the cluster."""
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import CheckFailed, KindlabError, OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration import corpus as corpus_mod
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import Plane, compare
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.dataplanes import DataPlaneSpec, parse_all, resolve
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import judge, parse_expected
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import replay
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.diagnose import find_controllers, read_state, servers_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, key_of, list_ingresses, parse_selection
+
+if TYPE_CHECKING:
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
+
+Obj = dict[str, Any]
+
+
+def served_by(client: Any, ingresses: list[Obj], baseline: DataPlaneSpec, named: bool) -> tuple[list[Obj], list[str]]:
+    """The Ingresses a controller in the baseline's namespace claims (the collection's reading of each
+    controller type's rules, as ingress_diagnose makes it), and why the others are left out. An Ingress
+    selected by name that the baseline does not serve is an error: there is nothing to compare. A
+    baseline given by address alone cannot be asked: every Ingress is kept."""
+    if not baseline.namespace:
+        return ingresses, []
+    controllers = [c for c in find_controllers(read_state(client, Selection())) if c.namespace == baseline.namespace]
+    kept, skipped = [], []
+    for ing in ingresses:
+        if servers_of(ing, controllers):
+            kept.append(ing)
+            continue
+        why = "%s: no controller in the baseline's namespace %s claims it (%s)" % (
+            key_of(ing), baseline.namespace, ", ".join(c.ref for c in controllers) or "no controller found there")
+        if named:
+            raise OptionError("names: %s is not served by the baseline: %s" % (key_of(ing), why))
+        skipped.append(why)
+    return kept, skipped
+
+
+def _rule_of(request: corpus_mod.Request, rules: list[corpus_mod.Rule]) -> corpus_mod.Rule | None:
+    for rule in rules:
+        if rule.ingress == request.ingress and rule.host == request.host and (
+                request.kind == "scenario" or "%s (%s)" % (rule.path, rule.path_type) == request.rule):
+            return rule
+    return None
+
+
+def _slim(comparison: Obj) -> Obj:
+    """Rows without differences keep their outcome and request, not the answers (the result stays small)."""
+    for body in comparison["targets"].values():
+        for row in body["rows"]:
+            if row["outcome"] in ("same", "neither"):
+                for k in ("baseline", "answer", "curl"):
+                    row.pop(k, None)
+    return comparison
+
+
+def rehearse(client: Any, params: Params) -> Obj:
+    started = time.monotonic()
+    selection = parse_selection(params["namespaces"], params["names"], params["label_selector"])
+    base_spec, target_specs = parse_all(params["baseline"], params["targets"])
+    expected = parse_expected(params["expected"])
+    samples = params["samples"]
+    if samples < 1:
+        raise OptionError("samples: expected at least 1 (2 tells noise from differences), got %r" % samples)
+    ingresses = list_ingresses(client, selection)
+    if not ingresses:
+        raise KindlabError("namespaces: no Ingress selected in %s: nothing to rehearse"
+                           % (", ".join(selection.namespaces) or "any namespace"))
+    extra = corpus_mod.scenario_requests(params["requests"], ingresses)  # names an Ingress that exists, or fails here
+    baseline = resolve(client, base_spec)
+    targets = [resolve(client, t) for t in target_specs]
+    ingresses, skipped = served_by(client, ingresses, base_spec, bool(params["names"]))
+    if not ingresses:
+        raise KindlabError("baseline: the baseline serves none of the selected Ingresses: %s" % "; ".join(skipped))
+    timings: Obj = {}
+    t0 = time.monotonic()
+    corpus = corpus_mod.generate(ingresses) + [r for r in extra if r.ingress in {key_of(i) for i in ingresses}]
+    rules = corpus_mod.rules(ingresses)
+    rules_of = [_rule_of(r, rules) for r in corpus]
+    timings["corpus"] = round(time.monotonic() - t0, 3)
+    gaps = dict(baseline.unfaithful)
+    unfaithful = {}
+    for i, rule in enumerate(rules_of):
+        hit = sorted(a for a in (rule.annotations if rule else {}) if a in gaps)
+        if hit:
+            unfaithful[i] = "; ".join("%s: %s" % (a, gaps[a]) for a in hit)
+    t0 = time.monotonic()
+    planes = [(baseline.name, baseline.address, samples)] + [(t.name, t.address, 1) for t in targets]
+    answers = replay(planes, corpus, workers=params["workers"])
+    timings["replay"] = round(time.monotonic() - t0, 3)
+    comparison = compare(corpus, rules_of, answers, Plane(baseline.name, baseline.address),
+                         [Plane(t.name, t.address) for t in targets], corpus_mod.regex_hosts(ingresses), unfaithful)
+    verdict = judge(comparison, expected)
+    timings["total"] = round(time.monotonic() - started, 3)
+    sent = sum(max(1, r.repeat) for r in corpus) * (samples + len(targets))
+    return {
+        "changed": False,
+        "passed": verdict["passed"],
+        "verdict": verdict,
+        "baseline": {"name": baseline.name, "at": baseline.described,
+                     "not_faithful": {a: why for a, why in baseline.unfaithful}},
+        "targets": {t.name: t.described for t in targets},
+        "ingresses": [key_of(i) for i in ingresses],
+        "not_served": skipped,
+        "corpus": [r.as_dict() for r in corpus],
+        "comparison": _slim(comparison),
+        "requests_sent": sent,
+        "samples": samples,
+        "seconds": timings,
+    }
+
+
+def failure_message(result: Obj) -> str:
+    v = result["verdict"]
+    parts = []
+    if v["baseline_idle"]:
+        parts.append("the baseline served none of the %d requests: nothing was compared (is it the baseline's address?)"
+                     % len(result["corpus"]))
+    for d in v["unexpected"][:10]:
+        parts.append("unexpected: %s %s %s %s: %r vs %r (%s)" % (d["target"], d["ingress"], d["request"], d["field"],
+                                                                 d["baseline"], d["answer"], d["cause"]))
+    for e in v["unseen"]:
+        parts.append("expected difference not seen: %s" % e)
+    return "ingress_migration: " + "; ".join(parts)
+
+
+def run_ingress_migration(params: Params, module: Module) -> Obj:
+    result = rehearse(module.client(), params)
+    if params["fail_on_difference"] and not result["passed"]:
+        raise CheckFailed(failure_message(result), **result)
+    return result

@@ -1,0 +1,177 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The rehearsal in the verify report: its verdicts, its section of summary.md and of report.html.
+
+Verdicts: the baseline served part of the corpus; per target and Ingress, no unexpected
+difference; each expected difference seen. A rehearsal that could not run (a target the cluster
+does not have) is one unmet verdict with its error, and the rest of the report is still written.
+"""
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import OUTCOMES
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.dataplanes import parse_all
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import parse_expected
+
+Obj = dict[str, Any]
+EXPECT_KEYS = {"baseline", "targets", "namespaces", "requests", "expected", "samples"}
+_LIMIT = 200  # rows of differences shown in summary.md and report.html (report.json has them all)
+
+
+def validate(body: Any, where: str = "lab_expect.migration") -> None:
+    """The expectation's shape, before anything runs (OptionError naming the field)."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import ExpectError
+
+    if not isinstance(body, dict):
+        raise ExpectError("%s: expected a mapping with baseline and targets, got %r" % (where, body))
+    extra = sorted(set(body) - EXPECT_KEYS)
+    if extra:
+        raise ExpectError("%s: expected only the keys %s, got %s" % (where, ", ".join(sorted(EXPECT_KEYS)), extra))
+    try:
+        parse_all(body.get("baseline"), body.get("targets"))
+    except ExpectError:
+        raise
+    except ValueError as exc:
+        raise ExpectError("%s.%s" % (where, exc)) from None
+    parse_expected(body.get("expected"), where + ".expected")
+    if not isinstance(body.get("requests", []), list):
+        raise ExpectError("%s.requests: expected a list of requests, got %r" % (where, body.get("requests")))
+    samples = body.get("samples", 2)
+    if not isinstance(samples, int) or samples < 1:
+        raise ExpectError("%s.samples: expected a whole number of at least 1, got %r" % (where, samples))
+
+
+def _counts_text(counts: Obj) -> str:
+    return ", ".join("%d %s" % (counts.get(o, 0), o.replace("_", " ")) for o in OUTCOMES)
+
+
+def verdicts(result: Obj) -> list[tuple[str, str, str, bool]]:
+    """(subject, expected, observed, met) for the verify report."""
+    if not result:
+        return []
+    if result.get("failed") or "verdict" not in result:
+        return [("rehearsal", "runs", str(result.get("msg", "no result")), False)]
+    out = []
+    v = result["verdict"]
+    comparison = result["comparison"]
+    base = comparison["baseline"]
+    out.append(("baseline %s" % base, "serves part of the corpus",
+                "served %d of %d requests" % (comparison["baseline_served"], comparison["requests"]), not v["baseline_idle"]))
+    unexpected: dict[tuple[str, str], list[Obj]] = {}
+    for d in v["unexpected"]:
+        unexpected.setdefault((d["target"], d["ingress"]), []).append(d)
+    for target, body in sorted(comparison["targets"].items()):
+        per_ingress: dict[str, dict[str, int]] = {}
+        for row in body["rows"]:
+            counts = per_ingress.setdefault(row["ingress"], {o: 0 for o in OUTCOMES})
+            counts[row["outcome"]] += 1
+        if body.get("everywhere"):
+            per_ingress["*"] = {}
+        for ingress, counts in sorted(per_ingress.items()):
+            bad = unexpected.get((target, ingress), [])
+            observed = (_counts_text(counts) if ingress != "*" else
+                        "%d header(s) differ in every request" % len(body["everywhere"]))
+            if bad:
+                observed += "; unexpected: " + "; ".join(
+                    "%s %s %r vs %r" % (d["request"], d["field"], d["baseline"], d["answer"]) for d in bad[:5])
+            subject = "%s: %s" % (target, "every request" if ingress == "*" else ingress)
+            out.append((subject, "only expected differences", observed, not bad))
+    for e in v["unseen"]:
+        out.append(("expected difference", ", ".join("%s=%s" % kv for kv in sorted(e.items())), "not seen", False))
+    return out
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _difference_rows(result: Obj) -> list[tuple[str, Obj, Obj]]:
+    """One entry per request that differs: (target, row, the differences folded into one: each field's
+    baseline and target values, the responsible rules or annotations and causes, each once)."""
+    rows = []
+    for target, body in sorted(result["comparison"]["targets"].items()):
+        for row in body["rows"]:
+            diffs = row["differences"]
+            if not diffs:
+                continue
+            folded = {"fields": ", ".join(d["field"] for d in diffs),
+                      "baseline": "; ".join("%s %s" % (d["field"], d["baseline"] or "-") for d in diffs),
+                      "target": "; ".join("%s %s" % (d["field"], d["target"] or "-") for d in diffs),
+                      "responsible": "; ".join(dict.fromkeys(d["responsible"] for d in diffs)),
+                      "cause": " / ".join(dict.fromkeys(d["cause"] for d in diffs))}
+            rows.append((target, row, folded))
+    return rows
+
+
+def markdown_lines(result: Obj) -> list[str]:
+    if not result or "comparison" not in result:
+        if result and result.get("failed"):
+            return ["", "## Migration rehearsal", "", "Could not run: %s" % _cell(result.get("msg", ""))]
+        return []
+    c = result["comparison"]
+    lines = ["", "## Migration rehearsal", "",
+             "Baseline **%s** (%s): %d requests (%d served), %d sent in all in %.1f s." % (
+                 c["baseline"], result["baseline"]["at"], c["requests"], c["baseline_served"], result["requests_sent"],
+                 result["seconds"].get("replay", 0)),
+             "", "| target | " + " | ".join(o.replace("_", " ") for o in OUTCOMES) + " |",
+             "|---|" + "---|" * len(OUTCOMES)]
+    for target, body in sorted(c["targets"].items()):
+        lines.append("| %s (%s) | %s |" % (target, result["targets"].get(target, ""),
+                                            " | ".join(str(body["counts"][o]) for o in OUTCOMES)))
+    everywhere = [(t, d) for t, b in sorted(c["targets"].items()) for d in b.get("everywhere") or []]
+    if everywhere:
+        lines += ["", "In every request both answered:", ""]
+        lines += ["- %s: %s %r vs %r: %s" % (t, d["field"], d["baseline"], d["target"], d["cause"]) for t, d in everywhere]
+    rows = _difference_rows(result)
+    if rows:
+        lines += ["", "| target | Ingress | request | baseline answered | target answered | responsible | cause |",
+                  "|---|---|---|---|---|---|---|"]
+        for target, row, d in rows[:_LIMIT]:
+            lines.append("| %s | %s | `%s %s` (%s) | %s | %s | %s | %s |" % tuple(_cell(x) for x in (
+                target, row["ingress"], row["method"], row["target"], row["kind"], d["baseline"], d["target"],
+                d["responsible"], d["cause"])))
+        if len(rows) > _LIMIT:
+            lines.append("")
+            lines.append("%d more in report.json." % (len(rows) - _LIMIT))
+        lines += ["", "Reproduce one: the curl lines are in report.json (results.migration.comparison, each row's `curl`)."]
+        first = rows[0]
+        lines += ["", "```sh", first[1]["curl"][c["baseline"]], first[1]["curl"][first[0]], "```"]
+    unfaithful = [(t, r) for t, b in sorted(c["targets"].items()) for r in b["rows"] if r["outcome"] == "not_faithful"]
+    if unfaithful:
+        lines += ["", "Not compared (baseline not faithful):", ""]
+        lines += ["- %s %s: %s" % (r["ingress"], r["target"], r["reason"]) for _t, r in unfaithful[:20]]
+    return lines
+
+
+def html_section(result: Obj) -> str:
+    if not result or "comparison" not in result:
+        if result and result.get("failed"):
+            return '<h2 id="migration">Migration rehearsal</h2><p class="meta">Could not run: %s</p>' % html.escape(
+                str(result.get("msg", "")))
+        return ""
+    e = html.escape
+    c = result["comparison"]
+    out = ['<h2 id="migration">Migration rehearsal</h2>',
+           '<p class="meta">Baseline <strong>%s</strong> (%s): %d requests, %d served by it. Each request went %d '
+           "time(s) through the baseline (a field that differs between those answers is noise) and once through each "
+           "target.</p>" % (e(c["baseline"]), e(result["baseline"]["at"]), c["requests"], c["baseline_served"],
+                            result.get("samples", 2)),
+           '<table id="migration-counts"><thead><tr><th>target</th>%s</tr></thead><tbody>'
+           % "".join("<th>%s</th>" % e(o.replace("_", " ")) for o in OUTCOMES)]
+    for target, body in sorted(c["targets"].items()):
+        out.append("<tr><td>%s</td>%s</tr>" % (e(target), "".join("<td>%d</td>" % body["counts"][o] for o in OUTCOMES)))
+    out.append("</tbody></table>")
+    rows = _difference_rows(result)
+    if rows:
+        out.append('<table id="migration-differences"><thead><tr><th>target</th><th>Ingress</th><th>request</th>'
+                   "<th>baseline answered</th><th>target answered</th><th>cause</th><th>reproduce</th></tr></thead><tbody>")
+        for target, row, d in rows[:_LIMIT]:
+            out.append("<tr><td>%s</td><td>%s</td><td><code>%s %s</code> (%s)</td><td>%s</td><td>%s</td>"
+                       "<td><strong>%s</strong>: %s</td><td><code>%s</code><br><code>%s</code></td></tr>" % (
+                           e(target), e(row["ingress"]), e(row["method"]), e(row["target"]), e(row["kind"]),
+                           e(d["baseline"]), e(d["target"]), e(d["responsible"]), e(d["cause"]),
+                           e(row["curl"][result["comparison"]["baseline"]]), e(row["curl"][target])))
+        out.append("</tbody></table>")
+    return "".join(out)

@@ -1,0 +1,128 @@
+from __future__ import annotations
+
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import Plane, compare, curl
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Request, generate, regex_hosts, rules
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import judge, parse_expected
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address, Answer, replay
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import verdicts
+
+from migration_fixtures import ingress
+
+BASE = Address("192.0.2.1")
+TARGET = Address("192.0.2.2")
+INGS = [ingress("api", "q.test", [("/api/v[0-9]+", "ImplementationSpecific")], {"use-regex": "true"}),
+        ingress("docs", "d.test", [("/docs/", "Prefix")])]
+
+
+def nginx_like(address: Address, req: Request) -> Answer:
+    """A fake baseline: regex case-insensitive prefix for api, 301 for /docs, X-Scheme on every answer, a random id."""
+    import random
+    import re
+    path = req.target.split("?")[0]
+    received = {"Host": req.host, "X-Scheme": "http", "X-Request-Id": str(random.random())}
+    if req.host == "q.test" and re.match(r"/api/v[0-9]+", path, re.I):
+        return Answer(status=200, backend="shop/api", pod="api-1", path=req.target, received=received)
+    if req.host == "d.test" and path == "/docs":
+        return Answer(status=301, location="http://d.test/docs/")
+    if req.host == "d.test" and path.startswith("/docs/"):
+        return Answer(status=200, backend="shop/docs", pod="docs-1", path=req.target, received=received)
+    return Answer(status=404)
+
+
+def traefik_like(address: Address, req: Request) -> Answer:
+    import re
+    path = req.target.split("?")[0]
+    received = {"Host": req.host}
+    if req.host == "q.test" and re.fullmatch(r"/api/v[0-9]+", path):
+        return Answer(status=200, backend="shop/api", pod="api-2", path=req.target, received=received)
+    if req.host == "d.test" and (path == "/docs" or path.startswith("/docs/")):
+        return Answer(status=200, backend="shop/docs", pod="docs-1", path=req.target, received=received)
+    return Answer(status=404)
+
+
+def run(expected: list | None = None) -> tuple[dict, dict]:
+    corpus = generate(INGS)
+    rs = rules(INGS)
+    rules_of = [next(r for r in rs if r.ingress == q.ingress) for q in corpus]
+
+    def sender(address: Address, req: Request) -> Answer:
+        return (nginx_like if address == BASE else traefik_like)(address, req)
+
+    answers = replay([("nginx", BASE, 2), ("traefik", TARGET, 1)], corpus, sender=sender)
+    comparison = compare(corpus, rules_of, answers, Plane("nginx", BASE), [Plane("traefik", TARGET)], regex_hosts(INGS), {})
+    return comparison, judge(comparison, parse_expected(expected or []))
+
+
+def rows_by(comparison: dict) -> dict[tuple[str, str], dict]:
+    return {(r["ingress"], r["kind"]): r for r in comparison["targets"]["traefik"]["rows"]}
+
+
+def test_each_quirk_is_a_difference_with_its_cause() -> None:
+    comparison, _ = run()
+    rows = rows_by(comparison)
+    case = rows[("shop/api", "case")]
+    assert case["outcome"] == "differ"
+    assert {d["field"]: d["cause"] for d in case["differences"]}["status"].startswith(
+        "ingress-nginx matches regex paths case-insensitively")
+    prefix = rows[("shop/api", "regex-prefix")]
+    assert "anchors a regex path only at its start" in prefix["differences"][0]["cause"]
+    slash = rows[("shop/docs", "slash")]
+    assert slash["outcome"] == "differ"
+    assert {d["field"] for d in slash["differences"]} == {"status", "location", "backend", "path"}
+    assert all("301" in d["cause"] for d in slash["differences"])
+    assert rows[("shop/api", "path")]["outcome"] == "same"  # pods differ, and are not compared
+
+
+def test_noise_neither_and_everywhere() -> None:
+    comparison, _ = run()
+    body = comparison["targets"]["traefik"]
+    rows = rows_by(comparison)
+    # X-Request-Id differs between the baseline's own two answers: noise, never a difference
+    assert all(d["field"] != "received.X-Request-Id" for r in body["rows"] for d in r["differences"])
+    assert "received.X-Request-Id" in rows[("shop/api", "path")]["noise"]
+    # X-Scheme: in every request both served, reported once
+    assert [e["field"] for e in body["everywhere"]] == ["received.X-Scheme"]
+    assert "ingress-nginx sets X-Scheme" in body["everywhere"][0]["cause"]
+    # 404 on both for a request no rule serves: served by neither, not "same"
+    assert rows[("shop/docs", "neighbour")]["outcome"] == "neither"
+    assert sum(body["counts"].values()) == comparison["requests"]
+
+
+def test_judge_expected_and_unexpected() -> None:
+    _, verdict = run()
+    assert not verdict["passed"] and verdict["unexpected"] and not verdict["unseen"]
+    comparison, verdict = run([{"ingress": "^shop/api$"}, {"ingress": "^shop/docs$", "kind": "^slash$"},
+                               {"kind": "^everywhere$", "field": "X-Scheme"}])
+    assert verdict["unexpected"] == [] or all(d["ingress"] == "shop/docs" for d in verdict["unexpected"])
+    _, verdict = run([{"ingress": "shop/nothing"}])
+    assert verdict["unseen"] == [{"ingress": "shop/nothing"}] and not verdict["passed"]
+
+
+def test_a_baseline_that_serves_nothing_fails() -> None:
+    corpus = generate(INGS)
+    answers = replay([("nginx", BASE, 2), ("traefik", TARGET, 1)], corpus, sender=lambda a, r: Answer(status=404))
+    comparison = compare(corpus, [None] * len(corpus), answers, Plane("nginx", BASE), [Plane("traefik", TARGET)], {}, {})
+    verdict = judge(comparison, [])
+    assert verdict["baseline_idle"] and not verdict["passed"]
+    assert comparison["targets"]["traefik"]["counts"]["neither"] == len(corpus)
+    result = {"verdict": verdict, "comparison": comparison}
+    base = [v for v in verdicts(result) if v[0].startswith("baseline")][0]
+    assert base[2] == "served 0 of %d requests" % len(corpus) and base[3] is False
+
+
+def test_not_faithful_requests_are_not_compared() -> None:
+    corpus = generate(INGS)
+    answers = replay([("nginx", BASE, 2), ("traefik", TARGET, 1)], corpus,
+                     sender=lambda a, r: (nginx_like if a == BASE else traefik_like)(a, r))
+    unfaithful = {0: "load-balance: EWMA's locking is a no-op stand-in here"}
+    comparison = compare(corpus, [None] * len(corpus), answers, Plane("nginx", BASE), [Plane("traefik", TARGET)], {}, unfaithful)
+    row = comparison["targets"]["traefik"]["rows"][0]
+    assert row["outcome"] == "not_faithful" and row["differences"] == [] and "EWMA" in row["reason"]
+
+
+def test_curl_reproduces_the_request_raw() -> None:
+    req = Request(id="x", ingress="shop/a", host="a.test", target="/kindlab-sub/../a?x=1", kind="dot-segment", rule="/a",
+                  method="POST", headers=(("Origin", "https://o"),), body_size=10)
+    line = curl(req, BASE)
+    assert line.startswith("curl -sS -i --path-as-is -X POST -H 'Host: a.test' -H 'Origin: https://o'")
+    assert "http://192.0.2.1:80/kindlab-sub/../a?x=1" in line and "head -c 10 /dev/zero" in line

@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from migration_fixtures import ingress
+
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import (
+    ANY_HOST, CorpusError, generate, regex_hosts, regex_sample, rules, scenario_requests,
+)
+
+
+@pytest.mark.parametrize("pattern", ["/api/v[0-9]+", "/app(/|$)(.*)", "/users/(\\d+)/profile", "/[a-z]+/edit",
+                                     "/files/[^/]+\\.txt", "/(foo|bar)/x", "/v\\d{2,3}/a"])
+def test_regex_sample_matches_in_full(pattern: str) -> None:
+    sample = regex_sample(pattern)
+    assert sample.startswith("/")
+    assert re.fullmatch(pattern, sample, re.IGNORECASE), (pattern, sample)
+
+
+def test_a_rule_gets_every_path_variant() -> None:
+    reqs = generate([ingress("docs", "d.test", [("/docs/", "Prefix")])])
+    by_kind = {r.kind: r.target for r in reqs}
+    assert by_kind == {"path": "/docs/", "sub-path": "/docs/kindlab-sub", "slash": "/docs", "case": "/DOCS/",
+                       "neighbour": "/docsx", "dot-segment": "/kindlab-sub/../docs/", "double-slash": "//docs/",
+                       "query": "/docs/?kindlab=1"}
+    assert all(r.host == "d.test" and r.ingress == "shop/docs" and r.rule == "/docs/ (Prefix)" for r in reqs)
+    assert len({r.id for r in reqs}) == len(reqs)
+
+
+def test_regex_paths_get_a_prefix_only_string_and_host_wide_regex() -> None:
+    ings = [ingress("api", "q.test", [("/api/v[0-9]+", "ImplementationSpecific")], {"use-regex": "true"}),
+            ingress("static", "q.test", [("/static", "Prefix")]),
+            ingress("other", "o.test", [("/x", "Prefix")])]
+    assert regex_hosts(ings) == {"q.test": ["shop/api"]}
+    assert [r.regex for r in rules(ings)] == [True, True, False]
+    api = [r for r in generate(ings) if r.ingress == "shop/api"]
+    prefix_only = [r for r in api if r.kind == "regex-prefix"][0].target
+    assert re.match("/api/v[0-9]+", prefix_only) and not re.fullmatch("/api/v[0-9]+", prefix_only)
+
+
+def test_annotations_bring_their_requests() -> None:
+    ing = ingress("a", None, [("/", "Prefix")], {
+        "enable-cors": "true", "proxy-body-size": "8k", "limit-rps": "5", "proxy-read-timeout": "2",
+        "app-root": "/home", "default-backend": "fallback", "rewrite-target": "/$1"})
+    reqs = generate([ing])
+    kinds = {r.kind for r in reqs}
+    assert {"preflight", "cors", "body-size", "burst", "slow", "app-root", "rewrite"} <= kinds
+    body = [r for r in reqs if r.kind == "body-size"][0]
+    assert body.method == "POST" and body.body_size == 8 * 1024 + 1024
+    burst = [r for r in reqs if r.kind == "burst"][0]
+    assert burst.repeat == 5 * 5 + 5 + 10
+    assert [r for r in reqs if r.kind == "slow"][0].target.endswith("delay=4s")
+    assert all(r.host == ANY_HOST for r in reqs)
+
+
+def test_canary_by_header_and_weight() -> None:
+    ing = ingress("c", "c.test", [("/", "Prefix")], {"canary": "true", "canary-by-header": "X-Canary", "canary-weight": "50"})
+    reqs = generate([ing])
+    assert sorted(dict(r.headers)["X-Canary"] for r in reqs if r.kind == "canary-header") == ["always", "never"]
+    assert [r.repeat for r in reqs if r.kind == "canary-weight"] == [20]
+
+
+def test_scenario_requests_must_name_a_rule() -> None:
+    ings = [ingress("api", "q.test", [("/api", "Prefix")])]
+    added = scenario_requests([{"ingress": "shop/api", "path": "/api/x?y=1", "headers": {"X-A": "1"}}], ings)
+    assert added[0].host == "q.test" and added[0].kind == "scenario" and added[0].headers == (("X-A", "1"),)
+    with pytest.raises(CorpusError, match=r"requests\[0\]\.ingress: expected an Ingress of the rehearsal \(shop/api\)"):
+        scenario_requests([{"ingress": "shop/nope", "path": "/"}], ings)
+    with pytest.raises(CorpusError, match=r"requests\[0\]\.path"):
+        scenario_requests([{"ingress": "shop/api", "path": "api"}], ings)
+    with pytest.raises(CorpusError, match=r"requests\[0\]: expected only the keys"):
+        scenario_requests([{"ingress": "shop/api", "path": "/", "verb": "GET"}], ings)
+
+
+def test_two_hundred_ingresses_generate_fast_enough_to_not_matter() -> None:
+    ings = [ingress("i%d" % i, "h%d.test" % (i % 20), [("/p%d" % i, "Prefix"), ("/r%d/[a-z]+" % i, "ImplementationSpecific")],
+                    {"use-regex": "true"} if i % 3 == 0 else {}) for i in range(200)]
+    reqs = generate(ings)
+    assert len(reqs) > 200 * 10
+    assert len({r.id for r in reqs}) == len(reqs)

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_migration_compare import run
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import evaluate, markdown, validate_expect
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import render
+
+GOOD = {"baseline": {"name": "nginx", "namespace": "ingress-nginx"}, "targets": [{"name": "traefik", "namespace": "traefik"}]}
+
+
+def result(expected: list | None = None) -> dict:
+    comparison, verdict = run(expected)
+    return {"changed": False, "passed": verdict["passed"], "verdict": verdict, "comparison": comparison,
+            "baseline": {"name": "nginx", "at": "Service ingress-nginx/x at 192.0.2.1:80", "not_faithful": {}},
+            "targets": {"traefik": "Service traefik/traefik at 192.0.2.2:80"}, "requests_sent": 60, "samples": 2,
+            "seconds": {"corpus": 0.01, "replay": 1.0, "total": 1.2}, "corpus": []}
+
+
+@pytest.mark.parametrize("body, message", [
+    ([], r"lab_expect.migration: expected a mapping with baseline and targets"),
+    ({"baseline": {"name": "nginx"}, "targets": GOOD["targets"]}, r"lab_expect.migration.baseline: expected exactly one of namespace, address"),
+    ({"baseline": GOOD["baseline"], "targets": []}, r"lab_expect.migration.targets: expected a non-empty list"),
+    ({**GOOD, "targets": [{"name": "nginx", "namespace": "x"}]}, r"names unique"),
+    ({**GOOD, "targets": [{"name": "t", "address": "100.64.0.300"}]}, r"targets\[0\]\.address: expected an IP address"),
+    ({**GOOD, "expected": [{"feild": "status"}]}, r"lab_expect.migration.expected\[0\]: expected only the keys"),
+    ({**GOOD, "expected": [{"field": "("}]}, r"lab_expect.migration.expected\[0\]\.field: '\(' is not a valid regular expression"),
+    ({**GOOD, "samples": 0}, r"lab_expect.migration.samples: expected a whole number of at least 1"),
+    ({**GOOD, "extra": 1}, r"lab_expect.migration: expected only the keys"),
+])
+def test_malformed_migration_expectations_name_the_field(body: Any, message: str) -> None:
+    with pytest.raises(OptionError, match=message):
+        validate_expect({"migration": body})
+
+
+def test_verdicts_per_target_and_ingress_and_for_unseen_expectations() -> None:
+    verdicts = evaluate({"migration": result()}, {"migration": GOOD})
+    subjects = {v.subject: v for v in verdicts if v.check == "migration"}
+    assert subjects["baseline nginx"].met
+    assert not subjects["traefik: shop/api"].met and "unexpected" in subjects["traefik: shop/api"].observed
+    assert not subjects["traefik: every request"].met
+    expected = [{"ingress": "^shop/"}, {"kind": "^everywhere$"}, {"ingress": "shop/none"}]
+    verdicts = evaluate({"migration": result(expected)}, {"migration": dict(GOOD, expected=expected)})
+    subjects = {v.subject: v for v in verdicts if v.check == "migration"}
+    assert subjects["traefik: shop/api"].met and subjects["traefik: every request"].met
+    assert [v.observed for v in verdicts if v.subject == "expected difference"] == ["fail: not seen"]
+
+
+def test_a_rehearsal_that_could_not_run_is_one_unmet_verdict_and_the_report_is_written() -> None:
+    failed = {"failed": True, "msg": "targets[0].namespace: expected exactly one LoadBalancer Service in namespace traefik"}
+    verdicts = evaluate({"migration": failed}, {"migration": GOOD})
+    assert [(v.subject, v.met) for v in verdicts] == [("rehearsal", False)]
+    assert "LoadBalancer Service in namespace traefik" in verdicts[0].observed
+    assert "Could not run: targets[0].namespace" in markdown("s", "kind", verdicts, {"migration": failed})
+    # expected but absent from the results (the task never ran): unmet too
+    assert [v.subject for v in evaluate({}, {"migration": GOOD})] == ["rehearsal"]
+
+
+def test_summary_and_html_show_the_differences_with_causes_and_curl() -> None:
+    res = result()
+    verdicts = evaluate({"migration": res}, {"migration": GOOD})
+    md = markdown("migration", "kind", verdicts, {"migration": res})
+    assert "## Migration rehearsal" in md
+    assert "| traefik | shop/api | `GET /API/V0` (case) | backend shop/api; path /API/V0; status 200 | backend -; path -; status 404 |" in md
+    assert "curl -sS -i --path-as-is" in md
+    page = render({"scenario": "migration", "backend": "kind", "verdicts": [], "results": {"migration": res}})
+    assert 'id="migration-differences"' in page and "ingress-nginx matches regex paths case-insensitively" in page
