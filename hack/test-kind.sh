@@ -135,6 +135,14 @@ lab_run() {
             cat "$dir/gateway-rows.txt" >&2
             cat "$dir/gateway-rows.txt" >>"$WORK/gateway-rows.txt"
         fi
+        # A migration rehearsal: every difference it reports, reproduced by the curl lines it prints
+        # (tests/kind/migration_curl.py), against the real controllers still running.
+        if [ -e "$dir/verify/report.json" ] && [ -z "${3:-}" ] && grep -q '^  migration:' "$ROOT/scenarios/$scenario.yml"; then
+            "$KIND_LAB" exec "$VENV/bin/python" "$ROOT/tests/kind/migration_curl.py" "$dir/verify/report.json" \
+                >"$dir/migration-curl.txt" 2>&1 \
+                || { cat "$dir/migration-curl.txt" >&2; failures+=("$scenario on kind: a reported difference is not what its curl lines answer"); }
+            tail -n 1 "$dir/migration-curl.txt" >&2
+        fi
         # A scenario of the round trip: its cluster captured (playbooks/capture.yml), to be rebuilt after the reset.
         if [ "$rc" = 0 ] && [ -z "${3:-}" ] && round_trip_of "$scenario" >/dev/null; then
             capture_kind "$scenario" "$dir" "$(round_trip_of "$scenario")"

@@ -58,6 +58,14 @@ options:
     type: list
     elements: dict
     default: []
+  same:
+    description:
+      - Answers the caller expects to be the same on both sides; each a mapping of regular expressions over C(target),
+        C(ingress), C(kind), C(request) and C(answer) (what both answered, C(<status> <namespace>/<service>), so that
+        two 404s cannot pass for it). One that no such request matches fails the rehearsal.
+    type: list
+    elements: dict
+    default: []
   samples:
     description: How many times each request goes through the baseline (2 or more tells noise from differences).
     type: int
@@ -133,6 +141,7 @@ def main() -> None:
             targets={"type": "list", "elements": "dict", "required": True},
             requests={"type": "list", "elements": "dict", "default": []},
             expected={"type": "list", "elements": "dict", "default": []},
+            same={"type": "list", "elements": "dict", "default": []},
             samples={"type": "int", "default": 2},
             workers={"type": "int", "default": 16},
             fail_on_difference={"type": "bool", "default": True},

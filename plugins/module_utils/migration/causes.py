@@ -127,17 +127,28 @@ def _element_prefix(ctx: Context) -> Cause | None:
 
 def _annotation(name: str, text: str, kinds: tuple[str, ...] = (), fields: tuple[str, ...] = ()) -> Callable[[Context], Cause | None]:
     """An annotation's effect: applies when the rule carries it (and, if given, to these kinds of
-    request and these fields; a field ending in '.' matches every field under it)."""
+    request and these fields; a field ending in '.' or '-' matches every field it begins)."""
     def rule(ctx: Context) -> Cause | None:
         value = _ann(ctx, name)
         if not value:
             return None
         if kinds and ctx.request.kind not in kinds:
             return None
-        if fields and not any(ctx.field == f or (f.endswith(".") and ctx.field.startswith(f)) for f in fields):
+        if fields and not any(ctx.field == f or (f[-1] in ".-" and ctx.field.startswith(f)) for f in fields):
             return None
         return Cause("nginx.ingress.kubernetes.io/" + name, text.format(value=value, target=ctx.target))
     return rule
+
+
+def _snippet(ctx: Context) -> Cause | None:
+    value = _ann(ctx, "configuration-snippet")
+    if not value:
+        return None
+    what = ("does not serve this Ingress at all" if ctx.baseline_served and not ctx.target_served
+            else "serves it without the snippet's effect")
+    return Cause("nginx.ingress.kubernetes.io/configuration-snippet",
+                 "configuration-snippet is nginx configuration (%s), which %s cannot run: it %s"
+                 % (" ".join(value.split())[:80], ctx.target, what))
 
 
 def _received_header(ctx: Context) -> Cause | None:
@@ -158,6 +169,7 @@ def _received_header(ctx: Context) -> Cause | None:
 # In order: the first that applies names the cause.
 CAUSES: tuple[Callable[[Context], Cause | None], ...] = (
     _regex_literal,
+    _normalise,
     _annotation("rewrite-target", "rewrite-target {value} rewrites the path ingress-nginx passes on (with the regex's "
                                   "capture groups); {target} passes another path", fields=("path", "status", "backend")),
     _annotation("app-root", "app-root {value} redirects / to {value} on ingress-nginx; {target} answers otherwise",
@@ -166,12 +178,15 @@ CAUSES: tuple[Callable[[Context], Cause | None], ...] = (
                                       "{target} answers otherwise", fields=("status", "location", "backend", "path")),
     _annotation("temporal-redirect", "temporal-redirect {value}: ingress-nginx answers with a redirect there; "
                                      "{target} answers otherwise", fields=("status", "location", "backend", "path")),
-    _annotation("force-ssl-redirect", "force-ssl-redirect: ingress-nginx redirects HTTP to HTTPS (308); {target} "
-                                      "answers otherwise", fields=("status", "location", "backend", "path")),
+    _annotation("force-ssl-redirect", "force-ssl-redirect: ingress-nginx redirects HTTP to HTTPS (308); {target}'s "
+                                      "answer differs", fields=("status", "location", "backend", "path")),
     _annotation("ssl-redirect", "ssl-redirect {value}: ingress-nginx's HTTP to HTTPS redirect for a host with TLS; "
                                 "{target} answers otherwise", fields=("status", "location", "backend", "path")),
     _annotation("enable-cors", "enable-cors: ingress-nginx answers the preflight itself (204) and adds its CORS "
-                               "headers; {target} answers otherwise", kinds=("preflight", "cors")),
+                               "headers to every answer, Origin or not; {target} answers otherwise",
+                kinds=("preflight", "cors")),
+    _annotation("enable-cors", "enable-cors: ingress-nginx adds its CORS headers to every answer, with or without an "
+                               "Origin; {target} does not", fields=("header.access-control-",)),
     _annotation("proxy-body-size", "proxy-body-size {value}: ingress-nginx refuses a larger body with 413; {target} "
                                    "answers otherwise", kinds=("body-size",)),
     _annotation("limit-rps", "limit-rps {value}: over the rate ingress-nginx answers 503 (limit-req-status-code); "
@@ -185,8 +200,7 @@ CAUSES: tuple[Callable[[Context], Cause | None], ...] = (
     _annotation("default-backend", "default-backend {value}: when the rule's Service has no ready endpoint "
                                    "ingress-nginx answers from that Service; {target} answers otherwise",
                 fields=("status", "backend", "path")),
-    _annotation("configuration-snippet", "configuration-snippet is nginx configuration; {target} runs none of it",
-                fields=("header.", "received.", "status", "location")),
+    _snippet,
     _annotation("server-snippet", "server-snippet is nginx configuration; {target} runs none of it"),
     _annotation("whitelist-source-range", "whitelist-source-range {value}: ingress-nginx refuses other clients "
                                           "(403); {target} answers otherwise", fields=("status", "backend")),
@@ -202,9 +216,12 @@ CAUSES: tuple[Callable[[Context], Cause | None], ...] = (
     _element_prefix,
     _prefix,
     _slash,
-    _normalise,
     _received_header,
 )
+
+
+def unexplained(cause: Cause) -> bool:
+    return cause.text.startswith("unexplained:")
 
 
 def explain(ctx: Context) -> Cause:

@@ -21,7 +21,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain, unexplained
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Request, Rule
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address, Answer
 
@@ -123,10 +123,13 @@ def _row(index: int, req: Request, rule: Rule | None, samples: list[Answer], ans
                  # what a backend received is compared where both sides reached one (else `backend` says it)
                  and (not f.startswith("received.") or (first.backend and answer.backend))]
     regex_ingresses = tuple(regex_hosts.get(req.host, ()))
+    causes = {f: explain(Context(request=req, rule=rule, field=f, target=target.name, regex_ingresses=regex_ingresses,
+                                 baseline_served=any(s.served for s in samples), target_served=answer.served,
+                                 target_serves_rule=serves_rule)) for f in differing}
+    # backend, path and Location follow from the status: where only the status's cause is known, it is theirs too
+    known = [causes[f] for f in ("status", "statuses") if f in causes and not unexplained(causes[f])]
     for f in differing:
-        cause = explain(Context(request=req, rule=rule, field=f, target=target.name, regex_ingresses=regex_ingresses,
-                                baseline_served=any(s.served for s in samples), target_served=answer.served,
-                                target_serves_rule=serves_rule))
+        cause = known[0] if known and unexplained(causes[f]) and f in ("backend", "path", "location", "backends") else causes[f]
         row["differences"].append({"field": f, "baseline": b1.get(f, ""), "target": t.get(f, ""),
                                    "responsible": cause.responsible, "cause": cause.text})
     row["outcome"] = "differ" if differing else ("noise" if noise else "same")

@@ -18,26 +18,29 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._errors import Opt
 
 Obj = dict[str, Any]
 EXPECT_KEYS = ("target", "ingress", "kind", "request", "field", "cause")
+# An answer expected to be the same on both sides: over the request, and `answer`, what both answered
+# ("<status> <namespace/service>", see answered()), so that "the same" cannot be two 404s.
+SAME_KEYS = ("target", "ingress", "kind", "request", "answer")
 
 
 class ExpectError(OptionError):
     """An expected difference is malformed; the message names the field."""
 
 
-def parse_expected(raw: Any, where: str = "expected") -> list[dict[str, str]]:
+def parse_expected(raw: Any, where: str = "expected", keys: tuple[str, ...] = EXPECT_KEYS) -> list[dict[str, str]]:
     if raw in (None, []):
         return []
     if not isinstance(raw, list):
         raise ExpectError("%s: expected a list of mappings of %s to regular expressions, got %r"
-                          % (where, ", ".join(EXPECT_KEYS), raw))
+                          % (where, ", ".join(keys), raw))
     out = []
     for i, item in enumerate(raw):
         at = "%s[%d]" % (where, i)
         if not isinstance(item, dict) or not item:
-            raise ExpectError("%s: expected a mapping with some of %s, got %r" % (at, ", ".join(EXPECT_KEYS), item))
-        unknown = sorted(set(item) - set(EXPECT_KEYS))
+            raise ExpectError("%s: expected a mapping with some of %s, got %r" % (at, ", ".join(keys), item))
+        unknown = sorted(set(item) - set(keys))
         if unknown:
-            raise ExpectError("%s: expected only the keys %s, got %s" % (at, ", ".join(EXPECT_KEYS), unknown))
+            raise ExpectError("%s: expected only the keys %s, got %s" % (at, ", ".join(keys), unknown))
         for k, v in item.items():
             if not isinstance(v, str):
                 raise ExpectError("%s.%s: expected a regular expression string, got %r" % (at, k, v))
@@ -81,21 +84,42 @@ def differences(comparison: Obj) -> list[Difference]:
     return out
 
 
+def answered(answer: Obj) -> str:
+    """An answer in short: its status (or the statuses of a repeated request) and the backend."""
+    status = ",".join(sorted(answer.get("statuses") or {})) or str(answer.get("status"))
+    backends = ",".join(sorted(answer.get("backends") or {})) or answer.get("backend") or "-"
+    return "%s %s" % (status, backends)
+
+
 def _matches(expectation: dict[str, str], diff: Difference) -> bool:
     values = diff.values()
     return all(re.search(pattern, values[k]) for k, pattern in expectation.items())
 
 
-def judge(comparison: Obj, expected: list[dict[str, str]]) -> Obj:
+def _same_rows(comparison: Obj) -> list[dict[str, str]]:
+    out = []
+    for target, body in (comparison.get("targets") or {}).items():
+        for row in body.get("rows") or []:
+            if row["outcome"] == "same":
+                out.append({"target": target, "ingress": row["ingress"], "kind": row["kind"], "request": row["target"],
+                            "answer": row.get("answered") or answered(row.get("baseline") or {})})
+    return out
+
+
+def judge(comparison: Obj, expected: list[dict[str, str]], same: list[dict[str, str]] | None = None) -> Obj:
     """unexpected: differences no expectation matches; unseen: expectations no difference matches;
-    baseline_idle: the baseline served none of the corpus (nothing was compared)."""
+    unseen_same: answers expected the same on both sides that no such request had; baseline_idle: the
+    baseline served none of the corpus (nothing was compared)."""
     diffs = differences(comparison)
     unexpected = [d for d in diffs if not any(_matches(e, d) for e in expected)]
     unseen = [e for e in expected if not any(_matches(e, d) for d in diffs)]
+    rows = _same_rows(comparison)
+    unseen_same = [e for e in same or [] if not any(all(re.search(p, r[k]) for k, p in e.items()) for r in rows)]
     idle = comparison.get("requests", 0) > 0 and comparison.get("baseline_served", 0) == 0
     return {
-        "passed": not unexpected and not unseen and not idle,
+        "passed": not unexpected and not unseen and not unseen_same and not idle,
         "baseline_idle": idle,
+        "unseen_same": unseen_same,
         "unexpected": [d.values() | {"baseline": d.baseline, "answer": d.answer, "curl": d.curl} for d in unexpected],
         "unseen": unseen,
         "differences": len(diffs),

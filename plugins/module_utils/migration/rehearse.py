@@ -12,7 +12,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._errors import Che
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import corpus as corpus_mod
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import Plane, compare
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.dataplanes import DataPlaneSpec, parse_all, resolve
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import judge, parse_expected
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import SAME_KEYS, answered, judge, parse_expected
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import replay
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.diagnose import find_controllers, read_state, servers_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, key_of, list_ingresses, parse_selection
@@ -53,10 +53,12 @@ def _rule_of(request: corpus_mod.Request, rules: list[corpus_mod.Rule]) -> corpu
 
 
 def _slim(comparison: Obj) -> Obj:
-    """Rows without differences keep their outcome and request, not the answers (the result stays small)."""
+    """Rows without differences keep their outcome, their request and what both answered in short
+    (`answered`: status and backend), not the whole answers (the result stays small)."""
     for body in comparison["targets"].values():
         for row in body["rows"]:
             if row["outcome"] in ("same", "neither"):
+                row["answered"] = answered(row["baseline"])
                 for k in ("baseline", "answer", "curl"):
                     row.pop(k, None)
     return comparison
@@ -67,6 +69,7 @@ def rehearse(client: Any, params: Params) -> Obj:
     selection = parse_selection(params["namespaces"], params["names"], params["label_selector"])
     base_spec, target_specs = parse_all(params["baseline"], params["targets"])
     expected = parse_expected(params["expected"])
+    same = parse_expected(params["same"], "same", SAME_KEYS)
     samples = params["samples"]
     if samples < 1:
         raise OptionError("samples: expected at least 1 (2 tells noise from differences), got %r" % samples)
@@ -98,7 +101,7 @@ def rehearse(client: Any, params: Params) -> Obj:
     timings["replay"] = round(time.monotonic() - t0, 3)
     comparison = compare(corpus, rules_of, answers, Plane(baseline.name, baseline.address),
                          [Plane(t.name, t.address) for t in targets], corpus_mod.regex_hosts(ingresses), unfaithful)
-    verdict = judge(comparison, expected)
+    verdict = judge(comparison, expected, same)
     timings["total"] = round(time.monotonic() - started, 3)
     sent = sum(max(1, r.repeat) for r in corpus) * (samples + len(targets))
     return {
@@ -129,6 +132,8 @@ def failure_message(result: Obj) -> str:
                                                                  d["baseline"], d["answer"], d["cause"]))
     for e in v["unseen"]:
         parts.append("expected difference not seen: %s" % e)
+    for e in v["unseen_same"]:
+        parts.append("expected same answer not seen: %s" % e)
     return "ingress_migration: " + "; ".join(parts)
 
 

@@ -13,10 +13,10 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import OUTCOMES
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.dataplanes import parse_all
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import parse_expected
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import SAME_KEYS, parse_expected
 
 Obj = dict[str, Any]
-EXPECT_KEYS = {"baseline", "targets", "namespaces", "requests", "expected", "samples"}
+EXPECT_KEYS = {"baseline", "targets", "namespaces", "requests", "expected", "same", "samples"}
 _LIMIT = 200  # rows of differences shown in summary.md and report.html (report.json has them all)
 
 
@@ -36,6 +36,7 @@ def validate(body: Any, where: str = "lab_expect.migration") -> None:
     except ValueError as exc:
         raise ExpectError("%s.%s" % (where, exc)) from None
     parse_expected(body.get("expected"), where + ".expected")
+    parse_expected(body.get("same"), where + ".same", SAME_KEYS)
     if not isinstance(body.get("requests", []), list):
         raise ExpectError("%s.requests: expected a list of requests, got %r" % (where, body.get("requests")))
     samples = body.get("samples", 2)
@@ -80,6 +81,8 @@ def verdicts(result: Obj) -> list[tuple[str, str, str, bool]]:
             out.append((subject, "only expected differences", observed, not bad))
     for e in v["unseen"]:
         out.append(("expected difference", ", ".join("%s=%s" % kv for kv in sorted(e.items())), "not seen", False))
+    for e in v.get("unseen_same") or []:
+        out.append(("expected same answer", ", ".join("%s=%s" % kv for kv in sorted(e.items())), "not seen", False))
     return out
 
 
