@@ -151,6 +151,20 @@ def _snippet(ctx: Context) -> Cause | None:
                  % (" ".join(value.split())[:80], ctx.target, what))
 
 
+def _precedence(ctx: Context) -> Cause | None:
+    """Both answered, from different Services: the two data planes rank overlapping rules otherwise."""
+    if ctx.field != "backend" or not ctx.baseline_served or not ctx.target_served or not ctx.rule:
+        return None
+    if ctx.rule.path_type == "Exact":
+        return Cause("rule %s" % ctx.request.rule,
+                     "ingress-nginx serves an Exact path before any Prefix path of the host (location = %s); %s gave "
+                     "the request to another Ingress's rule (Traefik ranks routers by the length of their rule, its "
+                     "default priority, so a longer Prefix rule outranks a shorter Exact one)" % (ctx.rule.path, ctx.target))
+    return Cause("rule %s" % ctx.request.rule,
+                 "ingress-nginx and %s rank the host's overlapping rules differently (ingress-nginx: Exact, then the "
+                 "longest path; Traefik: the longest router rule)" % ctx.target)
+
+
 def _received_header(ctx: Context) -> Cause | None:
     if not ctx.field.startswith("received."):
         return None
@@ -216,6 +230,7 @@ CAUSES: tuple[Callable[[Context], Cause | None], ...] = (
     _element_prefix,
     _prefix,
     _slash,
+    _precedence,
     _received_header,
 )
 

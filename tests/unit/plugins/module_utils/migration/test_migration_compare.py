@@ -126,3 +126,36 @@ def test_curl_reproduces_the_request_raw() -> None:
     line = curl(req, BASE)
     assert line.startswith("curl -sS -i --path-as-is -X POST -H 'Host: a.test' -H 'Origin: https://o'")
     assert "http://192.0.2.1:80/kindlab-sub/../a?x=1" in line and "head -c 10 /dev/zero" in line
+
+
+def test_same_expectations_need_a_request_both_served_with_that_answer() -> None:
+    comparison, _ = run()
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import SAME_KEYS
+    same = parse_expected([{"ingress": "^shop/docs$", "kind": "^path$", "answer": "^200 shop/docs$"},
+                           {"ingress": "^shop/docs$", "kind": "^neighbour$"}], "same", SAME_KEYS)
+    verdict = judge(comparison, [{"ingress": "."}, {"kind": "everywhere"}], same)
+    # /docsx is 404 on both: served by neither, so it cannot count as "the same"
+    assert verdict["unseen_same"] == [{"ingress": "^shop/docs$", "kind": "^neighbour$"}] and not verdict["passed"]
+
+
+def test_causes_from_what_the_target_did() -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Rule
+
+    def req(kind: str, target: str, rule: str) -> Request:
+        return Request(id=kind, ingress="shop/a", host="h", target=target, kind=kind, rule=rule)
+    plain = Rule("shop/a", "h", "/shop", "Prefix", regex=False)
+    cause = explain(Context(req("neighbour", "/shopx", "/shop (Prefix)"), plain, "status", "t", (),
+                            baseline_served=False, target_served=True))
+    assert "by path element" in cause.text and "string prefix" in cause.text
+    regex = Rule("shop/a", "h", "/api/v[0-9]+", "ImplementationSpecific", regex=True, annotations={"use-regex": "true"})
+    cause = explain(Context(req("path", "/api/v0", "/api/v[0-9]+ (ImplementationSpecific)"), regex, "status", "t",
+                            ("shop/a",), baseline_served=True, target_served=False, target_serves_rule=False))
+    assert cause.responsible == "nginx.ingress.kubernetes.io/use-regex" and "reads the path literally" in cause.text
+    snippet = Rule("shop/a", "h", "/s", "Prefix", regex=False, annotations={"configuration-snippet": 'more_set_headers "X: 1";'})
+    cause = explain(Context(req("path", "/s", "/s (Prefix)"), snippet, "backend", "t", (), target_served=False))
+    assert "does not serve this Ingress at all" in cause.text
+    cause = explain(Context(req("dot-segment", "/x/../shop", "/shop (Prefix)"), plain, "status", "t", ()))
+    assert "passes it on as the client sent it" in cause.text
+    cause = explain(Context(req("query", "/shop?x", "/shop (Prefix)"), plain, "header.x-odd", "t", ()))
+    assert cause.text.startswith("unexplained: a query string (/shop?x) differs in header.x-odd")

@@ -1,0 +1,112 @@
+"""ingress_migration as Ansible runs it: options checked before any request, data planes found by
+Service or address, real HTTP to two small servers on 127.0.0.1 standing in for the data planes."""
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Iterator
+
+import pytest
+
+from ansible_collections.kindlab.ingress.plugins.modules import ingress_migration
+from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, run_module, use_fake_exits
+
+INGRESS = {"metadata": {"namespace": "shop", "name": "docs"},
+           "spec": {"rules": [{"host": "d.test", "http": {"paths": [
+               {"path": "/docs/", "pathType": "Prefix", "backend": {"service": {"name": "docs", "port": {"number": 80}}}}]}}]}}
+
+
+def handler(redirects: bool) -> type[BaseHTTPRequestHandler]:
+    class Echo(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            path = self.path.split("?")[0]
+            if redirects and path == "/docs":
+                self.send_response(301)
+                self.send_header("Location", "http://d.test/docs/")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            if self.headers.get("Host") != "d.test" or not (path.startswith("/docs") or path.startswith("//docs")):
+                self.send_response(404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            body = json.dumps({"path": self.path, "host": self.headers.get("Host"), "headers": {},
+                               "namespace": "shop", "service": "docs", "pod": "docs-0"}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+    return Echo
+
+
+@pytest.fixture
+def planes() -> Iterator[tuple[str, str]]:
+    servers = [ThreadingHTTPServer(("127.0.0.1", 0), handler(r)) for r in (True, False)]
+    for s in servers:
+        threading.Thread(target=s.serve_forever, daemon=True).start()
+    yield tuple("127.0.0.1:%d" % s.server_address[1] for s in servers)  # type: ignore[misc]
+    for s in servers:
+        s.shutdown()
+
+
+class FakeClient:
+    def __init__(self, services: list[dict[str, Any]] | None = None) -> None:
+        self.services = services or []
+        self.calls: list[Any] = []
+
+    def list(self, api_version: str, kind: str, namespace: str | None = None, label_selector: str | None = None,
+             field_selector: str | None = None) -> list[dict[str, Any]]:
+        self.calls.append((kind, namespace))
+        return {"Ingress": [INGRESS], "Service": self.services}.get(kind, [])
+
+
+def run(args: dict[str, Any], client: FakeClient, monkeypatch: pytest.MonkeyPatch) -> Exit:
+    use_fake_exits(monkeypatch, client)
+    return run_module(ingress_migration.main, args)
+
+
+def test_the_trailing_slash_redirect_is_the_one_difference(planes: tuple[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    base, target = planes
+    args = {"baseline": {"name": "nginx", "address": base}, "targets": [{"name": "traefik", "address": target}]}
+    r = run(dict(args, fail_on_difference=False), FakeClient(), monkeypatch)
+    assert not r.failed and r.result["changed"] is False and not r.result["passed"]
+    [unexpected] = {(d["request"], d["field"]) for d in r.result["verdict"]["unexpected"] if d["field"] == "status"}
+    assert unexpected == ("/docs", "status")
+    counts = r.result["comparison"]["targets"]["traefik"]["counts"]
+    assert counts["differ"] == 1 and counts["same"] >= 4 and counts["neither"] >= 1
+    r = run(dict(args, expected=[{"kind": "^slash$", "cause": "301"}]), FakeClient(), monkeypatch)
+    assert not r.failed and r.result["passed"]
+    r = run(args, FakeClient(), monkeypatch)
+    assert r.failed and "unexpected: traefik shop/docs /docs status: '301' vs '200'" in r.result["msg"]
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"baseline": {"name": "nginx"}, "targets": [{"name": "t", "address": "127.0.0.1"}]},
+     "baseline: expected exactly one of namespace, address"),
+    ({"baseline": {"name": "nginx", "address": "127.0.0.1"}, "targets": []}, "targets: expected a non-empty list"),
+    ({"baseline": {"name": "nginx", "address": "127.0.0.1"}, "targets": [{"name": "t", "address": "localhost:80"}]},
+     "targets[0].address: expected an IP address"),
+    ({"baseline": {"name": "nginx", "address": "127.0.0.1"}, "targets": [{"name": "t", "address": "127.0.0.1"}],
+      "expected": [{"feild": "x"}]}, "expected[0]: expected only the keys"),
+    ({"baseline": {"name": "nginx", "address": "127.0.0.1"}, "targets": [{"name": "t", "address": "127.0.0.1"}],
+      "requests": [{"ingress": "shop/nope", "path": "/"}]}, "requests[0].ingress: expected an Ingress of the rehearsal (shop/docs)"),
+])
+def test_bad_input_names_the_field_before_any_request(args: dict[str, Any], message: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    client = FakeClient()
+    r = run(args, client, monkeypatch)
+    assert r.failed and message in r.result["msg"]
+    assert all(kind != "Service" for kind, _ in client.calls)
+
+
+def test_a_target_namespace_without_a_load_balancer_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    args = {"baseline": {"name": "nginx", "address": "127.0.0.1"}, "targets": [{"name": "t", "namespace": "traefik"}]}
+    r = run(args, FakeClient([{"metadata": {"name": "web", "namespace": "traefik"}, "spec": {"type": "ClusterIP"}}]),
+            monkeypatch)
+    assert r.failed and r.result["msg"] == ("targets[0].namespace: expected exactly one LoadBalancer Service in namespace "
+                                            "traefik (the data plane's), found none: name it with targets[0].service")
