@@ -96,7 +96,7 @@ def main() -> int:
     ings = ingresses(args.ingresses)
 
     gen_times = []
-    for _ in range(args.runs):
+    for _run in range(args.runs):
         t0 = time.perf_counter()
         corpus = corpus_mod.generate(ings)
         gen_times.append(time.perf_counter() - t0)
@@ -110,7 +110,7 @@ def main() -> int:
         planes.append((name, address))
     replay_times = []
     try:
-        for _ in range(args.runs):
+        for _run in range(args.runs):
             t0 = time.perf_counter()
             answers = replay([(planes[0][0], planes[0][1], 2)] + [(n, a, 1) for n, a in planes[1:]], sample)
             compare(sample, [None] * len(sample), answers, Plane(*planes[0]), [Plane(n, a) for n, a in planes[1:]],
@@ -127,8 +127,8 @@ def main() -> int:
     for label, times, limit in rows:
         med = statistics.median(times)
         ok &= med < limit
-        print("%-58s %10.3f %10.3f %10.3f %8.0f  %s" % (label, min(times), med, max(times), limit,
-                                                      "PASS" if med < limit else "FAIL"))
+        verdict = "PASS" if med < limit else "FAIL"
+        print("%-58s %10.3f %10.3f %10.3f %8.0f  %s" % (label, min(times), med, max(times), limit, verdict))
     return 0 if ok else 1
 
 

@@ -23,8 +23,8 @@ description:
   - Where the baseline is the offline kind lab's ingress-nginx image (Debian's nginx), requests whose rule uses
     an annotation that image cannot do as upstream's does are marked "baseline not faithful, not compared".
   - Each difference names its cause (the rule or annotation responsible) and a curl line that reproduces it.
-  - Read-only: sends HTTP requests to the data planes' addresses and changes nothing in the cluster. It must run
-    where those addresses are reachable (on the kind lab here: inside the lab engine's network namespace).
+  - Read-only. It sends HTTP requests to the data planes' addresses and changes nothing in the cluster. It must run
+    where those addresses are reachable (on this project's kind lab, inside the lab engine's network namespace).
 version_added: 0.1.0
 author: kindlab.ingress developers (@kindlab)
 options:

@@ -35,7 +35,7 @@ options:
         description:
           - What the pods run. C(web) is the image's own server (O(default_image) unless O(workloads[].image) is set).
           - C(echo) is the Gateway API conformance suite's echo server (O(echo_image)), listening on
-            O(workloads[].port): it answers every request with JSON naming the path, host, method and headers
+            O(workloads[].port). It answers every request with JSON naming the path, host, method and headers
             that arrived and its namespace, Service and pod, which the migration rehearsal
             (M(kindlab.ingress.ingress_migration)) compares.
         type: str

@@ -58,8 +58,9 @@ def main(path: str) -> int:
                 ok = got == want if len(want) == 1 else set(got) <= set(want) and bool(got)
                 checked += 1
                 failed += 0 if ok else 1
-                print("%s %s %s %s %s: rehearsal %s, curl %s" % ("ok  " if ok else "FAIL", target, row["ingress"],
-                                                                   row["target"], side, ",".join(want), ",".join(got) or "-"))
+                mark = "ok  " if ok else "FAIL"
+                print("%s %s %s %s %s: rehearsal %s, curl %s" % (mark, target, row["ingress"], row["target"], side,
+                                                                 ",".join(want), ",".join(got) or "-"))
     print("migration_curl: %d passed, %d failed" % (checked - failed, failed))
     return 1 if failed or not checked else 0
 

@@ -151,7 +151,7 @@ def _sample(parsed: Any, groups: dict[int, str]) -> str:
             body = _sample(sub, groups)
             # ".*" and friends: one short segment, so that a rewrite's capture shows what it carried
             count = low if low > 0 else (1 if high != 0 else 0)
-            if all(str(o) == "ANY" for o, _ in sub) and low == 0:
+            if all(str(o) == "ANY" for o, _arg in sub) and low == 0:
                 body = "seg"
             out.append(body * count)
         elif name == "SUBPATTERN":
@@ -180,7 +180,7 @@ def _category_sample(category: str) -> str:
 
 
 def _in_sample(items: Any) -> str:
-    negate = any(str(op) == "NEGATE" for op, _ in items)
+    negate = any(str(op) == "NEGATE" for op, _arg in items)
     if negate:
         banned = {chr(a) for op, a in items if str(op) == "LITERAL"}
         return next(c for c in "az1-" if c not in banned)
@@ -314,7 +314,7 @@ def generate(ingresses: list[Obj]) -> list[Request]:
             dedupe = (rule.host, c["target"], method, c["kind"] if c["kind"] in ("burst", "canary-weight") else "",
                       headers, body)
             request = Request(id=_request_id(rule, c["kind"], c["target"]), ingress=rule.ingress, host=rule.host,
-                               target=c["target"], kind=c["kind"], rule=label, method=method, headers=headers,
+                              target=c["target"], kind=c["kind"], rule=label, method=method, headers=headers,
                               body_size=body, annotation=c.get("annotation", ""), repeat=int(c.get("repeat", 1)))
             if dedupe not in seen:
                 seen[dedupe] = len(out)

@@ -85,7 +85,7 @@ def parse_all(baseline: Any, targets: Any) -> tuple[DataPlaneSpec, list[DataPlan
 
 
 def _address(text: str, where: str) -> Address:
-    host, _, port = text.partition(":") if text.count(":") == 1 else (text, "", "")
+    host, _colon, port = text.partition(":") if text.count(":") == 1 else (text, "", "")
     try:
         ipaddress.ip_address(host)
     except ValueError:

@@ -109,7 +109,7 @@ def rehearse(client: Any, params: Params) -> Obj:
         "passed": verdict["passed"],
         "verdict": verdict,
         "baseline": {"name": baseline.name, "at": baseline.described,
-                     "not_faithful": {a: why for a, why in baseline.unfaithful}},
+                     "not_faithful": dict(baseline.unfaithful)},
         "targets": {t.name: t.described for t in targets},
         "ingresses": [key_of(i) for i in ingresses],
         "not_served": skipped,

@@ -130,7 +130,7 @@ def send(address: Address, req: Request, scheme: str = "http", timeout: float = 
     conn = _connection(address, req.host, scheme, timeout)
     try:
         answers = []
-        for _ in range(max(1, req.repeat)):
+        for _copy in range(max(1, req.repeat)):
             answers.append(send_once(conn, req))
             if conn.sock is None:  # closed by the server or by an error: a new one for the next copy
                 conn = _connection(address, req.host, scheme, timeout)
@@ -155,7 +155,7 @@ def replay(planes: Sequence[tuple[str, Address, int]], corpus: Sequence[Request]
     """Every request through every data plane: PLANES are (name, address, samples). Returns
     name -> one list of answers per request (one answer per sample). Bursts run last, one data
     plane at a time, so that their rate limits do not refuse the other requests."""
-    results: dict[str, list[list[Answer]]] = {name: [[] for _ in corpus] for name, _a, _s in planes}
+    results: dict[str, list[list[Answer]]] = {name: [[] for _request in corpus] for name, _a, _s in planes}
     bursts = [i for i, r in enumerate(corpus) if r.kind == "burst"]
     others = [i for i, r in enumerate(corpus) if r.kind != "burst"]
 
@@ -163,12 +163,12 @@ def replay(planes: Sequence[tuple[str, Address, int]], corpus: Sequence[Request]
         name, address, index = job
         return name, index, sender(address, corpus[index])
 
-    jobs = [(name, address, i) for i in others for name, address, samples in planes for _ in range(samples)]
+    jobs = [(name, address, i) for i in others for name, address, samples in planes for _sample in range(samples)]
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         for name, index, answer in pool.map(run, jobs):
             results[name][index].append(answer)
         for name, address, samples in planes:
-            burst_jobs = [(name, address, i) for i in bursts for _ in range(samples)]
+            burst_jobs = [(name, address, i) for i in bursts for _sample in range(samples)]
             for name_, index, answer in pool.map(run, burst_jobs):
                 results[name_][index].append(answer)
     return results

@@ -121,8 +121,8 @@ def markdown_lines(result: Obj) -> list[str]:
              "", "| target | " + " | ".join(o.replace("_", " ") for o in OUTCOMES) + " |",
              "|---|" + "---|" * len(OUTCOMES)]
     for target, body in sorted(c["targets"].items()):
-        lines.append("| %s (%s) | %s |" % (target, result["targets"].get(target, ""),
-                                            " | ".join(str(body["counts"][o]) for o in OUTCOMES)))
+        counts = " | ".join(str(body["counts"][o]) for o in OUTCOMES)
+        lines.append("| %s (%s) | %s |" % (target, result["targets"].get(target, ""), counts))
     everywhere = [(t, d) for t, b in sorted(c["targets"].items()) for d in b.get("everywhere") or []]
     if everywhere:
         lines += ["", "In every request both answered:", ""]

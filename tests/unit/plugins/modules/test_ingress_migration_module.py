@@ -101,7 +101,7 @@ def test_bad_input_names_the_field_before_any_request(args: dict[str, Any], mess
     client = FakeClient()
     r = run(args, client, monkeypatch)
     assert r.failed and message in r.result["msg"]
-    assert all(kind != "Service" for kind, _ in client.calls)
+    assert all(kind != "Service" for kind, _namespace in client.calls)
 
 
 def test_a_target_namespace_without_a_load_balancer_is_named(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -58,7 +58,7 @@ def rows_by(comparison: dict) -> dict[tuple[str, str], dict]:
 
 
 def test_each_quirk_is_a_difference_with_its_cause() -> None:
-    comparison, _ = run()
+    comparison, _verdict = run()
     rows = rows_by(comparison)
     case = rows[("shop/api", "case")]
     assert case["outcome"] == "differ"
@@ -74,7 +74,7 @@ def test_each_quirk_is_a_difference_with_its_cause() -> None:
 
 
 def test_noise_neither_and_everywhere() -> None:
-    comparison, _ = run()
+    comparison, _verdict = run()
     body = comparison["targets"]["traefik"]
     rows = rows_by(comparison)
     # X-Request-Id differs between the baseline's own two answers: noise, never a difference
@@ -89,12 +89,12 @@ def test_noise_neither_and_everywhere() -> None:
 
 
 def test_judge_expected_and_unexpected() -> None:
-    _, verdict = run()
+    _comparison, verdict = run()
     assert not verdict["passed"] and verdict["unexpected"] and not verdict["unseen"]
     comparison, verdict = run([{"ingress": "^shop/api$"}, {"ingress": "^shop/docs$", "kind": "^slash$"},
                                {"kind": "^everywhere$", "field": "X-Scheme"}])
     assert verdict["unexpected"] == [] or all(d["ingress"] == "shop/docs" for d in verdict["unexpected"])
-    _, verdict = run([{"ingress": "shop/nothing"}])
+    _comparison, verdict = run([{"ingress": "shop/nothing"}])
     assert verdict["unseen"] == [{"ingress": "shop/nothing"}] and not verdict["passed"]
 
 
@@ -129,7 +129,7 @@ def test_curl_reproduces_the_request_raw() -> None:
 
 
 def test_same_expectations_need_a_request_both_served_with_that_answer() -> None:
-    comparison, _ = run()
+    comparison, _verdict = run()
     from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import SAME_KEYS
     same = parse_expected([{"ingress": "^shop/docs$", "kind": "^path$", "answer": "^200 shop/docs$"},
                            {"ingress": "^shop/docs$", "kind": "^neighbour$"}], "same", SAME_KEYS)
