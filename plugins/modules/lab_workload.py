@@ -61,7 +61,8 @@ options:
           - Keys are C(name) (default the workload name), C(class) (C(spec.ingressClassName); omit to use the
             C(kubernetes.io/ingress.class) annotation or no class), C(host) (DNS name, C(*.) wildcard allowed),
             C(paths) (list of C(path) strings or mappings with C(path) and C(path_type) Prefix, Exact or
-            ImplementationSpecific; default C(/) Prefix) and C(annotations).
+            ImplementationSpecific; default C(/) Prefix), C(annotations), and C(tls) (C(true) adds C(spec.tls) for the
+            host with a self-signed certificate generated once into Secret C(<name>-tls); no key material in diffs).
         type: raw
       httproute:
         description:

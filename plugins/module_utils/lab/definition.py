@@ -198,13 +198,6 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
             # route; the twin has no namespace of its own yet, and no emulation of this type is written.
             raise LabError("lab_controllers[%d].type: %s runs on lab_backend kind only; the twin runs no real "
                            "proxy and emulates none of this type" % (i, ctl["type"]))
-    # `true` loads every image the lab runs: the controller images of the types it uses only.
-    used_types = {ctl["type"] for ctl in parsed_controllers}
-    unused = {key for name in type_names() if name not in used_types for key in controller_type(name).image_keys}
-    try:
-        load = parse_load(images_load, {k: v for k, v in parsed_images.items() if k not in unused})
-    except ImageError as exc:
-        raise LabError(str(exc)) from None
     parsed_charts = _charts(charts)
     if backend == "kind" and time_scale is not None:
         # On kind the time scale becomes the controllers' own period flags: check they take it.
@@ -218,6 +211,16 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
         parsed_workloads = parse_workloads(workloads, where="lab_workloads", default_image=parsed_images["test_app"],
                                            echo_image=parsed_images["echo"])
     except WorkloadError as exc:
+        raise LabError(str(exc)) from None
+    # `true` loads every image the lab runs: the controller images of the types it uses only, the
+    # echo app's when a workload runs it.
+    used_types = {ctl["type"] for ctl in parsed_controllers}
+    unused = {key for name in type_names() if name not in used_types for key in controller_type(name).image_keys}
+    if not any(w.app == "echo" for w in parsed_workloads):
+        unused.add("echo")
+    try:
+        load = parse_load(images_load, {k: v for k, v in parsed_images.items() if k not in unused})
+    except ImageError as exc:
         raise LabError(str(exc)) from None
 
     try:

@@ -440,7 +440,7 @@ def ensure(client: Any, crds: list[Obj], gateways: Gateways, check_mode: bool, w
     objs = render(gateways)
     if objs and check_mode and (crds_new or not _served(client)):
         # The CRDs are not there yet, so the server cannot dry-run these: they would be created.
-        results += _certificates(client, gateways, [], check_mode)
+        results += ensure_certificates(client, certificate_secrets(gateways), [], check_mode)
         results += [ApplyResult(changed=True, before=None, after=obj) for obj in objs]
     elif objs:
         if crd_names and not check_mode:
@@ -450,7 +450,7 @@ def ensure(client: Any, crds: list[Obj], gateways: Gateways, check_mode: bool, w
             raise GatewayError("gateways: namespace(s) %s do not exist: create them first (the lab's namespaces list)"
                                % ", ".join(missing))
         present = [o for o in objs if o["metadata"].get("namespace") not in missing]
-        results += _certificates(client, gateways, missing, check_mode)
+        results += ensure_certificates(client, certificate_secrets(gateways), missing, check_mode)
         results += client.apply_all(present, check_mode=check_mode)
         results += [ApplyResult(changed=True, before=None, after=o) for o in objs if o not in present]
     out = summarize(results)
@@ -459,13 +459,14 @@ def ensure(client: Any, crds: list[Obj], gateways: Gateways, check_mode: bool, w
     return out
 
 
-def _certificates(client: Any, gateways: Gateways, missing: list[str], check_mode: bool) -> list[Any]:
-    """Each HTTPS listener's Secret: generated once, and kept as it is once it exists (a rerun
-    changes nothing). The results carry no key material: a diff shows the Secret's name only."""
+def ensure_certificates(client: Any, secrets: list[tuple[str, str, str]], missing: list[str], check_mode: bool) -> list[Any]:
+    """Each (namespace, Secret, certificate name) of SECRETS (an HTTPS listener's, an Ingress's TLS):
+    generated once, and kept as it is once it exists (a rerun changes nothing). The results carry no
+    key material: a diff shows the Secret's name only. MISSING: namespaces that do not exist yet."""
     from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import ApplyResult
 
     out = []
-    for namespace, name, cert_name in certificate_secrets(gateways):
+    for namespace, name, cert_name in secrets:
         redacted = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace},
                     "type": "kubernetes.io/tls", "data": {"tls.crt": "(generated, for %s)" % cert_name, "tls.key": "(generated)"}}
         if namespace not in missing and client.get("v1", "Secret", name, namespace) is not None:

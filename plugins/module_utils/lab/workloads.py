@@ -16,7 +16,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._images import EXP
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import valid_image
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import DNS1123_LABEL, is_dns1123_label, is_dns1123_subdomain
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import ECHO_APP_IMAGE, TEST_APP_IMAGE
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import HOSTNAME, valid_hostname
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import HOSTNAME, ensure_certificates, valid_hostname
 
 if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
@@ -53,6 +53,11 @@ class IngressSpec:
     host: str | None
     paths: list[IngressPath]
     annotations: dict[str, str] = field(default_factory=dict)
+    tls: bool = False  # spec.tls for its host, with a self-signed certificate the lab generates once
+
+    @property
+    def tls_secret(self) -> str:
+        return self.name + "-tls"
 
 
 ROUTE_PATH_TYPES = ("PathPrefix", "Exact")
@@ -159,7 +164,7 @@ def _parse_ingress(raw: Any, default_name: str, where: str) -> IngressSpec | Non
     if raw is True:
         raw = {}
     _require(isinstance(raw, dict), where, "a mapping, true or false", raw)
-    known = {"name", "class", "host", "paths", "annotations"}
+    known = {"name", "class", "host", "paths", "annotations", "tls"}
     unknown = set(raw) - known
     _require(not unknown, where, "only the keys " + ", ".join(sorted(known)), sorted(unknown))
     name = _dns_label(raw.get("name", default_name), where + ".name")
@@ -175,7 +180,11 @@ def _parse_ingress(raw: Any, default_name: str, where: str) -> IngressSpec | Non
     _require(isinstance(raw_paths, list) and len(raw_paths) > 0, where + ".paths", "a non-empty list", raw_paths)
     paths = [_parse_path(p, "%s.paths[%d]" % (where, i)) for i, p in enumerate(raw_paths)]
     annotations = _str_map(raw.get("annotations"), where + ".annotations")
-    return IngressSpec(name=name, ingress_class=ingress_class, host=host, paths=paths, annotations=annotations)
+    tls = raw.get("tls", False)
+    _require(isinstance(tls, bool), where + ".tls", "true or false", tls)
+    _require(not tls or (host is not None and not host.startswith("*.")), where + ".tls",
+             "a host without a wildcard beside it (the certificate is made for that name)", host)
+    return IngressSpec(name=name, ingress_class=ingress_class, host=host, paths=paths, annotations=annotations, tls=tls)
 
 
 def _parse_parent(raw: Any, namespace: str, where: str) -> ParentRef:
@@ -411,6 +420,8 @@ def _render_ingress(wl: Workload, ing: IngressSpec, labels: dict[str, str]) -> O
     if ing.annotations:
         metadata["annotations"] = ing.annotations
     spec: Obj = {"rules": [rule]}
+    if ing.tls:
+        spec["tls"] = [{"hosts": [ing.host], "secretName": ing.tls_secret}]
     if ing.ingress_class:
         spec["ingressClassName"] = ing.ingress_class
     return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": metadata, "spec": spec}
@@ -428,6 +439,7 @@ def summary(wl: Workload) -> Obj:
             "host": wl.ingress.host,
             "paths": [{"path": p.path, "path_type": p.path_type} for p in wl.ingress.paths],
             "annotations": wl.ingress.annotations,
+            "tls": wl.ingress.tls,
         }
     if wl.httproute is not None:
         route = wl.httproute
@@ -453,7 +465,9 @@ def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
 
     objs = [obj for wl in workloads for obj in render(wl)]
     if state == "absent":
-        return delete_all(client, objs, check_mode)
+        secrets = [{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": ns}}
+                   for ns, name, _host in tls_secrets(workloads)]
+        return delete_all(client, objs + secrets, check_mode)
 
     namespaces = sorted({wl.namespace for wl in workloads})
     missing = [ns for ns in namespaces if client.get("v1", "Namespace", ns) is None]
@@ -464,7 +478,8 @@ def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
     # server cannot dry-run an HTTPRoute before then, so it is reported as created.
     unserved = [o for o in objs if routes_unserved and o["kind"] == "HTTPRoute"]
     result = summarize(client.apply_all([o for o in objs if o["metadata"]["namespace"] not in missing and o not in unserved],
-                                        check_mode))
+                                        check_mode)
+                       + ensure_certificates(client, tls_secrets(workloads), missing, check_mode))
     for obj in unserved:
         if obj["metadata"]["namespace"] not in missing:
             result["objects"].append({"object": ref_of(obj), "action": "created"})
@@ -482,6 +497,11 @@ def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
             if wl.replicas > 0:
                 _wait_ready(client, wl, wait_timeout)
     return result
+
+
+def tls_secrets(workloads: list[Workload]) -> list[tuple[str, str, str]]:
+    """(namespace, Secret, host) of every Ingress with tls: its certificate, generated once."""
+    return [(wl.namespace, wl.ingress.tls_secret, str(wl.ingress.host)) for wl in workloads if wl.ingress and wl.ingress.tls]
 
 
 def _serves_httproutes(client: Any) -> bool:

@@ -140,6 +140,22 @@ def _annotation(name: str, text: str, kinds: tuple[str, ...] = (), fields: tuple
     return rule
 
 
+def _tls_redirect(ctx: Context) -> Cause | None:
+    """A host with TLS: ingress-nginx redirects plain HTTP to HTTPS unless ssl-redirect says false."""
+    if not ctx.rule or not ctx.rule.tls or ctx.request.scheme != "http" or not _routing(ctx):
+        return None
+    if _ann(ctx, "ssl-redirect").lower() == "false":
+        return None
+    if not ctx.target_served:
+        return Cause("spec.tls of %s" % ctx.request.ingress,
+                     "ingress-nginx redirects every plain HTTP request for a host in spec.tls to HTTPS (308, ssl-redirect "
+                     "being true by default), whether or not a rule matches its path; %s answers 404 where no route "
+                     "matches" % ctx.target)
+    return Cause("spec.tls of %s" % ctx.request.ingress,
+                 "ingress-nginx redirects plain HTTP for a host in spec.tls to HTTPS (308, ssl-redirect being true by "
+                 "default); %s's answer differs in %s" % (ctx.target, ctx.field))
+
+
 def _snippet(ctx: Context) -> Cause | None:
     value = _ann(ctx, "configuration-snippet")
     if not value:
@@ -182,6 +198,7 @@ def _received_header(ctx: Context) -> Cause | None:
 
 # In order: the first that applies names the cause.
 CAUSES: tuple[Callable[[Context], Cause | None], ...] = (
+    _tls_redirect,
     _regex_literal,
     _normalise,
     _annotation("rewrite-target", "rewrite-target {value} rewrites the path ingress-nginx passes on (with the regex's "

@@ -48,8 +48,9 @@ def _diff(a: dict[str, str], b: dict[str, str]) -> list[str]:
     return sorted(k for k in set(a) | set(b) if a.get(k, "") != b.get(k, ""))
 
 
-def curl(request: Request, address: Address, scheme: str = "http") -> str:
+def curl(request: Request, address: Address) -> str:
     """The one curl line that sends this request to that data plane as the rehearsal did."""
+    scheme = request.scheme
     port = address.tls_port if scheme == "https" else address.port
     argv = ["curl", "-sS", "-i", "--path-as-is", "-X", request.method, "-H", "Host: " + request.host]
     if scheme == "https":

@@ -52,6 +52,7 @@ KINDS = {
     "canary-weight": "repeated requests under canary-weight",
     "slow": "an answer slower than proxy-read-timeout",
     "burst": "a burst over limit-rps",
+    "tls": "the path over HTTPS (SNI: the host)",
     "scenario": "a request the scenario adds",
 }
 
@@ -73,6 +74,7 @@ class Request:
     body_size: int = 0
     annotation: str = ""  # the annotation whose effect it shows (without the nginx prefix)
     repeat: int = 1  # >1: sent that many times back to back, answered by the distinct statuses
+    scheme: str = "http"  # https: TLS with the host as SNI, to the data plane's HTTPS port
 
     def as_dict(self) -> Obj:
         out = asdict(self)
@@ -89,6 +91,7 @@ class Rule:
     path_type: str
     regex: bool  # matched as a regex on ingress-nginx (use-regex or rewrite-target on the host)
     annotations: dict[str, str] = field(default_factory=dict)
+    tls: bool = False  # its host is in the Ingress's spec.tls
 
 
 def nginx_annotations(ingress: Obj) -> dict[str, str]:
@@ -123,12 +126,13 @@ def rules(ingresses: list[Obj]) -> list[Rule]:
     out = []
     for ing in ingresses:
         annotations = nginx_annotations(ing)
+        tls_hosts = {h for t in (ing.get("spec") or {}).get("tls") or [] for h in t.get("hosts") or []}
         for rule in (ing.get("spec") or {}).get("rules") or []:
             host = rule.get("host") or ANY_HOST
             for p in (rule.get("http") or {}).get("paths") or []:
                 out.append(Rule(ingress=key(ing), host=host, path=p.get("path") or "/",
                                 path_type=p.get("pathType") or "ImplementationSpecific",
-                                regex=host in regex_on, annotations=annotations))
+                                regex=host in regex_on, annotations=annotations, tls=host in tls_hosts))
     return out
 
 
@@ -259,6 +263,8 @@ def _annotation_requests(rule: Rule) -> list[Obj]:
     a = rule.annotations
     base = regex_sample(rule.path) if rule.regex or is_regex(rule.path) else rule.path
     out: list[Obj] = []
+    if rule.tls:
+        out.append({"kind": "tls", "target": base, "scheme": "https"})
     if a.get("rewrite-target"):
         out.append({"kind": "rewrite", "target": base.rstrip("/") + "/deep/er?x=1", "annotation": "rewrite-target"})
     if a.get("app-root"):
@@ -311,11 +317,13 @@ def generate(ingresses: list[Obj]) -> list[Request]:
             headers = tuple(c.get("headers", ()))
             method = c.get("method", "GET")
             body = int(c.get("body_size", 0))
-            dedupe = (rule.host, c["target"], method, c["kind"] if c["kind"] in ("burst", "canary-weight") else "",
+            scheme = c.get("scheme", "http")
+            dedupe = (rule.host, scheme + c["target"], method, c["kind"] if c["kind"] in ("burst", "canary-weight") else "",
                       headers, body)
             request = Request(id=_request_id(rule, c["kind"], c["target"]), ingress=rule.ingress, host=rule.host,
                               target=c["target"], kind=c["kind"], rule=label, method=method, headers=headers,
-                              body_size=body, annotation=c.get("annotation", ""), repeat=int(c.get("repeat", 1)))
+                              body_size=body, annotation=c.get("annotation", ""), repeat=int(c.get("repeat", 1)),
+                              scheme=scheme)
             if dedupe not in seen:
                 seen[dedupe] = len(out)
                 out.append(request)

@@ -124,9 +124,11 @@ def send_once(conn: http.client.HTTPConnection, req: Request) -> Answer:
     return answer
 
 
-def send(address: Address, req: Request, scheme: str = "http", timeout: float = 20.0) -> Answer:
-    """The request (repeat times back to back on one connection); with repeat > 1 the answer is the
-    last one with the counts of every status and backend seen."""
+def send(address: Address, req: Request, timeout: float = 20.0) -> Answer:
+    """The request (repeat times back to back on one connection; over TLS with the host as SNI when
+    its scheme is https); with repeat > 1 the answer is the last one with the counts of every status
+    and backend seen."""
+    scheme = req.scheme
     conn = _connection(address, req.host, scheme, timeout)
     try:
         answers = []

@@ -186,3 +186,26 @@ def test_the_lab_workload_module_takes_the_rollout_suboptions() -> None:
     suboptions = doc["options"]["workloads"]["suboptions"]["rollout"]["suboptions"]
     assert {k: (v["type"], v.get("default")) for k, v in suboptions.items()} == {
         "readiness_probe": ("bool", True), "pre_stop_sleep": ("int", 0), "grace_period": ("int", None)}
+
+
+def test_echo_app_runs_the_conformance_echo_server_and_names_itself() -> None:
+    [w] = wl.parse_workloads([{"name": "api", "namespace": "shop", "app": "echo"}], echo_image="kindlab/echo-basic:v1.6.1")
+    deployment = wl.render(w)[0]
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] == "kindlab/echo-basic:v1.6.1"
+    env = {e["name"]: e.get("value", e.get("valueFrom")) for e in container["env"]}
+    assert env["HTTP_PORT"] == "80" and env["SERVICE_NAME"] == "api"
+    assert env["POD_NAME"] == {"fieldRef": {"fieldPath": "metadata.name"}}
+    assert container["readinessProbe"]["httpGet"]["path"] == "/health"
+    with pytest.raises(wl.WorkloadError, match=r"workloads\[0\]\.app: expected one of web, echo"):
+        wl.parse_workloads([{"name": "api", "app": "whoami"}])
+
+
+def test_tls_needs_a_plain_host_and_renders_spec_tls() -> None:
+    [w] = wl.parse_workloads([{"name": "shop", "namespace": "shop", "ingress": {"host": "shop.example.test", "tls": True}}])
+    ingress = wl.render(w)[-1]
+    assert ingress["spec"]["tls"] == [{"hosts": ["shop.example.test"], "secretName": "shop-tls"}]
+    assert wl.tls_secrets([w]) == [("shop", "shop-tls", "shop.example.test")]
+    for host in (None, "*.example.test"):
+        with pytest.raises(wl.WorkloadError, match=r"workloads\[0\]\.ingress\.tls: expected a host without a wildcard"):
+            wl.parse_workloads([{"name": "shop", "ingress": {"host": host, "tls": True}}])

@@ -80,3 +80,15 @@ def test_two_hundred_ingresses_generate_fast_enough_to_not_matter() -> None:
     reqs = generate(ings)
     assert len(reqs) > 200 * 10
     assert len({r.id for r in reqs}) == len(reqs)
+
+
+def test_a_tls_host_gets_its_path_over_https_with_sni() -> None:
+    ing = ingress("secure", "s.test", [("/pay", "Prefix")])
+    ing["spec"]["tls"] = [{"hosts": ["s.test"], "secretName": "secure-tls"}]
+    [tls] = [r for r in generate([ing]) if r.kind == "tls"]
+    assert (tls.scheme, tls.target, tls.host) == ("https", "/pay", "s.test")
+    assert all(r.scheme == "http" for r in generate([ing]) if r.kind != "tls")
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import curl
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address
+    assert curl(tls, Address("192.0.2.1", 80, 8443)) == (
+        "curl -sS -i --path-as-is -X GET -H 'Host: s.test' -k --connect-to s.test:8443:192.0.2.1:8443 https://s.test:8443/pay")
