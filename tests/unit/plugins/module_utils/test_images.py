@@ -52,7 +52,7 @@ def test_split_image() -> None:
 
 def test_load_true_means_every_image_a_list_is_checked() -> None:
     images = parse_images({"test_app": "nginx:1.29.3", "metallb_speaker": "nginx:1.29.3"})
-    assert parse_load(True, images) == [DEFAULTS["metallb_controller"], "nginx:1.29.3",
+    assert parse_load(True, images) == [DEFAULTS["metallb_controller"], "nginx:1.29.3", DEFAULTS["echo"],
                                         DEFAULTS["ingress_nginx_controller"], DEFAULTS["traefik"]]
     assert parse_load(False, images) == [] and parse_load(None, images) == [] and parse_load([], images) == []
     assert parse_load(["nginx:1.29.3", "nginx:1.29.3", "busybox:1.37"], images) == ["nginx:1.29.3", "busybox:1.37"]
