@@ -40,6 +40,9 @@ options:
       - The C(addresses) verdicts come from the C(status) result (the addresses each Ingress showed during the watch).
       - The C(gateways) and C(routes) verdicts come from the C(status) result too, where it watched Gateway API (its
         C(gateways) and C(routes)); every Gateway and HTTPRoute it watched must pass unless C(expect) names it.
+      - C(migration) is M(kindlab.ingress.ingress_migration)'s result (or its failure, which becomes one unmet verdict
+        while the rest of the report is still written), judged against C(expect.migration) (C(expected) differences and
+        C(same) answers); its section in summary.md and report.html lists each request that differs with its cause.
     type: dict
     required: true
   expect:

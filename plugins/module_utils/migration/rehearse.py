@@ -85,7 +85,12 @@ def rehearse(client: Any, params: Params) -> Obj:
         raise KindlabError("baseline: the baseline serves none of the selected Ingresses: %s" % "; ".join(skipped))
     timings: Obj = {}
     t0 = time.monotonic()
-    corpus = corpus_mod.generate(ingresses) + [r for r in extra if r.ingress in {key_of(i) for i in ingresses}]
+    served = {key_of(i) for i in ingresses}
+    for i, r in enumerate(extra):
+        if r.ingress not in served:
+            raise OptionError("requests[%d].ingress: %s is not served by the baseline: %s"
+                              % (i, r.ingress, "; ".join(w for w in skipped if w.startswith(r.ingress + ":"))))
+    corpus = corpus_mod.generate(ingresses) + extra
     rules = corpus_mod.rules(ingresses)
     rules_of = [_rule_of(r, rules) for r in corpus]
     timings["corpus"] = round(time.monotonic() - t0, 3)
