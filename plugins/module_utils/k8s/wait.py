@@ -73,6 +73,9 @@ FAILING_WAIT_REASONS = (
     "CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError",
     "CreateContainerError", "InvalidImageName", "RunContainerError",
 )
+# A runtime that refused to start a container once may have hiccupped (runc's "unable to freeze" on a
+# loaded cgroup v1 host, seen on kind in CI): the kubelet starts it again. A second refusal is not one.
+RETRIED_WAIT_REASONS = ("RunContainerError",)
 LOG_TAIL_LINES = 10
 
 
@@ -88,6 +91,8 @@ def container_failures(pod: Obj) -> list[Obj]:
             waiting = (cs.get("state") or {}).get("waiting") or {}
             if waiting.get("reason") not in FAILING_WAIT_REASONS:
                 continue
+            if waiting["reason"] in RETRIED_WAIT_REASONS and not cs.get("restartCount"):
+                continue  # the first refusal: the kubelet tries again
             last = (cs.get("lastState") or {}).get("terminated") or {}
             out.append({
                 "pod": "%s/%s" % (meta.get("namespace", ""), meta.get("name", "")),

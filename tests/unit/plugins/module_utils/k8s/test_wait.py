@@ -70,10 +70,19 @@ def test_a_crash_loop_is_a_failure_with_exit_code_and_restarts() -> None:
 
 
 @pytest.mark.parametrize("reason", ["ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError",
-                                    "CreateContainerError", "RunContainerError"])
+                                    "CreateContainerError"])
 def test_image_and_config_errors_are_failures_without_exit_code(reason: str) -> None:
     (f,) = container_failures(pulling_pod(reason))
     assert f["reason"] == reason and f["exit_code"] is None and f["message"] == 'Back-off pulling image "nginx:nope"'
+
+
+def test_a_runtime_refusal_fails_from_the_second_on() -> None:
+    # seen on kind: runc's "unable to freeze" once under load; the kubelet started the container again and it ran
+    pod = pulling_pod("RunContainerError")
+    assert container_failures(pod) == []
+    pod["status"]["containerStatuses"][0]["restartCount"] = 1
+    (f,) = container_failures(pod)
+    assert f["reason"] == "RunContainerError" and f["restarts"] == 1
 
 
 def test_starting_running_and_pending_containers_are_not_failures() -> None:
