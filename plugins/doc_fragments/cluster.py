@@ -35,7 +35,7 @@ options:
       - A pod that will not start by waiting (a container in C(CrashLoopBackOff), C(ImagePullBackOff), C(ErrImagePull),
         C(InvalidImageName), C(CreateContainerConfigError), C(CreateContainerError) or C(RunContainerError)) fails the
         wait at once, with the pod, the container, the kubelet's reason, the last exit code and the last log lines.
-        C(RunContainerError) counts from the second refusal on: the kubelet starts a container again after a
+        C(RunContainerError) counts from the second refusal on, since the kubelet starts a container again after a
         runtime's one-off failure.
     type: int
     default: 300
