@@ -85,11 +85,12 @@ def compare(corpus: Sequence[Request], rules_of: Sequence[Rule | None], answers:
     out: Obj = {"baseline": baseline.name, "requests": len(corpus), "baseline_served": baseline_served, "targets": {}}
     for target in targets:
         # whether the target serves each rule's own path: a variant it does not serve says more then
-        serves_rule = {(r.ingress, r.rule): answers[target.name][i][0].served for i, r in enumerate(corpus) if r.kind == "path"}
+        serves_rule = {(r.ingress, r.host, r.rule): answers[target.name][i][0].served
+                       for i, r in enumerate(corpus) if r.kind == "path"}
         rows = []
         for i, req in enumerate(corpus):
             rows.append(_row(i, req, rules_of[i], base[i], answers[target.name][i][0], baseline, target,
-                             regex_hosts, unfaithful.get(i), serves_rule.get((req.ingress, req.rule), True)))
+                             regex_hosts, unfaithful.get(i), serves_rule.get((req.ingress, req.host, req.rule), True)))
         everywhere = _everywhere(rows)
         # A field that is noise in every request the baseline served (a random request id) says nothing of
         # one request: such a request counts as noise only for its other noisy fields.

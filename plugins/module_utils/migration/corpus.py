@@ -93,6 +93,11 @@ class Rule:
     annotations: dict[str, str] = field(default_factory=dict)
     tls: bool = False  # its host is in the Ingress's spec.tls
 
+    @property
+    def label(self) -> str:
+        """How a request names the rule it exercises (Request.rule)."""
+        return "%s (%s)" % (self.path, self.path_type)
+
 
 def nginx_annotations(ingress: Obj) -> dict[str, str]:
     """The ingress-nginx annotations of an Ingress, without their prefix."""
@@ -300,6 +305,18 @@ def _annotation_requests(rule: Rule) -> list[Obj]:
     return out
 
 
+def rules_of(requests: list[Request], ingresses: list[Obj]) -> list[Rule | None]:
+    """The rule each request exercises: the one it was generated from, or for a request the scenario
+    adds, the first rule of its Ingress on its host (None when there is none)."""
+    by_label: dict[tuple[str, str, str], Rule] = {}
+    first: dict[tuple[str, str], Rule] = {}
+    for rule in rules(ingresses):
+        by_label.setdefault((rule.ingress, rule.host, rule.label), rule)
+        first.setdefault((rule.ingress, rule.host), rule)
+    return [first.get((r.ingress, r.host)) if r.kind == "scenario" else by_label.get((r.ingress, r.host, r.rule))
+            for r in requests]
+
+
 def _request_id(rule: Rule, kind: str, target: str) -> str:
     return "%s %s%s [%s] %s" % (rule.ingress, rule.host, rule.path, kind, target)
 
@@ -311,7 +328,7 @@ def generate(ingresses: list[Obj]) -> list[Request]:
     out: list[Request] = []
     seen: dict[tuple[str, str, str, str, tuple[tuple[str, str], ...], int], int] = {}
     for rule in rules(ingresses):
-        label = "%s (%s)" % (rule.path, rule.path_type)
+        label = rule.label
         candidates: list[Obj] = [{"kind": k, "target": t} for k, t in _path_requests(rule)] + _annotation_requests(rule)
         for c in candidates:
             headers = tuple(c.get("headers", ()))

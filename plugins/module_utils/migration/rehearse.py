@@ -44,14 +44,6 @@ def served_by(client: Any, ingresses: list[Obj], baseline: DataPlaneSpec, named:
     return kept, skipped
 
 
-def _rule_of(request: corpus_mod.Request, rules: list[corpus_mod.Rule]) -> corpus_mod.Rule | None:
-    for rule in rules:
-        if rule.ingress == request.ingress and rule.host == request.host and (
-                request.kind == "scenario" or "%s (%s)" % (rule.path, rule.path_type) == request.rule):
-            return rule
-    return None
-
-
 def _slim(comparison: Obj) -> Obj:
     """Rows without differences keep their outcome, their request and what both answered in short
     (`answered`: status and backend), not the whole answers (the result stays small)."""
@@ -91,8 +83,7 @@ def rehearse(client: Any, params: Params) -> Obj:
             raise OptionError("requests[%d].ingress: %s is not served by the baseline: %s"
                               % (i, r.ingress, "; ".join(w for w in skipped if w.startswith(r.ingress + ":"))))
     corpus = corpus_mod.generate(ingresses) + extra
-    rules = corpus_mod.rules(ingresses)
-    rules_of = [_rule_of(r, rules) for r in corpus]
+    rules_of = corpus_mod.rules_of(corpus, ingresses)
     timings["corpus"] = round(time.monotonic() - t0, 3)
     gaps = dict(baseline.unfaithful)
     unfaithful = {}

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import Plane, compare, curl
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Request, generate, regex_hosts, rules
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Request, generate, regex_hosts
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import rules_of as corpus_rules_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import judge, parse_expected
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address, Answer, replay
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import verdicts
@@ -42,8 +43,8 @@ def traefik_like(address: Address, req: Request) -> Answer:
 
 def run(expected: list | None = None) -> tuple[dict, dict]:
     corpus = generate(INGS)
-    rs = rules(INGS)
-    rules_of = [next(r for r in rs if r.ingress == q.ingress) for q in corpus]
+    rules_of = corpus_rules_of(corpus, INGS)
+    assert [r.ingress if r else None for r in rules_of] == [q.ingress for q in corpus]
 
     def sender(address: Address, req: Request) -> Answer:
         return (nginx_like if address == BASE else traefik_like)(address, req)

@@ -92,3 +92,13 @@ def test_a_tls_host_gets_its_path_over_https_with_sni() -> None:
     from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address
     assert curl(tls, Address("192.0.2.1", 80, 8443)) == (
         "curl -sS -i --path-as-is -X GET -H 'Host: s.test' -k --connect-to s.test:8443:192.0.2.1:8443 https://s.test:8443/pay")
+
+
+def test_each_request_finds_its_own_rule_by_host_and_path() -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import rules_of
+    ing = ingress("two-hosts", "a.test", [("/x", "Prefix")])
+    ing["spec"]["rules"].append({"host": "b.test", "http": {"paths": [{"path": "/x", "pathType": "Exact"}]}})
+    reqs = generate([ing]) + scenario_requests([{"ingress": "shop/two-hosts", "host": "b.test", "path": "/y"}], [ing])
+    found = rules_of(reqs, [ing])
+    assert all(rule is not None and rule.host == req.host for req, rule in zip(reqs, found))
+    assert {rule.path_type for req, rule in zip(reqs, found) if req.host == "b.test"} == {"Exact"}
