@@ -328,6 +328,32 @@ for scenario in "${SCENARIOS[@]}"; do
     [ ! -e "$WORK/captured/$scenario.yml" ] || rebuild_captured "$scenario"
     no_lab_address_here "after $scenario on kind"
 done
+# Verify on a broken lab (issue 34), on the emptied cluster: missing-publish-service built with nothing
+# expecting controller two to crash (tests/broken_lab/build.yml) stops at the controllers; verify
+# (tests/broken_lab/verify.yml) still writes its whole report, each absence a verdict naming it
+# (tests/broken_lab/check_report.py, which the molecule scenario twin_broken_lab runs on the twin).
+broken_lab_kind() {
+    local dir="$WORK/kind/broken-lab" started=$SECONDS before=${#failures[@]}
+    banner "verify on a broken lab (the build stops at the controllers)"
+    mkdir -p "$dir"
+    current=broken-lab
+    current_src=missing-publish-service
+    if "$KIND_LAB" up missing-publish-service -e "@$ROOT/tests/broken_lab/build.yml" -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1 \
+            || ! grep -q "no service with name ingress-nginx-missing found in namespace two" "$dir/lab.log"; then
+        tail -n 30 "$dir/lab.log" >&2
+        failures+=("broken lab on kind: lab.yml did not stop at the controllers with the crash's cause")
+    fi
+    if "$KIND_LAB" verify missing-publish-service -e "@$ROOT/tests/broken_lab/verify.yml" -e "lab_state_dir=$dir" \
+            >"$dir/verify.log" 2>&1; then
+        failures+=("broken lab on kind: verify passed")
+    fi
+    "$VENV/bin/python" "$ROOT/tests/broken_lab/check_report.py" "$dir/verify" --gateway-api any >&2 \
+        || { tail -n 30 "$dir/verify.log" >&2; failures+=("broken lab on kind: its report"); }
+    reset_kind "$dir" || failures+=("reset after the broken lab on kind")
+    stage_record "verify on a broken lab" "$((SECONDS - started))" "$([ "${#failures[@]}" = "$before" ] && echo ok || echo FAILED)"
+}
+[[ " ${SCENARIOS[*]} " != *" missing-publish-service "* ]] || broken_lab_kind
+
 started=$SECONDS
 wait "$TWIN_SERIES" || failures+=("the twin series")
 TWIN_SERIES=""

@@ -139,3 +139,4 @@ def test_without_the_crds_only_ingresses_are_watched_and_nothing_fails(plane: Co
     r = s.run(client, Selection(namespaces=["apps"]), s.parse_options(1, 0, True, [], False, True))
     assert {k for _v, k in client.requests} == {"Ingress"}
     assert "gateways" not in r and "routes" not in r and r["passed"]
+    assert r["unserved"] == ["Gateway", "HTTPRoute"]  # said, so a report expecting them can say why there are none

@@ -194,15 +194,16 @@ def ingress_patterns(expect: Obj) -> list[tuple[str, str]]:
 
 
 def _per_subject(check: str, observed: dict[str, tuple[bool, str]], failing: dict[str, str],
-                 say_pass: bool = False) -> list[Verdict]:
+                 say_pass: bool = False, context: str = "") -> list[Verdict]:
     """Verdicts for a check that passes or fails each subject (status, backends); with say_pass a
-    pass keeps its text (the data plane's: when it converged)."""
+    pass keeps its text (the data plane's: when it converged); context: what the other results know
+    about a subject that is absent (absence_context)."""
     out = []
     for subject in sorted(set(observed) | set(failing)):
         passed, reason = observed.get(subject, (True, "not observed"))
         if subject not in observed:
-            passed, reason = False, "not observed (no such %s %s)" % (
-                _NOUNS.get(check, "Ingress"), "watched" if check in ("gateways", "routes") else "selected")
+            passed, reason = False, "not observed (no such %s %s)%s" % (
+                _NOUNS.get(check, "Ingress"), "watched" if check in ("gateways", "routes") else "selected", context)
         pattern = failing.get(subject)
         if pattern is None:
             met = passed
@@ -213,6 +214,17 @@ def _per_subject(check: str, observed: dict[str, tuple[bool, str]], failing: dic
         text = ("pass: " + reason if say_pass and reason else "pass") if passed else "fail: " + reason
         out.append(Verdict(check, subject, expected, text, met))
     return out
+
+
+def _unwatched(check: str, status: Obj, failing: dict[str, str]) -> list[Verdict]:
+    """lab_expect names Gateways or routes and the status watch saw none: one unmet verdict per
+    subject it names (or one for the check), saying whether the cluster serves Gateway API at all."""
+    noun = _NOUNS[check]
+    why = ("the cluster does not serve Gateway API (its CRDs are not installed)" if status.get("unserved")
+           else "the lab's namespaces hold no %s" % noun)
+    subjects = sorted(failing) or [NOT_RUN]
+    return [Verdict(check, subject, "fail: " + failing[subject] if subject in failing else "the check runs",
+                    "fail: no %s watched: %s" % (noun, why), False) for subject in subjects]
 
 
 def _ingress_outcomes(result: Obj, key: str = "ingresses") -> dict[str, tuple[bool, str]]:
@@ -314,12 +326,16 @@ def _failure_text(failures: list[Obj]) -> str:
         ", ".join("%s x%d" % kv for kv in ranked[:3]) + (", ..." if len(ranked) > 3 else "")) if failures else "no failure listed"
 
 
-def _reachability_verdicts(results: list[Obj], probes: list[Obj]) -> list[Verdict]:
+def _reachability_verdicts(results: list[Obj], probes: list[Obj], context: str = "") -> list[Verdict]:
+    """One per probe; context: what the other results know about an absent object (absence_context)."""
     out = []
     for i, (probe, result) in enumerate(zip(probes, results)):
         label = str(probe.get("name") or probe.get("ingress") or probe.get("url") or "probe %d" % i)
         passed = bool(result.get("passed"))
         reason = str(result.get("reason") or "")
+        failure = failure_of(result)
+        if failure is not None:  # the probe could not run at all: an Ingress it names is absent, say
+            reason = "could not probe: " + _explained(failure, context)
         continuous = "continuous" in result
         if continuous:
             passed, reason = _continuous_outcome(result, probe)
@@ -430,25 +446,88 @@ def _address_outcomes(status: Obj) -> dict[str, tuple[bool, str]]:
     return out
 
 
+# The checks each module's result feeds. A module that failed (an object it reads is absent, the API
+# server does not answer) gives each of them one unmet verdict saying why, and the report is written
+# all the same: a broken lab is when the report matters most.
+_FED_BY = {
+    "controllers": ("controllers",),
+    "diagnose": ("diagnose",),
+    "status": ("addresses", "status", "gateways", "routes"),
+    "backends": ("backends",),
+    "conflicts": ("conflicts",),
+    "actions": ("actions",),
+    "dataplane": ("dataplane",),
+}
+NOT_RUN = "(could not run)"  # the subject of a check whose module failed
+
+
+def failure_of(result: Any) -> str | None:
+    """The message of a module that failed (the verify role keeps going past it), None for one that ran."""
+    if isinstance(result, dict) and result.get("failed"):
+        return str(result.get("msg") or "the module failed without a message")
+    return None
+
+
+def absence_context(results: Obj) -> str:
+    """What the other results know about why something is missing: controllers that did not start
+    stop lab.yml before the workloads (and Gateways) are created; a watch that saw no Ingress at all."""
+    controllers = results.get("controllers") or {}
+    failures = [] if failure_of(controllers) else list(controllers.get("failures") or [])
+    if failures:
+        return " (the lab's controllers did not all start - %s - so the build stopped before the workloads)" % "; ".join(failures)
+    status = results.get("status")
+    if isinstance(status, dict) and not failure_of(status) and "ingresses" in status and not status["ingresses"]:
+        return " (the lab's namespaces hold no Ingress: the build stopped before the workloads, or they were deleted since)"
+    return ""
+
+
+def _explained(message: str, context: str) -> str:
+    """A module's failure for a verdict, with what the other results know when it names something absent."""
+    if context and re.search(r"not found|no such|does not exist|the server could not find", message, re.IGNORECASE):
+        return message + context
+    return message
+
+
+def _not_run_verdicts(results: Obj, expect: Obj) -> tuple[Obj, list[Verdict]]:
+    """(the results that ran, one verdict per check fed by a module that failed)."""
+    context = absence_context(results)
+    ran, verdicts = dict(results), []
+    for key, checks in _FED_BY.items():
+        message = failure_of(results.get(key))
+        if message is None:
+            continue
+        del ran[key]
+        for check in checks:
+            if check in ("gateways", "routes") and check not in expect:
+                continue  # judged only where the watch covered Gateway API or lab_expect names some
+            verdicts.append(Verdict(check, NOT_RUN, "the check runs", "fail: " + _explained(message, context), False))
+    return ran, verdicts
+
+
 def evaluate(results: Obj, expect: Obj) -> list[Verdict]:
-    """Verdicts for every check that ran (results has one entry per check name). The
-    addresses verdicts come from the status watch."""
-    verdicts: list[Verdict] = []
+    """Verdicts for every check that ran (results has one entry per check name), and one unmet
+    verdict per check whose module failed. The addresses verdicts come from the status watch."""
+    results, verdicts = _not_run_verdicts(results, expect)
+    context = absence_context(results)
     if "controllers" in results:
         verdicts += _per_subject("controllers", _controller_outcomes(results["controllers"]),
                                  (expect.get("controllers") or {}).get("failing", {}))
     if "status" in results:
-        verdicts += _per_subject("addresses", _address_outcomes(results["status"]), (expect.get("addresses") or {}).get("failing", {}))
+        verdicts += _per_subject("addresses", _address_outcomes(results["status"]), (expect.get("addresses") or {}).get("failing", {}), context=context)
     if "diagnose" in results:
         verdicts += _diagnose_verdicts(results["diagnose"], expect.get("diagnose") or {})
     if "status" in results:
-        verdicts += _per_subject("status", _ingress_outcomes(results["status"]), (expect.get("status") or {}).get("failing", {}))
+        verdicts += _per_subject("status", _ingress_outcomes(results["status"]), (expect.get("status") or {}).get("failing", {}),
+                                 context=context)
         # Gateway API, where the watch covered it (the cluster serves it) or lab_expect names some
         for check in ("gateways", "routes"):
-            if check in results["status"] or check in expect:
+            if check in results["status"]:
                 verdicts += _per_subject(check, _ingress_outcomes(results["status"], check), (expect.get(check) or {}).get("failing", {}))
+            elif check in expect:  # expected, and the watch saw none: say why instead of judging nothing
+                verdicts += _unwatched(check, results["status"], (expect.get(check) or {}).get("failing", {}))
     if "backends" in results:
-        verdicts += _per_subject("backends", _ingress_outcomes(results["backends"]), (expect.get("backends") or {}).get("failing", {}))
+        verdicts += _per_subject("backends", _ingress_outcomes(results["backends"]), (expect.get("backends") or {}).get("failing", {}),
+                                 context=context)
     if "conflicts" in results:
         verdicts += _conflict_verdicts(results["conflicts"], expect.get("conflicts") or {})
     if results.get("actions"):
@@ -458,7 +537,7 @@ def evaluate(results: Obj, expect: Obj) -> list[Verdict]:
                                  (expect.get("dataplane") or {}).get("failing", {}), say_pass=True)
     if "reachability" in results:
         verdicts += _reachability_verdicts(probe_runs(results["reachability"], results.get("reachability_continuous") or []),
-                                           expect.get("reachability") or [])
+                                           expect.get("reachability") or [], context)
     if results.get("migration") or "migration" in expect:
         rehearsal = results.get("migration") or {"failed": True, "msg": "the rehearsal did not run"}
         verdicts += [Verdict("migration", subject, expected, ("pass: " if met else "fail: ") + observed, met)

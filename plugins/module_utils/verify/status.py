@@ -904,8 +904,10 @@ def run(client: Any, selection: Selection, options: Options, clock: Callable[[],
     tracker = Tracker(options, start)
     halt = Halt()
     window = Window(client, selection, tracker, options.window, clock, sleep, wall, options.stop_on_violation, halt=halt)
+    gateway_kinds = [kind for kind in KINDS if kind is not INGRESS and options.gateway_api]
+    served = [kind for kind in gateway_kinds if _served(client, kind)]
     others = [Window(client, _gateway_selection(selection), tracker, options.window, clock, sleep, wall, options.stop_on_violation,
-                     kind=kind, halt=halt) for kind in KINDS if kind is not INGRESS and options.gateway_api and _served(client, kind)]
+                     kind=kind, halt=halt) for kind in served]
     logs = PodLogs(client, start, wall) if options.attribute else None
     publishing = Publishing(client) if options.attribute else None
     if logs is not None and publishing is not None:
@@ -957,4 +959,6 @@ def run(client: Any, selection: Selection, options: Options, clock: Callable[[],
                   stopped_early=window.stopped)
     if watched:
         result["watches"] = {w.kind.kind: {"streams": w.streams, "bookmarks": w.bookmarks} for w in [window] + watched}
+    # The kinds the cluster does not serve (no Gateway API CRDs): a report expecting them says why there are none.
+    result["unserved"] = sorted(k.kind for k in gateway_kinds if k not in served) + sorted(w.kind.kind for w in others if w.unserved)
     return result

@@ -279,3 +279,66 @@ def test_a_continuous_probe_is_judged_by_failures_against_those_allowed() -> Non
 def test_continuous_probe_keys_are_validated_naming_the_field(probe: dict[str, Any], field: str) -> None:
     with pytest.raises(VerifyError, match="^" + field):
         validate_expect({"reachability": [probe]})
+
+
+def _failed(msg: str) -> dict[str, Any]:
+    """A module result the verify role kept going past (ignore_errors keeps failed: true)."""
+    return {"failed": True, "msg": msg, "changed": False}
+
+
+def test_a_lab_whose_modules_all_failed_still_gets_every_report_file_and_a_verdict_per_check(tmp_path: Any) -> None:
+    """Issue 34: on a broken lab every check turns its module's failure into an unmet verdict naming
+    why, and report.json, summary.md and report.html are written all the same."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import run_verify_report
+
+    expect = {"status": {"failing": {"two/test": "outside"}}, "backends": {"failing": {}},
+              "gateways": {"failing": {}}, "dataplane": {"failing": {}},
+              "reachability": [{"name": "one", "ingress": "one/test"}, {"name": "steady", "ingress": "one/test", "rate": 5}]}
+    results = {
+        "controllers": {"passed": False, "failures": ["two/ingress: cannot start: CrashLoopBackOff (service two/svc not found)"],
+                        "controllers": {"two/ingress": {"passed": False, "reason": "cannot start: CrashLoopBackOff"}}},
+        "diagnose": _failed("the server could not find the requested resource"),
+        "status": _failed("gateways: the Gateway API CRDs are not installed"),
+        "backends": _failed("Service one/test not found"),
+        "conflicts": _failed("timed out reading Ingresses"),
+        "actions": _failed("rollout: Deployment one/test not found"),
+        "dataplane": _failed("Service two/ingress-ingress-nginx-controller not found"),
+        "reachability": [_failed("ingress: Ingress one/test not found"), {"skipped": True}],
+        "reachability_continuous": [{"skipped": True}, _failed("ingress: Ingress one/test not found")],
+    }
+    out = run_verify_report({"scenario": "broken", "backend": "kind", "output_dir": str(tmp_path / "verify"), "expect": expect,
+                             "results": results, "not_reproduced": []}, _Module())
+    assert sorted(p.name for p in (tmp_path / "verify").iterdir()) == ["report.html", "report.json", "summary.md"]
+    unmet = {(v["check"], v["subject"]): v["observed"] for v in out["unmet"]}
+    for check in ("diagnose", "addresses", "status", "gateways", "backends", "conflicts", "actions", "dataplane"):
+        assert (check, "(could not run)") in unmet, check
+    assert ("routes", "(could not run)") not in unmet  # lab_expect names no route: the watch judges none
+    assert unmet[("controllers", "two/ingress")].startswith("fail: cannot start: CrashLoopBackOff")
+    # An absent object is said with what the other checks know: the build stopped at the controllers.
+    assert unmet[("backends", "(could not run)")] == (
+        "fail: Service one/test not found (the lab's controllers did not all start - two/ingress: cannot start: "
+        "CrashLoopBackOff (service two/svc not found) - so the build stopped before the workloads)")
+    assert unmet[("conflicts", "(could not run)")] == "fail: timed out reading Ingresses"  # nothing absent: no guess
+    for probe in ("one", "steady"):
+        assert unmet[("reachability", probe)].startswith("fail: could not probe: ingress: Ingress one/test not found (the lab's")
+    summary = (tmp_path / "verify" / "summary.md").read_text()
+    assert "| backends | (could not run) | the check runs | fail: Service one/test not found" in summary
+    assert "**FAIL**" in summary
+    html = (tmp_path / "verify" / "report.html").read_text()
+    assert "Service one/test not found" in html and "could not probe" in html
+    assert json.loads((tmp_path / "verify" / "report.json").read_text())["passed"] is False
+
+
+def test_a_module_that_ran_is_never_read_as_failed() -> None:
+    """failed: false (what Ansible adds to every result) is a result that ran."""
+    verdicts = evaluate({"status": dict(PUZZLE_STATUS, failed=False)}, PUZZLE_EXPECT)
+    assert all(v.subject != "(could not run)" for v in verdicts) and all(v.met for v in verdicts)
+
+
+def test_an_absent_ingress_on_a_lab_without_any_says_the_workloads_are_missing() -> None:
+    results = {"controllers": {"passed": True, "failures": [], "controllers": {}}, "status": {"ingresses": {}, "timeline": []},
+               "reachability": [_failed("ingress: Ingress one/test not found")]}
+    verdicts = evaluate(results, {"reachability": [{"ingress": "one/test"}]})
+    assert [v.observed for v in verdicts if v.check == "reachability"] == [
+        "fail: could not probe: ingress: Ingress one/test not found (the lab's namespaces hold no Ingress: "
+        "the build stopped before the workloads, or they were deleted since)"]

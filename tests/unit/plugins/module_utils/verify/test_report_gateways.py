@@ -59,7 +59,15 @@ def test_without_gateway_api_no_gateway_verdict_unless_lab_expect_names_one() ->
     status = {"ingresses": {"one/test": {"passed": True, "reason": "stable", "addresses_seen": [["100.64.0.0"]]}}, "timeline": []}
     assert {v.check for v in evaluate({"status": status}, validate_expect({}))} == {"addresses", "status"}
     [gateway] = [v for v in evaluate({"status": status}, validate_expect({"gateways": {"failing": {"a/b": "x"}}})) if v.check == "gateways"]
-    assert (gateway.observed, gateway.met) == ("fail: not observed (no such Gateway watched)", False)
+    assert (gateway.observed, gateway.met) == ("fail: no Gateway watched: the lab's namespaces hold no Gateway", False)
+    # Issue 34: where the cluster does not serve Gateway API, the verdict says so, for each Gateway named
+    # and, when lab_expect names none, once for the check.
+    unserved = dict(status, unserved=["Gateway", "HTTPRoute"])
+    verdicts = evaluate({"status": unserved}, validate_expect({"gateways": {"failing": {"a/b": "x"}}, "routes": {}}))
+    assert [(v.check, v.subject, v.observed, v.met) for v in verdicts if v.check in ("gateways", "routes")] == [
+        ("gateways", "a/b", "fail: no Gateway watched: the cluster does not serve Gateway API (its CRDs are not installed)", False),
+        ("routes", "(could not run)", "fail: no HTTPRoute watched: the cluster does not serve Gateway API (its CRDs are not installed)",
+         False)]
 
 
 def test_the_summary_shows_gateways_and_routes_beside_ingresses_and_their_changes_on_the_timeline() -> None:
