@@ -10,7 +10,8 @@
 #   kindlab/node:<k8s>      the kind node image: Debian + systemd, containerd/runc/crictl/CNI plugins
 #                           at kind's versions, kind's own base files (from the sigs.k8s.io/kind
 #                           module), kubelet/kubeadm/kubectl, and in containerd the control plane's
-#                           images, CoreDNS, pause and the pod network below
+#                           images, CoreDNS, pause and the pod network below, and every image
+#                           below that the lab pins (so a new cluster loads none of them)
 #   registry.k8s.io/...     kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy,
 #                           etcd, coredns, pause: the tags kubeadm asks for
 #   quay.io/metallb/...     MetalLB's controller and speaker (the manifest's tags)
@@ -246,10 +247,14 @@ static_image "$TRAEFIK_IMAGE" "$TRAEFIK_ASSETS/traefik"
 "$TWIN" build binaries gateway-api-crds >&2
 
 # --- the node image --------------------------------------------------------------------------
-# Inside containerd: what kubeadm and kind start before any lab step can load an image.
+# Inside containerd: what kubeadm and kind start before any lab step can load an image, and every
+# image the lab pins (MetalLB's, the controllers', the test apps'), so that a new cluster loads none
+# of them: `kind load docker-image` finds each present with the same ID and says so (issue 35); an
+# image the node lacks (a user's own) is still loaded, and the build names it.
 NODE_PRELOADED="registry.k8s.io/kube-apiserver:$K8S registry.k8s.io/kube-controller-manager:$K8S
 registry.k8s.io/kube-scheduler:$K8S registry.k8s.io/kube-proxy:$K8S registry.k8s.io/etcd:${ETCD#v}-0
-registry.k8s.io/coredns/coredns:$COREDNS $PAUSE_TAGS $CNI_IMAGE"
+registry.k8s.io/coredns/coredns:$COREDNS $PAUSE_TAGS $CNI_IMAGE
+$METALLB_CONTROLLER $METALLB_SPEAKER $INGRESS_NGINX_IMAGE $TRAEFIK_IMAGE $NGINX_IMAGE $WHOAMI_IMAGE $ECHO_IMAGE"
 node_inputs() {
     local image
     for image in $NODE_PRELOADED $NODE_BASE; do docker image inspect -f '{{.Id}}' "$image"; done

@@ -96,9 +96,10 @@ playbook() {  # playbook NAME SCENARIO ARGS...
 
 case "${1:-}" in
     up) shift; prepare; playbook lab "$@" ;;
+    prepare) prepare ;;
     verify) shift; playbook verify "$@" ;;
     down) shift; playbook teardown "$@" ;;
     vars) offline_vars ;;
     exec) shift; in_engine "$@" ;;
-    *) die "usage: $me up|verify|down [SCENARIO] [ANSIBLE ARGS...] | vars | exec CMD..." ;;
+    *) die "usage: $me up|verify|down [SCENARIO] [ANSIBLE ARGS...] | prepare | vars | exec CMD..." ;;
 esac

@@ -235,6 +235,9 @@ continuous:
     - C(failures) lists every failed request, in order, with C(seq) (its tick), C(time) (ISO-8601 UTC), C(offset)
       (seconds since the window began), C(address), C(status) (when there was an answer), C(error) (when there was
       none) or C(problem) (why the answer is not the expected one), and C(backend) (who answered, null without an answer).
+    - C(per_second) counts the outcomes of the requests that started in each second of the window (C(second) from 0,
+      C(outcomes) outcome to count) - C(answered) (as expected), the status code that came instead, C(wrong body),
+      C(timed out), C(refused), C(reset) or C(error). report.html draws them.
   returned: when rate is set
   type: dict
   sample: {"rate_requested": 20.0, "rate_achieved": 19.99, "sent": 1200, "answered": 1200, "failed_count": 1,

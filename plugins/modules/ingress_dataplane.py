@@ -122,6 +122,10 @@ findings:
   returned: success
   type: list
   elements: dict
+started:
+  description: When the first round began (ISO-8601 UTC); every C(offset) counts from it.
+  returned: success
+  type: str
 rounds:
   description: How many times every pod was read (1 without O(window)).
   returned: success
@@ -147,7 +151,8 @@ lag:
   description:
     - Per row, C(lag) the longest time one divergence lasted in seconds (to the round's precision), C(open) whether
       one was still open at the end, C(divergences) how many began, C(from_start) whether the first was there in the
-      first round, C(gone) the offset its pod was first missed (or null).
+      first round, C(gone) the offset its pod was first missed (or null), C(seen) the offset of the round that first
+      read it (a pod that came during the window).
   returned: success
   type: list
   elements: dict

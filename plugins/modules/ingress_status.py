@@ -193,6 +193,15 @@ passed:
   description: Whether every selected Ingress (and Gateway and HTTPRoute, where watched) passed.
   returned: success
   type: bool
+started:
+  description: When the window began (ISO-8601 UTC); report.html places the actions, probes and data-plane reads on its axis from it.
+  returned: success
+  type: str
+unserved:
+  description: The Gateway API kinds the cluster does not serve (no CRDs), each watched only where it is served.
+  returned: success
+  type: list
+  elements: str
 watch_streams:
   description: Watch streams opened (one per 10 s of window and kind, more after reconnects).
   returned: success

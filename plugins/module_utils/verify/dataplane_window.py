@@ -13,8 +13,10 @@ divergence appears or changes (`stale`, `missing`, `unread`; an event with no ad
 kind ended while another remains) and `converged` when a row that diverged matches again. `lag`
 per row: the longest time one of its divergences lasted, and whether one was still open at the
 end. `converged_after`: seconds from the start to the round from which every pod matched to the
-end, after a divergence was seen (null otherwise); `until_converged` stops there. The findings
-and the verdict are those of the last round.
+end, after a divergence was seen (null otherwise); `until_converged` stops there; `started` the
+wall time of the first round, and each `lag` row's `seen` the offset it was first read (report.html
+draws each replica's state from these and the events). The findings and the verdict are those of
+the last round.
 """
 from __future__ import annotations
 
@@ -91,6 +93,7 @@ class _Track:
     divergences: int = 0
     open_at_end: bool = False
     gone: float | None = None  # the offset its pod was first missed
+    seen: float = 0.0  # the offset of the round that first read it (a pod that came mid-window)
 
 
 @dataclass
@@ -116,7 +119,7 @@ class Timeline:
             row = rows[key]
             track = self.tracks.get(key)
             if track is None:
-                track = self.tracks[key] = _Track({}, None, False)
+                track = self.tracks[key] = _Track({}, None, False, seen=offset)
             track.gone = None  # back, when it had gone (a new pod of the same name)
             before, now = track.state, row.state
             for kind in KINDS:
@@ -152,7 +155,7 @@ class Timeline:
     def lag(self) -> list[Obj]:
         return [{"pod": key[0], "controller": key[1], "ingress": key[2], "backend": key[3], "lag": round(t.longest, 3),
                  "open": t.open_at_end, "divergences": t.divergences, "from_start": t.divergences > 0 and t.from_start,
-                 "gone": None if t.gone is None else round(t.gone, 3)}
+                 "gone": None if t.gone is None else round(t.gone, 3), "seen": round(t.seen, 3)}
                 for key, t in sorted(self.tracks.items())]
 
 
@@ -179,6 +182,7 @@ def watch(
     history: dict[str, dict[str, str]] = {service: dict(seen) for service, seen in (last_ready or {}).items()}
     timeline = Timeline()
     start = clock.monotonic()
+    started = iso(clock.wall())
     seen_divergence = False
     converged_since: float | None = None
     offset = 0.0
@@ -200,7 +204,7 @@ def watch(
             break
         clock.sleep(max(0.0, following - clock.monotonic()))  # the clock moved on since `following`
     timeline.finish(offset)
-    return dict(result, rounds=timeline.rounds, duration=round(offset, 3), timeline=timeline.events, lag=timeline.lag(),
+    return dict(result, started=started, rounds=timeline.rounds, duration=round(offset, 3), timeline=timeline.events, lag=timeline.lag(),
                 converged_after=None if converged_since is None else round(converged_since, 3), last_ready=history)
 
 

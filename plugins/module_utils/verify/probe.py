@@ -540,6 +540,34 @@ def _failure(spec: ProbeSpec, sample: Sample) -> Obj | None:
     return entry
 
 
+ANSWERED = "answered"
+
+
+def outcome_of(spec: ProbeSpec, answer: Answer) -> str:
+    """What one request of the window came to, for the report's per-second band: answered (as
+    expected), its status code when another came, "wrong body", or the transport's failure
+    (timed out, refused, reset, error)."""
+    if judge(spec, answer) is None:
+        return ANSWERED
+    if answer.error is not None:
+        error = answer.error.lower()
+        for kind, words in (("timed out", ("timed out", "timeout")), ("refused", ("refused",)), ("reset", ("reset",))):
+            if any(w in error for w in words):
+                return kind
+        return "error"
+    return str(answer.status) if answer.status not in spec.status else "wrong body"
+
+
+def per_second(spec: ProbeSpec, samples: list[Sample]) -> list[Obj]:
+    """The window second by second, by when each request started: {"second": i, "outcomes": {outcome: n}}."""
+    seconds: dict[int, dict[str, int]] = {}
+    for s in samples:
+        counts = seconds.setdefault(int(max(s.offset, 0.0)), {})
+        outcome = outcome_of(spec, s.answer)
+        counts[outcome] = counts.get(outcome, 0) + 1
+    return [{"second": i, "outcomes": dict(sorted(counts.items()))} for i, counts in sorted(seconds.items())]
+
+
 def _problem_counts(failures: list[Obj]) -> str:
     counts: dict[str, int] = {}
     for entry in failures:
@@ -567,6 +595,7 @@ def summarise(spec: ProbeSpec, samples: list[Sample], started: str, elapsed: flo
         "scheduled": tick_count(rate, spec.duration),
         "answered": sum(1 for s in samples if s.answer.status is not None),
         "failures": failures, "failed_count": len(failures), "max_failures": spec.max_failures, "backends": backends,
+        "per_second": per_second(spec, samples),
     }
     passed = len(failures) <= spec.max_failures and bool(samples)
     where = ", ".join(addresses) or "no address"

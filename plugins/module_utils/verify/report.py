@@ -21,10 +21,13 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._time import iso, 
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import report as migration_report
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import EXPECT_KEYS as MIGRATION_EXPECT_KEYS
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ProbeError, parse_continuous, parse_ingresses
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.motion import motion, strips
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import render as render_html
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import window_length
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import gateway_rows
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import markdown_lines as timeline_lines
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import merge as merge_timeline
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import status_origin
 
 if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
@@ -589,10 +592,24 @@ def markdown(scenario: str, backend: str, verdicts: list[Verdict], results: Obj,
                 lines.append("  - fix: %s" % json.dumps(fix, sort_keys=True))
     lines += gateway_lines(results.get("status") or {})
     lines += migration_report.markdown_lines(results.get("migration") or {})
+    lines += motion_lines(results, probes)
     # One time axis per Ingress (timeline.py): actions, status changes with their writers,
     # probe failures and data-plane divergences, in time order.
     lines += timeline_lines(merge_timeline(results, probes))
     return "\n".join(lines) + "\n"
+
+
+def motion_lines(results: Obj, probes: list[Obj] | None) -> list[str]:
+    """The '## In motion' section: report.html's figures under the status bars as text strips (motion.strips)."""
+    found = results.get("status")
+    status: Obj = found if isinstance(found, dict) else {}
+    moving = motion(results, probes or [], status_origin(status))
+    if not moving:
+        return []
+    lines = ["", "## In motion", "", "Per Ingress, on the status window's axis (report.html draws the same under each bar):"]
+    for key, m in moving.items():
+        lines += ["", "### %s" % key, "", "```"] + strips(m, window_length(status)) + ["```"]
+    return lines
 
 
 def gateway_lines(status: Obj) -> list[str]:

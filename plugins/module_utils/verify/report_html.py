@@ -18,9 +18,13 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._time import parse_time
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import html_section as migration_html
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.motion import (
+    IN_STEP, MISSING, STALE, STATES, UNREAD, Motion, motion,
+)
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ANSWERED
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import change_writer
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import (
-    GATEWAY_API_AXES, LAB, Row, Timeline, gateway_rows, merge, offset_text,
+    GATEWAY_API_AXES, LAB, Row, Timeline, gateway_rows, merge, offset_text, status_origin,
 )
 
 Obj = dict[str, Any]
@@ -79,13 +83,9 @@ def window_length(status: Obj) -> float:
 
 
 def window_start(status: Obj) -> dt.datetime | None:
-    """Wall-clock start of the watch, from any change's time minus its offset."""
-    for entry in status.get("timeline") or []:
-        when = parse_time(entry.get("time"))
-        if when is None:
-            continue
-        return when - dt.timedelta(seconds=_num(entry.get("t")))
-    return None
+    """Wall-clock start of the watch (timeline.status_origin: its `started`, or a change's time less its offset).
+    Without it nothing else can be placed on the bar's axis."""
+    return status_origin(status)
 
 
 def _predicted_writers(diagnose: Obj) -> dict[tuple[str, tuple[str, ...]], str]:
@@ -204,43 +204,84 @@ def _fmt_s(seconds: float) -> str:
     return ("%.1f" % seconds).rstrip("0").rstrip(".") + " s"
 
 
-# Marks above the bar for the other rows of the Ingress's timeline, by kind.
-MARK_COLOURS = {"action": "#1d1d1f", "probe": "#cf222e", "dataplane": "#7f3fbf"}
+# What moves under the bar (motion.py): each probe second's outcome and each replica's state, by colour.
+PROBE_COLOURS = {ANSWERED: "#2da44e", "404": "#e69f00", "502": "#d55e00", "503": "#cc79a7", "500": "#8c564b",
+                 "timed out": "#57606a", "refused": "#7f3fbf", "reset": "#0072b2", "wrong body": "#f0e442", "error": "#1d1d1f"}
+OTHER_STATUS_COLOURS = ("#b35806", "#542788", "#c51b7d", "#4d9221")
+STATE_COLOURS = {IN_STEP: "#2da44e", STALE: "#e69f00", MISSING: "#d55e00", UNREAD: "#9a9a9a"}
+ROWS_Y = BAR_Y + BAR_H + 32  # the first row under the axis and its labels
+ROW_H = 26  # a row: its label (10 px text), then its band
+BAND_H = 10
 
 
-@dataclass(frozen=True)
-class Mark:
-    """A row of the timeline drawn on the bar: seconds since the watch began, its kind, its text."""
-
-    at: float
-    kind: str
-    text: str
-    bad: bool
+def outcome_colour(outcome: str) -> str:
+    """A probe outcome's colour: its own for the usual ones, one of a few more for another status code."""
+    if outcome in PROBE_COLOURS:
+        return PROBE_COLOURS[outcome]
+    return OTHER_STATUS_COLOURS[sum(map(ord, outcome)) % len(OTHER_STATUS_COLOURS)]
 
 
-def _marks_svg(marks: list[Mark], length: float, scale: float) -> list[str]:
-    parts = []
-    for m in marks:
-        if not 0 <= m.at <= length:
+def _counts_text(counts: dict[str, int]) -> str:
+    return ", ".join("%s %d" % (k, n) for k, n in sorted(counts.items(), key=lambda kv: (kv[0] != ANSWERED, -kv[1], kv[0])))
+
+
+def _motion_svg(m: Motion, length: float, scale: float, height: int) -> list[str]:
+    """Under the axis, one row per probe (a cell per second) and per replica (a stretch per state);
+    the actions as dashed lines through the whole figure, named at the top."""
+    parts: list[str] = []
+    y = ROWS_Y
+    for label, seconds in m.probes.items():
+        parts.append('<text x="%d" y="%d" class="row-label">probe %s</text>' % (BAR_X, y + 9, _e(label)))
+        for sec in seconds:
+            if not 0 <= sec.start < length:
+                continue
+            x = BAR_X + sec.start * scale
+            width = max(min(1.0, length - sec.start) * scale, 1.0)
+            parts.append('<rect class="probe-second" data-probe="%s" data-start="%.3f" data-outcome="%s" x="%.2f" y="%d" '
+                         'width="%.2f" height="%d" fill="%s"><title>probe %s, +%s: %s</title></rect>'
+                         % (_e(label), sec.start, _e(sec.outcome), x, y + 12, width, BAND_H, outcome_colour(sec.outcome), _e(label),
+                            _fmt_s(sec.start), _e(_counts_text(sec.counts))))
+        y += ROW_H
+    for pod, stretches in m.replicas.items():
+        parts.append('<text x="%d" y="%d" class="row-label">data plane %s</text>' % (BAR_X, y + 9, _e(pod)))
+        for st in stretches:
+            start, end = max(st.start, 0.0), min(st.end, length)
+            if end <= start:
+                continue
+            x = BAR_X + start * scale
+            parts.append('<rect class="replica" data-pod="%s" data-state="%s" data-start="%.3f" data-end="%.3f" x="%.2f" y="%d" '
+                         'width="%.2f" height="%d" fill="%s"><title>%s: %s from +%s to +%s%s</title></rect>'
+                         % (_e(pod), _e(st.state), start, end, x, y + 12, max((end - start) * scale, 1.0), BAND_H,
+                            STATE_COLOURS[st.state], _e(pod), _e(st.state), _fmt_s(start), _fmt_s(end),
+                            _e(" (" + ", ".join(st.addresses) + ")" if st.addresses else "")))
+        y += ROW_H
+    for n, action in enumerate(m.actions):
+        if not 0 <= action.at <= length:
             continue
-        x = BAR_X + m.at * scale
-        colour = MARK_COLOURS.get(m.kind, "#444")
-        if m.kind == "action":
-            shape = ('<line x1="%.2f" x2="%.2f" y1="2" y2="%d" stroke="%s" stroke-width="1.5" stroke-dasharray="4 2"/>'
-                     % (x, x, BAR_Y + BAR_H, colour))
-        else:
-            shape = '<rect x="%.2f" y="%d" width="3" height="9" fill="%s"/>' % (x - 1, 3 if m.kind == "probe" else 8, colour)
-        parts.append('<g class="mark" data-kind="%s" data-at="%.3f"><title>%s</title>%s</g>' % (_e(m.kind), m.at, _e(m.text), shape))
+        x = BAR_X + action.at * scale
+        parts.append('<g class="action" data-at="%.3f" data-name="%s"><title>action %s at +%s%s</title>'
+                     '<line x1="%.2f" x2="%.2f" y1="2" y2="%d" stroke="%s" stroke-width="1.5" stroke-dasharray="4 2"/>'
+                     '<text x="%.2f" y="11" class="action-label"%s>%d %s</text></g>'
+                     % (action.at, _e(action.name), _e(action.name), _fmt_s(action.at), "" if action.ok else " (failed)",
+                        x, x, height - 2, "#1d1d1f" if action.ok else "#cf222e", x + 3,
+                        ' text-anchor="end"' if x > WIDTH * 0.75 else "", n + 1, _e(action.name)))
     return parts
 
 
-def timeline_svg(key: str, segs: list[Segment], length: float, palette: dict[str, str], marks: list[Mark] | None = None) -> str:
-    """The drawing of one Ingress's status over the window, with the timeline's other rows
-    (actions, probe failures, data-plane divergences) marked above it."""
+def figure_height(m: Motion | None) -> int:
+    rows = len(m.probes) + len(m.replicas) if m else 0
+    return 76 if not rows else ROWS_Y + rows * ROW_H + 2
+
+
+def timeline_svg(key: str, segs: list[Segment], length: float, palette: dict[str, str], m: Motion | None = None) -> str:
+    """The drawing of one Ingress over the window: its status address (the bar, coloured by writer), the
+    axis, and under it on the same axis what moved (motion.py): a row per continuous probe, a row per
+    controller replica's data plane, and the actions as dashed lines through all of them."""
     scale = BAR_W / length if length > 0 else 0.0
-    parts = ['<svg class="timeline" data-ingress="%s" viewBox="0 0 %d 76" width="%d" height="76" role="img" '
-             'aria-label="status address of %s over the watch window" shape-rendering="crispEdges">'
-             % (_e(key), WIDTH, WIDTH, _e(key))]
+    height = figure_height(m)
+    parts = ['<svg class="timeline" data-ingress="%s" viewBox="0 0 %d %d" width="%d" height="%d" role="img" '
+             'aria-label="status address of %s over the watch window, and what moved under it" shape-rendering="crispEdges">'
+             % (_e(key), WIDTH, height, WIDTH, height, _e(key))]
     for i, s in enumerate(segs):
         x0 = BAR_X + (s.start * scale if scale else 0.0)
         x1 = BAR_X + (s.end * scale if scale else BAR_W)
@@ -259,8 +300,6 @@ def timeline_svg(key: str, segs: list[Segment], length: float, palette: dict[str
         if i and scale:
             parts.append('<line class="change" x1="%.2f" x2="%.2f" y1="%d" y2="%d" stroke="#222" stroke-width="1"/>'
                          % (x0, x0, BAR_Y - 6, BAR_Y))
-    if scale:
-        parts.extend(_marks_svg(marks or [], length, scale))
     parts.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#444"/>' % (BAR_X, BAR_X + BAR_W, BAR_Y + BAR_H + 2, BAR_Y + BAR_H + 2))
     if scale:
         step = _tick_step(length)
@@ -272,8 +311,22 @@ def timeline_svg(key: str, segs: list[Segment], length: float, palette: dict[str
                          'class="tick">%s</text>' % (x, x, BAR_Y + BAR_H + 2, BAR_Y + BAR_H + 7, x, BAR_Y + BAR_H + 20,
                                                      anchor, _fmt_s(tick)))
             tick = round(tick + step, 6)
+        if m is not None:
+            parts.extend(_motion_svg(m, length, scale, height))
     parts.append("</svg>")
     return "".join(parts)
+
+
+def motion_legend(moving: dict[str, Motion]) -> str:
+    """The legend of what the figures show below their bars: only the outcomes and states drawn."""
+    outcomes = sorted({sec.outcome for m in moving.values() for secs in m.probes.values() for sec in secs},
+                      key=lambda o: (o != ANSWERED, o))
+    states = [st for st in STATES if any(x.state == st for m in moving.values() for xs in m.replicas.values() for x in xs)]
+    items = ['<li data-outcome="%s"><span class="swatch" style="background:%s"></span>probe: %s</li>'
+             % (_e(o), outcome_colour(o), _e(o)) for o in outcomes]
+    items += ['<li data-state="%s"><span class="swatch" style="background:%s"></span>data plane: %s</li>'
+              % (_e(st), STATE_COLOURS[st], _e(st)) for st in states]
+    return '<ul class="legend" id="motion-legend">%s</ul>' % "".join(items) if items else ""
 
 
 _CSS = """
@@ -294,6 +347,7 @@ section.ingress{border:1px solid #ddd;border-radius:6px;padding:10px 12px;margin
 .swatch{display:inline-block;width:14px;height:14px;border:1px solid #0003}
 svg.timeline{display:block;max-width:100%;height:auto}
 svg .seg-label{font:12px "DejaVu Sans Mono",monospace}svg .tick{font:11px sans-serif;fill:#444}
+svg .row-label{font:10px sans-serif;fill:#444}svg .action-label{font:10px sans-serif;fill:#1d1d1f}
 .finding{border-left:4px solid #cf222e;background:#fff8f6;padding:6px 10px;margin:8px 0}
 .finding.warning{border-color:#bf8700;background:#fffbea}
 .fix{margin:4px 0 0}.fix code{background:#f1f1f4;padding:0 3px}
@@ -360,14 +414,6 @@ def _timeline_table(rows: list[Row], tl: Timeline, limit: int = 300) -> str:
             % (" open" if bad else "", len(rows), "" if len(rows) == 1 else "s", bad, body, more))
 
 
-def _marks(rows: list[Row], start: dt.datetime | None) -> list[Mark]:
-    """The rows other than status changes, placed on the status window (seconds since its start)."""
-    if start is None:
-        return []
-    return [Mark((r.when - start).total_seconds(), r.kind, "%s: %s%s" % (r.time(), r.what, " (%s)" % r.detail if r.detail else ""),
-                 r.bad) for r in rows if r.when is not None and r.kind != "status" and (r.kind == "action" or r.bad)]
-
-
 def _explains(finding: Obj, key: str, diagnose: Obj) -> bool:
     """A finding explains an Ingress when it names it, or (a controller finding) when the
     controllers it names are among the Ingress's predicted writers."""
@@ -414,7 +460,9 @@ def render(doc: Obj) -> str:
     length = window_length(status)
     start = window_start(status)
     # The expectation's probes name the probes and, when a result does not, their Ingresses.
-    story = merge(results, ((doc.get("expect") or {}).get("reachability") or []) if isinstance(doc.get("expect"), dict) else [])
+    expected_probes = ((doc.get("expect") or {}).get("reachability") or []) if isinstance(doc.get("expect"), dict) else []
+    story = merge(results, expected_probes)
+    moving = motion(results, expected_probes, start)
     keys = set(segs) | set((diagnose.get("ingresses") or {}).keys()) | {str(f["ingress"]) for f in findings if f.get("ingress")} \
         | {k for k in story.axes if k != LAB and not k.startswith(GATEWAY_API_AXES)}
 
@@ -443,11 +491,20 @@ def render(doc: Obj) -> str:
             '<li><span class="swatch" style="background:%s"></span>writer unknown</li>' % UNKNOWN_COLOUR))
     if not keys:
         out.append("<p>No Ingress was checked.</p>")
+    if moving:
+        shown = [what for what, there in (
+            ("the actions as dashed lines, numbered and named (lab-wide, so on every Ingress)", any(m.actions for m in moving.values())),
+            ("each continuous probe second by second, coloured by what its requests came to in that second (its most frequent "
+             "failure, green when all were answered; the counts on hover)", any(m.probes for m in moving.values())),
+            ("each controller replica's data plane for the Ingress: in step with the EndpointSlices, stale, missing or "
+             "unread (the addresses on hover)", any(m.replicas for m in moving.values()))) if there]
+        out.append('<p class="meta">Under each bar, on the same axis: %s.</p>' % _e("; ".join(shown)))
+        out.append(motion_legend(moving))
     if story.axes:
-        out.append('<p class="meta">Under each bar, its timeline: actions (lab-wide, on every Ingress; dashed lines on the bar), '
-                   "status changes, probe failures (red marks) and data-plane divergences (purple marks), in time order; "
-                   "<em>at</em> is seconds from %s.</p>" % _e(("the %s's start, %s" % (story.origin_from, story.origin.isoformat(
-                       timespec="seconds").replace("+00:00", "Z"))) if story.origin else "the first event"))
+        out.append('<p class="meta">Below each figure, its timeline: actions, status changes, probe failures and data-plane '
+                   "divergences as rows in time order; <em>at</em> is seconds from %s.</p>" % _e(("the %s's start, %s" % (
+                       story.origin_from, story.origin.isoformat(timespec="seconds").replace("+00:00", "Z"))) if story.origin
+                                                                                 else "the first event"))
     for key in sorted(keys, key=_key_order):
         info = (status.get("ingresses") or {}).get(key) or {}
         mine = [f for f in findings if _explains(f, key, diagnose)]
@@ -459,7 +516,7 @@ def render(doc: Obj) -> str:
             out.append('<p class="meta">%d change%s in the window; %s; writers: %s</p>' % (
                 changes, "" if changes == 1 else "s", _e(info.get("reason") or ("stable" if info.get("passed", True) else "failed")),
                 _e(", ".join(writers) or "unknown")))
-            out.append(timeline_svg(key, segs[key], length, palette, _marks(story.axes.get(key, []), start)))
+            out.append(timeline_svg(key, segs[key], length, palette, moving.get(key)))
             for r in (status.get("pod_restarts") or []):
                 if r.get("ingress") == key:
                     out.append('<p class="meta restart">controller pod replaced at %s: %s, then %s</p>' % (

@@ -91,7 +91,10 @@ def _list(value: Any) -> list[Any]:
 
 
 def status_origin(status: Obj) -> dt.datetime | None:
-    """When the status watch began: any change's time minus its offset."""
+    """When the status watch began: its `started`, or (an older result) any change's time minus its offset."""
+    started = parse_time(status.get("started"))
+    if started is not None:
+        return started
     for entry in _list(status.get("timeline")):
         when = parse_time(_dict(entry).get("time"))
         if when is not None and _num(entry.get("t")) is not None:
@@ -175,7 +178,7 @@ def action_rows(actions: Obj, origin: dt.datetime | None) -> list[Row]:
     return rows
 
 
-def _probe_ingresses(result: Obj, probe: Obj) -> list[str]:
+def probe_ingresses(result: Obj, probe: Obj) -> list[str]:
     """The Ingresses a probe names: http_probe's own list, else the expectation's (or the loop item's)."""
     named = result.get("ingresses")
     if isinstance(named, list) and named:
@@ -225,7 +228,7 @@ def probe_rows(results: list[Any], probes: list[Any]) -> list[Row]:
         if not cont:
             continue
         probe = _dict(probes[i]) if i < len(probes) else {}
-        targets = _probe_ingresses(result, probe) or [LAB]
+        targets = probe_ingresses(result, probe) or [LAB]
         label = str(probe.get("name") or ", ".join(t for t in targets if t != LAB) or result.get("url") or "probe %d" % i)
         start = parse_time(cont.get("started"))
         summary = "probe %s: %s requests at %s/s for %ss, %s failed (allowed %s)" % (

@@ -295,3 +295,18 @@ def test_real_http_continuous_from_the_host(loopback: int) -> None:
     cont = result["continuous"]
     assert cont["sent"] == 20 and cont["answered"] == 20 and cont["failed_count"] == 5 and result["passed"]
     assert {f["status"] for f in cont["failures"]} == {503} and cont["backends"].keys() == {"web-0", "web-1"}
+
+
+def test_each_second_of_the_window_counts_its_outcomes_by_kind() -> None:
+    """Issue 36: report.html draws the probe second by second, each kind of failure in its own colour."""
+    fake = FakeTime()
+    answers = iter([Answer(200, "ok"), Answer(404, ""), Answer(404, ""), Answer(None, "", error="timed out after 2.0s"),
+                    Answer(502, ""), Answer(None, "", error="[Errno 111] Connection refused"), Answer(200, "nope")]
+                   + [Answer(200, "ok")] * 5)
+    result = run_continuous(spec(rate=4, duration=3, max_failures=12, body_regex="ok"), lambda _s, _t: next(answers),
+                            sleep=fake.sleep, clock=fake.clock, workers=1)
+    assert result["continuous"]["per_second"] == [
+        {"second": 0, "outcomes": {"404": 2, "answered": 1, "timed out": 1}},
+        {"second": 1, "outcomes": {"502": 1, "refused": 1, "wrong body": 1, "answered": 1}},
+        {"second": 2, "outcomes": {"answered": 4}},
+    ]

@@ -103,3 +103,61 @@ def test_each_ingress_has_its_timeline_in_the_writers_colours(rendered: dict[str
     for key, img in rendered["bars"].items():
         coloured = sum(1 for x in range(img.width) if _hex(img.pixel(x, 0)) in legend.values())
         assert coloured > 0.9 * img.width * (940 / 960), (key, coloured, img.width)
+
+
+@pytest.fixture(scope="module")
+def in_motion(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Issue 36: the report of a rollout behind a stale data plane (test_timeline's), in the browser: where each
+    action line, probe second and replica stretch is drawn, in screen pixels, beside where its time puts it."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in requirements-test.txt: run make setup")
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import evaluate, report
+    from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.verify.test_timeline import RESULTS
+
+    expect = {"reachability": [{"ingress": "one/test", "rate": 20, "duration": 20}]}
+    page_file = tmp_path_factory.mktemp("report") / "report.html"
+    page_file.write_text(render(report("rollout", "kind", evaluate(RESULTS, expect), RESULTS, expect)), encoding="utf-8")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 900}, device_scale_factor=1)
+            page.goto(page_file.as_uri(), wait_until="load")
+            svg = page.query_selector('svg.timeline[data-ingress="one/test"]')
+            assert svg is not None
+            svg.scroll_into_view_if_needed()
+            SHOT_DIR.mkdir(parents=True, exist_ok=True)
+            svg.screenshot(path=str(SHOT_DIR / "report_html_in_motion.png"))
+            box = svg.bounding_box()
+            assert box
+            marks = page.eval_on_selector_all(
+                'svg.timeline[data-ingress="one/test"] .action line, svg.timeline[data-ingress="one/test"] rect.probe-second, '
+                'svg.timeline[data-ingress="one/test"] rect.replica',
+                """els => els.map(e => { const r = e.getBoundingClientRect(); const d = (e.closest('g.action') || e).dataset;
+                       return {kind: e.tagName === 'line' ? 'action' : e.getAttribute('class'), at: parseFloat(d.at ?? d.start),
+                               left: r.left, centre: r.left + r.width / 2, colour: getComputedStyle(e).fill}; })""")
+            legend = page.eval_on_selector_all(
+                "#motion-legend li", "els => els.map(e => [e.dataset.outcome || e.dataset.state, "
+                "getComputedStyle(e.querySelector('.swatch')).backgroundColor])")
+        finally:
+            browser.close()
+    return {"box": box, "marks": marks, "legend": dict(legend)}
+
+
+def test_each_action_probe_second_and_replica_stretch_is_drawn_at_its_time(in_motion: dict[str, Any]) -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import BAR_W, BAR_X, WIDTH
+
+    box, marks = in_motion["box"], in_motion["marks"]
+    px = box["width"] / WIDTH  # screen pixels per SVG unit
+    length = 60.0  # the status window of test_timeline's report
+    kinds = [m["kind"] for m in marks]
+    assert kinds.count("action") == 1 and kinds.count("probe-second") == 20 and kinds.count("replica") == 3
+    for m in marks:
+        expected = box["x"] + (BAR_X + m["at"] * BAR_W / length) * px
+        drawn = m["centre"] if m["kind"] == "action" else m["left"]
+        assert abs(drawn - expected) <= 1.0, (m, expected)
+    # Each mark in the colour the legend gives its outcome or state.
+    legend = {k: _rgb(v) for k, v in in_motion["legend"].items()}
+    assert set(legend) == {"answered", "502", "refused", "in step", "stale"}
+    seconds = [m for m in marks if m["kind"] == "probe-second"]
+    assert _rgb(seconds[12]["colour"]) == legend["502"] and _rgb(seconds[15]["colour"]) == legend["refused"]
+    assert _rgb(seconds[0]["colour"]) == legend["answered"]
+    assert [_rgb(m["colour"]) for m in marks if m["kind"] == "replica"] == [legend["in step"], legend["stale"], legend["in step"]]

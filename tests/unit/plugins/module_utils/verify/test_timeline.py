@@ -39,13 +39,19 @@ FAILURES = [
 ]
 PROBE = {"passed": False, "reason": "...", "ingresses": ["one/test"], "distribution": {"web-1": 396},
          "continuous": {"rate_requested": 20.0, "rate_achieved": 19.99, "duration": 20, "started": "2026-11-26T10:00:00.000Z",
-                        "sent": 400, "failed_count": 4, "max_failures": 0, "failures": FAILURES}}
-DATAPLANE = {"passed": False, "findings": [], "timeline": [
-    {"time": "2026-11-26T10:00:11.000Z", "pod": "one/c-x", "ingress": "one/test", "backend": "one-web-80", "finding": "stale",
-     "addresses": ["10.244.0.5:8080"]},
-    {"time": "2026-11-26T10:00:20.000Z", "pod": "one/c-x", "ingress": "one/test", "backend": "one-web-80",
+                        "sent": 400, "failed_count": 4, "max_failures": 0, "failures": FAILURES,
+                        "per_second": [{"second": i, "outcomes": {"answered": 20}} for i in range(12)]
+                        + [{"second": 12, "outcomes": {"502": 3, "answered": 17}}, {"second": 13, "outcomes": {"answered": 20}},
+                           {"second": 14, "outcomes": {"answered": 20}}, {"second": 15, "outcomes": {"refused": 1, "answered": 19}}]
+                        + [{"second": i, "outcomes": {"answered": 20}} for i in range(16, 20)]}}
+# The data plane was read from +1 s for 25 s, every second.
+DATAPLANE = {"passed": False, "findings": [], "started": "2026-11-26T10:00:01.000Z", "duration": 25.0, "timeline": [
+    {"time": "2026-11-26T10:00:11.000Z", "offset": 10.0, "pod": "one/c-x", "ingress": "one/test", "backend": "one-web-80",
+     "finding": "stale", "addresses": ["10.244.0.5:8080"]},
+    {"time": "2026-11-26T10:00:20.000Z", "offset": 19.0, "pod": "one/c-x", "ingress": "one/test", "backend": "one-web-80",
      "finding": "converged", "addresses": ["10.244.0.9:8080"]},
-]}
+], "lag": [{"pod": "one/c-x", "controller": "one/c", "ingress": "one/test", "backend": "one-web-80", "lag": 9.0, "open": False,
+            "divergences": 1, "from_start": False, "gone": None, "seen": 0.0}]}
 RESULTS: dict[str, Any] = {"status": STATUS, "actions": ACTIONS, "reachability": [PROBE], "dataplane": DATAPLANE}
 
 
@@ -154,10 +160,23 @@ def test_summary_and_report_html_carry_the_timeline() -> None:
     positions = [rows.index(text) for text in order]
     assert positions == sorted(positions)
     assert '<details class="story" open><summary>timeline: 11 events, 5 bad</summary>' in section
-    # On the bar: the actions (dashed lines), the probe failures and the stale data plane.
-    marks = [m.split('"')[0] for m in section.split('<g class="mark" data-kind="')[1:]]
-    assert marks == ["action", "action", "action", "dataplane", "probe", "probe", "action"]
-    assert '<g class="mark" data-kind="probe" data-at="12.000"><title>2026-11-26T10:00:12.000Z: probe one/test' in section
+    # Under the bar, on its axis (issue 36): the action that started (the freeze never did), the probe second by
+    # second, the replica's data plane in step, stale, in step again.
+    figure = section[section.index("<svg"):section.index("</svg>")]
+    assert figure.count('<g class="action"') == 1 and '<g class="action" data-at="10.000" data-name="web">' in figure
+    seconds = [(cell.split('data-start="')[1].split('"')[0], cell.split('data-outcome="')[1].split('"')[0])
+               for cell in figure.split('<rect class="probe-second"')[1:]]
+    assert len(seconds) == 20 and seconds[12] == ("12.000", "502") and seconds[15] == ("15.000", "refused")
+    assert {o for _s, o in seconds[:12] + seconds[16:]} == {"answered"}
+    assert "<title>probe one/test, +12 s: answered 17, 502 3</title>" in figure
+    stretches = [(r.split('data-state="')[1].split('"')[0], r.split('data-start="')[1].split('"')[0], r.split('data-end="')[1].split('"')[0])
+                 for r in figure.split('<rect class="replica"')[1:]]
+    assert stretches == [("in step", "1.000", "11.000"), ("stale", "11.000", "20.000"), ("in step", "20.000", "26.000")]
+    assert "one/c-x: stale from +11 s to +20 s (10.244.0.5:8080)" in figure
+    # The legend names only what is drawn.
+    legend = page[page.index('id="motion-legend"'):]
+    legend = legend[:legend.index("</ul>")]
+    assert [x.split('"')[1] for x in legend.split("<li data-")[1:]] == ["answered", "502", "refused", "in step", "stale"]
 
 
 def test_a_failure_names_the_backend_that_answered_and_runs_break_on_a_new_cause() -> None:
