@@ -141,6 +141,7 @@ KUBERNETES_VERSION = "v1.35.4"
 # kubeadm v1.35's DefaultEtcdVersion (cmd/kubeadm/app/constants) is 3.6.6.
 ETCD_VERSION = "v3.6.6"
 KWOK_VERSION = "v0.8.0"
+INGRESS2GATEWAY_VERSION = "v1.2.0"
 # The offline kind node image (hack/kind-images.sh): containerd, runc and the CNI plugins as
 # kind v0.32.0's base image builds them (images/base/Dockerfile), CoreDNS as kubeadm v1.35 deploys it (CoreDNSVersion).
 CONTAINERD_VERSION = "v2.3.1"
@@ -277,6 +278,12 @@ GO_BINARIES: dict[str, dict[str, object]] = {
     # from its environment. The conformance module replaces the root module with ../ (local_replace).
     "echo-basic": {"module": GATEWAY_API_MODULE + "/conformance", "version": GATEWAY_API_VERSION,
                    "package": "echo-basic", "local_replace": GATEWAY_API_VERSION, "ldflags": ()},
+    # The Gateway API target of a migration rehearsal (issue 32): Kubernetes SIG Network's translator of Ingresses
+    # (its ingress-nginx provider) into Gateway API objects. Its go.mod names github.com/kubernetes-sigs/ingress2gateway;
+    # under sigs.k8s.io/ingress2gateway the proxy refuses every version (403), and v1.1.0 under the GitHub path has no
+    # checksum-database entry (404): v1.2.0 is the version served and verified.
+    "ingress2gateway": {"module": "github.com/kubernetes-sigs/ingress2gateway", "version": INGRESS2GATEWAY_VERSION,
+                        "package": "", "local_replace": "", "ldflags": (), "main_module": True},
     # kwok needs its stages (what a fake kubelet does to nodes and pods) and the CRD of its Logs
     # resource; they ship in the module and are copied beside the binary: the fast node/pod stages
     # and the lease heartbeat, as kwokctl configures them.

@@ -102,3 +102,11 @@ def test_report_html_draws_a_gateway_api_section() -> None:
     assert 'id="gateway-traefik-a-traefik-gateway"' in page and 'id="httproute-traefik-a-app"' in page
     assert page.count('data-ingress="Gateway ') == 0  # not drawn as an Ingress
     assert "Accepted=False (NotAllowedByListeners)" in page and POD_B in page
+
+
+def test_gateways_expected_where_the_watch_served_the_kind_but_saw_none_are_unmet() -> None:
+    """Issue 34 on kind's shared cluster: the CRDs an earlier scenario applied stay, the lab created no Gateway."""
+    status = {"ingresses": {}, "timeline": [], "gateways": {}, "routes": {}, "unserved": []}
+    verdicts = evaluate({"status": status}, validate_expect({"gateways": {}}))
+    assert [(v.check, v.subject, v.observed, v.met) for v in verdicts if v.check in ("gateways", "routes")] == [
+        ("gateways", "(could not run)", "fail: no Gateway watched: the lab's namespaces hold no Gateway", False)]
