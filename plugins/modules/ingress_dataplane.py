@@ -122,7 +122,7 @@ findings:
   returned: success
   type: list
   elements: dict
-started:
+window_started:
   description: When the first round began (ISO-8601 UTC); every C(offset) counts from it.
   returned: success
   type: str

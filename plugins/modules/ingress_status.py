@@ -193,7 +193,7 @@ passed:
   description: Whether every selected Ingress (and Gateway and HTTPRoute, where watched) passed.
   returned: success
   type: bool
-started:
+window_started:
   description: When the window began (ISO-8601 UTC); report.html places the actions, probes and data-plane reads on its axis from it.
   returned: success
   type: str

@@ -13,7 +13,7 @@ divergence appears or changes (`stale`, `missing`, `unread`; an event with no ad
 kind ended while another remains) and `converged` when a row that diverged matches again. `lag`
 per row: the longest time one of its divergences lasted, and whether one was still open at the
 end. `converged_after`: seconds from the start to the round from which every pod matched to the
-end, after a divergence was seen (null otherwise); `until_converged` stops there; `started` the
+end, after a divergence was seen (null otherwise); `until_converged` stops there; `window_started` the
 wall time of the first round, and each `lag` row's `seen` the offset it was first read (report.html
 draws each replica's state from these and the events). The findings and the verdict are those of
 the last round.
@@ -204,7 +204,7 @@ def watch(
             break
         clock.sleep(max(0.0, following - clock.monotonic()))  # the clock moved on since `following`
     timeline.finish(offset)
-    return dict(result, started=started, rounds=timeline.rounds, duration=round(offset, 3), timeline=timeline.events, lag=timeline.lag(),
+    return dict(result, window_started=started, rounds=timeline.rounds, duration=round(offset, 3), timeline=timeline.events, lag=timeline.lag(),
                 converged_after=None if converged_since is None else round(converged_since, 3), last_ready=history)
 
 

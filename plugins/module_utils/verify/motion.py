@@ -153,7 +153,7 @@ def _worst(states: list[dict[str, tuple[str, ...]]]) -> tuple[str, tuple[str, ..
 
 def replicas(dataplane: Obj, origin: dt.datetime) -> dict[str, dict[str, list[Stretch]]]:
     """Ingress -> controller pod -> its stretches, from the data-plane window (none without its start)."""
-    start = _seconds(parse_time(dataplane.get("started")), origin)
+    start = _seconds(parse_time(dataplane.get("window_started")), origin)
     if start is None:
         return {}
     duration = float(dataplane.get("duration") or 0.0)

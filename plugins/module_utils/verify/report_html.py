@@ -83,7 +83,7 @@ def window_length(status: Obj) -> float:
 
 
 def window_start(status: Obj) -> dt.datetime | None:
-    """Wall-clock start of the watch (timeline.status_origin: its `started`, or a change's time less its offset).
+    """Wall-clock start of the watch (timeline.status_origin: its `window_started`, or a change's time less its offset).
     Without it nothing else can be placed on the bar's axis."""
     return status_origin(status)
 

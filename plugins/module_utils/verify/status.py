@@ -956,7 +956,7 @@ def run(client: Any, selection: Selection, options: Options, clock: Callable[[],
         judge_blind(result, other.blind, span, start, other.kind)
     result.update(watch_streams=window.streams + sum(w.streams for w in watched), events=tracker.events,
                   bookmarks=window.bookmarks + sum(w.bookmarks for w in watched), elapsed=round(elapsed, 3),
-                  stopped_early=window.stopped, started=iso(start))
+                  stopped_early=window.stopped, window_started=iso(start))
     if watched:
         result["watches"] = {w.kind.kind: {"streams": w.streams, "bookmarks": w.bookmarks} for w in [window] + watched}
     # The kinds the cluster does not serve (no Gateway API CRDs): a report expecting them says why there are none.

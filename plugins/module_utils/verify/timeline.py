@@ -91,8 +91,8 @@ def _list(value: Any) -> list[Any]:
 
 
 def status_origin(status: Obj) -> dt.datetime | None:
-    """When the status watch began: its `started`, or (an older result) any change's time minus its offset."""
-    started = parse_time(status.get("started"))
+    """When the status watch began: its `window_started`, or (an older result) any change's time minus its offset."""
+    started = parse_time(status.get("window_started"))
     if started is not None:
         return started
     for entry in _list(status.get("timeline")):

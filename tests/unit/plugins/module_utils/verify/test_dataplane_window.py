@@ -195,3 +195,10 @@ def test_timeline_lag_is_the_longest_divergence_of_a_row() -> None:
         ("t0", "p/a", "stale"), ("t1", "p/a", "converged"), ("t1", "p/b", "stale"), ("t2", "p/a", "stale"),
         ("t5", "p/a", "converged")]
     assert not timeline.diverging()
+
+
+def test_the_result_has_no_top_level_started_key_which_async_status_reads_as_a_job_still_running() -> None:
+    """The verify role reads ingress_dataplane through async_status, which takes a result with `started` for the
+    async wrapper's "started, not finished" marker: the wait would never end (seen on kind)."""
+    result = dw.watch(lambda _last: ({"pods": {}, "findings": [], "passed": True}, {}), window=0, interval=1)
+    assert "started" not in result and result["window_started"].endswith("Z")

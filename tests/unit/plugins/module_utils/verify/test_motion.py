@@ -20,7 +20,7 @@ def event(offset: float, pod: str, backend: str, finding: str, *addresses: str) 
 
 
 def test_a_replica_s_state_is_the_worst_of_its_backends_and_each_pod_has_its_own_band() -> None:
-    dataplane = {"started": "2026-11-26T10:00:02.000Z", "duration": 30.0, "lag": [
+    dataplane = {"window_started": "2026-11-26T10:00:02.000Z", "duration": 30.0, "lag": [
         lag("one/c-a", "web:80"), lag("one/c-a", "api:80"),
         lag("one/c-b", "web:80", seen=12.0),  # a replica that started during the window
         lag("one/c-old", "web:80", gone=8.0),  # one that went
@@ -68,7 +68,7 @@ def test_the_text_strip_puts_every_row_on_one_column_per_second() -> None:
                     "reachability_continuous": [{"ingresses": ["one/shop"], "continuous": {
                         "started": "2026-11-26T10:00:00.000Z",
                         "per_second": [{"second": i, "outcomes": {"answered": 1} if i != 3 else {"502": 1}} for i in range(6)]}}],
-                    "dataplane": {"started": "2026-11-26T10:00:01.000Z", "duration": 5.0, "lag": [lag("one/c-a", "web:80")],
+                    "dataplane": {"window_started": "2026-11-26T10:00:01.000Z", "duration": 5.0, "lag": [lag("one/c-a", "web:80")],
                                   "timeline": [event(1.0, "one/c-a", "web:80", "stale", "10.244.0.5:80"),
                                                event(3.0, "one/c-a", "web:80", "converged")]}}, [], ORIGIN)
     assert strips(moved["one/shop"], 8.0) == [

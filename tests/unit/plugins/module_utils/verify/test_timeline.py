@@ -45,7 +45,7 @@ PROBE = {"passed": False, "reason": "...", "ingresses": ["one/test"], "distribut
                            {"second": 14, "outcomes": {"answered": 20}}, {"second": 15, "outcomes": {"refused": 1, "answered": 19}}]
                         + [{"second": i, "outcomes": {"answered": 20}} for i in range(16, 20)]}}
 # The data plane was read from +1 s for 25 s, every second.
-DATAPLANE = {"passed": False, "findings": [], "started": "2026-11-26T10:00:01.000Z", "duration": 25.0, "timeline": [
+DATAPLANE = {"passed": False, "findings": [], "window_started": "2026-11-26T10:00:01.000Z", "duration": 25.0, "timeline": [
     {"time": "2026-11-26T10:00:11.000Z", "offset": 10.0, "pod": "one/c-x", "ingress": "one/test", "backend": "one-web-80",
      "finding": "stale", "addresses": ["10.244.0.5:8080"]},
     {"time": "2026-11-26T10:00:20.000Z", "offset": 19.0, "pod": "one/c-x", "ingress": "one/test", "backend": "one-web-80",
