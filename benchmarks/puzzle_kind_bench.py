@@ -51,7 +51,7 @@ def down(scenario: str, state: Path) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--scenario", default="puzzle")
     args = parser.parse_args()
@@ -78,11 +78,11 @@ def main() -> int:
             print("run %d: %.1f s from outside" % (i + 1, wall), flush=True)
     names = list(dict.fromkeys(name for table in tables for name in table))
     width = max(len(n) for n in names + ["wall clock (from outside)"])
-    print("\n%-*s %s %8s" % (width, "stage (s)", " ".join("%7s" % ("run %d" % (i + 1)) for i in range(len(tables))), "median"))
+    print("\n%s %s %8s" % ("stage (s)".ljust(width), " ".join("%7s" % ("run %d" % (i + 1)) for i in range(len(tables))), "median"))
     for name in names:
         values = [table.get(name, 0.0) for table in tables]
-        print("%-*s %s %8.1f" % (width, name, " ".join("%7.1f" % v for v in values), statistics.median(values)))
-    print("%-*s %s %8.1f" % (width, "wall clock (from outside)", " ".join("%7.1f" % v for v in walls), statistics.median(walls)))
+        print("%s %s %8.1f" % (name.ljust(width), " ".join("%7.1f" % v for v in values), statistics.median(values)))
+    print("%s %s %8.1f" % ("wall clock (from outside)".ljust(width), " ".join("%7.1f" % v for v in walls), statistics.median(walls)))
     print("(before each: hack/kind-lab.sh prepare, %.1f s here, a no-op when the engine and images are current)" % prepared)
     same = all(v == verdicts[0] for v in verdicts)
     print("\nverdicts: %d per run, %s" % (len(verdicts[0]), "the same every run" if same else "DIFFERENT between runs"))

@@ -94,8 +94,8 @@ class CallbackModule(CallbackBase):
         table = self.stages.table()
         width = max([len(row["stage"]) for row in table["stages"]] + [5])
         lines = ["", "STAGES (seconds) " + "*" * 40]
-        lines += ["%-*s %7.1f" % (width, row["stage"], row["seconds"]) for row in table["stages"]]
-        lines.append("%-*s %7.1f" % (width, "total", table["total"]))
+        lines += ["%s %7.1f" % (str(row["stage"]).ljust(width), row["seconds"]) for row in table["stages"]]
+        lines.append("%s %7.1f" % ("total".ljust(width), table["total"]))
         self._display.display("\n".join(lines))
         path = self.get_option("json_path")
         if path:

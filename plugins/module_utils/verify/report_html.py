@@ -16,7 +16,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._time import parse_time
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import html_section as migration_html
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.motion import (
     IN_STEP, MISSING, STALE, STATES, UNREAD, Motion, motion,
@@ -501,10 +500,10 @@ def render(doc: Obj) -> str:
         out.append('<p class="meta">Under each bar, on the same axis: %s.</p>' % _e("; ".join(shown)))
         out.append(motion_legend(moving))
     if story.axes:
+        origin = ("the %s's start, %s" % (story.origin_from, story.origin.isoformat(timespec="seconds").replace("+00:00", "Z"))
+                  if story.origin else "the first event")
         out.append('<p class="meta">Below each figure, its timeline: actions, status changes, probe failures and data-plane '
-                   "divergences as rows in time order; <em>at</em> is seconds from %s.</p>" % _e(("the %s's start, %s" % (
-                       story.origin_from, story.origin.isoformat(timespec="seconds").replace("+00:00", "Z"))) if story.origin
-                                                                                 else "the first event"))
+                   "divergences as rows in time order; <em>at</em> is seconds from %s.</p>" % _e(origin))
     for key in sorted(keys, key=_key_order):
         info = (status.get("ingresses") or {}).get(key) or {}
         mine = [f for f in findings if _explains(f, key, diagnose)]
