@@ -30,6 +30,7 @@ ANSIBLE_DOCS = "https://docs.ansible.com/projects/ansible/latest/"
 EXTERNAL_LABELS = {
     "common_return_values": "reference_appendices/common_return_values.html",
     "ansible_configuration_settings": "reference_appendices/config.html",
+    "callback_plugins": "plugins/callback.html",  # the lab_stages callback's page
 }
 
 
