@@ -3,6 +3,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from ansible_collections.kindlab.ingress.plugins.callback.lab_stages import CallbackModule, Stages, stage_of
 
 
@@ -39,10 +41,11 @@ def test_a_task_s_stage_is_its_role_or_its_play_s_own_tasks() -> None:
     assert stage_of(_Task(), "Build the ingress lab") == "Build the ingress lab (its own tasks)"
 
 
-def test_the_table_is_printed_at_the_end_and_written_as_json(tmp_path: Any) -> None:
+def test_the_table_is_printed_at_the_end_and_written_as_json(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     shown: list[str] = []
     callback = CallbackModule()
-    callback._display.display = shown.append  # type: ignore[method-assign]
+    # Display is one object for the whole process: patched for this test only, or later tests print nothing.
+    monkeypatch.setattr(callback._display, "display", shown.append)
     callback._plugin_options = {"json_path": str(tmp_path / "stages.json")}  # (ansible-playbook sets it from KINDLAB_STAGES_JSON)
     clock = Clock()
     callback.stages = Stages(clock)
