@@ -17,16 +17,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._time import parse_time
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.dataplane import MISSING, STALE, UNREAD
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.dataplane_window import CONVERGED
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ANSWERED
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import probe_ingresses
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import _dict, _list, probe_ingresses
 
 Obj = dict[str, Any]
 
-IN_STEP = "in step"
-STALE, MISSING, UNREAD = "stale", "missing", "unread"
+IN_STEP = "in step"  # a replica that matches the EndpointSlices (ingress_dataplane reports no finding)
 # A replica's state for an Ingress is the worst of its backends'.
 STATES = (IN_STEP, STALE, MISSING, UNREAD)
-CONVERGED = "converged"
 
 
 @dataclass(frozen=True)
@@ -72,14 +72,6 @@ class Motion:
 
     def empty(self) -> bool:
         return not (self.actions or self.probes or self.replicas)
-
-
-def _dict(value: Any) -> Obj:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _seconds(when: dt.datetime | None, origin: dt.datetime) -> float | None:

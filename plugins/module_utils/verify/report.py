@@ -491,9 +491,8 @@ def _explained(message: str, context: str) -> str:
     return message
 
 
-def _not_run_verdicts(results: Obj, expect: Obj) -> tuple[Obj, list[Verdict]]:
-    """(the results that ran, one verdict per check fed by a module that failed)."""
-    context = absence_context(results)
+def _not_run_verdicts(results: Obj, expect: Obj, context: str) -> tuple[Obj, list[Verdict]]:
+    """(the results that ran, one verdict per check fed by a module that failed); context: absence_context."""
     ran, verdicts = dict(results), []
     for key, checks in _FED_BY.items():
         message = failure_of(results.get(key))
@@ -510,8 +509,8 @@ def _not_run_verdicts(results: Obj, expect: Obj) -> tuple[Obj, list[Verdict]]:
 def evaluate(results: Obj, expect: Obj) -> list[Verdict]:
     """Verdicts for every check that ran (results has one entry per check name), and one unmet
     verdict per check whose module failed. The addresses verdicts come from the status watch."""
-    results, verdicts = _not_run_verdicts(results, expect)
     context = absence_context(results)
+    results, verdicts = _not_run_verdicts(results, expect, context)
     if "controllers" in results:
         verdicts += _per_subject("controllers", _controller_outcomes(results["controllers"]),
                                  (expect.get("controllers") or {}).get("failing", {}))

@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import html_section as migration_html
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.motion import (
-    IN_STEP, MISSING, STALE, STATES, UNREAD, Motion, motion,
-)
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.dataplane import MISSING, STALE, UNREAD
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.motion import IN_STEP, STATES, Motion, motion
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ANSWERED
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import change_writer
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import (
