@@ -72,6 +72,15 @@ options:
     type: list
     elements: str
     default: []
+  nodes_ready:
+    description:
+      - With O(wait), whether a new cluster's nodes must be C(Ready) before the task returns (kind's C(--wait)).
+      - With V(false) the task returns once every node has registered with an InternalIP, about 15 s sooner on a
+        small machine. What the play creates next is accepted by the API server at once, and its pods are scheduled
+        when the nodes become C(Ready). Use it when the next steps wait for their own workloads (C(playbooks/lab.yml)
+        does).
+    type: bool
+    default: true
   kubeconfig:
     description:
       - Kubeconfig file the cluster's context is written into.
@@ -109,8 +118,8 @@ extends_documentation_fragment:
   - kindlab.ingress.cluster.wait
 notes:
   - Supports check mode. Diff mode shows whether the cluster exists before and after.
-  - With O(wait), kind waits up to O(wait_timeout) for the control plane (C(--wait)), and the
-    module then waits for every node to report an InternalIP.
+  - With O(wait), kind waits up to O(wait_timeout) for the control plane (C(--wait), unless O(nodes_ready=false)),
+    and the module then waits for every node to report an InternalIP.
 requirements:
   - kind and a Docker engine (provider C(kind)), or the kindlab-twin command (provider C(twin))
   - kubernetes >= 31 (Python package), to read the nodes
@@ -281,6 +290,7 @@ def main() -> None:
             twin_binary={"type": "str"},
             time_scale={"type": "float"},
             load_images={"type": "list", "elements": "str", "default": []},
+            nodes_ready={"type": "bool", "default": True},
         ),
         requires=("PyYAML",),
     ).run(run_kind_cluster)

@@ -434,6 +434,7 @@ def ensure_cluster(
     check_mode: bool,
     client_factory: ClientFactory,
     load_images: list[str] | None = None,
+    nodes_ready: bool = True,
 ) -> dict[str, Any]:
     """Make the cluster present or absent, and load `load_images` into its nodes; returns the
     module result (without msg).
@@ -442,7 +443,9 @@ def ensure_cluster(
     does not fail the plan of a cluster to create: the result says what would be created, with
     `unavailable` and a warning saying why a real run would fail. `planned` is true when the
     result describes a cluster still to create (or a kubeconfig still to write), so there is
-    nothing to read from it yet."""
+    nothing to read from it yet. With `wait` but not `nodes_ready`, a new cluster is returned once its nodes
+    have registered (each with an InternalIP), before they are Ready: the caller's next steps run while
+    the nodes' network starts, and their pods are scheduled once it is up."""
     validate_cluster_name(name)
     unavailable = None
     try:
@@ -479,7 +482,7 @@ def ensure_cluster(
         result["changed"] = True
         if not check_mode:
             provider.create(name, yaml.safe_dump(config, default_flow_style=False, sort_keys=False), kubeconfig,
-                            wait_timeout if wait else 0, image)
+                            wait_timeout if wait and nodes_ready else 0, image)
             result["warnings"].extend(provider.warnings)
     elif context not in kubeconfig_contexts(read_text(kubeconfig)):
         # The cluster is there but this kubeconfig does not know it: write the context in.
@@ -568,7 +571,7 @@ def run_kind_cluster(params: Params, module: Module) -> dict[str, Any]:
     provider = get_provider(backend.name, module.run_command, module.which, binaries, **options)
     result = ensure_cluster(
         provider, params["name"], params["state"], config, params["kubeconfig"] or default_kubeconfig_path(), image,
-        params["wait"], params["wait_timeout"], module.check_mode, module.client, load,
+        params["wait"], params["wait_timeout"], module.check_mode, module.client, load, params["nodes_ready"],
     )
     return dict(result, provider_reason=backend.reason)
 

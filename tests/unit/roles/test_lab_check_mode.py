@@ -93,7 +93,8 @@ def assert_planned_and_nothing_created(run: subprocess.CompletedProcess[str], tm
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     for line in PLAN_LINES:
         assert line.format(backend=backend, state=tmp_path / "state") in out, line
-    for task in ("Install MetalLB and its address pools", "Create the namespaces and the ingress controllers",
+    for task in ("Install MetalLB and its address pools", "Create the namespaces and install the ingress controllers",
+                 "Wait for the ingress controllers to start",
                  "Create the test workloads and their Ingresses", "Every lab Ingress gets a status address",
                  "Run every check and judge it"):
         assert "TASK [%s] *" % task in run.stdout and "failed=0" in out

@@ -288,7 +288,8 @@ def ensure(provider, state="present", check_mode=False, kubeconfig="/nonexistent
         factory_calls.append((path, context))
         return client or FakeClient(NODES)
 
-    result = cl.ensure_cluster(provider, "lab", state, config, kubeconfig, IMAGE, kw.pop("wait", True), 5, check_mode, factory)
+    result = cl.ensure_cluster(provider, "lab", state, config, kubeconfig, IMAGE, kw.pop("wait", True), 5, check_mode, factory,
+                               nodes_ready=kw.pop("nodes_ready", True))
     return result, factory_calls
 
 
@@ -311,6 +312,23 @@ def test_create_without_wait_passes_zero() -> None:
     p = FakeProvider()
     ensure(p, wait=False)
     assert p.calls[0][4] == 0
+
+
+def test_create_without_ready_nodes_skips_kinds_wait_but_waits_for_internal_ips() -> None:
+    p = FakeProvider()
+    pending = [node("lab-control-plane", "control-plane", None)]
+    client = FakeClient(NODES)
+    reads = {"n": 0}
+    real_list = client.list
+
+    def list_nodes(api, kind, **kw):  # the nodes register their InternalIPs on the second read
+        reads["n"] += 1
+        return pending if reads["n"] == 1 else real_list(api, kind, **kw)
+
+    client.list = list_nodes
+    result, _calls = ensure(p, nodes_ready=False, client=client)
+    assert p.calls[0][4] == 0  # no --wait: kind returns before the nodes are Ready
+    assert reads["n"] >= 2 and [n["internal_ip"] for n in result["nodes"]] == ["172.18.0.3", "172.18.0.2", "172.18.0.4"]
 
 
 def test_existing_cluster_is_not_recreated(tmp_path) -> None:
