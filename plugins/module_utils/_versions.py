@@ -190,10 +190,12 @@ TWIN_BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-sche
                  "gateway-api-crds")
 # What make test's unit stage and workflow check need besides the twin's: the ingress-nginx module (its
 # chart 4.11.0, which the values->args test renders with real helm), actionlint, and for the test that
-# runs real Traefik's Gateway provider on the real control plane, the Gateway API CRDs and Traefik.
-UNIT_INPUT_BINARIES = ("ingress-nginx-controller", "actionlint", "gateway-api-crds", "traefik")
-# Built on demand: the kind clients for CI runners (hack/ci-tools.sh), actionlint for `make workflows`.
-KIND_CLIENT_BINARIES = ("kind", "helm", "kubectl")
+# runs real Traefik's Gateway provider on the real control plane, the Gateway API CRDs and Traefik; and
+# ingress2gateway, which the translation's tests run on Ingresses of their own.
+UNIT_INPUT_BINARIES = ("ingress-nginx-controller", "actionlint", "gateway-api-crds", "traefik", "ingress2gateway")
+# Built on demand: the kind clients for CI runners (hack/ci-tools.sh), actionlint for `make workflows`;
+# ingress2gateway for a lab's lab_gateways.translations.
+KIND_CLIENT_BINARIES = ("kind", "helm", "kubectl", "ingress2gateway")
 # What hack/kind-images.sh puts into the offline kind lab's images.
 KIND_IMAGE_BINARIES = ("kubelet", "kubeadm", "kubectl", "kube-apiserver", "kube-controller-manager",
                        "kube-scheduler", "kube-proxy", "etcd", "coredns", "containerd", "containerd-shim-runc-v2",

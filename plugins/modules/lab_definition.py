@@ -137,6 +137,10 @@ options:
         each C(name) (unique in the Gateway), C(port) (1-65535; for Traefik an entrypoint's container port, such as
         C(8000) for C(web)), C(protocol) (C(HTTP); HTTPS and TLS listeners are not built yet), optional C(hostname),
         and C(allowed_routes) (C(namespaces) C(Same), C(All) or C(Selector) with C(selector) labels).
+      - C(translations), the lab's own key (not M(kindlab.ingress.gateway_api)'s), each with C(namespaces) (of
+        O(namespaces)), C(class) (one of C(classes)), optional C(listener_port) (default C(8000), Traefik's C(web)) and
+        C(ingress_class) (default C(nginx)); those namespaces' Ingresses are translated by ingress2gateway after the
+        workloads (M(kindlab.ingress.gateway_translation)), the Gateway API target of a migration rehearsal.
       - A workload's C(httproute) C(parent_refs) must name Gateways defined here, and a C(section_name) one of its
         listeners.
     type: dict
@@ -231,7 +235,7 @@ gateway_api_version:
   sample: v1.6.1
   version_added: 0.1.0
 gateways:
-  description: The GatewayClasses (C(classes)) and Gateways (C(gateways)) of O(gateways) with defaults filled in.
+  description: The GatewayClasses (C(classes)), Gateways (C(gateways)) and C(translations) of O(gateways) with defaults filled in.
   returned: success
   type: dict
   version_added: 0.1.0

@@ -59,7 +59,7 @@ options:
         C(diagnose.findings) (each C(kind) plus optional C(ingress), C(culprit) and C(reason) regexes; an expected finding
         may be of any severity, and an unexpected one fails the check only when it is an error),
         C(conflicts.expected) (each C(ingresses): two namespace/name), C(reachability) (the probes, each with optional
-        C(failing) reason regex, C(backends) list and C(min_backends); with C(rate), C(duration) and C(max_failures) a
+        C(failing) reason regex, C(backends) list, C(min_backends) and C(max_backends); with C(rate), C(duration) and C(max_failures) a
         continuous probe, judged by its failed requests against C(max_failures), default 0)."
     type: dict
     default: {}

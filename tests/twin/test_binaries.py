@@ -126,7 +126,7 @@ def test_sets_name_pinned_binaries_and_the_twin_set_is_the_default() -> None:
     for name in binaries.SETS:
         assert set(binaries.named_set(name)) <= set(pins)
     assert binaries.default_names() == binaries.named_set("twin")
-    assert {"kind", "helm", "kubectl"} == set(binaries.named_set("kind-clients"))
+    assert {"kind", "helm", "kubectl", "ingress2gateway"} == set(binaries.named_set("kind-clients"))
     assert not set(binaries.named_set("kind-clients")) & set(binaries.default_names())
     with pytest.raises(binaries.BuildError, match="no set of binaries named 'x'"):
         binaries.named_set("x")

@@ -293,6 +293,9 @@ class GatewayController:
     # The field manager of its status writes (Gateways' and routes'), which the status watch's
     # managedFields name; "": the type's own (ControllerType.field_manager).
     field_manager: str = ""
+    # What it does when matches of two routes tie on every criterion, where Gateway API names the
+    # older route the winner; "": it follows the spec.
+    on_route_tie: str = ""
 
     @property
     def ref(self) -> str:

@@ -36,10 +36,11 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools impo
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import ClusterError, render_kind_config
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import (
-    VerifyError, controller_references, gateway_references, ingress_patterns, ingress_references, route_references, validate_expect,
+    EACH_INGRESS, VerifyError, controller_references, gateway_references, ingress_patterns, ingress_references, route_references,
+    validate_expect,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import (
-    Workload, WorkloadError, parse_namespaces, parse_workloads, summary,
+    Workload, WorkloadError, default_probe, parse_namespaces, parse_workloads, summary,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import GATEWAY_API_VERSION
 
@@ -140,6 +141,11 @@ def _gateways(gateway_api: bool, gateways: Gateways, ns_list: list[str]) -> None
     for i, gw in enumerate(gateways.gateways):
         if gw.namespace not in ns_list:
             raise LabError("lab_gateways.gateways[%d].namespace: expected one of lab_namespaces %s, got %r" % (i, ns_list, gw.namespace))
+    for i, tr in enumerate(gateways.translations):
+        for j, ns in enumerate(tr.namespaces):
+            if ns not in ns_list:
+                raise LabError("lab_gateways.translations[%d].namespaces[%d]: expected one of lab_namespaces %s, got %r"
+                               % (i, j, ns_list, ns))
 
 
 def _routes(gateway_api: bool, gateways: Gateways, workloads: list[Workload]) -> None:
@@ -239,6 +245,12 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
     _routes(parsed_gateway_api, parsed_gateways, parsed_workloads)
 
     ingresses = ["%s/%s" % (wl.namespace, wl.ingress.name) for wl in parsed_workloads if wl.ingress is not None]
+    if parsed_expect.get("reachability") == EACH_INGRESS:
+        # The inventory's default follows the lab's own workloads, so that only what a user writes can name an
+        # Ingress the lab does not create; those expected to get no address are not probed.
+        silent = set((parsed_expect.get("addresses") or {}).get("failing") or {})
+        probes = [default_probe(wl, parsed_images["test_app"]) for wl in parsed_workloads]
+        parsed_expect["reachability"] = [p for p in probes if p is not None and p["ingress"] not in silent]
     releases = ["%s/%s" % (ctl["namespace"], ctl["release"]) for ctl in parsed_controllers]
     _expected_references(parsed_expect, ingresses, releases)
     _expected_gateway_references(parsed_expect, [g.ref for g in parsed_gateways.gateways],

@@ -139,9 +139,26 @@ class GatewaySpec:
 
 
 @dataclass
+class TranslationSpec:
+    """The lab's Ingresses of `namespaces` translated by ingress2gateway (migration/translate.py) onto a
+    GatewayClass of the lab, after the workloads: a rehearsal's Gateway API target."""
+
+    namespaces: list[str]
+    gateway_class: str
+    listener_port: int
+    ingress_class: str
+
+
+# Where a translated Gateway's listeners listen: Traefik's `web` entry point (chart 41: :8000), the port
+# Traefik's Gateway provider serves HTTP listeners on.
+TRANSLATION_LISTENER_PORT = 8000
+
+
+@dataclass
 class Gateways:
     classes: list[GatewayClassSpec] = field(default_factory=list)
     gateways: list[GatewaySpec] = field(default_factory=list)
+    translations: list[TranslationSpec] = field(default_factory=list)
 
     def gateway(self, ref: str) -> GatewaySpec | None:
         return next((g for g in self.gateways if g.ref == ref), None)
@@ -233,7 +250,8 @@ def parse_gateways(raw: Any, where: str = "lab_gateways") -> Gateways:
     of the classes, names unique."""
     if raw is None or raw == {}:
         return Gateways()
-    raw = _only(raw, where or "gateways", {"classes", "gateways"})
+    # translations run after the lab's workloads, so only the lab's variable has them (not the module's option)
+    raw = _only(raw, where or "gateways", {"classes", "gateways", "translations"} if where else {"classes", "gateways"})
     at = "%s." % where if where else ""  # the module's own options carry no prefix
     raw_classes, raw_gateways = raw.get("classes", []), raw.get("gateways", [])
     _require(isinstance(raw_classes, list), at + "classes", "a list of GatewayClasses", raw_classes)
@@ -252,7 +270,25 @@ def parse_gateways(raw: Any, where: str = "lab_gateways") -> Gateways:
         _require(gw.ref not in refs, "%sgateways[%d].name" % (at, i),
                  "a name unique within its namespace (also used by gateways[%d])" % refs.get(gw.ref, -1), gw.name)
         refs[gw.ref] = i
-    return Gateways(classes=classes, gateways=gateways)
+    raw_translations = raw.get("translations", [])
+    _require(isinstance(raw_translations, list), at + "translations", "a list of translations", raw_translations)
+    translations = [_parse_translation(item, "%stranslations[%d]" % (at, i), sorted(seen))
+                    for i, item in enumerate(raw_translations)]
+    return Gateways(classes=classes, gateways=gateways, translations=translations)
+
+
+def _parse_translation(raw: Any, where: str, classes: list[str]) -> TranslationSpec:
+    raw = _only(raw, where, {"namespaces", "class", "listener_port", "ingress_class"}, ("namespaces", "class"))
+    namespaces = raw["namespaces"]
+    _require(isinstance(namespaces, list) and bool(namespaces) and all(isinstance(n, str) and n for n in namespaces),
+             where + ".namespaces", "a non-empty list of namespaces whose Ingresses are translated", namespaces)
+    _require(raw["class"] in classes, where + ".class", "one of the GatewayClasses of classes %s" % classes, raw["class"])
+    ingress_class = raw.get("ingress_class", "nginx")
+    _require(isinstance(ingress_class, str) and bool(ingress_class), where + ".ingress_class",
+             "the IngressClass whose Ingresses are translated (ingress2gateway's --ingress-nginx-ingress-class)", ingress_class)
+    return TranslationSpec(namespaces=list(namespaces), gateway_class=str(raw["class"]),
+                           listener_port=_port(raw.get("listener_port", TRANSLATION_LISTENER_PORT), where + ".listener_port"),
+                           ingress_class=ingress_class)
 
 
 # ---------------------------------------------------------------- objects
@@ -340,6 +376,8 @@ def summary(gateways: Gateways) -> Obj:
                                      "allowed_routes": {"namespaces": item.from_namespaces, "selector": item.selector}}
                                     for item in g.listeners]}
                      for g in gateways.gateways],
+        "translations": [{"namespaces": t.namespaces, "class": t.gateway_class, "listener_port": t.listener_port,
+                          "ingress_class": t.ingress_class} for t in gateways.translations],
     }
 
 

@@ -276,6 +276,22 @@ def _parse_rollout(raw: Any, where: str) -> Rollout:
     return Rollout(readiness_probe=probe, pre_stop_sleep=sleep, grace_period=grace)
 
 
+# What a lab's own test apps answer, for the default reachability probes (lab_expect.reachability:
+# each_ingress): the test app's nginx page, and the echo app's JSON (it names the path it received).
+_DEFAULT_BODIES = {"web": "Welcome to nginx!", "echo": '"path":'}
+
+
+def default_probe(workload: Workload, test_app_image: str) -> dict[str, Any] | None:
+    """The probe of a workload's Ingress when the lab names none: it must answer, and with the page its
+    app serves where the lab knows it (the lab's test app or the echo app; another image: any answer)."""
+    if workload.ingress is None:
+        return None
+    probe: dict[str, Any] = {"ingress": "%s/%s" % (workload.namespace, workload.ingress.name)}
+    if workload.app == "echo" or workload.image == test_app_image:
+        probe["body_regex"] = _DEFAULT_BODIES[workload.app]
+    return probe
+
+
 def parse_workload(raw: Any, where: str, default_image: str = TEST_APP_IMAGE, echo_image: str = ECHO_APP_IMAGE) -> Workload:
     """Validate one workload spec; `where` prefixes error messages (e.g. workloads[0]). A
     workload without `image` runs `default_image` (the lab's lab_images.test_app), or with

@@ -3,10 +3,11 @@
 """The data planes of a rehearsal: the baseline and each target, and where each listens.
 
 A data plane is named by one of the kinds in RESOLVERS: `namespace` (+ optional `service`), the
-LoadBalancer Service of a controller installed there (Traefik's providers, ingress-nginx), or
-`address`, an IP[:port] the caller knows. A new kind of target (a Gateway's address, for the
-Gateway API translation) is one more resolver; the replay and the comparison never see which
-kind a data plane was.
+LoadBalancer Service of a controller installed there (Traefik's providers, ingress-nginx);
+`gateway`, a Gateway (namespace/name) whose status address is its implementation's Service (a
+Gateway API target, translated by gateway_translation or written by a team); or `address`, an
+IP[:port] the caller knows. The replay and the comparison never see which kind a data plane was;
+a Gateway's data plane also carries the translator's notes of it and of its HTTPRoutes.
 """
 from __future__ import annotations
 
@@ -16,12 +17,13 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
-from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_dns1123_label
+from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_dns1123_label, is_dns1123_subdomain
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.offline import (
     UNFAITHFUL_ANNOTATIONS,
     is_offline_image,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.translate import notes_of
 
 Obj = dict[str, Any]
 _HTTP_PORT_NAMES = ("http", "web")
@@ -39,6 +41,7 @@ class DataPlaneSpec:
     namespace: str = ""
     service: str = ""
     address: str = ""
+    gateway: str = ""
 
 
 @dataclass(frozen=True)
@@ -47,14 +50,16 @@ class DataPlane:
     address: Address
     described: str  # "Service traefik/traefik at 100.64.0.2:80"
     unfaithful: tuple[tuple[str, str], ...] = ()  # (annotation, why) the data plane does not do as upstream
+    # What a translator said of this data plane's configuration: (the hosts the note's object routes, () for all; the note)
+    notes: tuple[tuple[tuple[str, ...], Obj], ...] = ()
 
 
 def parse(raw: Any, where: str) -> DataPlaneSpec:
     if not isinstance(raw, dict):
         raise DataPlaneError("%s: expected a mapping with name and namespace (or address), got %r" % (where, raw))
-    unknown = sorted(set(raw) - {"name", "namespace", "service", "address"})
+    unknown = sorted(set(raw) - {"name", "namespace", "service", "address", "gateway"})
     if unknown:
-        raise DataPlaneError("%s: expected only the keys name, namespace, service, address, got %s" % (where, unknown))
+        raise DataPlaneError("%s: expected only the keys name, namespace, service, address, gateway, got %s" % (where, unknown))
     name = raw.get("name")
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][-A-Za-z0-9_.]*", name):
         raise DataPlaneError("%s.name: expected a name (letters, digits, - _ .), got %r" % (where, name))
@@ -68,7 +73,12 @@ def parse(raw: Any, where: str) -> DataPlaneSpec:
         raise DataPlaneError("%s.service: expected beside namespace, got it alone" % where)
     if address:
         _address(address, where + ".address")
-    return DataPlaneSpec(name=name, where=where, namespace=namespace, service=service, address=address)
+    gateway = str(raw.get("gateway") or "")
+    if gateway:
+        ns, _slash, gw_name = gateway.partition("/")
+        if not (is_dns1123_label(ns) and is_dns1123_subdomain(gw_name)):
+            raise DataPlaneError("%s.gateway: expected a Gateway as namespace/name, got %r" % (where, gateway))
+    return DataPlaneSpec(name=name, where=where, namespace=namespace, service=service, address=address, gateway=gateway)
 
 
 def parse_all(baseline: Any, targets: Any) -> tuple[DataPlaneSpec, list[DataPlaneSpec]]:
@@ -145,9 +155,42 @@ def _unfaithful(client: Any, service: Obj) -> tuple[tuple[str, str], ...]:
     return ()
 
 
+GATEWAY_API = "gateway.networking.k8s.io/v1"
+
+
+def _namespace_of(obj: Obj) -> str:
+    return str((obj.get("metadata") or {}).get("namespace") or "")
+
+
+def _by_gateway(client: Any, spec: DataPlaneSpec) -> DataPlane:
+    """A Gateway's data plane: the LoadBalancer Service whose address the Gateway's status gives (the
+    implementation's own, as Traefik's statusAddress.service writes it), on that Service's HTTP port."""
+    ns, _slash, name = spec.gateway.partition("/")
+    gateway = client.get(GATEWAY_API, "Gateway", name, ns)
+    if gateway is None:
+        raise KindlabError("%s.gateway: Gateway %s does not exist" % (spec.where, spec.gateway))
+    addresses = [str(a.get("value")) for a in (gateway.get("status") or {}).get("addresses") or []
+                 if a.get("value") and a.get("type", "IPAddress") == "IPAddress"]
+    if not addresses:
+        raise KindlabError("%s.gateway: Gateway %s has no IP address in its status yet (does a controller claim its "
+                           "class %s?)" % (spec.where, spec.gateway, (gateway.get("spec") or {}).get("gatewayClassName")))
+    services = [s for s in client.list("v1", "Service") if addresses[0] in
+                [i.get("ip") for i in ((s.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []]]
+    port = _port(services[0], _HTTP_PORT_NAMES, 80) if services else 80
+    routes = [r for r in client.list(GATEWAY_API, "HTTPRoute")
+              if any(str(p.get("name")) == name and str(p.get("namespace") or _namespace_of(r)) == ns
+                     for p in (r.get("spec") or {}).get("parentRefs") or [])]
+    notes: list[tuple[tuple[str, ...], Obj]] = [((), n) for n in notes_of(gateway)]
+    notes += [(tuple(str(h) for h in (r.get("spec") or {}).get("hostnames") or []), n) for r in routes for n in notes_of(r)]
+    behind = "Service %s/%s" % (_namespace_of(services[0]), services[0]["metadata"]["name"]) if services else "no Service found"
+    return DataPlane(name=spec.name, address=Address(ip=addresses[0], port=port), notes=tuple(notes),
+                     described="Gateway %s at %s:%d (%s)" % (spec.gateway, addresses[0], port, behind))
+
+
 # How each kind of data plane is found: its spec key -> resolver.
 RESOLVERS: dict[str, Callable[[Any, DataPlaneSpec], DataPlane]] = {
     "namespace": _by_service,
+    "gateway": _by_gateway,
     "address": _by_address,
 }
 

@@ -14,6 +14,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare 
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.dataplanes import DataPlaneSpec, parse_all, resolve
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import SAME_KEYS, answered, judge, parse_expected
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import replay
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.translate import set_beside_requests
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.diagnose import find_controllers, read_state, servers_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, key_of, list_ingresses, parse_selection
 
@@ -97,6 +98,9 @@ def rehearse(client: Any, params: Params) -> Obj:
     timings["replay"] = round(time.monotonic() - t0, 3)
     comparison = compare(corpus, rules_of, answers, Plane(baseline.name, baseline.address),
                          [Plane(t.name, t.address) for t in targets], corpus_mod.regex_hosts(ingresses), unfaithful)
+    for t in targets:
+        if t.notes:
+            set_beside_requests(comparison["targets"][t.name], t.notes)
     verdict = judge(comparison, expected, same)
     timings["total"] = round(time.monotonic() - started, 3)
     sent = sum(max(1, r.repeat) for r in corpus) * (samples + len(targets))

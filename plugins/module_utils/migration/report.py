@@ -127,6 +127,10 @@ def markdown_lines(result: Obj) -> list[str]:
     if everywhere:
         lines += ["", "In every request both answered:", ""]
         lines += ["- %s: %s %r vs %r: %s" % (t, d["field"], d["baseline"], d["target"], d["cause"]) for t, d in everywhere]
+    said = [(t, n) for t, b in sorted(c["targets"].items()) for n in b.get("translation_notes") or []]
+    if said:
+        lines += ["", "What the translator said of the whole translation:", ""]
+        lines += ["- %s: %s" % (t, n) for t, n in said]
     rows = _difference_rows(result)
     if rows:
         lines += ["", "| target | Ingress | request | baseline answered | target answered | responsible | cause |",
@@ -166,6 +170,10 @@ def html_section(result: Obj) -> str:
     for target, body in sorted(c["targets"].items()):
         out.append("<tr><td>%s</td>%s</tr>" % (e(target), "".join("<td>%d</td>" % body["counts"][o] for o in OUTCOMES)))
     out.append("</tbody></table>")
+    said = [(t, n) for t, b in sorted(c["targets"].items()) for n in b.get("translation_notes") or []]
+    if said:
+        out.append('<p class="meta">What the translator said of the whole translation:</p><ul id="migration-notes">%s</ul>'
+                   % "".join("<li>%s: %s</li>" % (e(t), e(n)) for t, n in said))
     rows = _difference_rows(result)
     if rows:
         out.append('<table id="migration-differences"><thead><tr><th>target</th><th>Ingress</th><th>request</th>'

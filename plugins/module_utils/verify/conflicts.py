@@ -30,7 +30,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import route_conflicts
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.diagnose import find_controllers, read_gateway_api, read_state, servers_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.diagnose import (
+    find_workloads,
+    gateway_controllers,
+    read_gateway_api,
+    read_state,
+    servers_of,
+)
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, key_of, list_ingresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CLASS_ANNOTATION, DEFAULT_CLASS_ANNOTATION
@@ -347,11 +353,12 @@ def check_cluster(client: Any, selection: Selection) -> Obj:
     conflict with an Ingress outside the selection is still a conflict); where the cluster serves
     Gateway API, also `route_conflicts` (route_conflicts.py) of routes in the selected namespaces."""
     state = read_gateway_api(client, read_state(client, Selection()))  # every Ingress, the controllers that serve them
-    controllers = find_controllers(state)
+    found = find_workloads(state)
+    controllers = [c for f in found for c in f.controllers]
     served_by = {key_of(i): servers_of(i, controllers) for i in state.ingresses}
     selected = {key_of(i) for i in list_ingresses(client, selection)}
     result = find_conflicts(state.ingresses, state.ingress_classes, selected, served_by, {c.ref: c.type for c in controllers})
-    routes = [c for c in route_conflicts.find(state)
+    routes = [c for c in route_conflicts.find(state, gateway_controllers(state, found))
               if not selection.namespaces or any(r.split("/")[0] in selection.namespaces for r in c["routes"])]
     result["route_conflicts"] = routes
     result["passed"] = result["passed"] and not routes

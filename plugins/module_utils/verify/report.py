@@ -90,6 +90,10 @@ def _regex(value: Any, where: str) -> str:
     return str(value)
 
 
+# lab_expect.reachability of the inventory's default: a probe of every Ingress the lab's own workloads define.
+EACH_INGRESS = "each_ingress"
+
+
 def validate_expect(expect: Any) -> Obj:
     """Check the shape of a scenario's `lab_expect` before any check runs."""
     _require(isinstance(expect, dict), "lab_expect", "a mapping with some of " + ", ".join(CHECKS), expect)
@@ -98,7 +102,10 @@ def validate_expect(expect: Any) -> Obj:
     for check, body in expect.items():
         where = "lab_expect." + check
         if check == "reachability":
-            _require(isinstance(body, list), where, "a list of probes", body)
+            if body == EACH_INGRESS:  # lab_definition expands it from the lab's workloads
+                continue
+            _require(isinstance(body, list), where, "a list of probes, or %s (a probe of each Ingress the lab "
+                     "defines)" % EACH_INGRESS, body)
             for i, probe in enumerate(body):
                 _probe_ingresses(probe, "%s[%d]" % (where, i))
                 _probe_continuous(probe, "%s[%d]" % (where, i))
@@ -329,6 +336,12 @@ def _failure_text(failures: list[Obj]) -> str:
         ", ".join("%s x%d" % kv for kv in ranked[:3]) + (", ..." if len(ranked) > 3 else "")) if failures else "no failure listed"
 
 
+def _backend_count_text(least: int, most: Any) -> str:
+    if most is not None and int(most) == least:
+        return " from exactly %d backend%s" % (least, "" if least == 1 else "s")
+    return (" from >= %d backends" % least if least else "") + (" from <= %d backends" % int(most) if most is not None else "")
+
+
 def _reachability_verdicts(results: list[Obj], probes: list[Obj], context: str = "") -> list[Verdict]:
     """One per probe; context: what the other results know about an absent object (absence_context)."""
     out = []
@@ -356,13 +369,16 @@ def _reachability_verdicts(results: list[Obj], probes: list[Obj], context: str =
         min_backends = int(probe.get("min_backends") or 0)
         if len(distribution) < min_backends:
             problems.append("expected answers from at least %d backends, got %s" % (min_backends, dict(distribution)))
+        max_backends = probe.get("max_backends")
+        if max_backends is not None and len(distribution) > int(max_backends):
+            problems.append("expected answers from at most %d backends, got %s" % (int(max_backends), dict(distribution)))
         observed = ("pass" + (": " + reason if continuous else "") if passed else "fail: " + reason) \
             + (" %s" % dict(distribution) if distribution else "") \
             + (" (probed from inside node %s)" % result.get("node") if result.get("via") == "node" else "")
         expected = ("fail: %s" % expect_fail if expect_fail else "pass") \
             + (" with at most %d failed at %s/s" % (int(probe.get("max_failures") or 0), probe["rate"]) if continuous and "rate" in probe else "") \
             + (" from %s" % sorted(backends) if backends else "") \
-            + (" from >= %d backends" % min_backends if min_backends else "")
+            + _backend_count_text(min_backends, max_backends)
         out.append(Verdict("reachability", label, expected, observed, not problems))
     return out
 

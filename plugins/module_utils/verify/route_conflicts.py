@@ -8,14 +8,15 @@ creationTimestamp, then to the first by "namespace/name". Two matches that tie o
 criterion are a conflict: the spec names the winner, but the loser's rule serves nothing for those
 requests, and its owner is rarely told. Partial overlaps (one prefix longer) are precedence
 working as meant, not conflicts. Which routes a listener takes is gateway_api.attach's answer.
-RegularExpression paths (implementation-specific precedence) are left out.
+RegularExpression paths (implementation-specific precedence) are left out. An implementation that
+does not honour the tie-break says so (GatewayController.on_route_tie), beside the spec's winner.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ClusterState, meta
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ClusterState, GatewayController, meta
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import gateway_api as spec
 
 Obj = dict[str, Any]
@@ -83,13 +84,25 @@ def winner(a: Match, b: Match) -> tuple[Match, Match, str]:
     return first, second, "created in the same second: the first by namespace/name wins"
 
 
-def find(state: ClusterState) -> list[Obj]:
-    """Every tie between matches of two routes attached to one listener, with the spec's winner."""
+def _servers(gateway: Obj, state: ClusterState, controllers: Sequence[GatewayController]) -> list[GatewayController]:
+    """The implementations serving this Gateway: those claiming its class that watch its namespace."""
+    name = str((gateway.get("spec") or {}).get("gatewayClassName") or "")
+    gateway_class = next((gc for gc in state.gateway_classes if meta(gc).get("name") == name), None)
+    if gateway_class is None:
+        return []
+    ns = str(meta(gateway).get("namespace"))
+    return [c for c in controllers if c.claim_class(gateway_class)[0] and c.watches_namespace(ns)]
+
+
+def find(state: ClusterState, controllers: Sequence[GatewayController] = ()) -> list[Obj]:
+    """Every tie between matches of two routes attached to one listener, with the spec's winner and
+    what each implementation serving the Gateway (of `controllers`) does instead, where it differs."""
     if not state.gateway_api:
         return []
     out: list[Obj] = []
     seen: set[tuple[str, str, str, str]] = set()
     for gateway in sorted(state.gateways, key=spec.key):
+        differ = {c.ref: c.on_route_tie for c in _servers(gateway, state, controllers) if c.on_route_tie}
         for listener in spec.listeners(gateway):
             name = str(listener.get("name"))
             attached: list[Match] = []
@@ -120,6 +133,8 @@ def find(state: ClusterState) -> list[Obj]:
                         "message": "HTTPRoutes %s and %s both route %s %s on Gateway %s listener %s; by Gateway API's "
                                    "precedence %s serves it (%s), and %s's rule %d (to %s) serves nothing there"
                                    % (win.route, lose.route, host, win.describe(), spec.key(gateway), name, win.route, why,
-                                      lose.route, lose.rule, lose.backends or "no backend"),
+                                      lose.route, lose.rule, lose.backends or "no backend")
+                                   + "".join("; but %s serves this Gateway: %s" % (ref, text) for ref, text in sorted(differ.items())),
+                        "served_otherwise": dict(sorted(differ.items())),
                     })
     return out

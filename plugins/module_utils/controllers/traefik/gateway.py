@@ -22,6 +22,11 @@ the same by a probe of its release binary), pkg/provider/kubernetes/gateway/:
 - kubernetes.go:468-481, 802-818 entryPointName: a listener lands on the entry point whose address
   ends with :<port> (HTTP listeners skip entry points with http.tls); without one it is Accepted
   False, PortUnavailable, and its routes serve nothing (httproute.go:86 needs listener.Attached).
+- httproute.go loadHTTPRoute: a router's priority is its match's (buildMatchRule) plus its rule's
+  place in its route, nothing of the route's age or name, so matches of two routes that tie on every
+  criterion become routers of one priority, ordered by pkg/muxer/http's unstable sort after a map
+  range: not Gateway API's older-route winner (measured on kind, gateway-route-conflict: team-b's
+  younger route answered in one install of two).
 - pkg/config/static/static_config.go:295-314, 342-353: the entry points it sees are the configured
   ones, else `http` on :80, plus `traefik` on :8080 when the API, ping or Prometheus use it.
 Status writes carry the field manager `traefik` (client.go sets no user agent, so client-go's default
@@ -47,6 +52,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select impo
 Obj = dict[str, Any]
 
 CONTROLLER_NAME = GATEWAY_CONTROLLER_NAME
+ON_ROUTE_TIE = ("Traefik does not apply that tie-break: both become routers of the same priority (the match's), and "
+                "which one answers follows an unstable sort, so it can be either route and change at any reload")
 FIELD_MANAGER = "traefik"
 INSTANCE_LABEL = "app.kubernetes.io/instance"  # the chart puts it on its pods and on its GatewayClass
 _STATUS = GATEWAY + ".statusaddress."
@@ -178,6 +185,7 @@ def analyse(state: ClusterState, workload: Obj, container: Obj, pods: list[Obj])
         # Measured on kind (gateway-listener-port): a route whose only listener is PortUnavailable.
         route_reason_no_listener="NotAllowedByListeners",
         field_manager=FIELD_MANAGER,
+        on_route_tie=ON_ROUTE_TIE,
         address_fix=("providers.kubernetesGateway.statusAddress.service: a LoadBalancer Service that exists in the namespaces "
                      "it watches (unset: its own, with service.enabled), or statusAddress.ip / statusAddress.hostname",
                      "--%sservice.name=<that Service> --%sservice.namespace=<its namespace>" % (_STATUS, _STATUS)),

@@ -87,7 +87,7 @@ def test_the_trailing_slash_redirect_is_the_one_difference(planes: tuple[str, st
 
 @pytest.mark.parametrize("args, message", [
     ({"baseline": {"name": "nginx"}, "targets": [{"name": "t", "address": "127.0.0.1"}]},
-     "baseline: expected exactly one of namespace, address"),
+     "baseline: expected exactly one of namespace, gateway, address"),
     ({"baseline": {"name": "nginx", "address": "127.0.0.1"}, "targets": []}, "targets: expected a non-empty list"),
     ({"baseline": {"name": "nginx", "address": "127.0.0.1"}, "targets": [{"name": "t", "address": "localhost:80"}]},
      "targets[0].address: expected an IP address"),

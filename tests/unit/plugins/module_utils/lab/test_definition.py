@@ -124,6 +124,28 @@ def test_ingresses_expected_to_get_no_address_are_not_waited_for() -> None:
     assert "--publish-service=two/ingress-nginx-missing" in two["args"]
 
 
+def test_the_default_expectations_follow_the_labs_own_workloads() -> None:
+    """Issue 33: a lab file that defines only its own lab_workloads inherits the inventory's lab_expect, which
+    probes each Ingress the lab defines (one/test, two/test, three/test only where the lab has them)."""
+    assert run(lab())["expect"]["reachability"] == [{"ingress": ns + "/test", "body_regex": "Welcome to nginx!"}
+                                                    for ns in ("one", "two", "three")]
+    mine = [{"name": "shop", "namespace": "one", "ingress": {"class": "nginx-one", "host": "shop.example.test"}},
+            {"name": "api", "namespace": "two", "app": "echo", "ingress": {"class": "nginx-two"}},
+            {"name": "who", "namespace": "three", "image": "traefik/whoami:v1.11.0", "ingress": {"class": "nginx-three"}},
+            {"name": "worker", "namespace": "three", "ingress": False}]
+    out = run(lab(lab_workloads=mine))
+    assert out["expect"]["reachability"] == [{"ingress": "one/shop", "body_regex": "Welcome to nginx!"},
+                                             {"ingress": "two/api", "body_regex": '"path":'},
+                                             {"ingress": "three/who"}]  # an image the lab does not know: any answer
+    # an Ingress expected to get no address is not probed; a list the user writes is taken as written
+    silent = run(lab(lab_workloads=mine, lab_expect={"reachability": "each_ingress", "addresses": {"failing": {"one/shop": "."}}}))
+    assert [p["ingress"] for p in silent["expect"]["reachability"]] == ["two/api", "three/who"]
+    with pytest.raises(LabError, match=r"lab_expect.reachability\[0\].ingress: .*one/test"):
+        run(lab(lab_workloads=mine, lab_expect={"reachability": [{"ingress": "one/test"}]}))
+    with pytest.raises(LabError, match="lab_expect.reachability: expected a list of probes, or each_ingress"):
+        run(lab(lab_expect={"reachability": "every"}))
+
+
 # --- lab_images ------------------------------------------------------------------------------
 
 MIRROR = "registry.example.com/mirror"

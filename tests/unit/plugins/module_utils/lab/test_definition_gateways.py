@@ -45,7 +45,7 @@ def test_a_gateway_lab_validates_and_says_what_it_builds() -> None:
 def test_off_by_default() -> None:
     out = validate("kind", {"name": "lab"}, POOLS, ["one"], [{"namespace": "one"}], [{"name": "a", "namespace": "one"}])
     assert out["gateway_api"] is False and out["gateway_api_version"] is None
-    assert out["gateways"] == {"classes": [], "gateways": []} and out["httproutes"] == []
+    assert out["gateways"] == {"classes": [], "gateways": [], "translations": []} and out["httproutes"] == []
     assert not any("Gateway" in line for line in plan(out))
 
 

@@ -67,7 +67,7 @@ def test_none_and_empty_mean_no_gateways() -> None:
 
 @pytest.mark.parametrize("raw, message", [
     ([], "lab_gateways: expected a mapping"),
-    ({"classes": [], "routes": []}, "lab_gateways: expected only the keys classes, gateways, got ['routes']"),
+    ({"classes": [], "routes": []}, "lab_gateways: expected only the keys classes, gateways, translations, got ['routes']"),
     ({"classes": {}}, "lab_gateways.classes: expected a list of GatewayClasses"),
     (with_change(["classes", 0, "name"], "Traefik"), "lab_gateways.classes[0].name: expected a DNS-1123 subdomain"),
     (with_change(["classes", 0, "name"], KeyError), "lab_gateways.classes[0].name: expected a value (required)"),

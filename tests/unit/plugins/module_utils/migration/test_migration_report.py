@@ -22,7 +22,7 @@ def result(expected: list | None = None) -> dict:
 
 @pytest.mark.parametrize("body, message", [
     ([], r"lab_expect.migration: expected a mapping with baseline and targets"),
-    ({"baseline": {"name": "nginx"}, "targets": GOOD["targets"]}, r"lab_expect.migration.baseline: expected exactly one of namespace, address"),
+    ({"baseline": {"name": "nginx"}, "targets": GOOD["targets"]}, r"lab_expect.migration.baseline: expected exactly one of namespace, gateway, address"),
     ({"baseline": GOOD["baseline"], "targets": []}, r"lab_expect.migration.targets: expected a non-empty list"),
     ({**GOOD, "targets": [{"name": "nginx", "namespace": "x"}]}, r"names unique"),
     ({**GOOD, "targets": [{"name": "t", "address": "100.64.0.300"}]}, r"targets\[0\]\.address: expected an IP address"),

@@ -86,6 +86,10 @@ def test_reachability_checks_failure_reason_and_backends() -> None:
     at_least_two = [{"name": "login", "min_backends": 2}]
     assert [v.met for v in evaluate({"reachability": [results[1]]}, {"reachability": at_least_two})] == [True]
     assert [v.met for v in evaluate({"reachability": [one_backend[1]]}, {"reachability": at_least_two})] == [False]
+    one_team = [{"name": "login", "min_backends": 1, "max_backends": 1}]
+    assert [v.met for v in evaluate({"reachability": [one_backend[1]]}, {"reachability": one_team})] == [True]
+    split, = evaluate({"reachability": [results[1]]}, {"reachability": one_team})
+    assert not split.met and split.expected == "pass from exactly 1 backend"
 
 
 def test_reachability_says_when_the_probe_ran_inside_a_node() -> None:

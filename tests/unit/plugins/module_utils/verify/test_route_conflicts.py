@@ -68,3 +68,35 @@ def test_the_conflicts_check_expects_the_pair_and_its_winner() -> None:
     wrong = evaluate({"conflicts": found}, {"conflicts": {"expected": [{"routes": ["team-a/login", "team-b/login"], "winner": "team-a/login"}]}})
     assert [v.met for v in wrong] == [False] and wrong[0].expected == "conflict, won by team-a/login"
     assert [v.met for v in evaluate({"conflicts": found}, {})] == [False]  # unexpected, like an Ingress conflict
+
+
+def traefik_serving(ns: str = "traefik") -> tuple[list[Obj], list[Obj]]:
+    """A Traefik Deployment with its Gateway provider on (its entry point web on :8000), and its pod."""
+    labels = {"app.kubernetes.io/name": "traefik", "app.kubernetes.io/instance": "traefik-" + ns}
+    args = ["--entryPoints.web.address=:8000/tcp", "--providers.kubernetesgateway"]
+    deploy = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "traefik", "namespace": ns},
+              "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {
+                  "containers": [{"name": "traefik", "image": "docker.io/traefik:v3.7.13", "args": args}]}}}}
+    pod = {"metadata": {"namespace": ns, "name": "traefik-abc", "labels": labels}, "spec": {},
+           "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
+    return [deploy], [pod]
+
+
+def test_an_implementation_that_ignores_the_tie_break_is_named_beside_the_spec_winner() -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import gateway as traefik_gateway
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.diagnose import find_workloads, gateway_controllers
+
+    t = "2026-11-26T10:00:00Z"
+    s = state(route("team-b", t), route("team-a", t))
+    s.workloads, s.pods = traefik_serving()
+    s.gateway_classes = [{"metadata": {"name": "traefik"}, "spec": {"controllerName": traefik_gateway.CONTROLLER_NAME}}]
+    controllers = gateway_controllers(s, find_workloads(s))
+    assert [c.ref for c in controllers] == ["traefik/traefik@kubernetesgateway"]
+    [c] = rc.find(s, controllers)
+    assert c["winner"] == "team-a/login"  # the spec's answer is still the one given
+    assert c["served_otherwise"] == {"traefik/traefik@kubernetesgateway": traefik_gateway.ON_ROUTE_TIE}
+    assert c["message"].endswith("; but traefik/traefik@kubernetesgateway serves this Gateway: " + traefik_gateway.ON_ROUTE_TIE)
+    # a class it does not claim: it serves nothing here, and nothing is added
+    s.gateway_classes = [{"metadata": {"name": "traefik"}, "spec": {"controllerName": "example.com/other"}}]
+    [c] = rc.find(s, controllers)
+    assert c["served_otherwise"] == {} and "but" not in c["message"]
