@@ -87,6 +87,7 @@ notes:
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import TRANSLATION_LISTENER_PORT
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.translate import run_gateway_translation
 
 
@@ -95,7 +96,7 @@ def main() -> None:
         argument_spec=with_args(
             CLUSTER_ARGS, SELECTION_ARGS,
             gateway_class={"type": "str", "required": True},
-            listener_port={"type": "int", "default": 8000},
+            listener_port={"type": "int", "default": TRANSLATION_LISTENER_PORT},
             ingress_class={"type": "str", "default": "nginx"},
             binary={"type": "str", "default": "ingress2gateway"},
         ),

@@ -24,6 +24,10 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingres
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.translate import notes_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import meta
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import API_VERSION as GATEWAY_API_VERSION
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.gateway_api import parent_gateway
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of
 
 Obj = dict[str, Any]
 _HTTP_PORT_NAMES = ("http", "web")
@@ -118,6 +122,11 @@ def _by_address(_client: Any, spec: DataPlaneSpec) -> DataPlane:
     return DataPlane(name=spec.name, address=address, described="%s:%d" % (address.ip, address.port))
 
 
+def _lb_ips(service: Obj) -> list[str]:
+    """The IPs MetalLB (or a cloud) gave a LoadBalancer Service, in its status."""
+    return [str(i["ip"]) for i in ((service.get("status") or {}).get("loadBalancer") or {}).get("ingress") or [] if i.get("ip")]
+
+
 def _by_service(client: Any, spec: DataPlaneSpec) -> DataPlane:
     services = client.list("v1", "Service", namespace=spec.namespace)
     if spec.service:
@@ -132,8 +141,7 @@ def _by_service(client: Any, spec: DataPlaneSpec) -> DataPlane:
                                % (spec.where, spec.namespace, [s["metadata"]["name"] for s in chosen] or "none",
                                   spec.where))
     svc = chosen[0]
-    ingress = ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
-    ips = [i.get("ip") for i in ingress if i.get("ip")]
+    ips = _lb_ips(svc)
     if not ips:
         raise KindlabError("%s: Service %s/%s has no LoadBalancer address yet (MetalLB assigns one; is the pool "
                            "full?)" % (spec.where, spec.namespace, svc["metadata"]["name"]))
@@ -155,18 +163,11 @@ def _unfaithful(client: Any, service: Obj) -> tuple[tuple[str, str], ...]:
     return ()
 
 
-GATEWAY_API = "gateway.networking.k8s.io/v1"
-
-
-def _namespace_of(obj: Obj) -> str:
-    return str((obj.get("metadata") or {}).get("namespace") or "")
-
-
 def _by_gateway(client: Any, spec: DataPlaneSpec) -> DataPlane:
     """A Gateway's data plane: the LoadBalancer Service whose address the Gateway's status gives (the
     implementation's own, as Traefik's statusAddress.service writes it), on that Service's HTTP port."""
     ns, _slash, name = spec.gateway.partition("/")
-    gateway = client.get(GATEWAY_API, "Gateway", name, ns)
+    gateway = client.get(GATEWAY_API_VERSION, "Gateway", name, ns)
     if gateway is None:
         raise KindlabError("%s.gateway: Gateway %s does not exist" % (spec.where, spec.gateway))
     addresses = [str(a.get("value")) for a in (gateway.get("status") or {}).get("addresses") or []
@@ -174,15 +175,14 @@ def _by_gateway(client: Any, spec: DataPlaneSpec) -> DataPlane:
     if not addresses:
         raise KindlabError("%s.gateway: Gateway %s has no IP address in its status yet (does a controller claim its "
                            "class %s?)" % (spec.where, spec.gateway, (gateway.get("spec") or {}).get("gatewayClassName")))
-    services = [s for s in client.list("v1", "Service") if addresses[0] in
-                [i.get("ip") for i in ((s.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []]]
+    services = [s for s in client.list("v1", "Service") if addresses[0] in _lb_ips(s)]
     port = _port(services[0], _HTTP_PORT_NAMES, 80) if services else 80
-    routes = [r for r in client.list(GATEWAY_API, "HTTPRoute")
-              if any(str(p.get("name")) == name and str(p.get("namespace") or _namespace_of(r)) == ns
+    routes = [r for r in client.list(GATEWAY_API_VERSION, "HTTPRoute")
+              if any(parent_gateway(str(meta(r).get("namespace")), p) == spec.gateway
                      for p in (r.get("spec") or {}).get("parentRefs") or [])]
     notes: list[tuple[tuple[str, ...], Obj]] = [((), n) for n in notes_of(gateway)]
     notes += [(tuple(str(h) for h in (r.get("spec") or {}).get("hostnames") or []), n) for r in routes for n in notes_of(r)]
-    behind = "Service %s/%s" % (_namespace_of(services[0]), services[0]["metadata"]["name"]) if services else "no Service found"
+    behind = "Service %s" % key_of(services[0]) if services else "no Service found"
     return DataPlane(name=spec.name, address=Address(ip=addresses[0], port=port), notes=tuple(notes),
                      described="Gateway %s at %s:%d (%s)" % (spec.gateway, addresses[0], port, behind))
 

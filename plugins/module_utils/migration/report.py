@@ -108,6 +108,11 @@ def _difference_rows(result: Obj) -> list[tuple[str, Obj, Obj]]:
     return rows
 
 
+def _translation_notes(comparison: Obj) -> list[tuple[str, str]]:
+    """(target, note) for what a translator said of a target's whole translation (translate.set_beside_requests)."""
+    return [(t, n) for t, b in sorted(comparison["targets"].items()) for n in b.get("translation_notes") or []]
+
+
 def markdown_lines(result: Obj) -> list[str]:
     if not result or "comparison" not in result:
         if result and result.get("failed"):
@@ -127,7 +132,7 @@ def markdown_lines(result: Obj) -> list[str]:
     if everywhere:
         lines += ["", "In every request both answered:", ""]
         lines += ["- %s: %s %r vs %r: %s" % (t, d["field"], d["baseline"], d["target"], d["cause"]) for t, d in everywhere]
-    said = [(t, n) for t, b in sorted(c["targets"].items()) for n in b.get("translation_notes") or []]
+    said = _translation_notes(c)
     if said:
         lines += ["", "What the translator said of the whole translation:", ""]
         lines += ["- %s: %s" % (t, n) for t, n in said]
@@ -170,7 +175,7 @@ def html_section(result: Obj) -> str:
     for target, body in sorted(c["targets"].items()):
         out.append("<tr><td>%s</td>%s</tr>" % (e(target), "".join("<td>%d</td>" % body["counts"][o] for o in OUTCOMES)))
     out.append("</tbody></table>")
-    said = [(t, n) for t, b in sorted(c["targets"].items()) for n in b.get("translation_notes") or []]
+    said = _translation_notes(c)
     if said:
         out.append('<p class="meta">What the translator said of the whole translation:</p><ul id="migration-notes">%s</ul>'
                    % "".join("<li>%s: %s</li>" % (e(t), e(n)) for t, n in said))

@@ -32,6 +32,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import I
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAMLError, yaml
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import apply_order
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import ref_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import CRD_GROUP
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of, list_ingresses, parse_selection
 
 if TYPE_CHECKING:
@@ -154,7 +155,7 @@ def run_translator(binary: str, objects: Sequence[Obj], ingress_class: str, run:
     except YAMLError as exc:
         raise TranslationError("ingress2gateway (%s) printed no YAML: %s" % (binary, exc)) from None
     wrong = [o.get("kind") if isinstance(o, dict) else o for o in produced
-             if not isinstance(o, dict) or not str(o.get("apiVersion", "")).startswith("gateway.networking.k8s.io/")]
+             if not isinstance(o, dict) or not str(o.get("apiVersion", "")).startswith(CRD_GROUP + "/")]
     if wrong:
         raise TranslationError("ingress2gateway (%s) printed objects other than Gateway API ones: %s" % (binary, wrong))
     return produced, parse_notes(err)

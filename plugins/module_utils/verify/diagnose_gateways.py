@@ -63,7 +63,7 @@ class GatewaySide:
         return len({self.status_by(w) for w in self.writers}) > 1
 
 
-def _sides(state: ClusterState, controllers: list[GatewayController]) -> dict[str, GatewaySide]:
+def sides_of(state: ClusterState, controllers: list[GatewayController]) -> dict[str, GatewaySide]:
     classes = {str(meta(gc).get("name")): gc for gc in state.gateway_classes}
     out = {}
     for gw in sorted(state.gateways, key=spec.key):
@@ -251,7 +251,7 @@ def predict(state: ClusterState, controllers: list[GatewayController]) -> tuple[
                               "gateway_classes": {}, "gateways": {}, "routes": {}}
     if not state.gateway_api:
         return result, []
-    sides = _sides(state, controllers)
+    sides = sides_of(state, controllers)
     result["gateway_classes"], findings = _class_findings(state, controllers)
     findings += _blocked_findings(sides, controllers)
     route_findings: list[Finding] = []

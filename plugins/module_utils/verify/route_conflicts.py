@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ClusterState, GatewayController, meta
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import gateway_api as spec
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.diagnose_gateways import sides_of
 
 Obj = dict[str, Any]
 DEFAULT_MATCH: Obj = {"path": {"type": "PathPrefix", "value": "/"}}
@@ -84,16 +85,6 @@ def winner(a: Match, b: Match) -> tuple[Match, Match, str]:
     return first, second, "created in the same second: the first by namespace/name wins"
 
 
-def _servers(gateway: Obj, state: ClusterState, controllers: Sequence[GatewayController]) -> list[GatewayController]:
-    """The implementations serving this Gateway: those claiming its class that watch its namespace."""
-    name = str((gateway.get("spec") or {}).get("gatewayClassName") or "")
-    gateway_class = next((gc for gc in state.gateway_classes if meta(gc).get("name") == name), None)
-    if gateway_class is None:
-        return []
-    ns = str(meta(gateway).get("namespace"))
-    return [c for c in controllers if c.claim_class(gateway_class)[0] and c.watches_namespace(ns)]
-
-
 def find(state: ClusterState, controllers: Sequence[GatewayController] = ()) -> list[Obj]:
     """Every tie between matches of two routes attached to one listener, with the spec's winner and
     what each implementation serving the Gateway (of `controllers`) does instead, where it differs."""
@@ -101,8 +92,9 @@ def find(state: ClusterState, controllers: Sequence[GatewayController] = ()) -> 
         return []
     out: list[Obj] = []
     seen: set[tuple[str, str, str, str]] = set()
+    sides = sides_of(state, list(controllers))  # who serves each Gateway: claims its class, watches its namespace
     for gateway in sorted(state.gateways, key=spec.key):
-        differ = {c.ref: c.on_route_tie for c in _servers(gateway, state, controllers) if c.on_route_tie}
+        differ = {c.ref: c.on_route_tie for c in sides[spec.key(gateway)].claimers if c.on_route_tie}
         for listener in spec.listeners(gateway):
             name = str(listener.get("name"))
             attached: list[Match] = []
