@@ -9,6 +9,8 @@
 #                                                        name in scenarios/ or a scenario file's path)
 #   hack/kind-lab.sh verify [SCENARIO] [ANSIBLE ARGS...] playbooks/verify.yml
 #   hack/kind-lab.sh down [SCENARIO] [ANSIBLE ARGS...]   playbooks/teardown.yml
+#   hack/kind-lab.sh rehearse [ANSIBLE ARGS...]          playbooks/rehearse.yml, in a kind cluster named rehearsal
+#                                                        (beside the lab's: -e rehearse_kubeconfig=its kubeconfig)
 #   hack/kind-lab.sh vars                                print the offline inputs (a vars file)
 #   hack/kind-lab.sh exec CMD...                         run CMD where the lab is reachable
 #
@@ -44,14 +46,16 @@ in_engine() {
 offline_vars() {
     "$VENV/bin/python" - "$(pin KIND_OFFLINE_NODE_IMAGE)" "$(pin KIND_OFFLINE_WEB_IMAGE)" "$(pin KIND_OFFLINE_ECHO_IMAGE)" \
         "$(pin KIND_OFFLINE_WHOAMI_IMAGE)" "$(pin METALLB_CONTROLLER_IMAGE)" "$(pin METALLB_SPEAKER_IMAGE)" <<'PY'
-import json, sys
+import json, os, sys
 from kindlab_twin import binaries, controller_types
 node_image, web_image, echo_image = sys.argv[1:4]
 types = controller_types.offline_vars()  # every controller type's images and chart
 images = dict(types["lab_images"], test_app=web_image, echo=echo_image)
 print(json.dumps({
     "lab_backend": "kind",
-    "lab_cluster": {"name": "ingress-lab", "workers": 0, "kind_config": {}, "node_image": node_image},
+    # KINDLAB_CLUSTER: another cluster beside the lab's (a rehearsal's, while the cluster it rehearses runs)
+    "lab_cluster": {"name": os.environ.get("KINDLAB_CLUSTER") or "ingress-lab", "workers": 0, "kind_config": {},
+                    "node_image": node_image},
     "lab_metallb_manifest_url": "file://%s" % (binaries.assets_dir("metallb-controller") / "metallb-native.yaml"),
     # Gateway API's CRDs from their Go module (used when a scenario sets lab_gateway_api)
     "lab_gateway_api_manifest_url": "file://%s" % (binaries.assets_dir("gateway-api-crds") / "standard-install.yaml"),
@@ -99,7 +103,9 @@ case "${1:-}" in
     prepare) prepare ;;
     verify) shift; playbook verify "$@" ;;
     down) shift; playbook teardown "$@" ;;
+    # rehearse -e rehearse_kubeconfig=PATH ...: playbooks/rehearse.yml (capture, rebuild on kind, replay, tear down)
+    rehearse) shift; prepare; KINDLAB_CLUSTER=rehearsal playbook rehearse "" -e rehearse_cluster_name=rehearsal "$@" ;;
     vars) offline_vars ;;
     exec) shift; in_engine "$@" ;;
-    *) die "usage: $me up|verify|down [SCENARIO] [ANSIBLE ARGS...] | prepare | vars | exec CMD..." ;;
+    *) die "usage: $me up|verify|down [SCENARIO] [ANSIBLE ARGS...] | rehearse [ANSIBLE ARGS...] | prepare | vars | exec CMD..." ;;
 esac

@@ -41,6 +41,12 @@ failed_dirs=()
 current=""        # the scenario whose kind cluster is up, for the cleanup
 current_src=""    # where its variables come from: its name in scenarios/, or a captured file's path
 TWIN_SERIES=""    # the pid of the twin's series while it runs
+# The rehearsal's own kind cluster (rehearsal_kind below) runs beside the lab's, with a pool of its own.
+REHEARSAL_POOLS='{"lab_metallb_pools": [{"name": "rehearsal-pool", "addresses": ["100.66.0.0/16"]}]}'
+rehearsal_left() { "$KIND_LAB" exec kind get clusters 2>/dev/null | grep -qx rehearsal; }
+rehearsal_down() {
+    KINDLAB_CLUSTER=rehearsal "$KIND_LAB" down "" -e "$REHEARSAL_POOLS" -e "lab_state_dir=$WORK/kind/team/rehearsal"
+}
 cleanup() {
     local rc=$?
     banner "teardown"
@@ -50,7 +56,8 @@ cleanup() {
         "$KIND_LAB" down "${current_src:-$current}" -e "lab_state_dir=$WORK/kind/$current" >"$WORK/teardown-kind.log" 2>&1 \
             || { tail -n 20 "$WORK/teardown-kind.log" >&2; rc=1; }
     fi
-    left="$("$KIND_LAB" exec ip -br addr | grep -c ' 100\.64\.' || true)"
+    ! rehearsal_left || rehearsal_down >>"$WORK/teardown-kind.log" 2>&1 || rc=1
+    left="$("$KIND_LAB" exec ip -br addr | grep -cE ' 100\.6[46]\.' || true)"
     [ "$left" = 0 ] || { echo "test-kind: FAIL: the pool's address is still on the kind bridge after teardown" >&2; rc=1; }
     if [ "$STARTED_ENGINE" = 1 ]; then
         left="$(docker ps -aq | wc -l)"
@@ -353,6 +360,42 @@ broken_lab_kind() {
     stage_record "verify on a broken lab" "$((SECONDS - started))" "$([ "${#failures[@]}" = "$before" ] && echo ok || echo FAILED)"
 }
 [[ " ${SCENARIOS[*]} " != *" missing-publish-service "* ]] || broken_lab_kind
+
+# The rehearsal of a hand-built cluster (issue 32), on the emptied cluster: tests/kind/team/base.yml gives it
+# MetalLB and ingress-nginx, kubectl applies the team's own objects (tests/kind/team/shop.yaml), then the one
+# command a user runs, playbooks/rehearse.yml (hack/kind-lab.sh rehearse), captures it, rebuilds it in a kind
+# cluster of its own beside it (its own pool), captures the rebuild back, translates it with ingress2gateway,
+# replays the requests through ingress-nginx, Traefik's ingress-nginx provider and the translation, and
+# deletes that cluster; tests/kind/rehearsal_check.py asserts the capture, the round trip and the differences.
+rehearsal_kind() {
+    local dir="$WORK/kind/team" started=$SECONDS before=${#failures[@]} echo_image
+    banner "a hand-built cluster captured, rebuilt beside it, translated and rehearsed (playbooks/rehearse.yml)"
+    mkdir -p "$dir"
+    current=team
+    current_src="$ROOT/tests/kind/team/base.yml"
+    echo_image="$("$KIND_LAB" vars | "$VENV/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["lab_images"]["echo"])')"
+    sed "s#ECHO_IMAGE#$echo_image#" "$ROOT/tests/kind/team/shop.yaml" >"$dir/shop.yaml"
+    if ! "$KIND_LAB" up "$current_src" -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1 \
+            || ! "$KIND_LAB" exec kubectl --kubeconfig "$dir/kubeconfig" apply -f "$dir/shop.yaml" >>"$dir/lab.log" 2>&1 \
+            || ! "$KIND_LAB" exec kubectl --kubeconfig "$dir/kubeconfig" -n shop rollout status deployment/api deployment/web \
+                --timeout=180s >>"$dir/lab.log" 2>&1; then
+        tail -n 30 "$dir/lab.log" >&2
+        failures+=("rehearsal: the hand-built cluster")
+    elif ! "$KIND_LAB" rehearse -e "rehearse_kubeconfig=$dir/kubeconfig" -e '{"rehearse_namespaces": ["shop"]}' \
+            -e "rehearse_dir=$dir/rehearsal" -e "$REHEARSAL_POOLS" >"$dir/rehearse.log" 2>&1; then
+        tail -n 40 "$dir/rehearse.log" >&2
+        failures+=("rehearsal: playbooks/rehearse.yml")
+    fi
+    grep -A8 'how long each stage took\] \*' "$dir/rehearse.log" 2>/dev/null | grep "s'$" >&2 || true
+    "$VENV/bin/python" "$ROOT/tests/kind/rehearsal_check.py" "$dir/rehearsal" >&2 || failures+=("rehearsal: its capture and report")
+    if rehearsal_left; then
+        failures+=("rehearsal: its kind cluster was left behind")
+        rehearsal_down >>"$dir/rehearse.log" 2>&1 || true
+    fi
+    reset_kind "$dir" || failures+=("reset after the rehearsal on kind")
+    stage_record "rehearsal of a hand-built cluster" "$((SECONDS - started))" "$([ "${#failures[@]}" = "$before" ] && echo ok || echo FAILED)"
+}
+[[ " ${SCENARIOS[*]} " != *" migration-gateway "* ]] || rehearsal_kind
 
 started=$SECONDS
 wait "$TWIN_SERIES" || failures+=("the twin series")

@@ -25,9 +25,17 @@ options:
     type: str
     required: true
   listener_port:
-    description: The port of every translated listener (Traefik serves HTTP listeners on its C(web) entry point, 8000).
+    description:
+      - The port of every translated HTTP listener (Traefik serves HTTP listeners on its C(web) entry point, 8000). A
+        route's parentRef that names the translator's HTTP port (80) names this one instead.
     type: int
     default: 8000
+  tls_listener_port:
+    description:
+      - The port of every translated HTTPS listener (Traefik's C(websecure) entry point, 8443); a parentRef naming the
+        translator's HTTPS port (443) names this one instead.
+    type: int
+    default: 8443
   ingress_class:
     description: The IngressClass whose Ingresses are translated (ingress2gateway's C(--ingress-nginx-ingress-class)).
     type: str
@@ -87,7 +95,7 @@ notes:
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import TRANSLATION_LISTENER_PORT
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import TRANSLATION_LISTENER_PORT, TRANSLATION_TLS_LISTENER_PORT
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.translate import run_gateway_translation
 
 
@@ -97,6 +105,7 @@ def main() -> None:
             CLUSTER_ARGS, SELECTION_ARGS,
             gateway_class={"type": "str", "required": True},
             listener_port={"type": "int", "default": TRANSLATION_LISTENER_PORT},
+            tls_listener_port={"type": "int", "default": TRANSLATION_TLS_LISTENER_PORT},
             ingress_class={"type": "str", "default": "nginx"},
             binary={"type": "str", "default": "ingress2gateway"},
         ),

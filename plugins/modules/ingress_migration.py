@@ -22,6 +22,9 @@ description:
     A received header that differs in every request is reported once (the data plane's own headers).
   - Where the baseline is the offline kind lab's ingress-nginx image (Debian's nginx), requests whose rule uses
     an annotation that image cannot do as upstream's does are marked "baseline not faithful, not compared".
+  - Requests to an Ingress rebuilt from a capture (M(kindlab.ingress.lab_capture)) without something it routes by
+    (an annotation that stayed in the cluster, an ExternalName Service; the annotation C(kindlab.ingress/not-rebuilt)
+    lists them) are marked "not rebuilt from the capture, not compared".
   - Each difference names its cause (the rule or annotation responsible) and a curl line that reproduces it.
   - Read-only. It sends HTTP requests to the data planes' addresses and changes nothing in the cluster. It must run
     where those addresses are reachable (on this project's kind lab, inside the lab engine's network namespace).

@@ -18,11 +18,18 @@ description:
   - "Also from the cluster: the RBAC the controller's ServiceAccount has (namespaced ingress-nginx RBAC that cannot list
     IngressClasses becomes C(rbac.scope)), the IngressClass of its controller value (one per release), its Service's
     type; the lab's rule that no release runs an admission webhook applies and is reported."
-  - "Ingresses: each becomes a C(lab_workloads) stand-in with the same namespace, Ingress name, class, host, paths
-    and path types, the annotations that decide claiming and routing (C(kubernetes.io/ingress.class),
-    C(nginx.ingress.kubernetes.io/*), C(traefik.ingress.kubernetes.io/*), but none that may hold credentials or code),
-    backed by a Service of the same name (port 80) and the replicas of the workload behind it. A second host or
-    Service, TLS, ports other than 80 and non-Service backends are reported, not reproduced."
+  - "Services: each Service an Ingress or HTTPRoute names becomes a C(lab_workloads) stand-in of the same name running
+    the echo app (it says which Service answered and what path arrived), with the Service's port numbers and names and
+    the replicas of the workload behind it."
+  - "Ingresses: each is kept whole on the stand-in of its first backend: its name, class, every rule, host and path
+    with its backend Service and port (by number or by name), its default backend, its TLS hosts (the lab makes a
+    self-signed certificate for them; no key is read), and the annotations that decide claiming and routing
+    (C(kubernetes.io/ingress.class), C(nginx.ingress.kubernetes.io/*), C(traefik.ingress.kubernetes.io/*)). Several
+    Ingresses on one host stay several, so the lab's ingress-nginx merges them as the cluster's does."
+  - "What cannot be rebuilt is said, and the rebuilt Ingress lists it in the annotation C(kindlab.ingress/not-rebuilt),
+    so that M(kindlab.ingress.ingress_migration) does not compare its requests: annotations that may hold credentials
+    or code (snippets, auth, secrets, tokens), which stay in the cluster, and ExternalName Services (a stand-in
+    answers instead)."
   - C(lab_expect) holds the error findings the diagnosis makes now, the controllers that cannot start
     (C(controllers.failing)), the Ingresses nobody gives an address (C(addresses.failing)), the status the diagnosis
     predicts and, with O(watch), what a short watch of the status saw.
@@ -67,6 +74,14 @@ options:
         see stays expected, and both are said in RV(unexpressed).
     type: float
     default: 0
+  compare_with:
+    description:
+      - A lab definition an earlier capture wrote. When this cluster is the lab rebuilt from it (a round trip, as
+        C(playbooks/rehearse.yml) makes), RV(round_trip) says whether this capture says the same of the Services and
+        Ingresses of O(namespaces) (of every namespace of that definition when empty). HTTPRoutes and controllers are
+        left out.
+    type: path
+    version_added: 0.1.0
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - kindlab.ingress.cluster
@@ -100,6 +115,12 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+round_trip:
+  description:
+    - With O(compare_with), C(equal) (whether this capture says the same of the Services and Ingresses as that
+      definition) and C(differences), one sentence each (namespace/name, the key, both values).
+  returned: when O(compare_with) is set
+  type: dict
 dest:
   description: The file written (or that would be, in check mode).
   returned: success
@@ -138,6 +159,7 @@ def main() -> None:
             anonymize={"type": "bool", "default": False},
             scenario={"type": "str", "default": "captured"},
             watch={"type": "float", "default": 0},
+            compare_with={"type": "path"},
         ),
         requires=("PyYAML",),
     ).run(run_lab_capture)

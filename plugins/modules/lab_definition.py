@@ -138,7 +138,8 @@ options:
         C(8000) for C(web)), C(protocol) (C(HTTP); HTTPS and TLS listeners are not built yet), optional C(hostname),
         and C(allowed_routes) (C(namespaces) C(Same), C(All) or C(Selector) with C(selector) labels).
       - C(translations), the lab's own key (not M(kindlab.ingress.gateway_api)'s), each with C(namespaces) (of
-        O(namespaces)), C(class) (one of C(classes)), optional C(listener_port) (default C(8000), Traefik's C(web)) and
+        O(namespaces)), C(class) (one of C(classes)), optional C(listener_port) (default C(8000), Traefik's C(web)),
+        C(tls_listener_port) (default C(8443), Traefik's C(websecure)) and
         C(ingress_class) (default C(nginx)); those namespaces' Ingresses are translated by ingress2gateway after the
         workloads (M(kindlab.ingress.gateway_translation)), the Gateway API target of a migration rehearsal.
       - A workload's C(httproute) C(parent_refs) must name Gateways defined here, and a C(section_name) one of its

@@ -49,20 +49,36 @@ options:
         type: int
         default: 1
       port:
-        description: Port the container listens on; the Service exposes it as port 80 named C(http).
+        description: Port the container listens on; every port of the Service (O(workloads[].ports)) targets it.
         type: int
         default: 80
+      ports:
+        description:
+          - The Service's ports, each with C(port) and C(name) (a name is needed when there are several), all targeting
+            the container's port. Omitted, port 80 named C(http). A captured Service keeps its port numbers and names
+            this way, so an Ingress that names a port by number or by name finds it.
+        type: list
+        elements: dict
+        version_added: 0.1.0
       labels:
         description: Extra labels for every object and the pods.
         type: dict
       ingress:
         description:
-          - The Ingress for this app. C(false) creates none; C(true) or omitted creates one for any host on C(/).
-          - Keys are C(name) (default the workload name), C(class) (C(spec.ingressClassName); omit to use the
-            C(kubernetes.io/ingress.class) annotation or no class), C(host) (DNS name, C(*.) wildcard allowed),
-            C(paths) (list of C(path) strings or mappings with C(path) and C(path_type) Prefix, Exact or
-            ImplementationSpecific; default C(/) Prefix), C(annotations), and C(tls) (C(true) adds C(spec.tls) for the
-            host with a self-signed certificate generated once into Secret C(<name>-tls); no key material in diffs).
+          - The Ingresses for this app. C(false) creates none; C(true) or omitted creates one for any host on C(/); a
+            mapping creates one (named after the workload by default); a list of mappings creates each (each with its
+            C(name)).
+          - Keys are C(name), C(class) (C(spec.ingressClassName); omit to use the C(kubernetes.io/ingress.class)
+            annotation or no class), C(host) (DNS name, C(*.) wildcard allowed), C(paths) (list of C(path) strings or
+            mappings with C(path) and C(path_type) Prefix, Exact or ImplementationSpecific; default C(/) Prefix),
+            C(annotations), and C(tls) (C(true) adds C(spec.tls) for the host with a self-signed certificate generated
+            once into Secret C(<name>-tls); no key material in diffs).
+          - Instead of C(host) and C(paths), C(rules) is the whole spec, as a captured Ingress has it, each rule with
+            C(host) and C(paths); a path there may name its backend with C(service) (another workload of the
+            namespace; default this one) and C(port) (a number or a name of that Service's O(workloads[].ports);
+            default its first). C(default_backend) (C(service), C(port)) is C(spec.defaultBackend); C(tls) may be a
+            list of C(hosts) lists, each with a certificate the lab makes for those names (Secret C(<name>-tls),
+            C(<name>-tls-1), ...).
         type: raw
       httproute:
         description:
@@ -193,6 +209,7 @@ def main() -> None:
                 "image": {"type": "str"},
                 "replicas": {"type": "int", "default": 1},
                 "port": {"type": "int", "default": 80},
+                "ports": {"type": "list", "elements": "dict"},
                 "labels": {"type": "dict"},
                 "ingress": {"type": "raw"},
                 "httproute": {"type": "raw"},

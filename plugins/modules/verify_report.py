@@ -43,6 +43,8 @@ options:
       - C(migration) is M(kindlab.ingress.ingress_migration)'s result (or its failure, which becomes one unmet verdict
         while the rest of the report is still written), judged against C(expect.migration) (C(expected) differences and
         C(same) answers); its section in summary.md and report.html lists each request that differs with its cause.
+        With C(expect.migration.report_only=true) (a rehearsal of a captured cluster) every difference is reported and
+        none fails a verdict; the rehearsal must still run and its baseline serve part of the requests.
     type: dict
     required: true
   expect:

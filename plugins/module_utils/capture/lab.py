@@ -15,11 +15,13 @@ IngressClass objects are, and a type's secret flags are dropped from its args.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._files import write_if_changed
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_dns1123_label
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import yaml
 from ansible_collections.kindlab.ingress.plugins.module_utils.capture.anonymize import anonymize_lab
@@ -52,8 +54,9 @@ Obj = dict[str, Any]
 _ROUTING_PREFIXES = ("nginx.ingress.kubernetes.io/", "traefik.ingress.kubernetes.io/")
 # Within those, the ones that can carry credentials or code: never copied.
 _SECRET_WORDS = ("snippet", "auth", "secret", "token", "password")
-# A stand-in workload's Service listens on 80, port name http (lab/workloads.py).
-_STAND_IN_PORTS = (80, "http")
+# On a rebuilt Ingress: what of the captured one the lab could not rebuild (a JSON list of sentences);
+# the migration rehearsal does not compare that Ingress's requests.
+NOT_REBUILT_ANNOTATION = "kindlab.ingress/not-rebuilt"
 
 
 class CaptureError(OptionError):
@@ -153,39 +156,58 @@ def capture_controllers(state: ClusterState, found: list[diagnose.FoundWorkload]
 
 
 # ---------------------------------------------------------------- Ingresses → stand-in workloads
+#
+# Each Service an Ingress or HTTPRoute names becomes a stand-in workload of the same name: the echo
+# app (it says which Service answered and what path arrived), the cluster workload's replicas, the
+# Service's port numbers and names. Each Ingress is kept whole (rules, hosts, paths, backends by
+# port number or name, TLS hosts, default backend, routing annotations) on the stand-in of its
+# first backend, so several Ingresses on one host merge in the lab as they do in the cluster.
 
 
-@dataclass
-class _Route:
-    host: str | None
-    path: str
-    path_type: str
-    service: str
-    port: Any
+def _backend(raw: Obj | None) -> tuple[str, int | str | None] | None:
+    """(Service, port number or name) of an Ingress backend; None for a resource backend."""
+    svc = (raw or {}).get("service")
+    if not svc or not svc.get("name"):
+        return None
+    port = svc.get("port") or {}
+    return str(svc["name"]), port.get("number", port.get("name"))
 
 
-def _routes(ing: Obj, where: str, notes: list[str]) -> list[_Route]:
+def _ingress_rules(ing: Obj, where: str, notes: list[str]) -> tuple[list[Obj], Obj | None]:
+    """The lab's rules (each path naming its Service and port) and default backend of ING."""
     spec = ing.get("spec") or {}
-    out: list[_Route] = []
+    rules = []
     for rule in spec.get("rules") or []:
+        paths = []
         for p in (rule.get("http") or {}).get("paths") or []:
-            svc = (p.get("backend") or {}).get("service")
-            if not svc:
+            backend = _backend(p.get("backend"))
+            if backend is None:
                 notes.append("%s: a backend that is not a Service (%s) is not reproduced" % (where, p.get("backend")))
                 continue
-            port = (svc.get("port") or {}).get("number", (svc.get("port") or {}).get("name"))
-            out.append(_Route(rule.get("host") or None, p.get("path") or "/", p.get("pathType") or "Prefix", svc["name"], port))
-    default = (spec.get("defaultBackend") or {}).get("service")
-    if default and not out:
-        notes.append("%s: its defaultBackend is reproduced as a catch-all path / of a host-less rule" % where)
-        port = (default.get("port") or {}).get("number", (default.get("port") or {}).get("name"))
-        out.append(_Route(None, "/", "Prefix", default["name"], port))
-    elif default:
-        notes.append("%s: its defaultBackend (Service %s) is not reproduced" % (where, default.get("name")))
-    return out
+            item: Obj = {"path": p.get("path") or "/", "path_type": p.get("pathType") or "Prefix", "service": backend[0]}
+            if backend[1] is not None:
+                item["port"] = backend[1]
+            paths.append(item)
+        if paths:
+            rules.append({"host": rule["host"]} if rule.get("host") else {})
+            rules[-1]["paths"] = paths
+        elif not (rule.get("http") or {}).get("paths"):
+            notes.append("%s: rule %s has no paths (its host goes to the default backend); not reproduced"
+                         % (where, rule.get("host") or "(any host)"))
+    default: Obj | None = None
+    backend = _backend(spec.get("defaultBackend"))
+    if backend is not None:
+        default = {"service": backend[0]}
+        if backend[1] is not None:
+            default["port"] = backend[1]
+    elif spec.get("defaultBackend"):
+        notes.append("%s: its defaultBackend is not a Service; not reproduced" % where)
+    return rules, default
 
 
-def _annotations(ing: Obj, where: str, notes: list[str]) -> dict[str, str]:
+def _annotations(ing: Obj, where: str, notes: list[str]) -> tuple[dict[str, str], list[str]]:
+    """(the routing annotations kept, what is not rebuilt): every ingress-nginx and Traefik annotation and the
+    class annotation, but those that may hold credentials or code, which stay in the cluster."""
     kept: dict[str, str] = {}
     dropped: list[str] = []
     for key, value in sorted((meta(ing).get("annotations") or {}).items()):
@@ -195,8 +217,15 @@ def _annotations(ing: Obj, where: str, notes: list[str]) -> dict[str, str]:
         elif routing:
             dropped.append(key)
     if dropped:
-        notes.append("%s: annotations %s may hold credentials or code and stay in the cluster" % (where, ", ".join(dropped)))
-    return kept
+        notes.append("%s: annotations %s may hold credentials or code and stay in the cluster; the rehearsal does not "
+                     "compare its requests" % (where, ", ".join(dropped)))
+    # A lab rebuilt from a capture, captured again, keeps what the first capture could not rebuild.
+    try:
+        earlier = json.loads((meta(ing).get("annotations") or {}).get(NOT_REBUILT_ANNOTATION) or "[]")
+    except ValueError:
+        earlier = []
+    return kept, [str(e) for e in earlier if isinstance(earlier, list)] + [
+        "annotation %s stays in the cluster (credentials or code)" % key for key in dropped]
 
 
 def _replicas(state: ClusterState, namespace: str, service: str) -> tuple[int, str]:
@@ -212,56 +241,123 @@ def _replicas(state: ClusterState, namespace: str, service: str) -> tuple[int, s
     return 1, "no Deployment or DaemonSet behind its Service %s; the lab's stand-in runs 1 replica" % service
 
 
+def stand_in(state: ClusterState, namespace: str, service: str, refs: list[int | str], where: str,
+             notes: list[str]) -> tuple[Obj, str]:
+    """The stand-in workload of SERVICE: the echo app, the replicas behind it, its ports (the
+    cluster's, plus any of REFS it lacks, which the cluster's controllers cannot resolve either); and
+    why requests to it are not comparable ("" when they are)."""
+    replicas, why = _replicas(state, namespace, service)
+    if why:
+        notes.append("%s: %s" % (where, why))
+    svc = state.service(namespace, service) or {}
+    spec = svc.get("spec") or {}
+    ports: list[Obj] = [{k: v for k, v in (("name", p.get("name")), ("port", p.get("port"))) if v is not None}
+                        for p in spec.get("ports") or [] if p.get("port")][:16]
+    for ref in refs:
+        have = [p["port"] for p in ports] if isinstance(ref, int) else [p.get("name") for p in ports]
+        if ref in have:
+            continue
+        if svc:
+            notes.append("%s: Service %s has no port %s; the stand-in adds it" % (where, service, ref))
+        number = ref if isinstance(ref, int) else next(n for n in range(80, 65536) if n not in [p["port"] for p in ports])
+        ports.append({"name": ref if isinstance(ref, str) else "port-%d" % ref, "port": number})
+    if len(ports) > 1:
+        for p in ports:
+            p.setdefault("name", "port-%d" % p["port"])
+    workload: Obj = {"name": service, "namespace": namespace, "app": "echo", "replicas": replicas, "ingress": False}
+    if ports and ports != [{"name": "http", "port": 80}]:
+        workload["ports"] = ports
+    not_rebuilt = ""
+    if spec.get("type") == "ExternalName":
+        not_rebuilt = "Service %s is ExternalName (a name outside the cluster)" % service
+        notes.append("%s: %s; its stand-in answers instead and the rehearsal does not compare its requests" % (where, not_rebuilt))
+    return workload, not_rebuilt
+
+
+def _lab_name(name: str, where: str, notes: list[str]) -> str:
+    if is_dns1123_label(name):
+        return name
+    out = re.sub(r"[^a-z0-9-]", "-", name.lower()).strip("-")[:63] or "ingress"
+    notes.append("%s: its name is not a DNS label; the lab's Ingress is %s" % (where, out))
+    return out
+
+
 def capture_ingresses(state: ClusterState) -> tuple[list[Obj], dict[str, str], list[str]]:
     """(lab_workloads entries, cluster Ingress → lab Ingress (namespace/name), notes)."""
-    workloads: list[Obj] = []
-    names: dict[str, str] = {}
     notes: list[str] = []
-    used: set[tuple[str, str]] = set()
+    names: dict[str, str] = {}
+    found: list[tuple[Obj, str, list[Obj], Obj | None]] = []
+    refs: dict[tuple[str, str], list[int | str]] = {}
     for ing in sorted(state.ingresses, key=key_of):
-        ref = key_of(ing)
-        where = "Ingress %s" % ref
-        ns, name = str(meta(ing).get("namespace")), str(meta(ing).get("name"))
-        routes = _routes(ing, where, notes)
-        if not routes:
+        where = "Ingress %s" % key_of(ing)
+        rules, default = _ingress_rules(ing, where, notes)
+        if not rules and default is None:
             notes.append("%s: no rule with a Service backend; not reproduced" % where)
             continue
-        first = routes[0]
-        mine = [r for r in routes if r.host == first.host and r.service == first.service]
-        others = [r for r in routes if r not in mine]
-        if others:
-            notes.append("%s: only host %s → Service %s is reproduced (a stand-in has a single host and a single Service); not %s"
-                         % (where, first.host or "(any)", first.service,
-                            ", ".join(sorted({"%s%s → %s" % (r.host or "(any)", r.path, r.service) for r in others}))))
-        if any(r.port not in _STAND_IN_PORTS for r in mine):
-            notes.append("%s: Service port %s is reproduced as port 80 (http), the stand-in's" % (where, first.port))
-        tls = sorted({h for t in (ing.get("spec") or {}).get("tls") or [] for h in t.get("hosts") or []})
+        ns = str(meta(ing).get("namespace"))
+        for backend in [p for r in rules for p in r["paths"]] + ([default] if default else []):
+            ports = refs.setdefault((ns, backend["service"]), [])
+            if backend.get("port") is not None and backend["port"] not in ports:
+                ports.append(backend["port"])
+        found.append((ing, where, rules, default))
+    workloads: dict[tuple[str, str], Obj] = {}
+    unreachable: dict[tuple[str, str], str] = {}
+    for (ns, service), ports in sorted(refs.items(), key=lambda item: item[0]):
+        workloads[(ns, service)], unreachable[(ns, service)] = stand_in(state, ns, service, ports, "Service %s/%s" % (ns, service), notes)
+    for ing, where, rules, default in found:
+        ns = str(meta(ing).get("namespace"))
+        ingress: Obj = {"name": _lab_name(str(meta(ing).get("name")), where, notes)}
+        spec = ing.get("spec") or {}
+        if spec.get("ingressClassName"):
+            ingress["class"] = spec["ingressClassName"]
+        if rules:
+            ingress["rules"] = rules
+        if default is not None:
+            ingress["default_backend"] = default
+        tls = [{"hosts": list(t["hosts"])} for t in spec.get("tls") or [] if t.get("hosts")]
+        if len(tls) < len(spec.get("tls") or []):
+            notes.append("%s: a tls entry without hosts (the controller's default certificate) is not reproduced" % where)
         if tls:
-            notes.append("%s: TLS for %s is not reproduced (a stand-in serves plain HTTP)" % (where, ", ".join(tls)))
-        wl_name = first.service
-        if (ns, wl_name) in used:
-            wl_name = next("%s-%d" % (first.service, i) for i in range(2, 1000) if (ns, "%s-%d" % (first.service, i)) not in used)
-            notes.append("%s: Service %s already backs an earlier captured Ingress; its stand-in is %s" % (where, first.service, wl_name))
-        used.add((ns, wl_name))
-        ing_name = name
-        if not is_dns1123_label(name):
-            ing_name = re.sub(r"[^a-z0-9-]", "-", name.lower()).strip("-")[:63] or "ingress"
-            notes.append("%s: its name is not a DNS label; the lab's Ingress is %s" % (where, ing_name))
-        replicas, why = _replicas(state, ns, first.service)
-        if why:
-            notes.append("%s: %s" % (where, why))
-        ingress: Obj = {"name": ing_name}
-        if (ing.get("spec") or {}).get("ingressClassName"):
-            ingress["class"] = ing["spec"]["ingressClassName"]
-        if first.host:
-            ingress["host"] = first.host
-        ingress["paths"] = [{"path": r.path, "path_type": r.path_type} for r in mine]
-        annotations = _annotations(ing, where, notes)
+            ingress["tls"] = tls
+            notes.append("%s: TLS for %s is served with a self-signed certificate the lab makes (the cluster's key is "
+                         "never read)" % (where, ", ".join(h for t in tls for h in t["hosts"])))
+        annotations, not_rebuilt = _annotations(ing, where, notes)
+        backends = [p["service"] for r in rules for p in r["paths"]] + ([default["service"]] if default else [])
+        not_rebuilt = sorted(set(not_rebuilt) | {unreachable[(ns, b)] for b in backends if unreachable[(ns, b)]})
+        if not_rebuilt:
+            annotations[NOT_REBUILT_ANNOTATION] = json.dumps(not_rebuilt)
         if annotations:
             ingress["annotations"] = annotations
-        workloads.append({"name": wl_name, "namespace": ns, "replicas": replicas, "ingress": ingress})
-        names[ref] = "%s/%s" % (ns, ing_name)
-    return workloads, names, notes
+        owner = workloads[(ns, backends[0])]
+        if owner["ingress"] is False:
+            owner["ingress"] = ingress
+        else:
+            owner["ingress"] = (owner["ingress"] if isinstance(owner["ingress"], list) else [owner["ingress"]]) + [ingress]
+        names[key_of(ing)] = "%s/%s" % (ns, ingress["name"])
+    for wl in workloads.values():  # the workload's own Service needs no naming
+        ings = wl["ingress"] if isinstance(wl["ingress"], list) else [wl["ingress"]] if wl["ingress"] else []
+        for ing in ings:
+            for path in [p for r in ing.get("rules") or [] for p in r["paths"]] + [ing.get("default_backend") or {}]:
+                if path.get("service") == wl["name"]:
+                    del path["service"]
+        wl["ingress"] = [_short_form(ing, wl) for ing in ings] if isinstance(wl["ingress"], list) else \
+            _short_form(wl["ingress"], wl) if wl["ingress"] else False
+    return list(workloads.values()), names, notes
+
+
+def _short_form(ing: Obj, owner: Obj) -> Obj:
+    """ING as the lab's short form (host and paths) where that says the same: one rule, no default backend, every
+    path to the owner's Service on the port the short form names (its first, by name where it has one)."""
+    first = (owner.get("ports") or [{"name": "http", "port": 80}])[0]
+    rules = ing.get("rules") or []
+    if len(rules) != 1 or "default_backend" in ing or any(
+            "service" in p or p.get("port") != first.get("name", first["port"]) for p in rules[0]["paths"]):
+        return ing
+    short = {k: v for k, v in ing.items() if k != "rules"}
+    if rules[0].get("host"):
+        short["host"] = rules[0]["host"]
+    short["paths"] = [{"path": p["path"], "path_type": p["path_type"]} for p in rules[0]["paths"]]
+    return short
 
 
 # ---------------------------------------------------------------- Gateway API
@@ -324,6 +420,8 @@ def _route_spec(route: Obj, where: str, notes: list[str]) -> tuple[Obj, str, Any
             notes.append("%s: a backend that is not a Service of its namespace (%s) is not reproduced" % (where, ref.get("name")))
             continue
         backend: Obj = {"name": ref.get("name")}
+        if isinstance(ref.get("port"), int) and ref["port"] != 80:  # the lab's default port
+            backend["port"] = ref["port"]
         if ref.get("weight") is not None:
             backend["weight"] = ref["weight"]
         backends.append(backend)
@@ -332,8 +430,6 @@ def _route_spec(route: Obj, where: str, notes: list[str]) -> tuple[Obj, str, Any
     if not parents or not paths or not backends:
         notes.append("%s: no Gateway parent, path or Service backend the lab can build; not reproduced" % where)
         return None
-    if any(r.get("port") not in _STAND_IN_PORTS for r in rule.get("backendRefs") or []):
-        notes.append("%s: its backends' ports are reproduced as port 80, the stand-ins'" % where)
     out: Obj = {"name": meta(route).get("name"), "parent_refs": parents, "paths": paths, "backend_refs": backends}
     if spec.get("hostnames"):
         out["hostnames"] = list(spec["hostnames"])
@@ -366,10 +462,7 @@ def capture_gateway_api(state: ClusterState, workloads: list[Obj]) -> tuple[Obj,
         ns = str(meta(route).get("namespace"))
         for backend in spec["backend_refs"]:
             if (ns, backend["name"]) not in by_service:
-                replicas, why = _replicas(state, ns, backend["name"])
-                if why:
-                    notes.append("%s: %s" % (where, why))
-                by_service[(ns, backend["name"])] = {"name": backend["name"], "namespace": ns, "replicas": replicas, "ingress": False}
+                by_service[(ns, backend["name"])], _why = stand_in(state, ns, backend["name"], [backend.get("port", 80)], where, notes)
                 workloads.append(by_service[(ns, backend["name"])])
         owner = by_service[(ns, service)]
         if owner.get("httproute"):
@@ -558,6 +651,31 @@ def watch_status(client: Any, namespaces: list[str], seconds: float) -> dict[str
     return {ref: int(item.get("changes") or 0) for ref, item in (result.get("ingresses") or {}).items()}
 
 
+def _services_and_ingresses(lab: Obj, namespaces: set[str]) -> dict[str, Obj]:
+    """namespace/name → a stand-in as routing depends on it (its Service's ports, replicas, Ingresses), of NAMESPACES."""
+    out = {}
+    for wl in lab.get("lab_workloads") or []:
+        if wl.get("namespace") in namespaces:
+            out["%s/%s" % (wl["namespace"], wl["name"])] = {k: v for k, v in wl.items() if k not in ("httproute", "name", "namespace")}
+    return out
+
+
+def round_trip_differences(first: Obj, second: Obj, namespaces: list[str]) -> list[str]:
+    """What a capture of the lab rebuilt from FIRST (SECOND) says differently of the Services and Ingresses of
+    NAMESPACES (all of FIRST's when empty): [] when the rebuild routes by what the cluster routed by. HTTPRoutes and
+    controllers are left out: a rehearsal adds its own."""
+    chosen = set(namespaces) or {str(w.get("namespace")) for w in first.get("lab_workloads") or []}
+    before, after = _services_and_ingresses(first, chosen), _services_and_ingresses(second, chosen)
+    out = ["%s: captured, not in the rebuild" % ref for ref in sorted(set(before) - set(after))]
+    out += ["%s: in the rebuild, not captured" % ref for ref in sorted(set(after) - set(before))]
+    for ref in sorted(set(before) & set(after)):
+        for key in sorted(set(before[ref]) | set(after[ref])):
+            if before[ref].get(key) != after[ref].get(key):
+                out.append("%s %s: captured %s, rebuilt %s" % (ref, key, json.dumps(before[ref].get(key), sort_keys=True),
+                                                               json.dumps(after[ref].get(key), sort_keys=True)))
+    return out
+
+
 def run_lab_capture(params: Params, module: Module) -> dict[str, Any]:
     """The lab_capture module."""
     scenario = params["scenario"]
@@ -574,19 +692,17 @@ def run_lab_capture(params: Params, module: Module) -> dict[str, Any]:
     source = "an anonymized cluster" if params["anonymize"] else (client.where() if hasattr(client, "where") else "the cluster")
     text = render(result, source)
     dest = params["dest"]
-    try:
-        with open(dest, encoding="utf-8") as handle:
-            before: str | None = handle.read()
-    except FileNotFoundError:
-        before = None
-    except OSError as exc:
-        raise CaptureError("dest: cannot read %s (%s)" % (dest, exc)) from None
-    changed = before != text
-    if changed and not module.check_mode:
+    out: dict[str, Any] = {}
+    if params.get("compare_with"):
         try:
-            with open(dest, "w", encoding="utf-8") as handle:
-                handle.write(text)
-        except OSError as exc:
-            raise CaptureError("dest: cannot write %s (%s)" % (dest, exc)) from None
-    return {"changed": changed, "dest": dest, "lab": result.lab, "unexpressed": result.unexpressed,
-            "controllers": result.controllers, "diff": {"before": before or "", "after": text}}
+            with open(params["compare_with"], encoding="utf-8") as handle:
+                first = yaml.safe_load(handle)
+        except (OSError, yaml.YAMLError) as exc:
+            raise CaptureError("compare_with: cannot read %s (%s)" % (params["compare_with"], exc)) from None
+        if not isinstance(first, dict) or "lab_workloads" not in first:
+            raise CaptureError("compare_with: %s is not a lab definition lab_capture wrote (no lab_workloads)" % params["compare_with"])
+        differences = round_trip_differences(first, result.lab, params["namespaces"] or [])
+        out["round_trip"] = {"equal": not differences, "differences": differences}
+    changed, before = write_if_changed(dest, text, module.check_mode)
+    return dict(out, changed=changed, dest=dest, lab=result.lab, unexpressed=result.unexpressed,
+                controllers=result.controllers, diff={"before": before, "after": text})

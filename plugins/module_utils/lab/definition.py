@@ -40,7 +40,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report impo
     validate_expect,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import (
-    Workload, WorkloadError, default_probe, parse_namespaces, parse_workloads, summary,
+    Workload, WorkloadError, default_probes, parse_namespaces, parse_workloads, summary,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import GATEWAY_API_VERSION
 
@@ -244,13 +244,13 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
                            % (i, ns_list, wl.namespace))
     _routes(parsed_gateway_api, parsed_gateways, parsed_workloads)
 
-    ingresses = ["%s/%s" % (wl.namespace, wl.ingress.name) for wl in parsed_workloads if wl.ingress is not None]
+    ingresses = ["%s/%s" % (wl.namespace, ing.name) for wl in parsed_workloads for ing in wl.ingresses]
     if parsed_expect.get("reachability") == EACH_INGRESS:
         # The inventory's default follows the lab's own workloads, so that only what a user writes can name an
         # Ingress the lab does not create; those expected to get no address are not probed.
         silent = set((parsed_expect.get("addresses") or {}).get("failing") or {})
-        probes = [default_probe(wl, parsed_images["test_app"]) for wl in parsed_workloads]
-        parsed_expect["reachability"] = [p for p in probes if p is not None and p["ingress"] not in silent]
+        probes = default_probes(parsed_workloads, parsed_images["test_app"])
+        parsed_expect["reachability"] = [p for p in probes if p["ingress"] not in silent]
     releases = ["%s/%s" % (ctl["namespace"], ctl["release"]) for ctl in parsed_controllers]
     _expected_references(parsed_expect, ingresses, releases)
     _expected_gateway_references(parsed_expect, [g.ref for g in parsed_gateways.gateways],
@@ -302,8 +302,9 @@ def _ingress_text(namespace: str, ingress: dict[str, Any]) -> str:
     claim = ("class %s" % ingress["class"] if ingress.get("class")
              else "annotation ingress.class=%s" % ingress["annotations"][CLASS_ANNOTATION]
              if CLASS_ANNOTATION in (ingress.get("annotations") or {}) else "no class")
-    host = ", host %s" % ingress["host"] if ingress.get("host") else ""
-    paths = ", ".join(p["path"] for p in ingress.get("paths") or [])
+    hosts = [r["host"] for r in ingress["rules"] if r["host"]]
+    host = ", host%s %s" % ("s" if len(hosts) > 1 else "", ", ".join(hosts)) if hosts else ""
+    paths = ", ".join(p["path"] for r in ingress["rules"] for p in r["paths"])
     return "Ingress %s/%s (%s%s, paths %s)" % (namespace, ingress["name"], claim, host, paths or "/")
 
 
@@ -344,7 +345,8 @@ def plan(lab: dict[str, Any]) -> list[str]:
             item["allowed_routes"]["namespaces"]) for item in gw["listeners"])
         lines.append("Gateway %s/%s (class %s): %s" % (gw["namespace"], gw["name"], gw["class"], listeners))
     for wl in lab["workloads"]:
-        ingress = ", " + _ingress_text(wl["namespace"], wl["ingress"]) if wl.get("ingress") else ""
+        ings = wl.get("ingress") or []
+        ingress = "".join(", " + _ingress_text(wl["namespace"], i) for i in (ings if isinstance(ings, list) else [ings]))
         route = ", " + _route_text(wl["namespace"], wl["httproute"]) if wl.get("httproute") else ""
         lines.append("workload %s/%s: %s x%d%s%s" % (wl["namespace"], wl["name"], wl["image"], wl["replicas"], ingress, route))
     if lab["addressed_ingresses"]:

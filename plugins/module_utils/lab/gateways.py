@@ -17,7 +17,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import (
@@ -147,11 +147,13 @@ class TranslationSpec:
     gateway_class: str
     listener_port: int
     ingress_class: str
+    tls_listener_port: int = 8443
 
 
 # Where a translated Gateway's listeners listen: Traefik's `web` entry point (chart 41: :8000), the port
-# Traefik's Gateway provider serves HTTP listeners on.
+# Traefik's Gateway provider serves HTTP listeners on, and `websecure` (:8443) for HTTPS ones.
 TRANSLATION_LISTENER_PORT = 8000
+TRANSLATION_TLS_LISTENER_PORT = 8443
 
 
 @dataclass
@@ -278,7 +280,7 @@ def parse_gateways(raw: Any, where: str = "lab_gateways") -> Gateways:
 
 
 def _parse_translation(raw: Any, where: str, classes: list[str]) -> TranslationSpec:
-    raw = _only(raw, where, {"namespaces", "class", "listener_port", "ingress_class"}, ("namespaces", "class"))
+    raw = _only(raw, where, {"namespaces", "class", "listener_port", "tls_listener_port", "ingress_class"}, ("namespaces", "class"))
     namespaces = raw["namespaces"]
     _require(isinstance(namespaces, list) and bool(namespaces) and all(isinstance(n, str) and n for n in namespaces),
              where + ".namespaces", "a non-empty list of namespaces whose Ingresses are translated", namespaces)
@@ -288,7 +290,9 @@ def _parse_translation(raw: Any, where: str, classes: list[str]) -> TranslationS
              "the IngressClass whose Ingresses are translated (ingress2gateway's --ingress-nginx-ingress-class)", ingress_class)
     return TranslationSpec(namespaces=list(namespaces), gateway_class=str(raw["class"]),
                            listener_port=_port(raw.get("listener_port", TRANSLATION_LISTENER_PORT), where + ".listener_port"),
-                           ingress_class=ingress_class)
+                           ingress_class=ingress_class,
+                           tls_listener_port=_port(raw.get("tls_listener_port", TRANSLATION_TLS_LISTENER_PORT),
+                                                   where + ".tls_listener_port"))
 
 
 # ---------------------------------------------------------------- objects
@@ -334,9 +338,9 @@ def tls_secret(namespace: str, name: str, cert_pem: str, key_pem: str) -> Obj:
             "data": {"tls.crt": b64(cert_pem), "tls.key": b64(key_pem)}}
 
 
-def self_signed(name: str, days: int = 365) -> tuple[str, str]:
-    """A self-signed certificate for NAME (its subject and only SAN; a wildcard too) and its key,
-    PEM. An EC P-256 key: quick to make, and every proxy the lab runs takes it."""
+def self_signed(name: str, *more: str, days: int = 365) -> tuple[str, str]:
+    """A self-signed certificate for NAME (its subject and SAN; a wildcard too) and MORE names (SANs)
+    and its key, PEM. An EC P-256 key: quick to make, and every proxy the lab runs takes it."""
     import datetime as dt
 
     from cryptography import x509
@@ -350,7 +354,7 @@ def self_signed(name: str, days: int = 365) -> tuple[str, str]:
     cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
             .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
             .not_valid_after(now + dt.timedelta(days=days))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(n) for n in (name, *more)]), critical=False)
             .sign(key, hashes.SHA256()))
     key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
     return cert.public_bytes(serialization.Encoding.PEM).decode(), key_pem.decode()
@@ -377,7 +381,8 @@ def summary(gateways: Gateways) -> Obj:
                                     for item in g.listeners]}
                      for g in gateways.gateways],
         "translations": [{"namespaces": t.namespaces, "class": t.gateway_class, "listener_port": t.listener_port,
-                          "ingress_class": t.ingress_class} for t in gateways.translations],
+                          "tls_listener_port": t.tls_listener_port, "ingress_class": t.ingress_class}
+                         for t in gateways.translations],
     }
 
 
@@ -497,21 +502,23 @@ def ensure(client: Any, crds: list[Obj], gateways: Gateways, check_mode: bool, w
     return out
 
 
-def ensure_certificates(client: Any, secrets: list[tuple[str, str, str]], missing: list[str], check_mode: bool) -> list[Any]:
-    """Each (namespace, Secret, certificate name) of SECRETS (an HTTPS listener's, an Ingress's TLS):
+def ensure_certificates(client: Any, secrets: Sequence[tuple[str, str, str | list[str]]], missing: list[str],
+                        check_mode: bool) -> list[Any]:
+    """Each (namespace, Secret, certificate name or names) of SECRETS (an HTTPS listener's, an Ingress's TLS):
     generated once, and kept as it is once it exists (a rerun changes nothing). The results carry no
     key material: a diff shows the Secret's name only. MISSING: namespaces that do not exist yet."""
     from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import ApplyResult
 
     out = []
-    for namespace, name, cert_name in secrets:
+    for namespace, name, cert_names in secrets:
+        names = [cert_names] if isinstance(cert_names, str) else list(cert_names)
         redacted = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace},
-                    "type": "kubernetes.io/tls", "data": {"tls.crt": "(generated, for %s)" % cert_name, "tls.key": "(generated)"}}
+                    "type": "kubernetes.io/tls", "data": {"tls.crt": "(generated, for %s)" % ", ".join(names), "tls.key": "(generated)"}}
         if namespace not in missing and client.get("v1", "Secret", name, namespace) is not None:
             out.append(ApplyResult(changed=False, before=redacted, after=redacted))
             continue
         if not check_mode:
-            client.apply_all([tls_secret(namespace, name, *self_signed(cert_name))], check_mode=False)
+            client.apply_all([tls_secret(namespace, name, *self_signed(*names))], check_mode=False)
         out.append(ApplyResult(changed=True, before=None, after=redacted))
     return out
 

@@ -36,6 +36,11 @@ _PART_OF_LABEL = "app.kubernetes.io/part-of"
 PART_OF = "kindlab-ingress"
 
 
+# The keys of a workload spec (the lab_workload module's suboptions of workloads).
+WORKLOAD_KEYS = frozenset({"name", "namespace", "app", "image", "replicas", "port", "ports", "labels", "ingress", "rollout",
+                           "httproute"})
+
+
 class WorkloadError(OptionError):
     """A workload spec is invalid; the message names the field."""
 
@@ -44,20 +49,57 @@ class WorkloadError(OptionError):
 class IngressPath:
     path: str
     path_type: str
+    # An Ingress path's backend (HTTPRoute paths have none): a workload's Service in the same
+    # namespace (None: the workload's own) and its port by number or name (None: that Service's first).
+    service: str | None = None
+    port: int | str | None = None
+
+
+@dataclass
+class IngressRule:
+    host: str | None
+    paths: list[IngressPath]
+
+
+@dataclass
+class ServicePort:
+    name: str | None  # None only for a Service's single port
+    port: int
+
+
+# A workload's Service without `ports`: port 80, named http.
+DEFAULT_PORTS = (ServicePort("http", 80),)
 
 
 @dataclass
 class IngressSpec:
     name: str
     ingress_class: str | None
-    host: str | None
-    paths: list[IngressPath]
+    rules: list[IngressRule]
     annotations: dict[str, str] = field(default_factory=dict)
-    tls: bool = False  # spec.tls for its host, with a self-signed certificate the lab generates once
+    # spec.tls: the hosts of each entry, with a self-signed certificate the lab generates once per entry
+    tls: list[list[str]] = field(default_factory=list)
+    default_backend: IngressPath | None = None  # spec.defaultBackend (its path and path_type unused)
+    short_form: bool = False  # written as host and paths (error messages name the fields as written)
 
     @property
-    def tls_secret(self) -> str:
-        return self.name + "-tls"
+    def host(self) -> str | None:
+        """The first rule's host (the short form's only one)."""
+        return self.rules[0].host if self.rules else None
+
+    @property
+    def paths(self) -> list[IngressPath]:
+        """Every rule's paths."""
+        return [p for rule in self.rules for p in rule.paths]
+
+    def tls_secret(self, index: int = 0) -> str:
+        return self.name + "-tls" + ("-%d" % index if index else "")
+
+    def backends(self) -> list[tuple[str, IngressPath]]:
+        """(where it is written, relative to the Ingress, e.g. `.rules[1].paths[0]`; the path) of each backend."""
+        out = [((".paths[%d]" % j) if self.short_form else (".rules[%d].paths[%d]" % (i, j)), p)
+               for i, rule in enumerate(self.rules) for j, p in enumerate(rule.paths)]
+        return out + ([(".default_backend", self.default_backend)] if self.default_backend else [])
 
 
 ROUTE_PATH_TYPES = ("PathPrefix", "Exact")
@@ -108,10 +150,23 @@ class Workload:
     replicas: int
     port: int
     labels: dict[str, str]
-    ingress: IngressSpec | None
+    ingresses: list[IngressSpec]
     rollout: Rollout = field(default_factory=Rollout)
     httproute: HTTPRouteSpec | None = None
     app: str = "web"  # one of APPS
+    ports: list[ServicePort] = field(default_factory=lambda: list(DEFAULT_PORTS))
+
+    @property
+    def ingress(self) -> IngressSpec | None:
+        """The first Ingress (the short form's only one)."""
+        return self.ingresses[0] if self.ingresses else None
+
+    def port_ref(self, port: int | str | None) -> int | str:
+        """How an Ingress names this workload's Service port PORT (None: the first): by name where it has one."""
+        if port is not None:
+            return port
+        first = self.ports[0]
+        return first.name if first.name else first.port
 
 
 def _require(cond: bool, where: str, expected: str, got: Any) -> None:
@@ -158,33 +213,136 @@ def _parse_path(raw: Any, where: str, types: tuple[str, ...] = PATH_TYPES, max_l
     return IngressPath(path=path, path_type=path_type)
 
 
-def _parse_ingress(raw: Any, default_name: str, where: str) -> IngressSpec | None:
-    if raw is None or raw is False:
+def _parse_backend_of(raw: Any, where: str) -> tuple[str | None, int | str | None]:
+    """An Ingress backend's service and port keys (either omitted: the workload's own Service, its first port)."""
+    service = raw.get("service")
+    if service is not None:
+        _dns_label(service, where + ".service")
+    port = raw.get("port")
+    if port is not None:
+        _require((isinstance(port, int) and not isinstance(port, bool) and 1 <= port <= 65535)
+                 or (isinstance(port, str) and is_dns1123_label(port) and len(port) <= 15), where + ".port",
+                 "a Service port number (1-65535) or name", port)
+    return service, port
+
+
+def _parse_ingress_path(raw: Any, where: str) -> IngressPath:
+    if isinstance(raw, dict):
+        raw = {key: val for key, val in raw.items() if val is not None}
+        unknown = set(raw) - {"path", "path_type", "service", "port"}
+        _require(not unknown, where, "only the keys path, path_type, service and port", sorted(unknown))
+        service, port = _parse_backend_of(raw, where)
+        path = _parse_path({k: v for k, v in raw.items() if k in ("path", "path_type")}, where)
+        path.service, path.port = service, port
+        return path
+    return _parse_path(raw, where)
+
+
+def _parse_host(host: Any, where: str) -> str | None:
+    if not host:
         return None
+    _require(isinstance(host, str) and bool(_INGRESS_HOST.match(host)), where,
+             "a DNS name, optionally starting with '*.'; no IP addresses or ports", host)
+    return str(host)
+
+
+def _parse_paths(raw_paths: Any, where: str) -> list[IngressPath]:
+    _require(isinstance(raw_paths, list) and len(raw_paths) > 0, where, "a non-empty list", raw_paths)
+    return [_parse_ingress_path(p, "%s[%d]" % (where, i)) for i, p in enumerate(raw_paths)]
+
+
+def _parse_tls(raw: Any, rules: list[IngressRule], where: str) -> list[list[str]]:
+    """`true` (the host of the short form) or a list of {hosts}, as spec.tls; the lab makes each entry's certificate."""
+    if raw is False or raw is None:
+        return []
+    if raw is True:
+        host = rules[0].host if len(rules) == 1 else None
+        _require(host is not None and not host.startswith("*."), where,
+                 "a host without a wildcard beside it (the certificate is made for that name)", host)
+        return [[str(host)]]
+    _require(isinstance(raw, list) and len(raw) > 0, where, "true, false or a list of mappings with hosts", raw)
+    out = []
+    for i, entry in enumerate(raw):
+        at = "%s[%d]" % (where, i)
+        _require(isinstance(entry, dict) and set(entry) == {"hosts"}, at, "a mapping with hosts (and only hosts)", entry)
+        hosts = entry["hosts"]
+        _require(isinstance(hosts, list) and len(hosts) > 0, at + ".hosts", "a non-empty list of hosts", hosts)
+        out.append([str(_parse_host(h, "%s.hosts[%d]" % (at, j))) for j, h in enumerate(hosts)])
+    return out
+
+
+def _parse_ingress(raw: Any, default_name: str | None, where: str) -> IngressSpec:
+    """One Ingress: the short form (host and paths: one rule) or the whole one (rules, each path naming its
+    Service and port), with annotations, tls and default_backend."""
     if raw is True:
         raw = {}
     _require(isinstance(raw, dict), where, "a mapping, true or false", raw)
-    known = {"name", "class", "host", "paths", "annotations", "tls"}
+    raw = {key: val for key, val in raw.items() if val is not None}
+    known = {"name", "class", "host", "paths", "rules", "annotations", "tls", "default_backend"}
     unknown = set(raw) - known
     _require(not unknown, where, "only the keys " + ", ".join(sorted(known)), sorted(unknown))
+    _require(default_name is not None or "name" in raw, where + ".name", "a name (every Ingress of a list names itself)", None)
     name = _dns_label(raw.get("name", default_name), where + ".name")
     ingress_class = raw.get("class")
     if ingress_class is not None:
         _require(is_dns1123_subdomain(ingress_class), where + ".class",
                  "an IngressClass name (DNS-1123 subdomain) or null", ingress_class)
-    host = raw.get("host") or None
-    if host is not None:
-        _require(isinstance(host, str) and bool(_INGRESS_HOST.match(host)), where + ".host",
-                 "a DNS name, optionally starting with '*.'; no IP addresses or ports", host)
-    raw_paths = raw.get("paths", [{"path": "/", "path_type": "Prefix"}])
-    _require(isinstance(raw_paths, list) and len(raw_paths) > 0, where + ".paths", "a non-empty list", raw_paths)
-    paths = [_parse_path(p, "%s.paths[%d]" % (where, i)) for i, p in enumerate(raw_paths)]
+    if "rules" in raw:
+        _require("host" not in raw and "paths" not in raw, where + ".rules",
+                 "rules alone (host and paths are its short form: give one or the other)", sorted({"host", "paths"} & set(raw)))
+        raw_rules = raw["rules"]
+        _require(isinstance(raw_rules, list), where + ".rules", "a list of rules, each with host and paths", raw_rules)
+        rules = []
+        for i, rule in enumerate(raw_rules):
+            at = "%s.rules[%d]" % (where, i)
+            _require(isinstance(rule, dict) and not set(rule) - {"host", "paths"}, at, "a mapping with host and paths", rule)
+            rules.append(IngressRule(_parse_host(rule.get("host"), at + ".host"), _parse_paths(rule.get("paths"), at + ".paths")))
+    else:
+        paths = _parse_paths(raw.get("paths", [{"path": "/", "path_type": "Prefix"}]), where + ".paths")
+        rules = [IngressRule(_parse_host(raw.get("host"), where + ".host"), paths)]
+    default_backend = None
+    if "default_backend" in raw:
+        dflt = raw["default_backend"]
+        _require(isinstance(dflt, dict) and not set(dflt) - {"service", "port"}, where + ".default_backend",
+                 "a mapping with service and port", dflt)
+        service, port = _parse_backend_of(dflt, where + ".default_backend")
+        default_backend = IngressPath("/", "Prefix", service, port)
+    _require(bool(rules) or default_backend is not None, where + ".rules", "at least one rule, or a default_backend", raw.get("rules"))
     annotations = _str_map(raw.get("annotations"), where + ".annotations")
-    tls = raw.get("tls", False)
-    _require(isinstance(tls, bool), where + ".tls", "true or false", tls)
-    _require(not tls or (host is not None and not host.startswith("*.")), where + ".tls",
-             "a host without a wildcard beside it (the certificate is made for that name)", host)
-    return IngressSpec(name=name, ingress_class=ingress_class, host=host, paths=paths, annotations=annotations, tls=tls)
+    tls = _parse_tls(raw.get("tls", False), rules, where + ".tls")
+    return IngressSpec(name=name, ingress_class=ingress_class, rules=rules, annotations=annotations, tls=tls,
+                       default_backend=default_backend, short_form="rules" not in raw)
+
+
+def _parse_ingresses(raw: Any, default_name: str, where: str) -> list[IngressSpec]:
+    """A workload's Ingresses: none (false), one (true or a mapping; named after the workload by default), or a list."""
+    if raw is None or raw is False:
+        return []
+    if isinstance(raw, list):
+        return [_parse_ingress(item, None, "%s[%d]" % (where, i)) for i, item in enumerate(raw)]
+    return [_parse_ingress(raw, default_name, where)]
+
+
+def _parse_ports(raw: Any, where: str) -> list[ServicePort]:
+    """The workload's Service ports, each targeting the container's port (a captured Service's port numbers and names)."""
+    if raw is None:
+        return list(DEFAULT_PORTS)
+    _require(isinstance(raw, list) and 1 <= len(raw) <= 16, where, "a list of 1 to 16 ports, each with port and name", raw)
+    out = []
+    for i, item in enumerate(raw):
+        at = "%s[%d]" % (where, i)
+        _require(isinstance(item, dict) and not set(k for k, v in item.items() if v is not None) - {"name", "port"}, at,
+                 "a mapping with port and name", item)
+        name = item.get("name")
+        _require(name is not None or len(raw) == 1, at + ".name", "a name (a Service with several ports names each)", name)
+        if name is not None:
+            _require(isinstance(name, str) and is_dns1123_label(name) and len(name) <= 15, at + ".name",
+                     "a port name (lowercase letters, digits and '-', at most 15 characters)", name)
+        out.append(ServicePort(name, _int_in(item.get("port"), at + ".port", 1, 65535)))
+    for attr in ("name", "port"):
+        values = [getattr(p, attr) for p in out if getattr(p, attr) is not None]
+        _require(len(values) == len(set(values)), where, "ports with distinct %ss" % attr, raw)
+    return out
 
 
 def _parse_parent(raw: Any, namespace: str, where: str) -> ParentRef:
@@ -281,15 +439,20 @@ def _parse_rollout(raw: Any, where: str) -> Rollout:
 _DEFAULT_BODIES = {"web": "Welcome to nginx!", "echo": '"path":'}
 
 
-def default_probe(workload: Workload, test_app_image: str) -> dict[str, Any] | None:
-    """The probe of a workload's Ingress when the lab names none: it must answer, and with the page its
-    app serves where the lab knows it (the lab's test app or the echo app; another image: any answer)."""
-    if workload.ingress is None:
-        return None
-    probe: dict[str, Any] = {"ingress": "%s/%s" % (workload.namespace, workload.ingress.name)}
-    if workload.app == "echo" or workload.image == test_app_image:
-        probe["body_regex"] = _DEFAULT_BODIES[workload.app]
-    return probe
+def default_probes(workloads: list[Workload], test_app_image: str) -> list[dict[str, Any]]:
+    """The probe of each Ingress when the lab names none: it must answer, and with the page its backends
+    serve where the lab knows it (all the lab's test app, or all the echo app; other images: any answer)."""
+    by_name = {(wl.namespace, wl.name): wl for wl in workloads}
+    probes = []
+    for wl in workloads:
+        for ing in wl.ingresses:
+            probe: dict[str, Any] = {"ingress": "%s/%s" % (wl.namespace, ing.name)}
+            backends = [by_name.get((wl.namespace, p.service or wl.name), wl) for _at, p in ing.backends()]
+            kinds = {b.app if b.app == "echo" or b.image == test_app_image else None for b in backends}
+            if len(kinds) == 1 and None not in kinds:
+                probe["body_regex"] = _DEFAULT_BODIES[kinds.pop() or "web"]
+            probes.append(probe)
+    return probes
 
 
 def parse_workload(raw: Any, where: str, default_image: str = TEST_APP_IMAGE, echo_image: str = ECHO_APP_IMAGE) -> Workload:
@@ -299,9 +462,8 @@ def parse_workload(raw: Any, where: str, default_image: str = TEST_APP_IMAGE, ec
     _require(isinstance(raw, dict), where, "a mapping", raw)
     # Ansible's argument spec fills unset suboptions with None: treat them as unset.
     raw = {key: val for key, val in raw.items() if val is not None}
-    known = {"name", "namespace", "app", "image", "replicas", "port", "labels", "ingress", "rollout", "httproute"}
-    unknown = set(raw) - known
-    _require(not unknown, where, "only the keys " + ", ".join(sorted(known)), sorted(unknown))
+    unknown = set(raw) - WORKLOAD_KEYS
+    _require(not unknown, where, "only the keys " + ", ".join(sorted(WORKLOAD_KEYS)), sorted(unknown))
     name = _dns_label(raw.get("name"), where + ".name")
     namespace = _dns_label(raw.get("namespace", "default"), where + ".namespace")
     app = raw.get("app", "web")
@@ -312,11 +474,12 @@ def parse_workload(raw: Any, where: str, default_image: str = TEST_APP_IMAGE, ec
     replicas = _int_in(raw.get("replicas", 1), where + ".replicas", 0, 100)
     port = _int_in(raw.get("port", 80), where + ".port", 1, 65535)
     labels = _str_map(raw.get("labels"), where + ".labels")
-    ingress = _parse_ingress(raw.get("ingress", True), name, where + ".ingress")
+    ingresses = _parse_ingresses(raw.get("ingress", True), name, where + ".ingress")
     rollout = _parse_rollout(raw.get("rollout"), where + ".rollout")
     httproute = _parse_httproute(raw.get("httproute"), name, namespace, where + ".httproute")
-    return Workload(name=name, namespace=namespace, image=image, replicas=replicas, port=port,
-                    labels=labels, ingress=ingress, rollout=rollout, httproute=httproute, app=app)
+    ports = _parse_ports(raw.get("ports"), where + ".ports")
+    return Workload(name=name, namespace=namespace, image=image, replicas=replicas, port=port, labels=labels,
+                    ingresses=ingresses, rollout=rollout, httproute=httproute, app=app, ports=ports)
 
 
 def parse_workloads(raw: Any, where: str = "workloads", default_image: str = TEST_APP_IMAGE,
@@ -330,7 +493,31 @@ def parse_workloads(raw: Any, where: str = "workloads", default_image: str = TES
         _require(key not in seen, "%s[%d].name" % (where, i),
                  "a name unique within its namespace (also used by %s[%d])" % (where, seen.get(key, -1)), wl.name)
         seen[key] = i
+    _check_ingresses(parsed, where)
     return parsed
+
+
+def _check_ingresses(parsed: list[Workload], where: str) -> None:
+    """Ingress names unique within a namespace; each backend a workload's Service and one of its ports."""
+    services = {(wl.namespace, wl.name): wl for wl in parsed}
+    named: dict[tuple[str, str], str] = {}
+    for i, wl in enumerate(parsed):
+        many = len(wl.ingresses) > 1
+        for j, ing in enumerate(wl.ingresses):
+            at = "%s[%d].ingress%s" % (where, i, "[%d]" % j if many else "")
+            _require((wl.namespace, ing.name) not in named, at + ".name",
+                     "an Ingress name unique within its namespace (also used by %s)" % named.get((wl.namespace, ing.name)), ing.name)
+            named[(wl.namespace, ing.name)] = at
+            for field_at, path in ing.backends():
+                target = services.get((wl.namespace, path.service or wl.name))
+                if target is None:
+                    raise WorkloadError("%s.service: expected the name of a workload in namespace %s (its Service), got %r"
+                                        % (at + field_at, wl.namespace, path.service))
+                numbers = [p.port for p in target.ports]
+                names = [p.name for p in target.ports if p.name]
+                _require(path.port is None or path.port in (numbers if isinstance(path.port, int) else names), at + field_at + ".port",
+                         "a port of Service %s (%s)" % (target.name, ", ".join(str(p.name or p.port) for p in target.ports)),
+                         path.port)
 
 
 def _labels(wl: Workload) -> dict[str, str]:
@@ -363,8 +550,9 @@ def _pod_spec(wl: Workload) -> Obj:
     return spec
 
 
-def render(wl: Workload) -> list[Obj]:
-    """Deployment, Service and (optionally) Ingress for one workload."""
+def render(wl: Workload, workloads: list[Workload] | None = None) -> list[Obj]:
+    """Deployment, Service and Ingresses (and HTTPRoute) for one workload; WORKLOADS: the lab's, whose
+    Services its Ingresses may name."""
     selector = {_APP_LABEL: wl.name}
     labels = _labels(wl)
     meta = {"name": wl.name, "namespace": wl.namespace, "labels": labels}
@@ -389,12 +577,12 @@ def render(wl: Workload) -> list[Obj]:
             "spec": {
                 "type": "ClusterIP",
                 "selector": selector,
-                "ports": [{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}],
+                "ports": [_service_port(p) for p in wl.ports],
             },
         },
     ]
-    if wl.ingress is not None:
-        objs.append(_render_ingress(wl, wl.ingress, labels))
+    neighbours = {other.name: other for other in workloads or [] if other.namespace == wl.namespace}
+    objs += [_render_ingress(wl, ing, labels, neighbours) for ing in wl.ingresses]
     if wl.httproute is not None:
         objs.append(render_httproute(wl, wl.httproute, labels))
     return objs
@@ -425,22 +613,55 @@ def render_httproute(wl: Workload, route: HTTPRouteSpec, labels: dict[str, str])
             "metadata": {"name": route.name, "namespace": wl.namespace, "labels": labels}, "spec": spec}
 
 
-def _render_ingress(wl: Workload, ing: IngressSpec, labels: dict[str, str]) -> Obj:
-    backend = {"service": {"name": wl.name, "port": {"name": "http"}}}
-    rule: Obj = {"http": {"paths": [
-        {"path": p.path, "pathType": p.path_type, "backend": backend} for p in ing.paths
-    ]}}
-    if ing.host:
-        rule["host"] = ing.host
+def _service_port(port: ServicePort) -> Obj:
+    out: Obj = {"port": port.port, "targetPort": "http", "protocol": "TCP"}  # every port reaches the container's
+    if port.name:
+        out["name"] = port.name
+    return out
+
+
+def _backend(wl: Workload, path: IngressPath, workloads: dict[str, Workload]) -> Obj:
+    target = workloads.get(path.service or wl.name, wl)
+    ref = target.port_ref(path.port)
+    return {"service": {"name": path.service or wl.name, "port": {"number": ref} if isinstance(ref, int) else {"name": ref}}}
+
+
+def _render_ingress(wl: Workload, ing: IngressSpec, labels: dict[str, str], workloads: dict[str, Workload] | None = None) -> Obj:
+    """WORKLOADS: the namespace's workloads by name, for the port of a backend that is another's Service
+    (without it, a backend's port is named as the workload's first)."""
+    others = workloads or {}
+    rules = []
+    for rule in ing.rules:
+        item: Obj = {"http": {"paths": [{"path": p.path, "pathType": p.path_type, "backend": _backend(wl, p, others)}
+                                        for p in rule.paths]}}
+        if rule.host:
+            item["host"] = rule.host
+        rules.append(item)
     metadata: Obj = {"name": ing.name, "namespace": wl.namespace, "labels": labels}
     if ing.annotations:
         metadata["annotations"] = ing.annotations
-    spec: Obj = {"rules": [rule]}
+    spec: Obj = {"rules": rules} if rules else {}
+    if ing.default_backend is not None:
+        spec["defaultBackend"] = _backend(wl, ing.default_backend, others)
     if ing.tls:
-        spec["tls"] = [{"hosts": [ing.host], "secretName": ing.tls_secret}]
+        spec["tls"] = [{"hosts": list(hosts), "secretName": ing.tls_secret(i)} for i, hosts in enumerate(ing.tls)]
     if ing.ingress_class:
         spec["ingressClassName"] = ing.ingress_class
     return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": metadata, "spec": spec}
+
+
+def _ingress_summary(ing: IngressSpec) -> Obj:
+    def backend(p: IngressPath) -> Obj:
+        return {k: v for k, v in (("service", p.service), ("port", p.port)) if v is not None}
+
+    out: Obj = {"name": ing.name, "class": ing.ingress_class, "annotations": ing.annotations, "tls": [{"hosts": h} for h in ing.tls]}
+    if len(ing.rules) == 1 and ing.default_backend is None:
+        out["host"] = ing.host
+    out["rules"] = [{"host": r.host, "paths": [dict({"path": p.path, "path_type": p.path_type}, **backend(p)) for p in r.paths]}
+                    for r in ing.rules]
+    if ing.default_backend is not None:
+        out["default_backend"] = backend(ing.default_backend)
+    return out
 
 
 def summary(wl: Workload) -> Obj:
@@ -448,15 +669,11 @@ def summary(wl: Workload) -> Obj:
     out: Obj = {"name": wl.name, "namespace": wl.namespace, "app": wl.app, "image": wl.image, "replicas": wl.replicas,
                 "rollout": {"readiness_probe": wl.rollout.readiness_probe, "pre_stop_sleep": wl.rollout.pre_stop_sleep,
                             "grace_period": wl.rollout.grace_period}}
-    if wl.ingress is not None:
-        out["ingress"] = {
-            "name": wl.ingress.name,
-            "class": wl.ingress.ingress_class,
-            "host": wl.ingress.host,
-            "paths": [{"path": p.path, "path_type": p.path_type} for p in wl.ingress.paths],
-            "annotations": wl.ingress.annotations,
-            "tls": wl.ingress.tls,
-        }
+    if wl.ports != list(DEFAULT_PORTS):
+        out["ports"] = [{"name": p.name, "port": p.port} for p in wl.ports]
+    ingresses = [_ingress_summary(ing) for ing in wl.ingresses]
+    if ingresses:
+        out["ingress"] = ingresses[0] if len(ingresses) == 1 else ingresses
     if wl.httproute is not None:
         route = wl.httproute
         out["httproute"] = {
@@ -479,7 +696,7 @@ def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
     from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import ApplyResult, delete_all, summarize
     from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import ref_of
 
-    objs = [obj for wl in workloads for obj in render(wl)]
+    objs = [obj for wl in workloads for obj in render(wl, workloads)]
     if state == "absent":
         secrets = [{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": ns}}
                    for ns, name, _host in tls_secrets(workloads)]
@@ -515,9 +732,9 @@ def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
     return result
 
 
-def tls_secrets(workloads: list[Workload]) -> list[tuple[str, str, str]]:
-    """(namespace, Secret, host) of every Ingress with tls: its certificate, generated once."""
-    return [(wl.namespace, wl.ingress.tls_secret, str(wl.ingress.host)) for wl in workloads if wl.ingress and wl.ingress.tls]
+def tls_secrets(workloads: list[Workload]) -> list[tuple[str, str, str | list[str]]]:
+    """(namespace, Secret, hosts) of every tls entry of every Ingress: its certificate, generated once."""
+    return [(wl.namespace, ing.tls_secret(i), hosts) for wl in workloads for ing in wl.ingresses for i, hosts in enumerate(ing.tls)]
 
 
 def _serves_httproutes(client: Any) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import KINDS, Request, Rule, is_regex
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import KINDS, HostTLS, Request, Rule, is_regex
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,8 @@ class Context:
     baseline_served: bool = True  # a backend answered, or a status other than 404 (replay.Answer.served)
     target_served: bool = True
     target_serves_rule: bool = True  # the target served the rule's own path (its `path` request)
+    tls: HostTLS = HostTLS()  # what spec.tls says of the request's host
+    status_differs: bool = True  # the two answers' statuses differ (a redirect one side makes shows there)
 
 
 def _ann(ctx: Context, name: str) -> str:
@@ -71,7 +73,9 @@ def _case(ctx: Context) -> Cause | None:
 
 
 def _prefix(ctx: Context) -> Cause | None:
-    if ctx.request.kind not in ("regex-prefix", "neighbour", "sub-path") or not _routing(ctx):
+    # a trailing slash added to a path without one is a longer path too (in regex mode an Exact path is ~* ^/path)
+    longer = ("regex-prefix", "neighbour", "sub-path") + (("slash",) if ctx.rule and not ctx.rule.path.endswith("/") else ())
+    if ctx.request.kind not in longer or not _routing(ctx):
         return None
     if ctx.regex_ingresses:
         host = _host_regex(ctx)
@@ -142,10 +146,28 @@ def _annotation(name: str, text: str, kinds: tuple[str, ...] = (), fields: tuple
 
 def _tls_redirect(ctx: Context) -> Cause | None:
     """A host with TLS: ingress-nginx redirects plain HTTP to HTTPS unless ssl-redirect says false."""
-    if not ctx.rule or not ctx.rule.tls or ctx.request.scheme != "http" or not _routing(ctx):
+    if ctx.request.scheme != "http" or not _routing(ctx):
+        return None
+    # the request's own Ingress lists the host (its rule found, or a request the corpus varied off the rule)
+    own = (ctx.rule.tls if ctx.rule else False) or ctx.request.ingress in ctx.tls.certified
+    if not own and not ctx.tls.certified:
         return None
     if _ann(ctx, "ssl-redirect").lower() == "false":
         return None
+    if not own:
+        if not ctx.status_differs and ctx.field != "location":
+            return None
+        others = ", ".join(ctx.tls.certified)
+        if not ctx.status_differs:
+            return Cause("spec.tls of %s" % others,
+                         "both redirect plain HTTP for %s to HTTPS, each to its own location: ingress-nginx because %s "
+                         "gives the host's server its certificate (ssl-redirect), %s by its own rule"
+                         % (ctx.request.host, others, ctx.target))
+        return Cause("spec.tls of %s" % others,
+                     "ingress-nginx redirects every plain HTTP request for %s to HTTPS (308, ssl-redirect being true by "
+                     "default), this Ingress's paths too: %s gives the host's server its certificate (a rule and spec.tls "
+                     "for it); %s redirects only the paths of an Ingress whose own spec.tls lists the host"
+                     % (ctx.request.host, others, ctx.target))
     if not ctx.target_served:
         return Cause("spec.tls of %s" % ctx.request.ingress,
                      "ingress-nginx redirects every plain HTTP request for a host in spec.tls to HTTPS (308, ssl-redirect "
@@ -154,6 +176,20 @@ def _tls_redirect(ctx: Context) -> Cause | None:
     return Cause("spec.tls of %s" % ctx.request.ingress,
                  "ingress-nginx redirects plain HTTP for a host in spec.tls to HTTPS (308, ssl-redirect being true by "
                  "default); %s's answer differs in %s" % (ctx.target, ctx.field))
+
+
+def _tls_listed_only(ctx: Context) -> Cause | None:
+    """A host that a spec.tls lists, but that no Ingress with TLS has a rule for: ingress-nginx gives its
+    server no certificate and serves it over plain HTTP; a translation may redirect it anyway."""
+    if ctx.request.scheme != "http" or not _routing(ctx) or ctx.tls.certified or not ctx.tls.listed:
+        return None
+    if not ctx.status_differs:
+        return None
+    listing = ", ".join(ctx.tls.listed)
+    return Cause("spec.tls of %s" % listing,
+                 "ingress-nginx serves %s over plain HTTP without a redirect: spec.tls of %s lists it, but no Ingress has "
+                 "both a rule and spec.tls for it, so its server gets no certificate; %s answers otherwise (ingress2gateway "
+                 "redirects every host a spec.tls lists to HTTPS)" % (ctx.request.host, listing, ctx.target))
 
 
 def _snippet(ctx: Context) -> Cause | None:
@@ -181,6 +217,16 @@ def _precedence(ctx: Context) -> Cause | None:
                  "longest path; Traefik: the longest router rule)" % ctx.target)
 
 
+def _rule_not_served(ctx: Context) -> Cause | None:
+    """Nothing else explains it, and the target does not serve the rule's own path: it has no route for it."""
+    if not _routing(ctx) or ctx.target_serves_rule or not ctx.baseline_served or ctx.target_served:
+        return None
+    return Cause("rule %s of %s" % (ctx.request.rule, ctx.request.ingress),
+                 "%s has no route for this rule (its own path %s gets no backend there either, where ingress-nginx serves "
+                 "it): it does not take the Ingress (its class, or its IngressClass's controller, is not one it reads) or "
+                 "could not translate the rule" % (ctx.target, ctx.rule.path if ctx.rule else ctx.request.rule))
+
+
 def _received_header(ctx: Context) -> Cause | None:
     if not ctx.field.startswith("received."):
         return None
@@ -199,6 +245,7 @@ def _received_header(ctx: Context) -> Cause | None:
 # In order: the first that applies names the cause.
 CAUSES: tuple[Callable[[Context], Cause | None], ...] = (
     _tls_redirect,
+    _tls_listed_only,
     _regex_literal,
     _normalise,
     _annotation("rewrite-target", "rewrite-target {value} rewrites the path ingress-nginx passes on (with the regex's "
@@ -248,6 +295,7 @@ CAUSES: tuple[Callable[[Context], Cause | None], ...] = (
     _prefix,
     _slash,
     _precedence,
+    _rule_not_served,
     _received_header,
 )
 

@@ -13,7 +13,7 @@
 - Everywhere: a received header that differs in every request both sides served (a data plane's
   own headers, such as ingress-nginx's X-Request-ID) is reported once, not per request.
 - Not faithful: a request whose rule uses what the baseline's data plane cannot do as upstream's
-  image does is not compared, with the reason.
+  image does, or whose Ingress a capture could not rebuild whole, is not compared, with the reason.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain, unexplained
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Request, Rule
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import HostTLS, Request, Rule
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address, Answer
 
 Obj = dict[str, Any]
@@ -76,8 +76,9 @@ class Plane:
 
 def compare(corpus: Sequence[Request], rules_of: Sequence[Rule | None], answers: dict[str, list[list[Answer]]],
             baseline: Plane, targets: Sequence[Plane], regex_hosts: dict[str, list[str]],
-            unfaithful: dict[int, str]) -> Obj:
-    """The rehearsal's comparison: per target, one row per request with its outcome, the fields that
+            unfaithful: dict[int, str], tls_hosts: dict[str, HostTLS] | None = None) -> Obj:
+    """The rehearsal's comparison (UNFAITHFUL: request index → why it is not compared): per target, one row per
+    request with its outcome, the fields that
     differ with their causes and the curl lines that reproduce them; counts; the headers that differ
     everywhere; and whether the baseline served anything at all."""
     base = answers[baseline.name]
@@ -90,7 +91,8 @@ def compare(corpus: Sequence[Request], rules_of: Sequence[Rule | None], answers:
         rows = []
         for i, req in enumerate(corpus):
             rows.append(_row(i, req, rules_of[i], base[i], answers[target.name][i][0], baseline, target,
-                             regex_hosts, unfaithful.get(i), serves_rule.get((req.ingress, req.host, req.rule), True)))
+                             regex_hosts, unfaithful.get(i), serves_rule.get((req.ingress, req.host, req.rule), True),
+                             (tls_hosts or {}).get(req.host, HostTLS())))
         everywhere = _everywhere(rows)
         # A field that is noise in every request the baseline served (a random request id) says nothing of
         # one request: such a request counts as noise only for its other noisy fields.
@@ -106,7 +108,8 @@ def compare(corpus: Sequence[Request], rules_of: Sequence[Rule | None], answers:
 
 
 def _row(index: int, req: Request, rule: Rule | None, samples: list[Answer], answer: Answer, baseline: Plane,
-         target: Plane, regex_hosts: dict[str, list[str]], unfaithful: str | None, serves_rule: bool = True) -> Obj:
+         target: Plane, regex_hosts: dict[str, list[str]], unfaithful: str | None, serves_rule: bool = True,
+         tls: HostTLS = HostTLS()) -> Obj:
     first = samples[0]
     b1 = fields(first, req)
     noise = sorted(set().union(*(_diff(b1, fields(s, req)) for s in samples[1:]))) if len(samples) > 1 else []
@@ -116,7 +119,7 @@ def _row(index: int, req: Request, rule: Rule | None, samples: list[Answer], ans
                 "baseline": first.as_dict(), "answer": answer.as_dict(), "noise": noise, "differences": [],
                 "curl": {baseline.name: curl(req, baseline.address), target.name: curl(req, target.address)}}
     if unfaithful:
-        row.update(outcome="not_faithful", reason="baseline not faithful, not compared: " + unfaithful)
+        row.update(outcome="not_faithful", reason=unfaithful)
         return row
     if not any(s.served for s in samples) and not answer.served and first.status == answer.status:
         row["outcome"] = "neither"
@@ -127,7 +130,8 @@ def _row(index: int, req: Request, rule: Rule | None, samples: list[Answer], ans
     regex_ingresses = tuple(regex_hosts.get(req.host, ()))
     causes = {f: explain(Context(request=req, rule=rule, field=f, target=target.name, regex_ingresses=regex_ingresses,
                                  baseline_served=any(s.served for s in samples), target_served=answer.served,
-                                 target_serves_rule=serves_rule)) for f in differing}
+                                 target_serves_rule=serves_rule, tls=tls,
+                                 status_differs=bool({"status", "statuses"} & set(differing)))) for f in differing}
     # backend, path and Location follow from the status: where only the status's cause is known, it is theirs too
     known = [causes[f] for f in ("status", "statuses") if f in causes and not unexplained(causes[f])]
     for f in differing:

@@ -125,6 +125,29 @@ def regex_hosts(ingresses: Iterable[Obj]) -> dict[str, list[str]]:
     return out
 
 
+@dataclass(frozen=True)
+class HostTLS:
+    """What spec.tls says of one host, as ingress-nginx reads it. Its server gets a certificate only from an
+    Ingress with a rule for the host that lists it in its own spec.tls (controller.go, createServers:
+    extractTLSSecretName per rule host), and then redirects every plain HTTP request for the host to HTTPS
+    (ssl-redirect), whichever Ingress's path it matches. A host only listed gets no certificate, no redirect."""
+    certified: tuple[str, ...] = ()  # the Ingresses that give the host's server its certificate
+    listed: tuple[str, ...] = ()  # the Ingresses whose spec.tls lists the host
+
+
+def tls_hosts(ingresses: Iterable[Obj]) -> dict[str, HostTLS]:
+    """Host -> what the Ingresses' spec.tls say of it (see HostTLS)."""
+    certified: dict[str, list[str]] = {}
+    listed: dict[str, list[str]] = {}
+    for ing in ingresses:
+        hosts = {h for t in (ing.get("spec") or {}).get("tls") or [] for h in t.get("hosts") or []}
+        for host in sorted(hosts):
+            listed.setdefault(host, []).append(key(ing))
+        for host in sorted({r.get("host") for r in (ing.get("spec") or {}).get("rules") or []} & hosts):
+            certified.setdefault(str(host), []).append(key(ing))
+    return {h: HostTLS(tuple(certified.get(h, ())), tuple(listed[h])) for h in listed}
+
+
 def rules(ingresses: list[Obj]) -> list[Rule]:
     """Every (host, path) of every Ingress, in order."""
     regex_on = regex_hosts(ingresses)

@@ -5,10 +5,12 @@ corpus generated, the data planes found, the corpus replayed through each, compa
 Read-only: it sends HTTP requests to the data planes and changes nothing in the cluster."""
 from __future__ import annotations
 
+import json
 import time
 from typing import TYPE_CHECKING, Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import CheckFailed, KindlabError, OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture.lab import NOT_REBUILT_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import corpus as corpus_mod
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import Plane, compare
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.dataplanes import DataPlaneSpec, parse_all, resolve
@@ -43,6 +45,33 @@ def served_by(client: Any, ingresses: list[Obj], baseline: DataPlaneSpec, named:
             raise OptionError("names: %s is not served by the baseline: %s" % (key_of(ing), why))
         skipped.append(why)
     return kept, skipped
+
+
+def not_compared(corpus: list[corpus_mod.Request], rules_of: list[corpus_mod.Rule | None], ingresses: list[Obj],
+                 gaps: dict[str, str]) -> dict[int, str]:
+    """Request index → why it is not compared: its rule uses an annotation the baseline's data plane does not
+    do as upstream's does (GAPS), or its Ingress was rebuilt from a capture without something it routes by
+    (the capture's NOT_REBUILT_ANNOTATION: an annotation that stayed in the cluster, an ExternalName Service)."""
+    missing: dict[str, str] = {}
+    for ing in ingresses:
+        text = ((ing.get("metadata") or {}).get("annotations") or {}).get(NOT_REBUILT_ANNOTATION)
+        if text:
+            try:
+                said = json.loads(text)
+            except ValueError:
+                said = [text]
+            missing[key_of(ing)] = "; ".join(str(s) for s in (said if isinstance(said, list) else [said]))
+    out = {}
+    for i, (req, rule) in enumerate(zip(corpus, rules_of)):
+        reasons = []
+        hit = sorted(a for a in (rule.annotations if rule else {}) if a in gaps)
+        if hit:
+            reasons.append("baseline not faithful, not compared: " + "; ".join("%s: %s" % (a, gaps[a]) for a in hit))
+        if req.ingress in missing:
+            reasons.append("not rebuilt from the capture, not compared: " + missing[req.ingress])
+        if reasons:
+            out[i] = "; ".join(reasons)
+    return out
 
 
 def _slim(comparison: Obj) -> Obj:
@@ -86,18 +115,14 @@ def rehearse(client: Any, params: Params) -> Obj:
     corpus = corpus_mod.generate(ingresses) + extra
     rules_of = corpus_mod.rules_of(corpus, ingresses)
     timings["corpus"] = round(time.monotonic() - t0, 3)
-    gaps = dict(baseline.unfaithful)
-    unfaithful = {}
-    for i, rule in enumerate(rules_of):
-        hit = sorted(a for a in (rule.annotations if rule else {}) if a in gaps)
-        if hit:
-            unfaithful[i] = "; ".join("%s: %s" % (a, gaps[a]) for a in hit)
+    unfaithful = not_compared(corpus, rules_of, ingresses, dict(baseline.unfaithful))
     t0 = time.monotonic()
     planes = [(baseline.name, baseline.address, samples)] + [(t.name, t.address, 1) for t in targets]
     answers = replay(planes, corpus, workers=params["workers"])
     timings["replay"] = round(time.monotonic() - t0, 3)
     comparison = compare(corpus, rules_of, answers, Plane(baseline.name, baseline.address),
-                         [Plane(t.name, t.address) for t in targets], corpus_mod.regex_hosts(ingresses), unfaithful)
+                         [Plane(t.name, t.address) for t in targets], corpus_mod.regex_hosts(ingresses), unfaithful,
+                         corpus_mod.tls_hosts(ingresses))
     for t in targets:
         if t.notes:
             set_beside_requests(comparison["targets"][t.name], t.notes)

@@ -16,7 +16,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.dataplan
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import SAME_KEYS, parse_expected
 
 Obj = dict[str, Any]
-EXPECT_KEYS = {"baseline", "targets", "namespaces", "requests", "expected", "same", "samples"}
+EXPECT_KEYS = {"baseline", "targets", "namespaces", "requests", "expected", "same", "samples", "report_only"}
 _LIMIT = 200  # rows of differences shown in summary.md and report.html (report.json has them all)
 
 
@@ -42,14 +42,18 @@ def validate(body: Any, where: str = "lab_expect.migration") -> None:
     samples = body.get("samples", 2)
     if not isinstance(samples, int) or samples < 1:
         raise ExpectError("%s.samples: expected a whole number of at least 1, got %r" % (where, samples))
+    if not isinstance(body.get("report_only", False), bool):
+        raise ExpectError("%s.report_only: expected true or false, got %r" % (where, body.get("report_only")))
 
 
 def _counts_text(counts: Obj) -> str:
     return ", ".join("%d %s" % (counts.get(o, 0), o.replace("_", " ")) for o in OUTCOMES)
 
 
-def verdicts(result: Obj) -> list[tuple[str, str, str, bool]]:
-    """(subject, expected, observed, met) for the verify report."""
+def verdicts(result: Obj, report_only: bool = False) -> list[tuple[str, str, str, bool]]:
+    """(subject, expected, observed, met) for the verify report. REPORT_ONLY (a rehearsal of a captured
+    cluster, which nobody has yet said what to expect of): every difference is reported, none fails; the
+    rehearsal must still run and the baseline serve part of the corpus."""
     if not result:
         return []
     if result.get("failed") or "verdict" not in result:
@@ -78,7 +82,10 @@ def verdicts(result: Obj) -> list[tuple[str, str, str, bool]]:
                 observed += "; unexpected: " + "; ".join(
                     "%s %s %r vs %r" % (d["request"], d["field"], d["baseline"], d["answer"]) for d in bad[:5])
             subject = "%s: %s" % (target, "every request" if ingress == "*" else ingress)
-            out.append((subject, "only expected differences", observed, not bad))
+            if report_only:
+                out.append((subject, "differences reported", observed.replace("; unexpected: ", "; differs: "), True))
+            else:
+                out.append((subject, "only expected differences", observed, not bad))
     for e in v["unseen"]:
         out.append(("expected difference", ", ".join("%s=%s" % kv for kv in sorted(e.items())), "not seen", False))
     for e in v.get("unseen_same") or []:
@@ -152,7 +159,7 @@ def markdown_lines(result: Obj) -> list[str]:
         lines += ["", "```sh", first[1]["curl"][c["baseline"]], first[1]["curl"][first[0]], "```"]
     unfaithful = [(t, r) for t, b in sorted(c["targets"].items()) for r in b["rows"] if r["outcome"] == "not_faithful"]
     if unfaithful:
-        lines += ["", "Not compared (baseline not faithful):", ""]
+        lines += ["", "Not compared:", ""]
         lines += ["- %s %s: %s" % (r["ingress"], r["target"], r["reason"]) for _t, r in unfaithful[:20]]
     return lines
 

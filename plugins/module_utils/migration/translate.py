@@ -167,9 +167,16 @@ def _ref(obj: Obj) -> str:
 
 
 def retarget(produced: Sequence[Obj], notes: Sequence[Note], gateway_class: str, listener_port: int,
-             translator: str) -> list[Obj]:
-    """The objects to apply: the rehearsal's class and listener port, no status, the notes on the objects
-    they name (notes naming none on every Gateway)."""
+             translator: str, tls_listener_port: int) -> list[Obj]:
+    """The objects to apply: the rehearsal's class and listener ports (HTTPS listeners on TLS_LISTENER_PORT,
+    the others on LISTENER_PORT, and each route's parentRef port moved with its listener's), no status, the
+    notes on the objects they name (notes naming none on every Gateway)."""
+    moved: dict[tuple[str, int], int] = {}  # (Gateway namespace/name, the translator's port) → the rehearsal's
+    for obj in produced:
+        if obj.get("kind") == "Gateway":
+            for listener in obj["spec"].get("listeners") or []:
+                port = tls_listener_port if listener.get("protocol") in ("HTTPS", "TLS") else listener_port
+                moved[(_ref(obj).split(" ", 1)[-1], int(listener.get("port") or 0))] = port
     by_ref: dict[str, list[Obj]] = {}
     general = [n.as_dict() for n in notes if not n.object]
     for n in notes:
@@ -186,8 +193,13 @@ def retarget(produced: Sequence[Obj], notes: Sequence[Note], gateway_class: str,
         if obj.get("kind") == "Gateway":
             obj["spec"]["gatewayClassName"] = gateway_class
             for listener in obj["spec"].get("listeners") or []:
-                listener["port"] = listener_port
+                listener["port"] = tls_listener_port if listener.get("protocol") in ("HTTPS", "TLS") else listener_port
             own = own + general
+        namespace = str(meta.get("namespace") or "")
+        for parent in (obj.get("spec") or {}).get("parentRefs") or []:
+            if parent.get("port") is not None:
+                gateway = "%s/%s" % (parent.get("namespace") or namespace, parent.get("name"))
+                parent["port"] = moved.get((gateway, int(parent["port"])), parent["port"])
         if own:
             annotations[NOTES_ANNOTATION] = json.dumps(own, sort_keys=True)
         out.append(obj)
@@ -221,9 +233,10 @@ def run_gateway_translation(params: Params, module: Module) -> Obj:
     gateway_class = params["gateway_class"]
     if not is_dns1123_subdomain(gateway_class):
         raise OptionError("gateway_class: expected a GatewayClass name (a DNS subdomain), got %r" % gateway_class)
-    port = params["listener_port"]
-    if not 1 <= port <= 65535:
-        raise OptionError("listener_port: expected a port from 1 to 65535, got %r" % port)
+    port, tls_port = params["listener_port"], params["tls_listener_port"]
+    for option, value in (("listener_port", port), ("tls_listener_port", tls_port)):
+        if not 1 <= value <= 65535:
+            raise OptionError("%s: expected a port from 1 to 65535, got %r" % (option, value))
     binary = _binary(params["binary"])
     selection = parse_selection(params["namespaces"], params["names"], params["label_selector"])
     client = module.client()
@@ -240,7 +253,7 @@ def run_gateway_translation(params: Params, module: Module) -> Obj:
         raise TranslationError("ingress2gateway translated none of the %d Ingresses of %s (is their class %s? see "
                                "ingress_class)" % (len(ingresses), ", ".join(namespaces), params["ingress_class"]),
                                notes=[n.as_dict() for n in notes])
-    objects = retarget(produced, notes, gateway_class, port, "ingress2gateway " + INGRESS2GATEWAY_VERSION)
+    objects = retarget(produced, notes, gateway_class, port, "ingress2gateway " + INGRESS2GATEWAY_VERSION, tls_port)
     ordered = sorted(objects, key=apply_order)  # Gateways before their routes, as apply_all applies them
     results = client.apply_all(ordered, check_mode=module.check_mode)
     applied = [{"ref": ref_of(obj), "changed": res.changed} for obj, res in zip(ordered, results)]

@@ -559,7 +559,8 @@ def evaluate(results: Obj, expect: Obj) -> list[Verdict]:
     if results.get("migration") or "migration" in expect:
         rehearsal = results.get("migration") or {"failed": True, "msg": "the rehearsal did not run"}
         verdicts += [Verdict("migration", subject, expected, ("pass: " if met else "fail: ") + observed, met)
-                     for subject, expected, observed, met in migration_report.verdicts(rehearsal)]
+                     for subject, expected, observed, met in migration_report.verdicts(
+                         rehearsal, bool((expect.get("migration") or {}).get("report_only")))]
     return verdicts
 
 

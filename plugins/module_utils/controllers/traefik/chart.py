@@ -343,3 +343,25 @@ def with_time_scale(values: Values | None, time_scale: float) -> Values:
     if isinstance(time_scale, bool) or not isinstance(time_scale, (int, float)) or time_scale <= 0:
         raise ValuesError("time_scale: expected a number greater than 0, got %r" % (time_scale,))
     return copy.deepcopy(values or {})
+
+
+# The Traefik of a migration rehearsal, by provider: Ingresses read through ingress-nginx's rules
+# (`nginx`), through Traefik's own Ingress provider (`ingress`, what changing only the class gives), or
+# Gateway API (`gateway`). None writes an Ingress status: the baseline's ingress-nginx keeps writing them.
+REHEARSAL_PROVIDERS = ("nginx", "ingress", "gateway")
+
+
+def rehearsal_values(provider: str, ingress_class: str, controller_class: str) -> Values:
+    """Chart values of a rehearsal target reading the Ingresses of INGRESS_CLASS (an IngressClass of
+    CONTROLLER_CLASS, or the class annotation's value)."""
+    providers: Values = {"kubernetesCRD": {"enabled": False}, "kubernetesIngress": {"enabled": False}}
+    if provider == "nginx":
+        providers["kubernetesIngressNGINX"] = {"enabled": True, "ingressClass": ingress_class, "controllerClass": controller_class}
+    elif provider == "ingress":
+        providers["kubernetesIngress"] = {"ingressClass": ingress_class, "publishedService": {"enabled": False}}
+    elif provider == "gateway":
+        providers["kubernetesGateway"] = {"enabled": True}
+    else:
+        raise ValuesError("provider: expected one of %s, got %r" % (", ".join(REHEARSAL_PROVIDERS), provider))
+    return {"global": {"checkNewVersion": False, "sendAnonymousUsage": False}, "ingressClass": {"enabled": False},
+            "providers": providers}

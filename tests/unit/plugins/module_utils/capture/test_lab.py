@@ -5,6 +5,7 @@ licence key, a Traefik, and a class of a controller the collection does not know
 from __future__ import annotations
 
 import copy
+import json
 import re
 from typing import Any
 
@@ -23,7 +24,8 @@ HOSTS = ("shop.corp.internal", "api.corp.internal", "legacy.corp.internal")
 
 def backend(ns: str, name: str, replicas: int) -> tuple[Obj, Obj]:
     labels = {"app": name}
-    svc = {"metadata": {"namespace": ns, "name": name}, "spec": {"type": "ClusterIP", "selector": labels}}
+    svc = {"metadata": {"namespace": ns, "name": name},
+           "spec": {"type": "ClusterIP", "selector": labels, "ports": [{"name": "http", "port": 80, "targetPort": 8080}]}}
     dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"namespace": ns, "name": name},
            "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
                     "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "app", "image": "corp.registry/web:1"}]}}}}
@@ -77,6 +79,15 @@ def captured() -> cap.Capture:
     return cap.capture(cluster(), "puzzle-captured")
 
 
+def lab_ingresses(lab: Obj) -> dict[tuple[str, str], Obj]:
+    """(namespace, name) → the lab's Ingress, of every workload (one Ingress or a list)."""
+    out = {}
+    for w in lab["lab_workloads"]:
+        ings = w["ingress"] if isinstance(w["ingress"], list) else [w["ingress"]] if w["ingress"] else []
+        out.update({(w["namespace"], i["name"]): dict(i, workload=w["name"]) for i in ings})
+    return out
+
+
 def by_ns(result: cap.Capture) -> dict[str, Obj]:
     return {c["namespace"]: c for c in result.lab["lab_controllers"]}
 
@@ -120,20 +131,29 @@ def test_a_hand_written_controller_gets_the_release_its_names_come_from_and_its_
     assert "controller edge/ingress-nginx-controller: --maxmind-license-key is a secret and stays in the cluster" in captured.unexpressed
 
 
-def test_ingresses_become_stand_ins_with_their_names_hosts_paths_classes_and_routing_annotations(captured: cap.Capture) -> None:
-    wl = {(w["namespace"], w["ingress"]["name"]): w for w in captured.lab["lab_workloads"]}
-    assert set(wl) == {("one", "test"), ("two", "test"), ("three", "test"), ("shop", "storefront"), ("edge", "legacy")}
-    assert wl[("one", "test")] == {"name": "web", "namespace": "one", "replicas": 2, "ingress": {
-        "name": "test", "paths": [{"path": "/", "path_type": "Prefix"}], "annotations": {"kubernetes.io/ingress.class": "nginx"}}}
-    shop = wl[("shop", "storefront")]
-    assert shop["replicas"] == 0 and shop["ingress"]["class"] == "nginx-one" and shop["ingress"]["host"] == HOSTS[0]
-    assert shop["ingress"]["annotations"] == {"nginx.ingress.kubernetes.io/rewrite-target": "/"}
+def test_services_become_echo_stand_ins_and_ingresses_are_kept_whole(captured: cap.Capture) -> None:
+    workloads = {(w["namespace"], w["name"]): w for w in captured.lab["lab_workloads"]}
+    assert set(workloads) == {("one", "web"), ("two", "web"), ("three", "web"), ("shop", "web"), ("shop", "api"), ("edge", "legacy")}
+    assert workloads[("one", "web")] == {"name": "web", "namespace": "one", "app": "echo", "replicas": 2, "ingress": {
+        "name": "test", "rules": [{"paths": [{"path": "/", "path_type": "Prefix", "port": 80}]}],
+        "annotations": {"kubernetes.io/ingress.class": "nginx"}}}
+    # a Service the cluster lacks: its stand-in has the port the Ingress names
+    assert workloads[("edge", "legacy")]["ports"] == [{"name": "port-8080", "port": 8080}]
+    assert workloads[("shop", "api")]["ingress"] is False and workloads[("shop", "web")]["replicas"] == 0
+    shop = lab_ingresses(captured.lab)[("shop", "storefront")]
+    assert shop["workload"] == "web" and shop["class"] == "nginx-one"
+    # both hosts, each to its own Service, TLS for the first host
+    assert shop["rules"] == [{"host": HOSTS[0], "paths": [{"path": "/cart", "path_type": "Prefix", "port": 80}]},
+                             {"host": HOSTS[1], "paths": [{"path": "/", "path_type": "Prefix", "service": "api", "port": 80}]}]
+    assert shop["tls"] == [{"hosts": [HOSTS[0]]}]
+    # the snippet stays in the cluster, and the rebuilt Ingress says so for the rehearsal
+    assert shop["annotations"] == {"nginx.ingress.kubernetes.io/rewrite-target": "/", cap.NOT_REBUILT_ANNOTATION:
+                                   '["annotation nginx.ingress.kubernetes.io/configuration-snippet stays in the cluster (credentials or code)"]'}
     report = "\n".join(captured.unexpressed)
-    for said in ("Ingress shop/storefront: TLS for shop.corp.internal is not reproduced",
-                 "Ingress shop/storefront: only host shop.corp.internal → Service web is reproduced",
+    for said in ("Ingress shop/storefront: TLS for shop.corp.internal is served with a self-signed certificate the lab makes",
                  "configuration-snippet may hold credentials or code",
-                 "Ingress edge/legacy: Service port 8080 is reproduced as port 80",
-                 "Ingress edge/legacy: its Service legacy does not exist in the cluster",
+                 "Service shop/api: its Service api does not exist in the cluster",
+                 "Service edge/legacy: its Service legacy does not exist in the cluster",
                  "IngressClass kong: its controller ingress-controllers.konghq.com/kong is of no type the collection knows"):
         assert said in report
 
@@ -161,7 +181,7 @@ def test_the_capture_validates_as_a_lab_definition_and_its_file_reads_back(captu
     text = cap.render(captured, "the API server at https://127.0.0.1:6443")
     assert text.startswith("---\n# Captured by kindlab.ingress.lab_capture from the API server")
     assert yaml.safe_load(text) == captured.lab
-    assert "#   - Ingress shop/storefront: TLS for shop.corp.internal is not reproduced" in text
+    assert "#   - Ingress shop/storefront: TLS for shop.corp.internal is served with a self-signed certificate" in text
 
 
 def test_anonymize_replaces_every_name_consistently() -> None:
@@ -176,7 +196,7 @@ def test_anonymize_replaces_every_name_consistently() -> None:
     # Same shape, same verdicts: the controllers still render their args, the expectations name the lab's Ingresses.
     assert len(anon.lab["lab_controllers"]) == len(plain.lab["lab_controllers"])
     assert all(r["differences"] == [] for r in anon.controllers)
-    ingresses = {"%s/%s" % (w["namespace"], w["ingress"]["name"]) for w in anon.lab["lab_workloads"]}
+    ingresses = {"%s/%s" % key for key in lab_ingresses(anon.lab)}
     for f in anon.lab["lab_expect"]["diagnose"]["findings"]:
         assert "ingress" not in f or any(re.search(f["ingress"], i) for i in ingresses)
     # Deterministic: the same cluster gives the same file.
@@ -185,7 +205,7 @@ def test_anonymize_replaces_every_name_consistently() -> None:
 
 def test_the_default_names_of_the_types_are_kept_by_anonymize() -> None:
     anon = cap.capture(cluster(), "x", anonymize=True)
-    annotations = [w["ingress"].get("annotations", {}) for w in anon.lab["lab_workloads"]]
+    annotations = [i.get("annotations", {}) for i in lab_ingresses(anon.lab).values()]
     assert {"kubernetes.io/ingress.class": "nginx"} in annotations
     assert by_ns(anon)["ns-1"]["release"] == "ingress-nginx"  # edge, the first namespace in sorted order
 
@@ -237,3 +257,79 @@ def test_the_watch_counts_changes_per_ingress(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(status, "run", run)
     assert cap.watch_status(object(), ["one", "two"], 30.0) == {"one/test": 4, "two/test": 0}
     assert asked == [(["one", "two"], 30.0, False, False)]
+
+
+def team_cluster() -> base.ClusterState:
+    """What a team builds by hand: two Ingresses on one host (ingress-nginx merges them), a regex path with a
+    capture-group rewrite, TLS for two hosts, a Service on 8080 named by its port's name, a default backend,
+    and an ExternalName Service behind one path."""
+    state = base.ClusterState(namespaces=[{"metadata": {"name": "shop"}}])
+    for name, ports in (("api", [{"name": "web", "port": 8080, "targetPort": 3000}]),
+                        ("web", [{"name": "http", "port": 80, "targetPort": 8080}, {"name": "admin", "port": 9000}])):
+        svc, dep = backend("shop", name, 2)
+        svc["spec"]["ports"] = ports
+        state.services.append(svc)
+        state.workloads.append(dep)
+    state.services.append({"metadata": {"namespace": "shop", "name": "payments"},
+                           "spec": {"type": "ExternalName", "externalName": "pay.partner.example"}})
+    nginx = {"kubernetes.io/ingress.class": "nginx"}
+    state.ingresses = [
+        ingress("shop", "api", [rule("api", "shop.example.test", "/api(/|$)(.*)", "web")],
+                dict(nginx, **{"nginx.ingress.kubernetes.io/rewrite-target": "/$2", "nginx.ingress.kubernetes.io/use-regex": "true"}),
+                tls=[{"hosts": ["shop.example.test", "www.example.test"], "secretName": "shop-cert"}]),
+        ingress("shop", "web", [rule("web", "shop.example.test", "/"), rule("web", "www.example.test", "/admin", 9000)], nginx,
+                defaultBackend={"service": {"name": "web", "port": {"name": "http"}}}),
+        ingress("shop", "pay", [rule("payments", "shop.example.test", "/pay", 443)], nginx),
+    ]
+    return state
+
+
+def rebuilt(lab: Obj) -> base.ClusterState:
+    """The cluster the lab builds from LAB's workloads (their rendered objects), as a capture reads it."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import parse_workloads, render
+
+    workloads = parse_workloads(lab["lab_workloads"])
+    objs = [o for w in workloads for o in render(w, workloads)]
+    return base.ClusterState(namespaces=[{"metadata": {"name": ns}} for ns in lab["lab_namespaces"]],
+                             services=[o for o in objs if o["kind"] == "Service"],
+                             workloads=[o for o in objs if o["kind"] == "Deployment"],
+                             ingresses=[o for o in objs if o["kind"] == "Ingress"])
+
+
+def test_a_team_s_ingresses_are_rebuilt_as_the_cluster_has_them_and_a_capture_of_the_rebuild_equals_the_first() -> None:
+    first = cap.capture(team_cluster(), "team")
+    cap.check(first.lab)
+    lab = rebuilt(first.lab)
+    by_name = {base.meta(i)["name"]: i["spec"] for i in lab.ingresses}
+    original = {base.meta(i)["name"]: i["spec"] for i in team_cluster().ingresses}
+    for name in ("api", "web"):  # rules, hosts, paths, backends by port number or name, the default backend: unchanged
+        assert by_name[name]["rules"] == original[name]["rules"], name
+    assert by_name["web"]["defaultBackend"] == original["web"]["defaultBackend"]
+    assert by_name["api"]["tls"] == [{"hosts": ["shop.example.test", "www.example.test"], "secretName": "api-tls"}]
+    # Services keep their port numbers and names (each reaching the stand-in's one container port)
+    services = {base.meta(s)["name"]: [(p.get("name"), p["port"]) for p in s["spec"]["ports"]] for s in lab.services}
+    assert services == {"api": [("web", 8080)], "web": [("http", 80), ("admin", 9000)], "payments": [("port-443", 443)]}
+    # the ExternalName Service: a stand-in answers, and its Ingress says it is not comparable
+    pay = next(i for i in lab.ingresses if base.meta(i)["name"] == "pay")
+    assert json.loads(base.meta(pay)["annotations"][cap.NOT_REBUILT_ANNOTATION]) == [
+        "Service payments is ExternalName (a name outside the cluster)"]
+    assert "pay.partner.example" not in cap.render(first, "x")
+    # round trip: the rebuilt lab captured again is the same lab
+    second = cap.capture(lab, "team")
+    assert second.lab["lab_workloads"] == first.lab["lab_workloads"]
+
+
+def test_the_round_trip_says_what_the_rebuild_routes_by_differently() -> None:
+    first = cap.capture(team_cluster(), "team").lab
+    second = cap.capture(rebuilt(first), "team").lab
+    assert cap.round_trip_differences(first, second, []) == []
+    changed = copy.deepcopy(second)
+    web = next(w for w in changed["lab_workloads"] if w["name"] == "web")
+    web["ports"][1]["port"] = 9001
+    web["httproute"] = {"name": "translated"}  # a rehearsal's own routes are not the captured cluster's
+    changed["lab_workloads"] = [w for w in changed["lab_workloads"] if w["name"] != "payments"]
+    assert cap.round_trip_differences(first, changed, ["shop"]) == [
+        "shop/payments: captured, not in the rebuild",
+        'shop/web ports: captured [{"name": "http", "port": 80}, {"name": "admin", "port": 9000}], rebuilt '
+        '[{"name": "http", "port": 80}, {"name": "admin", "port": 9001}]']
+    assert cap.round_trip_differences(first, changed, ["elsewhere"]) == []

@@ -205,7 +205,60 @@ def test_tls_needs_a_plain_host_and_renders_spec_tls() -> None:
     [w] = wl.parse_workloads([{"name": "shop", "namespace": "shop", "ingress": {"host": "shop.example.test", "tls": True}}])
     ingress = wl.render(w)[-1]
     assert ingress["spec"]["tls"] == [{"hosts": ["shop.example.test"], "secretName": "shop-tls"}]
-    assert wl.tls_secrets([w]) == [("shop", "shop-tls", "shop.example.test")]
+    assert wl.tls_secrets([w]) == [("shop", "shop-tls", ["shop.example.test"])]
     for host in (None, "*.example.test"):
         with pytest.raises(wl.WorkloadError, match=r"workloads\[0\]\.ingress\.tls: expected a host without a wildcard"):
             wl.parse_workloads([{"name": "shop", "ingress": {"host": host, "tls": True}}])
+
+
+def test_the_module_documents_and_accepts_every_key_of_a_workload() -> None:
+    import yaml
+
+    from ansible_collections.kindlab.ingress.plugins.modules import lab_workload
+
+    documented = yaml.safe_load(lab_workload.DOCUMENTATION)["options"]["workloads"]["suboptions"]
+    assert set(documented) == wl.WORKLOAD_KEYS
+    source = open(lab_workload.__file__, encoding="utf-8").read()
+    spec = source[source.index("workloads={"):source.index('"rollout": {"type": "dict"')]
+    assert {k for k in wl.WORKLOAD_KEYS if k != "rollout"} <= {k for k in wl.WORKLOAD_KEYS if '"%s": {' % k in spec}
+
+
+def test_a_whole_ingress_names_other_services_and_their_ports() -> None:
+    workloads = wl.parse_workloads([
+        {"name": "api", "namespace": "shop", "app": "echo", "ports": [{"name": "web", "port": 8080}], "ingress": {
+            "name": "shop", "rules": [{"host": "a.test", "paths": [
+                {"path": "/api", "port": "web"}, {"path": "/", "service": "web", "port": 9000}]}],
+            "default_backend": {"service": "web"}, "tls": [{"hosts": ["a.test", "b.test"]}]}},
+        {"name": "web", "namespace": "shop", "ports": [{"name": "http", "port": 80}, {"name": "admin", "port": 9000}],
+         "ingress": [{"name": "docs", "host": "a.test", "paths": ["/docs"]}, {"name": "more", "host": "b.test"}]},
+    ])
+    api, web = workloads
+    [svc] = [o for o in wl.render(api, workloads) if o["kind"] == "Service"]
+    assert svc["spec"]["ports"] == [{"name": "web", "port": 8080, "targetPort": "http", "protocol": "TCP"}]
+    [ing] = [o for o in wl.render(api, workloads) if o["kind"] == "Ingress"]
+    paths = ing["spec"]["rules"][0]["http"]["paths"]
+    assert [p["backend"]["service"] for p in paths] == [{"name": "api", "port": {"name": "web"}},
+                                                        {"name": "web", "port": {"number": 9000}}]
+    # a backend naming another workload's Service without a port takes that Service's first port, by name
+    assert ing["spec"]["defaultBackend"] == {"service": {"name": "web", "port": {"name": "http"}}}
+    assert ing["spec"]["tls"] == [{"hosts": ["a.test", "b.test"], "secretName": "shop-tls"}]
+    assert wl.tls_secrets(workloads) == [("shop", "shop-tls", ["a.test", "b.test"])]
+    assert [o["metadata"]["name"] for o in wl.render(web, workloads) if o["kind"] == "Ingress"] == ["docs", "more"]
+    assert [p["ingress"] for p in wl.default_probes(workloads, TEST_APP_IMAGE)] == ["shop/shop", "shop/docs", "shop/more"]
+
+
+@pytest.mark.parametrize("spec, message", [
+    ({"name": "a", "ingress": {"rules": [{"paths": [{"path": "/", "service": "nope"}]}]}},
+     r"workloads\[0\].ingress.rules\[0\].paths\[0\].service: expected the name of a workload in namespace default \(its Service\), got 'nope'"),
+    ({"name": "a", "ingress": {"rules": [{"paths": [{"path": "/", "port": 8080}]}]}},
+     r"workloads\[0\].ingress.rules\[0\].paths\[0\].port: expected a port of Service a \(http\), got 8080"),
+    ({"name": "a", "ports": [{"port": 80}, {"port": 81}]},
+     r"workloads\[0\].ports\[0\].name: expected a name \(a Service with several ports names each\)"),
+    ({"name": "a", "ingress": [{"host": "a.test"}]}, r"workloads\[0\].ingress\[0\].name: expected a name"),
+    ({"name": "a", "ingress": {"host": "a.test", "rules": []}}, r"workloads\[0\].ingress.rules: expected rules alone"),
+    ({"name": "a", "ingress": {"rules": [{"host": "a.test", "paths": ["/"]}], "tls": [{"hosts": []}]}},
+     r"workloads\[0\].ingress.tls\[0\].hosts: expected a non-empty list"),
+])
+def test_a_whole_ingress_that_cannot_be_built_names_its_field(spec: dict, message: str) -> None:
+    with pytest.raises(wl.WorkloadError, match=message):
+        wl.parse_workloads([spec])

@@ -50,7 +50,7 @@ def produced() -> list[Obj]:
 
 def test_retarget_sets_the_class_the_port_and_each_note_on_its_object() -> None:
     notes = translate.parse_notes(STDERR)
-    gateway, route = translate.retarget(produced(), notes, "traefik", 8000, "ingress2gateway v1.2.0")
+    gateway, route = translate.retarget(produced(), notes, "traefik", 8000, "ingress2gateway v1.2.0", 8443)
     assert gateway["spec"]["gatewayClassName"] == "traefik" and gateway["spec"]["listeners"][0]["port"] == 8000
     assert "status" not in route
     assert [n["message"] for n in translate.notes_of(route)] == ["Failed to apply rewrite-target from Ingress shop/app: not supported"]
@@ -58,6 +58,21 @@ def test_retarget_sets_the_class_the_port_and_each_note_on_its_object() -> None:
     assert route["metadata"]["annotations"][translate.TRANSLATOR_ANNOTATION] == "ingress2gateway v1.2.0"
     assert produced()[0]["spec"]["gatewayClassName"] == "nginx"  # a copy: the input is left as printed
     assert translate.notes_of({"metadata": {"annotations": {translate.NOTES_ANNOTATION: "not json"}}}) == []
+
+
+def test_retarget_moves_https_listeners_and_the_route_ports_that_name_them() -> None:
+    objs = produced()
+    objs[0]["spec"]["listeners"].append({"name": "a-example-test-https", "hostname": "a.example.test", "port": 443,
+                                         "protocol": "HTTPS", "tls": {"certificateRefs": [{"name": "a-tls"}]}})
+    objs[1]["spec"]["parentRefs"] = [{"name": "nginx", "port": 443, "sectionName": "a-example-test-https"}]
+    redirect = {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+                "metadata": {"name": "app-a-example-test-http", "namespace": "shop"},
+                "spec": {"parentRefs": [{"name": "nginx", "port": 80}, {"name": "other", "namespace": "x", "port": 80}]}}
+    gateway, route, http = translate.retarget(objs + [redirect], [], "traefik", 8000, "ingress2gateway v1.2.0", 8443)
+    assert [(ln["protocol"], ln["port"]) for ln in gateway["spec"]["listeners"]] == [("HTTP", 8000), ("HTTPS", 8443)]
+    assert route["spec"]["parentRefs"][0]["port"] == 8443
+    # the port moves with its Gateway's listener; a parent the translation did not make keeps its own
+    assert [p["port"] for p in http["spec"]["parentRefs"]] == [8000, 80]
 
 
 def fake_runner(rc: int, out: str, err: str, seen: list[list[str]]) -> Any:
@@ -116,7 +131,7 @@ class FakeClient:
 
 
 def test_a_gateway_target_is_its_implementations_service_with_the_notes() -> None:
-    gateway, route = translate.retarget(produced(), translate.parse_notes(STDERR), "traefik", 8000, "ingress2gateway v1.2.0")
+    gateway, route = translate.retarget(produced(), translate.parse_notes(STDERR), "traefik", 8000, "ingress2gateway v1.2.0", 8443)
     gateway["status"] = {"addresses": [{"type": "IPAddress", "value": "100.64.0.2"}]}
     svc = {"kind": "Service", "metadata": {"name": "traefik", "namespace": "traefik"},
            "spec": {"type": "LoadBalancer", "ports": [{"name": "web", "port": 80}, {"name": "websecure", "port": 443}]},

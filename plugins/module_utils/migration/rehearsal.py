@@ -1,0 +1,149 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""rehearsal_lab: a captured lab definition (lab_capture) made into a migration rehearsal.
+
+The capture is kept as it is: its ingress-nginx (the baseline: the one that claims most of the
+rehearsed Ingresses), its other controllers, its stand-ins and Ingresses, its expectations. Added: one
+Traefik per chosen target, in a namespace of its own, reading the baseline's Ingresses (through
+ingress-nginx's rules, through Traefik's own Ingress provider, or translated to Gateway API by
+ingress2gateway), and lab_expect.migration, which replays the generated requests through the baseline
+and each target and reports every difference (report_only: nobody has said yet what to expect).
+Pure: the playbook reads the capture and writes the result (playbooks/rehearse.yml).
+"""
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._files import write_if_changed
+from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_dns1123_label
+from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import yaml
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CLASS_ANNOTATION
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.chart import rehearsal_values
+
+if TYPE_CHECKING:
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
+
+Obj = dict[str, Any]
+
+# Each target a rehearsal can add: (its namespace in the rehearsal cluster, the Traefik provider it runs).
+TARGETS = {
+    "traefik-nginx-provider": ("rehearse-traefik", "nginx"),
+    "traefik-ingress-provider": ("rehearse-traefik-native", "ingress"),
+    "gateway-api": ("rehearse-gateway", "gateway"),
+}
+DEFAULT_TARGETS = ["traefik-nginx-provider", "gateway-api"]
+GATEWAY_CLASS = "kindlab-rehearsal"  # the GatewayClass the translation's Gateways use (Traefik's controllerName)
+# ingress-nginx chart defaults, where a captured release leaves them unset
+_DEFAULT_CLASS, _DEFAULT_CONTROLLER_VALUE = "nginx", "k8s.io/ingress-nginx"
+
+
+class RehearsalError(OptionError):
+    """The rehearsal cannot be composed as asked; the message names the option."""
+
+
+def lab_ingresses(lab: Obj) -> list[tuple[str, Obj]]:
+    """(namespace, Ingress) of every lab workload (an Ingress, a list of them, or none)."""
+    out = []
+    for wl in lab.get("lab_workloads") or []:
+        ings = wl.get("ingress")
+        for ing in ings if isinstance(ings, list) else [ings] if isinstance(ings, dict) else []:
+            out.append((str(wl.get("namespace", "default")), ing))
+    return out
+
+
+def _classes(controller: Obj) -> tuple[str, str, str]:
+    """(IngressClass name, its controller value, the class annotation value) of a captured ingress-nginx."""
+    values = controller.get("values") or {}
+    return (str(get_path(values, "controller.ingressClassResource.name") or _DEFAULT_CLASS),
+            str(get_path(values, "controller.ingressClassResource.controllerValue") or _DEFAULT_CONTROLLER_VALUE),
+            str(get_path(values, "controller.ingressClass") or _DEFAULT_CLASS))
+
+
+def _claims(controller: Obj, ingress: Obj) -> bool:
+    name, _value, annotation = _classes(controller)
+    if ingress.get("class"):
+        return bool(ingress["class"] == name)
+    return bool((ingress.get("annotations") or {}).get(CLASS_ANNOTATION) == annotation)
+
+
+def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: str) -> Obj:
+    """The rehearsal's lab definition from the captured LAB (see the module docstring)."""
+    unknown = [t for t in targets if t not in TARGETS]
+    if not targets or unknown:
+        raise RehearsalError("targets: expected a non-empty list of %s, got %r" % (", ".join(TARGETS), unknown or targets))
+    if len(set(targets)) < len(targets):
+        raise RehearsalError("targets: expected each target once, got %r" % targets)
+    if not is_dns1123_label(cluster_name):
+        raise RehearsalError("cluster_name: expected a kind cluster name (a DNS label), got %r" % cluster_name)
+    ingresses = lab_ingresses(lab)
+    captured_namespaces = sorted({ns for ns, _ing in ingresses})
+    for ns in namespaces:
+        if ns not in captured_namespaces:
+            raise RehearsalError("namespaces: %s has no captured Ingress (namespaces with Ingresses: %s)"
+                                 % (ns, ", ".join(captured_namespaces) or "none"))
+    rehearsed = [(ns, ing) for ns, ing in ingresses if not namespaces or ns in namespaces]
+    if not rehearsed:
+        raise RehearsalError("src: the capture has no Ingress: nothing to rehearse")
+    nginx = [c for c in lab.get("lab_controllers") or [] if c.get("type") == "ingress_nginx"]
+    if not nginx:
+        raise RehearsalError("src: the captured cluster runs no ingress-nginx: there is no move off it to rehearse")
+    baseline = max(nginx, key=lambda c: sum(1 for _ns, ing in rehearsed if _claims(c, ing)))  # the first of a tie
+    class_name, controller_value, annotation = _classes(baseline)
+    served_namespaces = sorted({ns for ns, ing in rehearsed if _claims(baseline, ing)})
+    if not served_namespaces:
+        raise RehearsalError("src: no rehearsed Ingress is of the class of any captured ingress-nginx (class %s or "
+                             "annotation %s: %s)" % (class_name, CLASS_ANNOTATION, annotation))
+    taken = set(lab.get("lab_namespaces") or [])
+    out = copy.deepcopy(lab)
+    out["lab_scenario"] = "%s-rehearsal" % lab.get("lab_scenario", "captured")
+    out["lab_cluster"] = {"name": cluster_name, "workers": 0, "kind_config": {}}
+    controllers, migration_targets = list(out.get("lab_controllers") or []), []
+    for target in targets:
+        namespace, provider = TARGETS[target]
+        if namespace in taken:
+            raise RehearsalError("targets: %s runs in namespace %s, which the captured cluster has too" % (target, namespace))
+        out["lab_namespaces"] = list(out.get("lab_namespaces") or []) + [namespace]
+        controllers.append({"namespace": namespace, "type": "traefik", "release": "traefik",
+                            "values": rehearsal_values(provider, class_name, controller_value)})
+        if provider != "gateway":
+            migration_targets.append({"name": target, "namespace": namespace})
+            continue
+        if len(served_namespaces) > 1:
+            raise RehearsalError("namespaces: gateway-api rehearses one namespace at a time (ingress2gateway makes a "
+                                 "Gateway per namespace); choose one of %s" % ", ".join(served_namespaces))
+        gateways = dict(out.get("lab_gateways") or {})
+        gateways["classes"] = list(gateways.get("classes") or []) + [{"name": GATEWAY_CLASS}]
+        gateways["translations"] = list(gateways.get("translations") or []) + [
+            {"namespaces": served_namespaces, "class": GATEWAY_CLASS, "ingress_class": class_name}]
+        out["lab_gateway_api"] = True
+        out["lab_gateways"] = gateways
+        # ingress2gateway names the Gateway of each namespace after the IngressClass
+        migration_targets.append({"name": target, "gateway": "%s/%s" % (served_namespaces[0], class_name)})
+    out["lab_controllers"] = controllers
+    expect = dict(out.get("lab_expect") or {})
+    expect["migration"] = {"namespaces": served_namespaces, "report_only": True,
+                           "baseline": {"name": "ingress-nginx", "namespace": baseline["namespace"]},
+                           "targets": migration_targets}
+    out["lab_expect"] = expect
+    return out
+
+
+def run_rehearsal_lab(params: Params, module: Module) -> Obj:
+    """The rehearsal_lab module: read the capture, compose the rehearsal, write it when it changed."""
+    src, dest = params["src"], params["dest"]
+    try:
+        with open(src, encoding="utf-8") as handle:
+            captured = yaml.safe_load(handle)
+    except (OSError, yaml.YAMLError) as exc:
+        raise RehearsalError("src: cannot read the captured lab definition %s (%s)" % (src, exc)) from None
+    if not isinstance(captured, dict) or "lab_workloads" not in captured:
+        raise RehearsalError("src: %s is not a lab definition written by lab_capture (no lab_workloads)" % src)
+    lab = compose(captured, params["targets"], params["namespaces"], params["cluster_name"])
+    text = "---\n# A migration rehearsal of %s (kindlab.ingress.rehearsal_lab); build it: playbooks/rehearse.yml\n%s" % (
+        src, yaml.safe_dump(lab, default_flow_style=False, sort_keys=False, width=120))
+    changed, before = write_if_changed(dest, text, module.check_mode)
+    return {"changed": changed, "dest": dest, "lab": lab, "baseline": lab["lab_expect"]["migration"]["baseline"],
+            "targets": lab["lab_expect"]["migration"]["targets"], "diff": {"before": before, "after": text}}

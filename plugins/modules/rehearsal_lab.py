@@ -1,0 +1,114 @@
+#!/usr/bin/python
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: rehearsal_lab
+short_description: Make a captured cluster's lab definition into a migration rehearsal off ingress-nginx
+description:
+  - Reads a lab definition written by M(kindlab.ingress.lab_capture) and writes the lab that rehearses the captured
+    cluster's move off ingress-nginx, for C(playbooks/lab.yml) to build on kind (C(playbooks/rehearse.yml) runs the
+    whole chain).
+  - The capture is kept as it is. Its ingress-nginx that claims most of the rehearsed Ingresses is the baseline.
+  - One Traefik per target is added, each in a namespace of its own and writing no Ingress status.
+    C(traefik-nginx-provider) reads the Ingresses through ingress-nginx's rules (Traefik's kubernetesIngressNGINX
+    provider). C(traefik-ingress-provider) uses Traefik's own Ingress provider, which is what changing only the class
+    gives. C(gateway-api) serves what ingress2gateway translates the Ingresses to (M(kindlab.ingress.gateway_translation)),
+    with its notes kept beside the requests. It takes one namespace at a time, because ingress2gateway makes a Gateway
+    per namespace.
+  - C(lab_expect.migration) replays the generated requests through the baseline and each target
+    (M(kindlab.ingress.ingress_migration)) and reports every difference with its cause (C(report_only)). Requests of an
+    Ingress the capture could not rebuild whole are not compared.
+  - The file is written only when its content changes; check mode writes nothing.
+version_added: 0.1.0
+author: kindlab.ingress developers (@kindlab)
+options:
+  src:
+    description: The captured lab definition (M(kindlab.ingress.lab_capture)'s O(kindlab.ingress.lab_capture#module:dest)).
+    type: path
+    required: true
+  dest:
+    description: Where the rehearsal's lab definition is written (YAML, for C(ansible-playbook playbooks/lab.yml -e @dest)).
+    type: path
+    required: true
+  targets:
+    description: The targets, each once.
+    type: list
+    elements: str
+    choices: [traefik-nginx-provider, traefik-ingress-provider, gateway-api]
+    default: [traefik-nginx-provider, gateway-api]
+  namespaces:
+    description: The namespaces whose captured Ingresses are rehearsed; every namespace with one when empty.
+    type: list
+    elements: str
+    default: []
+  cluster_name:
+    description: The kind cluster the rehearsal is built in (C(lab_cluster.name)).
+    type: str
+    default: rehearsal
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  platform:
+    platforms: posix
+"""
+
+EXAMPLES = r"""
+- name: Capture the cluster, read-only
+  kindlab.ingress.lab_capture:
+    kubeconfig: ~/.kube/prod
+    namespaces: [shop]
+    dest: /tmp/shop-captured.yml
+
+- name: Rehearse its move to Traefik and to Gateway API
+  kindlab.ingress.rehearsal_lab:
+    src: /tmp/shop-captured.yml
+    dest: /tmp/shop-rehearsal.yml
+    targets: [traefik-nginx-provider, gateway-api]
+"""
+
+RETURN = r"""
+dest:
+  description: The file written (or that would be, in check mode).
+  returned: success
+  type: str
+lab:
+  description: The rehearsal's lab definition (the lab_* variables).
+  returned: success
+  type: dict
+baseline:
+  description: The baseline of the rehearsal, C(name) and C(namespace) (the captured ingress-nginx's).
+  returned: success
+  type: dict
+targets:
+  description: The targets as C(lab_expect.migration.targets) names them.
+  returned: success
+  type: list
+  elements: dict
+"""
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._args import with_args
+from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.rehearsal import DEFAULT_TARGETS, TARGETS, run_rehearsal_lab
+
+
+def main() -> None:
+    KindlabModule(
+        argument_spec=with_args(
+            src={"type": "path", "required": True},
+            dest={"type": "path", "required": True},
+            targets={"type": "list", "elements": "str", "default": list(DEFAULT_TARGETS), "choices": list(TARGETS)},
+            namespaces={"type": "list", "elements": "str", "default": []},
+            cluster_name={"type": "str", "default": "rehearsal"},
+        ),
+        requires=("PyYAML",),
+    ).run(run_rehearsal_lab)
+
+
+if __name__ == "__main__":
+    main()

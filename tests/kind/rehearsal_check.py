@@ -1,0 +1,152 @@
+"""What playbooks/rehearse.yml made of the hand-built cluster of tests/kind/team (issue 32), read from its files.
+
+    rehearsal_check.py REHEARSE_DIR
+
+REHEARSE_DIR holds captured.yml (the capture of the team's cluster), recaptured.yml (the rebuild captured back)
+and verify/report.json (the rehearsal). It checks:
+- the capture kept what routing depends on: both Ingresses on shop.example.test, every rule and host of web,
+  backends by port name and number with the Services' port numbers and names, TLS hosts, the default backend,
+  and the auth-url Ingress marked as not rebuilt;
+- the rebuild captured back says the same of the Services and Ingresses (the round trip);
+- the rehearsal: the baseline served; no difference is unexplained; account's requests are not compared; and
+  the differences seen on kind, with their causes: ingress-nginx redirects web's paths on shop.example.test to
+  HTTPS because api gives the host's server its certificate, which Traefik's ingress-nginx provider does not
+  (it redirects api's paths only), while the Gateway translation redirects the whole host, to another location;
+  the translation loses the capture-group rewrite, with its note beside it; and it redirects www.example.test,
+  which api's spec.tls only lists (ingress-nginx serves it over HTTP, as Traefik's provider does).
+Prints one line per check; exit 1 when any fails. Standalone on purpose (no import of the collection).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+Obj = dict[str, Any]
+
+
+def ingresses(lab: Obj) -> dict[str, Obj]:
+    out = {}
+    for wl in lab["lab_workloads"]:
+        ings = wl.get("ingress")
+        for ing in ings if isinstance(ings, list) else [ings] if isinstance(ings, dict) else []:
+            out[ing["name"]] = dict(ing, workload=wl["name"])
+    return out
+
+
+def rules_of(ing: Obj) -> list[Obj]:
+    """An Ingress's rules, in the lab's whole form or its short form (host and paths: one rule)."""
+    return ing.get("rules") or [{"host": ing.get("host"), "paths": ing["paths"]}]
+
+
+def port_of(path: Obj, service_ports: list[Obj]) -> Any:
+    """The Service port a lab path names: its own, or (omitted) its Service's first, by name where it has one."""
+    return path.get("port", service_ports[0].get("name", service_ports[0]["port"]))
+
+
+def rows(report: Obj, target: str, ingress: str) -> list[Obj]:
+    return [r for r in report["results"]["migration"]["comparison"]["targets"][target]["rows"] if r["ingress"] == ingress]
+
+
+def find(report: Obj, target: str, ingress: str, host: str, path: str, kind: str) -> Obj:
+    found = [r for r in rows(report, target, ingress) if r["host"] == host and r["target"] == path and r["kind"] == kind]
+    if len(found) != 1:
+        raise AssertionError("%s %s %s %s %s: %d rows" % (target, ingress, host, path, kind, len(found)))
+    return found[0]
+
+
+def cause_of(row: Obj, field: str) -> str:
+    return next(d["cause"] for d in row["differences"] if d["field"] == field)
+
+
+def redirected_alone(row: Obj) -> bool:
+    return bool(row["baseline"]["status"] == 308 and row["answer"]["status"] == 200
+                and "shop/api gives the host's server its certificate" in cause_of(row, "status"))
+
+
+def both_redirect(row: Obj) -> bool:
+    return bool(row["baseline"]["status"] == row["answer"]["status"] == 308
+                and [d["field"] for d in row["differences"]] == ["location"]
+                and "both redirect plain HTTP for shop.example.test to HTTPS" in cause_of(row, "location"))
+
+
+def rewrite_lost(row: Obj) -> bool:
+    return bool([d["baseline"] for d in row["differences"] if d["field"] == "path"] == ["/seg"]
+                and "rewrite-target /$2" in cause_of(row, "path") and "[the translator said:" in cause_of(row, "path"))
+
+
+def listed_only(row: Obj) -> bool:
+    return bool(row["baseline"]["status"] == 200 and row["answer"]["status"] == 308
+                and "spec.tls of shop/api lists it" in cause_of(row, "status"))
+
+
+def main(directory: str) -> int:
+    base = Path(directory)
+    captured = yaml.safe_load((base / "captured.yml").read_text())
+    recaptured = yaml.safe_load((base / "recaptured.yml").read_text())
+    report = json.loads((base / "verify" / "report.json").read_text())
+    ings = ingresses(captured)
+    services = {w["name"]: w.get("ports", [{"name": "http", "port": 80}]) for w in captured["lab_workloads"]}
+    migration = report["results"]["migration"]
+    checks: list[tuple[str, Callable[[], bool]]] = [
+        ("capture: the three Ingresses, api and web both on shop.example.test",
+         lambda: set(ings) == {"api", "web", "account"}
+         and {r.get("host") for r in rules_of(ings["web"])} == {"shop.example.test", "www.example.test"}
+         and rules_of(ings["api"])[0]["host"] == "shop.example.test"),
+        ("capture: backends by port name and number, the Services' ports",
+         lambda: port_of(rules_of(ings["api"])[0]["paths"][0], services["api"]) == "web"
+         and services["api"] == [{"name": "web", "port": 8080}]
+         and services["web"] == [{"name": "http", "port": 80}, {"name": "admin", "port": 9000}]
+         and [port_of(p, services["web"]) for r in rules_of(ings["web"]) for p in r["paths"]] == [80, 80, 9000]),
+        ("capture: TLS hosts, the default backend, the regex and rewrite annotations",
+         lambda: ings["api"]["tls"] == [{"hosts": ["shop.example.test", "www.example.test"]}]
+         and ings["web"]["default_backend"] == {"port": "http"}
+         and ings["api"]["annotations"]["nginx.ingress.kubernetes.io/rewrite-target"] == "/$2"),
+        ("capture: auth-url stays in the cluster, and the Ingress says it is not rebuilt",
+         lambda: "nginx.ingress.kubernetes.io/auth-url" not in ings["account"]["annotations"]
+         and "auth-url" in ings["account"]["annotations"]["kindlab.ingress/not-rebuilt"]),
+        ("round trip: the rebuild captured back has the same Services and Ingresses",
+         lambda: {w["name"]: {k: v for k, v in w.items() if k != "httproute"} for w in recaptured["lab_workloads"]
+                  if w["namespace"] == "shop"}
+         == {w["name"]: w for w in captured["lab_workloads"] if w["namespace"] == "shop"}),
+        ("rehearsal: the baseline served every request", lambda: migration["comparison"]["baseline_served"]
+         == migration["comparison"]["requests"] > 0),
+        ("rehearsal: no difference unexplained", lambda: not [
+            d for body in migration["comparison"]["targets"].values() for r in body["rows"]
+            for d in r.get("differences") or [] if d["cause"].startswith("unexplained")]),
+        ("rehearsal: account's requests are not compared (auth-url not rebuilt), on both targets", lambda: all(
+            rows(report, t, "shop/account") and all(r["outcome"] == "not_faithful" and "not rebuilt from the capture" in r["reason"]
+                                                    for r in rows(report, t, "shop/account"))
+            for t in ("traefik-nginx-provider", "gateway-api"))),
+        ("traefik-nginx-provider: web's /docs/ on shop.example.test is redirected to HTTPS by ingress-nginx alone "
+         "(api gives the host's server its certificate)", lambda: redirected_alone(
+             find(report, "traefik-nginx-provider", "shop/web", "shop.example.test", "/docs/", "path"))),
+        ("gateway-api: the translation redirects web's /docs/ too (ingress2gateway works per host), to another location",
+         lambda: both_redirect(find(report, "gateway-api", "shop/web", "shop.example.test", "/docs/", "path"))),
+        ("gateway-api: the capture-group rewrite is lost, with the translator's note",
+         lambda: rewrite_lost(find(report, "gateway-api", "shop/api", "shop.example.test", "/api/seg", "tls"))),
+        ("gateway-api: www.example.test (only listed by api's spec.tls) is redirected by the translation, not by ingress-nginx",
+         lambda: listed_only(find(report, "gateway-api", "shop/web", "www.example.test", "/admin", "path"))),
+        ("traefik-nginx-provider: /admin on www.example.test answers as ingress-nginx does",
+         lambda: find(report, "traefik-nginx-provider", "shop/web", "www.example.test", "/admin", "path")["outcome"] == "same"),
+    ]
+    failed = 0
+    for name, check in checks:
+        try:
+            ok = bool(check())
+            why = ""
+        except (AssertionError, KeyError, IndexError, StopIteration, TypeError) as exc:
+            ok, why = False, " (%s: %s)" % (type(exc).__name__, exc)
+        failed += not ok
+        print("%s  %s%s" % ("ok  " if ok else "FAIL", name, why))
+    print("rehearsal_check: %d passed, %d failed" % (len(checks) - failed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,104 @@
+"""The rehearsal_lab module and its logic (migration/rehearsal.py): a capture of a team's cluster made into
+a rehearsal that validates as a lab definition; check mode, idempotence, errors naming the option."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture import lab as cap
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.definition import validate
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration import rehearsal
+from ansible_collections.kindlab.ingress.plugins.modules import rehearsal_lab
+from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, run_module, use_fake_exits
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.capture.test_lab import cluster, team_cluster
+
+Obj = dict[str, Any]
+
+
+def team_capture() -> Obj:
+    """The team's cluster with its ingress-nginx (the puzzle's cluster-wide one, class nginx), captured."""
+    state = team_cluster()
+    puzzle = cluster()
+    state.workloads += [w for w in puzzle.workloads if w["metadata"]["namespace"] == "two"]
+    state.ingress_classes, state.namespaces = puzzle.ingress_classes, puzzle.namespaces + state.namespaces
+    state.cluster_roles, state.cluster_role_bindings = puzzle.cluster_roles, puzzle.cluster_role_bindings
+    return cap.capture(state, "team").lab
+
+
+def run(args: dict[str, Any], check_mode: bool = False) -> Exit:
+    return run_module(rehearsal_lab.main, dict(args, _ansible_check_mode=check_mode))
+
+
+@pytest.fixture
+def captured(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    use_fake_exits(monkeypatch, None)
+    src = tmp_path / "captured.yml"
+    src.write_text(yaml.safe_dump(team_capture()))
+    return src
+
+
+def test_the_rehearsal_adds_each_target_beside_the_captured_baseline_and_validates_as_a_lab() -> None:
+    lab = team_capture()
+    out = rehearsal.compose(lab, ["traefik-nginx-provider", "traefik-ingress-provider", "gateway-api"], ["shop"], "rehearsal")
+    migration = out["lab_expect"]["migration"]
+    # the ingress-nginx whose class the shop Ingresses carry (annotation nginx) is the baseline
+    nginx = [c for c in lab["lab_controllers"] if c["type"] == "ingress_nginx"]
+    assert migration["baseline"] == {"name": "ingress-nginx", "namespace": "two"} and len(nginx) >= 1
+    assert migration["report_only"] is True and migration["namespaces"] == ["shop"]
+    assert migration["targets"] == [{"name": "traefik-nginx-provider", "namespace": "rehearse-traefik"},
+                                    {"name": "traefik-ingress-provider", "namespace": "rehearse-traefik-native"},
+                                    {"name": "gateway-api", "gateway": "shop/nginx-two"}]
+    traefik = {c["namespace"]: c["values"]["providers"] for c in out["lab_controllers"] if c["type"] == "traefik"}
+    assert traefik["rehearse-traefik"]["kubernetesIngressNGINX"] == {"enabled": True, "ingressClass": "nginx-two",
+                                                                     "controllerClass": "k8s.io/ingress-nginx-two"}
+    assert out["lab_gateways"]["translations"] == [{"namespaces": ["shop"], "class": rehearsal.GATEWAY_CLASS,
+                                                    "ingress_class": "nginx-two"}]
+    # everything captured is still there, and the whole validates as a lab definition
+    assert out["lab_workloads"] == lab["lab_workloads"] and lab["lab_namespaces"] == out["lab_namespaces"][:len(lab["lab_namespaces"])]
+    summary = validate("kind", out["lab_cluster"], [{"name": "p", "addresses": ["100.64.0.0/16"]}], out["lab_namespaces"],
+                       out["lab_controllers"], out["lab_workloads"], out["lab_expect"], gateway_api=out["lab_gateway_api"],
+                       gateways=out["lab_gateways"])
+    assert summary["cluster"]["name"] == "rehearsal"
+
+
+@pytest.mark.parametrize("targets, namespaces, message", [
+    ([], [], "targets: expected a non-empty list"),
+    (["traefik-nginx-provider", "traefik-nginx-provider"], [], "targets: expected each target once"),
+    (["traefik-nginx-provider"], ["payments"], "namespaces: payments has no captured Ingress (namespaces with Ingresses: shop)"),
+])
+def test_bad_input_names_the_option(targets: list[str], namespaces: list[str], message: str) -> None:
+    with pytest.raises(rehearsal.RehearsalError) as err:
+        rehearsal.compose(team_capture(), targets, namespaces, "rehearsal")
+    assert str(err.value).startswith(message)
+
+
+def test_a_cluster_without_ingress_nginx_has_no_move_to_rehearse() -> None:
+    lab = team_capture()
+    lab["lab_controllers"] = [c for c in lab["lab_controllers"] if c["type"] != "ingress_nginx"]
+    with pytest.raises(rehearsal.RehearsalError, match="src: the captured cluster runs no ingress-nginx"):
+        rehearsal.compose(lab, ["traefik-nginx-provider"], [], "rehearsal")
+
+
+def test_module_check_mode_then_write_then_no_change(captured: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "rehearsal.yml"
+    r = run({"src": str(captured), "dest": str(dest)}, check_mode=True)
+    assert not r.failed and r.result["changed"] is True and not dest.exists()
+    r = run({"src": str(captured), "dest": str(dest)})
+    assert not r.failed and r.result["changed"] is True
+    assert yaml.safe_load(dest.read_text()) == r.result["lab"]
+    assert [t["name"] for t in r.result["targets"]] == rehearsal.DEFAULT_TARGETS
+    again = run({"src": str(captured), "dest": str(dest)})
+    assert not again.failed and again.result["changed"] is False
+
+
+def test_module_errors_name_the_option_and_write_nothing(captured: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "rehearsal.yml"
+    r = run({"src": str(tmp_path / "none.yml"), "dest": str(dest)})
+    assert r.failed and r.result["msg"].startswith("src: cannot read the captured lab definition") and not dest.exists()
+    r = run({"src": str(captured), "dest": str(dest), "targets": ["haproxy"]})
+    assert r.failed and "targets" in r.result["msg"] and not dest.exists()
+    r = run({"src": str(captured), "dest": str(dest), "cluster_name": "Bad Name"})
+    assert r.failed and r.result["msg"].startswith("cluster_name: expected a kind cluster name") and not dest.exists()
