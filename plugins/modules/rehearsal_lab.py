@@ -47,6 +47,13 @@ options:
     description: The kind cluster the rehearsal is built in (C(lab_cluster.name)).
     type: str
     default: rehearsal
+  ingress2gateway:
+    description:
+      - The ingress2gateway binary (a path, or a name on PATH). With the C(gateway-api) target it translates the
+        rehearsal's Ingresses once here, before any cluster exists, so that a translation that fails stops the
+        rehearsal with its error and nothing is built on kind.
+    type: str
+    default: ingress2gateway
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
 attributes:
@@ -85,6 +92,10 @@ baseline:
   description: The baseline of the rehearsal, C(name) and C(namespace) (the captured ingress-nginx's).
   returned: success
   type: dict
+translated:
+  description: How many Gateway API objects the pre-flight translation made (C(0) without the C(gateway-api) target).
+  returned: success
+  type: int
 targets:
   description: The targets as C(lab_expect.migration.targets) names them.
   returned: success
@@ -105,6 +116,7 @@ def main() -> None:
             targets={"type": "list", "elements": "str", "default": list(DEFAULT_TARGETS), "choices": list(TARGETS)},
             namespaces={"type": "list", "elements": "str", "default": []},
             cluster_name={"type": "str", "default": "rehearsal"},
+            ingress2gateway={"type": "str", "default": "ingress2gateway"},
         ),
         requires=("PyYAML",),
     ).run(run_rehearsal_lab)

@@ -114,14 +114,22 @@ def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: s
         if len(served_namespaces) > 1:
             raise RehearsalError("namespaces: gateway-api rehearses one namespace at a time (ingress2gateway makes a "
                                  "Gateway per namespace); choose one of %s" % ", ".join(served_namespaces))
+        # ingress2gateway selects by the class an Ingress names (spec.ingressClassName, else the annotation)
+        named = sorted({ing.get("class") or (ing.get("annotations") or {}).get(CLASS_ANNOTATION, "")
+                        for _ns, ing in rehearsed if _claims(baseline, ing)})
+        if len(named) != 1:
+            raise RehearsalError("targets: gateway-api translates the Ingresses of one class name, and those of %s name "
+                                 "theirs %s (spec.ingressClassName or the class annotation)"
+                                 % (served_namespaces[0], " and ".join(named)))
+        translated_class = named[0]
         gateways = dict(out.get("lab_gateways") or {})
         gateways["classes"] = list(gateways.get("classes") or []) + [{"name": GATEWAY_CLASS}]
         gateways["translations"] = list(gateways.get("translations") or []) + [
-            {"namespaces": served_namespaces, "class": GATEWAY_CLASS, "ingress_class": class_name}]
+            {"namespaces": served_namespaces, "class": GATEWAY_CLASS, "ingress_class": translated_class}]
         out["lab_gateway_api"] = True
         out["lab_gateways"] = gateways
-        # ingress2gateway names the Gateway of each namespace after the IngressClass
-        migration_targets.append({"name": target, "gateway": "%s/%s" % (served_namespaces[0], class_name)})
+        # ingress2gateway names the Gateway of each namespace after the class
+        migration_targets.append({"name": target, "gateway": "%s/%s" % (served_namespaces[0], translated_class)})
     out["lab_controllers"] = controllers
     expect = dict(out.get("lab_expect") or {})
     expect["migration"] = {"namespaces": served_namespaces, "report_only": True,
@@ -129,6 +137,35 @@ def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: s
                            "targets": migration_targets}
     out["lab_expect"] = expect
     return out
+
+
+def preflight_translation(lab: Obj, binary: str, run: Any) -> int:
+    """ingress2gateway run on the rehearsal's own Ingresses and Services (the lab renders them from the capture)
+    before any cluster exists, so that a translation that fails stops the rehearsal before kind is touched. RUN:
+    the module's command runner. Returns how many objects it made; a TranslationError (its one-line error) when
+    it fails or makes none."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import parse_workloads, render
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.translate import (
+        TranslationError, find_binary, input_objects, run_translator)
+
+    translations = (lab.get("lab_gateways") or {}).get("translations") or []
+    made = 0
+    for item in translations:
+        namespaces, ingress_class = set(item["namespaces"]), item["ingress_class"]
+        workloads = parse_workloads([w for w in lab["lab_workloads"] if w.get("namespace") in namespaces], where="lab_workloads")
+        objs = [o for w in workloads for o in render(w, workloads)]
+        ingresses = [o for o in objs if o["kind"] == "Ingress"]
+        baseline = next(c for c in lab["lab_controllers"] if c["namespace"] == lab["lab_expect"]["migration"]["baseline"]["namespace"])
+        name, value, _annotation = _classes(baseline)
+        classes = [{"metadata": {"name": name}, "spec": {"controller": value}}]
+        produced, _notes = run_translator(find_binary(binary, "ingress2gateway"),
+                                          input_objects(ingresses, [o for o in objs if o["kind"] == "Service"], classes),
+                                          ingress_class, run)
+        if not produced:
+            raise TranslationError("ingress2gateway translated none of the %d Ingresses of %s (class %s): the gateway-api "
+                                   "target would have nothing to serve" % (len(ingresses), ", ".join(sorted(namespaces)), ingress_class))
+        made += len(produced)
+    return made
 
 
 def run_rehearsal_lab(params: Params, module: Module) -> Obj:
@@ -142,8 +179,10 @@ def run_rehearsal_lab(params: Params, module: Module) -> Obj:
     if not isinstance(captured, dict) or "lab_workloads" not in captured:
         raise RehearsalError("src: %s is not a lab definition written by lab_capture (no lab_workloads)" % src)
     lab = compose(captured, params["targets"], params["namespaces"], params["cluster_name"])
+    translated = preflight_translation(lab, params["ingress2gateway"], module.run_command) if "gateway-api" in params["targets"] else 0
     text = "---\n# A migration rehearsal of %s (kindlab.ingress.rehearsal_lab); build it: playbooks/rehearse.yml\n%s" % (
         src, yaml.safe_dump(lab, default_flow_style=False, sort_keys=False, width=120))
     changed, before = write_if_changed(dest, text, module.check_mode)
     return {"changed": changed, "dest": dest, "lab": lab, "baseline": lab["lab_expect"]["migration"]["baseline"],
+            "translated": translated,
             "targets": lab["lab_expect"]["migration"]["targets"], "diff": {"before": before, "after": text}}

@@ -218,12 +218,12 @@ def notes_of(obj: Obj) -> list[Obj]:
     return [n for n in notes if isinstance(n, dict)] if isinstance(notes, list) else []
 
 
-def _binary(value: str) -> str:
-    """The translator to run: a path, or a name on PATH; an error naming the option when neither exists."""
+def find_binary(value: str, option: str = "binary") -> str:
+    """The translator to run: a path, or a name on PATH; an error naming OPTION when neither exists."""
     found = value if os.sep in value else shutil.which(value)
     if not found or not os.access(found, os.X_OK):
-        raise OptionError("binary: expected the ingress2gateway binary (a path or a name on PATH; the lab's is built "
-                          "by `kindlab-twin build binaries ingress2gateway`), got %r, which is not an executable" % value)
+        raise OptionError("%s: expected the ingress2gateway binary (a path or a name on PATH; the lab's is built "
+                          "by `kindlab-twin build binaries ingress2gateway`), got %r, which is not an executable" % (option, value))
     return found
 
 
@@ -237,7 +237,7 @@ def run_gateway_translation(params: Params, module: Module) -> Obj:
     for option, value in (("listener_port", port), ("tls_listener_port", tls_port)):
         if not 1 <= value <= 65535:
             raise OptionError("%s: expected a port from 1 to 65535, got %r" % (option, value))
-    binary = _binary(params["binary"])
+    binary = find_binary(params["binary"])
     selection = parse_selection(params["namespaces"], params["names"], params["label_selector"])
     client = module.client()
     ingresses = list_ingresses(client, selection)

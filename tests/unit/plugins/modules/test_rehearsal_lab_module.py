@@ -28,8 +28,17 @@ def team_capture() -> Obj:
     return cap.capture(state, "team").lab
 
 
+def binary() -> str:
+    from kindlab_twin import binaries
+
+    path = binaries.binary_path("ingress2gateway")
+    if not path.exists():
+        pytest.skip("no %s (kindlab-twin build binaries ingress2gateway; make test builds it)" % path)
+    return str(path)
+
+
 def run(args: dict[str, Any], check_mode: bool = False) -> Exit:
-    return run_module(rehearsal_lab.main, dict(args, _ansible_check_mode=check_mode))
+    return run_module(rehearsal_lab.main, dict({"ingress2gateway": binary()}, **args, _ansible_check_mode=check_mode))
 
 
 @pytest.fixture
@@ -50,12 +59,13 @@ def test_the_rehearsal_adds_each_target_beside_the_captured_baseline_and_validat
     assert migration["report_only"] is True and migration["namespaces"] == ["shop"]
     assert migration["targets"] == [{"name": "traefik-nginx-provider", "namespace": "rehearse-traefik"},
                                     {"name": "traefik-ingress-provider", "namespace": "rehearse-traefik-native"},
-                                    {"name": "gateway-api", "gateway": "shop/nginx-two"}]
+                                    {"name": "gateway-api", "gateway": "shop/nginx"}]
     traefik = {c["namespace"]: c["values"]["providers"] for c in out["lab_controllers"] if c["type"] == "traefik"}
     assert traefik["rehearse-traefik"]["kubernetesIngressNGINX"] == {"enabled": True, "ingressClass": "nginx-two",
                                                                      "controllerClass": "k8s.io/ingress-nginx-two"}
+    # ingress2gateway selects by the class the Ingresses name (their annotation, nginx), and names the Gateway after it
     assert out["lab_gateways"]["translations"] == [{"namespaces": ["shop"], "class": rehearsal.GATEWAY_CLASS,
-                                                    "ingress_class": "nginx-two"}]
+                                                    "ingress_class": "nginx"}]
     # everything captured is still there, and the whole validates as a lab definition
     assert out["lab_workloads"] == lab["lab_workloads"] and lab["lab_namespaces"] == out["lab_namespaces"][:len(lab["lab_namespaces"])]
     summary = validate("kind", out["lab_cluster"], [{"name": "p", "addresses": ["100.64.0.0/16"]}], out["lab_namespaces"],
@@ -102,3 +112,20 @@ def test_module_errors_name_the_option_and_write_nothing(captured: Path, tmp_pat
     assert r.failed and "targets" in r.result["msg"] and not dest.exists()
     r = run({"src": str(captured), "dest": str(dest), "cluster_name": "Bad Name"})
     assert r.failed and r.result["msg"].startswith("cluster_name: expected a kind cluster name") and not dest.exists()
+
+
+def test_the_translation_runs_before_any_cluster_and_its_failure_writes_nothing(captured: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "rehearsal.yml"
+    r = run({"src": str(captured), "dest": str(dest), "targets": ["gateway-api"]}, check_mode=True)
+    assert not r.failed and r.result["translated"] > 0  # the real ingress2gateway v1.2.0, on the rebuilt objects
+    failing = tmp_path / "failing-translator"
+    failing.write_text("#!/bin/sh\necho 'Error: unknown provider' >&2\nexit 3\n")
+    failing.chmod(0o755)
+    r = run({"src": str(captured), "dest": str(dest), "ingress2gateway": str(failing)})
+    assert r.failed and r.result["msg"].startswith("ingress2gateway (%s) failed with exit code 3: Error: unknown provider" % failing)
+    assert not dest.exists()
+    r = run({"src": str(captured), "dest": str(dest), "ingress2gateway": "no-such-translator"})
+    assert r.failed and r.result["msg"].startswith("ingress2gateway: expected the ingress2gateway binary") and not dest.exists()
+    # without the gateway-api target the translator is not needed
+    r = run({"src": str(captured), "dest": str(dest), "targets": ["traefik-nginx-provider"], "ingress2gateway": "no-such-translator"})
+    assert not r.failed and r.result["translated"] == 0
