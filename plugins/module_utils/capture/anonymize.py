@@ -18,6 +18,7 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ClusterState, meta
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import REGISTRY
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import ingress_mappings
 
 Obj = dict[str, Any]
 
@@ -42,7 +43,7 @@ def mapping(lab: Obj, state: ClusterState) -> tuple[dict[str, str], dict[str, st
     keep = _kept()
     namespaces = sorted((set(lab["lab_namespaces"]) | {str(meta(n).get("name")) for n in state.namespaces}
                          | {str(meta(o).get("namespace")) for o in state.workloads + state.ingresses}) - keep)
-    stand_ins = [w["ingress"] for w in lab["lab_workloads"] if isinstance(w.get("ingress"), dict)]
+    stand_ins = [i for w in lab["lab_workloads"] for i in ingress_mappings(w.get("ingress"))]
     ingresses = sorted({i["name"] for i in stand_ins} | {str(meta(i).get("name")) for i in state.ingresses})
     routes = sorted({str(meta(r).get("name")) for r in state.http_routes})
     gateways = sorted({str(meta(g).get("name")) for g in state.gateways}
@@ -56,6 +57,7 @@ def mapping(lab: Obj, state: ClusterState) -> tuple[dict[str, str], dict[str, st
     services = sorted({w["name"] for w in lab["lab_workloads"]} | {str(meta(s).get("name")) for s in state.services}
                       | {str(b) for b in backends if b})
     hosts = sorted({i["host"] for i in stand_ins if i.get("host")} | route_hosts
+                   | {r["host"] for i in stand_ins for r in i.get("rules") or [] if r.get("host")}
                    | {r["host"] for i in state.ingresses for r in (i.get("spec") or {}).get("rules") or [] if r.get("host")}
                    | {h for i in state.ingresses for t in (i.get("spec") or {}).get("tls") or [] for h in t.get("hosts") or []})
     classes = sorted({str(meta(c).get("name")) for c in state.ingress_classes}

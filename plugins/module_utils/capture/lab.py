@@ -38,7 +38,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import CRD_GROUP as GATEWAY_GROUP
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import PROTOCOLS as GATEWAY_PROTOCOLS
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import GatewayError, parse_gateways
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import WorkloadError, parse_namespaces, parse_workloads
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import (
+    WorkloadError, ingress_mappings, parse_namespaces, parse_workloads)
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.conflicts import find_conflicts
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import VerifyError, validate_expect
@@ -329,19 +330,17 @@ def capture_ingresses(state: ClusterState) -> tuple[list[Obj], dict[str, str], l
         if annotations:
             ingress["annotations"] = annotations
         owner = workloads[(ns, backends[0])]
-        if owner["ingress"] is False:
-            owner["ingress"] = ingress
-        else:
-            owner["ingress"] = (owner["ingress"] if isinstance(owner["ingress"], list) else [owner["ingress"]]) + [ingress]
+        mine = ingress_mappings(owner["ingress"]) + [ingress]
+        owner["ingress"] = mine[0] if len(mine) == 1 else mine
         names[key_of(ing)] = "%s/%s" % (ns, ingress["name"])
     for wl in workloads.values():  # the workload's own Service needs no naming
-        ings = wl["ingress"] if isinstance(wl["ingress"], list) else [wl["ingress"]] if wl["ingress"] else []
+        ings = ingress_mappings(wl["ingress"])
         for ing in ings:
             for path in [p for r in ing.get("rules") or [] for p in r["paths"]] + [ing.get("default_backend") or {}]:
                 if path.get("service") == wl["name"]:
                     del path["service"]
-        wl["ingress"] = [_short_form(ing, wl) for ing in ings] if isinstance(wl["ingress"], list) else \
-            _short_form(wl["ingress"], wl) if wl["ingress"] else False
+        short = [_short_form(ing, wl) for ing in ings]
+        wl["ingress"] = short if len(short) > 1 else short[0] if short else False
     return list(workloads.values()), names, notes
 
 

@@ -40,7 +40,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report impo
     validate_expect,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import (
-    Workload, WorkloadError, default_probes, parse_namespaces, parse_workloads, summary,
+    Workload, WorkloadError, default_probes, ingress_mappings, parse_namespaces, parse_workloads, summary,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import GATEWAY_API_VERSION
 
@@ -345,8 +345,7 @@ def plan(lab: dict[str, Any]) -> list[str]:
             item["allowed_routes"]["namespaces"]) for item in gw["listeners"])
         lines.append("Gateway %s/%s (class %s): %s" % (gw["namespace"], gw["name"], gw["class"], listeners))
     for wl in lab["workloads"]:
-        ings = wl.get("ingress") or []
-        ingress = "".join(", " + _ingress_text(wl["namespace"], i) for i in (ings if isinstance(ings, list) else [ings]))
+        ingress = "".join(", " + _ingress_text(wl["namespace"], i) for i in ingress_mappings(wl.get("ingress")))
         route = ", " + _route_text(wl["namespace"], wl["httproute"]) if wl.get("httproute") else ""
         lines.append("workload %s/%s: %s x%d%s%s" % (wl["namespace"], wl["name"], wl["image"], wl["replicas"], ingress, route))
     if lab["addressed_ingresses"]:

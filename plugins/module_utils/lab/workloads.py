@@ -314,6 +314,14 @@ def _parse_ingress(raw: Any, default_name: str | None, where: str) -> IngressSpe
                        default_backend=default_backend, short_form="rules" not in raw)
 
 
+def ingress_mappings(value: Any) -> list[Obj]:
+    """The Ingress mappings a workload's `ingress` value writes out (a mapping, a list of them, or none: false,
+    or true for the default one, which has no mapping): what a capture, its anonymization and a rehearsal read."""
+    if isinstance(value, list):
+        return [i for i in value if isinstance(i, dict)]
+    return [value] if isinstance(value, dict) else []
+
+
 def _parse_ingresses(raw: Any, default_name: str, where: str) -> list[IngressSpec]:
     """A workload's Ingresses: none (false), one (true or a mapping; named after the workload by default), or a list."""
     if raw is None or raw is False:

@@ -22,6 +22,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import yaml
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CLASS_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.chart import rehearsal_values
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import ingress_mappings
 
 if TYPE_CHECKING:
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
@@ -46,12 +47,8 @@ class RehearsalError(OptionError):
 
 def lab_ingresses(lab: Obj) -> list[tuple[str, Obj]]:
     """(namespace, Ingress) of every lab workload (an Ingress, a list of them, or none)."""
-    out = []
-    for wl in lab.get("lab_workloads") or []:
-        ings = wl.get("ingress")
-        for ing in ings if isinstance(ings, list) else [ings] if isinstance(ings, dict) else []:
-            out.append((str(wl.get("namespace", "default")), ing))
-    return out
+    return [(str(wl.get("namespace", "default")), ing) for wl in lab.get("lab_workloads") or []
+            for ing in ingress_mappings(wl.get("ingress"))]
 
 
 def _classes(controller: Obj) -> tuple[str, str, str]:
