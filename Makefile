@@ -14,13 +14,14 @@ SCENARIO_ARGS := $(if $(SCENARIO),-e @scenarios/$(SCENARIO).yml)
 JUNIT := ANSIBLE_CALLBACKS_ENABLED=ansible.builtin.junit JUNIT_OUTPUT_DIR=$(CURDIR)/artifacts/junit \
 	JUNIT_FAIL_ON_IGNORE=true JUNIT_HIDE_TASK_ARGUMENTS=true
 
-.PHONY: help setup binaries test-binaries helm lab verify teardown test unit unit-inputs sanity lint syntax molecule mypy chromium collection workflows engine-test test-kind test-capture-kind
+.PHONY: help setup binaries test-binaries helm lab verify teardown test unit unit-inputs sanity lint syntax molecule mypy chromium collection workflows engine-test test-kind test-capture-kind changelog
 
 help:
 	@echo "make lab [SCENARIO=puzzle] [LAB_ARGS='-e lab_backend=twin']  build and check the lab"
 	@echo "make verify [SCENARIO=puzzle]                               verify the running lab again"
 	@echo "make teardown                                              delete the lab cluster"
 	@echo "make test                                                  run every test"
+	@echo "make changelog                                             CHANGELOG.md from changelogs/fragments"
 	@echo "make kind-engine / kind-engine-down                        (Linux, root) the lab's own Docker engine, when none answers"
 	@echo "make kind-images                                           the kind lab's images, built here (no registry)"
 	@echo "make test-kind                                             every scenario on real kind, beside the twin"
@@ -70,7 +71,7 @@ chromium:
 	hack/get-chromium.sh
 
 # The pinned Go binaries (real control plane, kwok) built from their Go modules into
-# ~/.cache/kindlab/bin: once per machine, then a no-op (about 15-20 min cold on 2 cores).
+# ~/.cache/kindlab/bin: once per machine, then a no-op (the cold figures are in docs/testing.md).
 binaries: setup
 	$(BIN)/kindlab-twin build binaries
 
@@ -110,6 +111,12 @@ molecule: setup binaries
 # The Galaxy artifact: changelog lint, build + install + ansible-doc, docs site (build/collection).
 collection: setup
 	VENV=$(VENV) hack/collection-check.sh
+
+# CHANGELOG.md and changelogs/changelog.yaml from the fragments: antsibull-changelog release of galaxy.yml's
+# version, its new modules and plugins read with ansible-doc. The fragments stay (keep_fragments), so a rerun
+# after a new or edited fragment rewrites the same version's entry. Run it whenever a fragment changes.
+changelog: setup
+	$(BIN)/antsibull-changelog release --reload-plugins --refresh --ansible-doc-bin $(BIN)/ansible-doc
 
 # The CI workflow (.github/workflows): actionlint (built from its Go module) and zizmor.
 workflows: setup

@@ -381,7 +381,7 @@ rehearsal_kind() {
                 --timeout=180s >>"$dir/lab.log" 2>&1; then
         tail -n 30 "$dir/lab.log" >&2
         failures+=("rehearsal: the hand-built cluster")
-    elif ! "$KIND_LAB" rehearse -e "rehearse_kubeconfig=$dir/kubeconfig" -e '{"rehearse_namespaces": ["shop"]}' \
+    elif ! "$KIND_LAB" rehearse -e "rehearse_kubeconfig=$dir/kubeconfig" -e '{"rehearse_namespaces": ["shop"], "rehearse_targets": ["traefik-nginx-provider", "gateway-api", "own-routes"]}' \
             -e "rehearse_dir=$dir/rehearsal" -e "$REHEARSAL_POOLS" >"$dir/rehearse.log" 2>&1; then
         tail -n 40 "$dir/rehearse.log" >&2
         failures+=("rehearsal: playbooks/rehearse.yml")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Lints the CI workflows under .github/workflows: actionlint (with shellcheck over every `run:`
 # script; built by `kindlab-twin build binaries actionlint`) and zizmor (security audits, offline: no GitHub API).
-# Also checks that the GitLab template is YAML with the job the README documents.
+# Also checks that the GitLab template is YAML with the job docs/testing.md ("In CI") documents.
 #   hack/workflow-lint.sh
 set -euo pipefail
 # shellcheck source=hack/lib.sh

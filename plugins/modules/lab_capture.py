@@ -33,9 +33,11 @@ description:
   - C(lab_expect) holds the error findings the diagnosis makes now, the controllers that cannot start
     (C(controllers.failing)), the Ingresses nobody gives an address (C(addresses.failing)), the status the diagnosis
     predicts and, with O(watch), what a short watch of the status saw.
-  - "Gateway API: GatewayClasses and Gateways (HTTP and HTTPS listeners) become C(lab_gateways), each HTTPRoute the
-    C(httproute) of the stand-in of its first backend Service; other protocols, a listener's certificate, rules after
-    the first, header, method and query matches and filters are reported, not reproduced."
+  - "Gateway API: GatewayClasses and Gateways (HTTP and HTTPS listeners) become C(lab_gateways), each HTTPRoute an
+    C(httproute) of the stand-in of its first backend Service, every rule kept (path, exact header and query, and
+    method matches; RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect and URLRewrite filters; Service
+    backends with ports and weights); other protocols, a listener's certificate, regular-expression matches, other
+    filters and backends outside the route's namespace are reported, not reproduced."
   - Everything the definition cannot express is returned in RV(unexpressed) and written into the file, as comments and
     as C(lab_capture_report).
   - Secrets and ConfigMaps are never read; tokens and licence keys in args (a type's secret flags) are dropped; images

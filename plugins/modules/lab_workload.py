@@ -90,6 +90,12 @@ options:
             C(path) strings or mappings with C(path) and C(path_type) PathPrefix or Exact; default C(/) PathPrefix) and
             C(backend_refs) (each C(name), a Service in the namespace, default the workload's; C(port), default C(80);
             optional C(weight) 0-1000000; default the workload's Service alone).
+          - Instead of C(paths) and C(backend_refs) (the short form of one rule), C(rules) gives the route's rules
+            whole, each with C(matches) (C(path) and C(path_type) as above, C(headers) and C(query_params), mappings
+            of names to the values they must equal, and C(method); default C(/) PathPrefix), C(filters) (Gateway API's
+            own filter objects of type RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect or URLRewrite)
+            and C(backend_refs) as above (C([]) for none, as a redirect rule has).
+          - A list of such mappings makes several HTTPRoutes (named after the workload, then C(<name>-2), ...).
         type: raw
         version_added: 0.1.0
       rollout:

@@ -17,6 +17,14 @@ description:
     gives. C(gateway-api) serves what ingress2gateway translates the Ingresses to (M(kindlab.ingress.gateway_translation)),
     with its notes kept beside the requests. It takes one namespace at a time, because ingress2gateway makes a Gateway
     per namespace.
+  - C(own-routes) serves the HTTPRoutes the cluster already has (a team's own Gateway API routes, captured whole) instead
+    of a translation, through the one captured Gateway the rehearsed namespaces' routes attach to, its GatewayClass served by
+    the rehearsal's Traefik (its controllerName replaced when another implementation's) and its listeners moved to the
+    ports Traefik's entry points serve (8000, HTTPS 8443); both are said in RV(notes). Each difference then names the
+    rule of those routes that took the request, as Gateway API's precedence chooses it.
+  - Each Gateway target's Traefik serves only the GatewayClass labelled C(kindlab.ingress/rehearsal-target=<target>),
+    so two of them do not serve each other's Gateways; a captured Traefik that serves every Traefik GatewayClass is
+    refused with a Gateway target, for it would serve the target's Gateway too.
   - C(lab_expect.migration) replays the generated requests through the baseline and each target
     (M(kindlab.ingress.ingress_migration)) and reports every difference with its cause (C(report_only)). Requests of an
     Ingress the capture could not rebuild whole are not compared.
@@ -36,7 +44,7 @@ options:
     description: The targets, each once.
     type: list
     elements: str
-    choices: [traefik-nginx-provider, traefik-ingress-provider, gateway-api]
+    choices: [traefik-nginx-provider, traefik-ingress-provider, gateway-api, own-routes]
     default: [traefik-nginx-provider, gateway-api]
   namespaces:
     description: The namespaces whose captured Ingresses are rehearsed; every namespace with one when empty.
@@ -96,6 +104,11 @@ translated:
   description: How many Gateway API objects the pre-flight translation made (C(0) without the C(gateway-api) target).
   returned: success
   type: int
+notes:
+  description: What the rehearsal changed of the captured objects to serve a target (also written as comments in O(dest)).
+  returned: success
+  type: list
+  elements: str
 targets:
   description: The targets as C(lab_expect.migration.targets) names them.
   returned: success

@@ -39,7 +39,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways impor
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import PROTOCOLS as GATEWAY_PROTOCOLS
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import GatewayError, parse_gateways
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import (
-    WorkloadError, ingress_mappings, parse_namespaces, parse_workloads)
+    ROUTE_FILTERS, ROUTE_PATH_TYPES, WorkloadError, ingress_mappings, parse_namespaces, parse_workloads)
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.conflicts import find_conflicts
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import VerifyError, validate_expect
@@ -385,8 +385,58 @@ def _listener(ln: Obj, where: str, notes: list[str]) -> Obj | None:
     return out
 
 
-def _route_spec(route: Obj, where: str, notes: list[str]) -> tuple[Obj, str, Any] | None:
-    """(the workload's httproute, its first backend Service, that Service's port), or None."""
+def _route_match(match: Obj, where: str, notes: list[str]) -> Obj | None:
+    """A route match as the lab writes it, or None (said) when it has a part the lab cannot build."""
+    path = match.get("path") or {"type": "PathPrefix", "value": "/"}
+    if path.get("type", "PathPrefix") not in ROUTE_PATH_TYPES:
+        notes.append("%s: a %s path match (%s) is not reproduced" % (where, path.get("type"), path.get("value")))
+        return None
+    out: Obj = {"path": path.get("value", "/"), "path_type": path.get("type", "PathPrefix")}
+    for field_name, key in (("headers", "headers"), ("queryParams", "query_params")):
+        items = match.get(field_name) or []
+        inexact = [str(h.get("name")) for h in items if h.get("type", "Exact") != "Exact"]
+        if inexact:
+            notes.append("%s: a match on %s %s by regular expression is not reproduced" % (where, field_name, ", ".join(inexact)))
+            return None
+        if items:
+            out[key] = {str(h.get("name")): str(h.get("value")) for h in items}
+    if match.get("method"):
+        out["method"] = match["method"]
+    return out
+
+
+def _route_rule(rule: Obj, ns: str, where: str, notes: list[str]) -> Obj | None:
+    """A route rule as the lab writes it (matches, the filters the lab builds, Service backends of the
+    route's namespace), or None (said) when none of its matches can be built."""
+    matches = [m for m in (_route_match(item, where, notes) for item in rule.get("matches") or [{}]) if m]
+    if not matches:
+        notes.append("%s: no match the lab can build; the rule is not reproduced" % where)
+        return None
+    filters = []
+    for item in rule.get("filters") or []:
+        own = ROUTE_FILTERS.get(str(item.get("type")))
+        if own is None or not isinstance(item.get(own), dict):
+            notes.append("%s: its %s filter is not reproduced" % (where, item.get("type")))
+            continue
+        filters.append({"type": item["type"], own: item[own]})
+    backends = []
+    for ref in rule.get("backendRefs") or []:
+        if ref.get("kind", "Service") != "Service" or ref.get("group", "") != "" or ref.get("namespace", ns) != ns:
+            notes.append("%s: a backend that is not a Service of its namespace (%s) is not reproduced" % (where, ref.get("name")))
+            continue
+        if ref.get("filters"):
+            notes.append("%s: the filters of backend %s are not reproduced" % (where, ref.get("name")))
+        backend: Obj = {"name": ref.get("name")}
+        if isinstance(ref.get("port"), int) and ref["port"] != 80:  # the lab's default port
+            backend["port"] = ref["port"]
+        if ref.get("weight") is not None:
+            backend["weight"] = ref["weight"]
+        backends.append(backend)
+    return {"matches": matches, "filters": filters, "backend_refs": backends}
+
+
+def _route_spec(route: Obj, where: str, notes: list[str]) -> Obj | None:
+    """The lab's httproute of ROUTE, every rule kept (the short form where it says the same), or None."""
     ns = str(meta(route).get("namespace"))
     spec = route.get("spec") or {}
     parents = []
@@ -400,39 +450,25 @@ def _route_spec(route: Obj, where: str, notes: list[str]) -> tuple[Obj, str, Any
         if ref.get("port") is not None:
             notes.append("%s: its parentRef's port %s is not reproduced" % (where, ref["port"]))
         parents.append(parent)
-    rules = spec.get("rules") or [{}]
-    if len(rules) > 1:
-        notes.append("%s: only its first rule is reproduced (of %d)" % (where, len(rules)))
-    rule = rules[0]
-    paths = []
-    for match in rule.get("matches") or [{}]:
-        path = match.get("path") or {"type": "PathPrefix", "value": "/"}
-        if path.get("type") not in ("PathPrefix", "Exact") or set(match) - {"path"}:
-            notes.append("%s: a match other than a PathPrefix or Exact path (%s) is not reproduced" % (where, sorted(match)))
-            continue
-        paths.append({"path": path.get("value", "/"), "path_type": path.get("type")})
-    if rule.get("filters"):
-        notes.append("%s: its filters are not reproduced" % where)
-    backends, first, port = [], "", None
-    for ref in rule.get("backendRefs") or []:
-        if ref.get("kind", "Service") != "Service" or ref.get("namespace", ns) != ns:
-            notes.append("%s: a backend that is not a Service of its namespace (%s) is not reproduced" % (where, ref.get("name")))
-            continue
-        backend: Obj = {"name": ref.get("name")}
-        if isinstance(ref.get("port"), int) and ref["port"] != 80:  # the lab's default port
-            backend["port"] = ref["port"]
-        if ref.get("weight") is not None:
-            backend["weight"] = ref["weight"]
-        backends.append(backend)
-        if not first:
-            first, port = str(ref.get("name")), ref.get("port")
-    if not parents or not paths or not backends:
-        notes.append("%s: no Gateway parent, path or Service backend the lab can build; not reproduced" % where)
+    rules = [r for r in (_route_rule(rule, ns, "%s rule %d" % (where, i), notes)
+                         for i, rule in enumerate(spec.get("rules") or [{}])) if r]
+    if not parents or not rules:
+        notes.append("%s: no Gateway parent or rule the lab can build; not reproduced" % where)
         return None
-    out: Obj = {"name": meta(route).get("name"), "parent_refs": parents, "paths": paths, "backend_refs": backends}
+    out: Obj = {"name": meta(route).get("name"), "parent_refs": parents}
     if spec.get("hostnames"):
         out["hostnames"] = list(spec["hostnames"])
-    return out, first, port
+    (first, *more) = rules
+    if not more and not first["filters"] and first["backend_refs"] and all(set(m) <= {"path", "path_type"} for m in first["matches"]):
+        out["paths"], out["backend_refs"] = first["matches"], first["backend_refs"]  # the short form: one rule of paths
+    else:
+        out["rules"] = [{k: v for k, v in r.items() if v or k == "backend_refs"} for r in rules]
+    return out
+
+
+def _route_services(spec: Obj) -> list[Obj]:
+    """The backends a captured httproute names, in order (the short form's, or every rule's)."""
+    return list(spec.get("backend_refs") or []) + [b for rule in spec.get("rules") or [] for b in rule["backend_refs"]]
 
 
 def capture_gateway_api(state: ClusterState, workloads: list[Obj]) -> tuple[Obj, list[str]]:
@@ -454,23 +490,29 @@ def capture_gateway_api(state: ClusterState, workloads: list[Obj]) -> tuple[Obj,
     by_service = {(w["namespace"], w["name"]): w for w in workloads}
     for route in sorted(state.http_routes, key=key_of):
         where = "HTTPRoute %s" % key_of(route)
-        found = _route_spec(route, where, notes)
-        if found is None:
+        spec = _route_spec(route, where, notes)
+        if spec is None:
             continue
-        spec, service, _port = found
         ns = str(meta(route).get("namespace"))
-        for backend in spec["backend_refs"]:
+        for backend in _route_services(spec):
             if (ns, backend["name"]) not in by_service:
                 by_service[(ns, backend["name"])], _why = stand_in(state, ns, backend["name"], [backend.get("port", 80)], where, notes)
                 workloads.append(by_service[(ns, backend["name"])])
-        owner = by_service[(ns, service)]
-        if owner.get("httproute"):
-            notes.append("%s: Service %s already carries HTTPRoute %s in the lab (a stand-in has one route); not reproduced"
-                         % (where, service, owner["httproute"]["name"]))
+        named = [b["name"] for b in _route_services(spec)]
+        owners = [by_service[(ns, named[0])]] if named else [w for w in workloads if w["namespace"] == ns][:1]
+        if not owners:
+            notes.append("%s: it names no Service and its namespace has no stand-in to carry it; not reproduced" % where)
             continue
-        if spec["backend_refs"] == [{"name": service}]:
+        owner = owners[0]
+        if spec.get("backend_refs") == [{"name": owner["name"]}]:
             del spec["backend_refs"]  # the workload's own Service, the lab's default
-        owner["httproute"] = spec
+        for rule in spec.get("rules") or []:
+            if rule["backend_refs"] == [{"name": owner["name"]}]:
+                del rule["backend_refs"]
+        owner["httproute"] = ingress_mappings(owner.get("httproute")) + [spec]
+    for wl in workloads:  # one route: the mapping form
+        if isinstance(wl.get("httproute"), list) and len(wl["httproute"]) == 1:
+            wl["httproute"] = wl["httproute"][0]
     return {"classes": classes, "gateways": gateways}, notes
 
 

@@ -40,7 +40,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report impo
     validate_expect,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import (
-    Workload, WorkloadError, default_probes, ingress_mappings, parse_namespaces, parse_workloads, summary,
+    HTTPRouteSpec, Workload, WorkloadError, default_probes, ingress_mappings, parse_namespaces, parse_workloads, summary,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import GATEWAY_API_VERSION
 
@@ -151,21 +151,24 @@ def _gateways(gateway_api: bool, gateways: Gateways, ns_list: list[str]) -> None
 def _routes(gateway_api: bool, gateways: Gateways, workloads: list[Workload]) -> None:
     """Each HTTPRoute's parents are Gateways of lab_gateways, and its section names their listeners."""
     for i, wl in enumerate(workloads):
-        if wl.httproute is None:
-            continue
-        where = "lab_workloads[%d].httproute" % i
-        if not gateway_api:
-            raise LabError("%s: an HTTPRoute needs the Gateway API CRDs: set lab_gateway_api: true" % where)
-        refs = [g.ref for g in gateways.gateways]
-        for j, parent in enumerate(wl.httproute.parent_refs):
-            gw = gateways.gateway(parent.gateway)
-            if gw is None:
-                raise LabError("%s.parent_refs[%d].gateway: expected a Gateway of lab_gateways.gateways (namespace/name), "
-                               "one of %s, got %r" % (where, j, refs, parent.gateway))
-            listeners = [item.name for item in gw.listeners]
-            if parent.section_name is not None and parent.section_name not in listeners:
-                raise LabError("%s.parent_refs[%d].section_name: expected a listener of Gateway %s, one of %s, got %r"
-                               % (where, j, gw.ref, listeners, parent.section_name))
+        for k, route in enumerate(wl.httproutes):
+            where = "lab_workloads[%d].httproute%s" % (i, "[%d]" % k if len(wl.httproutes) > 1 else "")
+            _route_parents(gateway_api, gateways, route, where)
+
+
+def _route_parents(gateway_api: bool, gateways: Gateways, route: HTTPRouteSpec, where: str) -> None:
+    if not gateway_api:
+        raise LabError("%s: an HTTPRoute needs the Gateway API CRDs: set lab_gateway_api: true" % where)
+    refs = [g.ref for g in gateways.gateways]
+    for j, parent in enumerate(route.parent_refs):
+        gw = gateways.gateway(parent.gateway)
+        if gw is None:
+            raise LabError("%s.parent_refs[%d].gateway: expected a Gateway of lab_gateways.gateways (namespace/name), "
+                           "one of %s, got %r" % (where, j, refs, parent.gateway))
+        listeners = [item.name for item in gw.listeners]
+        if parent.section_name is not None and parent.section_name not in listeners:
+            raise LabError("%s.parent_refs[%d].section_name: expected a listener of Gateway %s, one of %s, got %r"
+                           % (where, j, gw.ref, listeners, parent.section_name))
 
 
 def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controllers: Any, workloads: Any,
@@ -254,7 +257,7 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
     releases = ["%s/%s" % (ctl["namespace"], ctl["release"]) for ctl in parsed_controllers]
     _expected_references(parsed_expect, ingresses, releases)
     _expected_gateway_references(parsed_expect, [g.ref for g in parsed_gateways.gateways],
-                                 ["%s/%s" % (wl.namespace, wl.httproute.name) for wl in parsed_workloads if wl.httproute is not None])
+                                 ["%s/%s" % (wl.namespace, r.name) for wl in parsed_workloads for r in wl.httproutes])
     try:
         parsed_actions = parse_actions(actions)
         types_by_namespace: dict[str, list[str]] = {}
@@ -293,7 +296,7 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
         "gateway_api": parsed_gateway_api,
         "gateway_api_version": GATEWAY_API_VERSION if parsed_gateway_api else None,
         "gateways": gateways_summary(parsed_gateways),
-        "httproutes": ["%s/%s" % (wl.namespace, wl.httproute.name) for wl in parsed_workloads if wl.httproute is not None],
+        "httproutes": ["%s/%s" % (wl.namespace, r.name) for wl in parsed_workloads for r in wl.httproutes],
     }
 
 
@@ -312,8 +315,10 @@ def _route_text(namespace: str, route: dict[str, Any]) -> str:
     """`HTTPRoute ns/name (parents one/web#web, hosts a.example, paths PathPrefix /)` for the plan."""
     parents = ", ".join(p["gateway"] + ("#" + p["section_name"] if p["section_name"] else "") for p in route["parent_refs"])
     hosts = ", hosts %s" % ", ".join(route["hostnames"]) if route["hostnames"] else ""
-    paths = ", ".join("%s %s" % (p["path_type"], p["path"]) for p in route["paths"])
-    return "HTTPRoute %s/%s (parents %s%s, paths %s)" % (namespace, route["name"], parents, hosts, paths)
+    matches = route["paths"] if "paths" in route else [m for rule in route["rules"] for m in rule["matches"]]
+    paths = ", ".join("%s %s" % (p["path_type"], p["path"]) for p in matches)
+    rules = ", %d rules" % len(route["rules"]) if len(route.get("rules") or []) > 1 else ""
+    return "HTTPRoute %s/%s (parents %s%s, paths %s%s)" % (namespace, route["name"], parents, hosts, paths, rules)
 
 
 def plan(lab: dict[str, Any]) -> list[str]:
@@ -346,7 +351,7 @@ def plan(lab: dict[str, Any]) -> list[str]:
         lines.append("Gateway %s/%s (class %s): %s" % (gw["namespace"], gw["name"], gw["class"], listeners))
     for wl in lab["workloads"]:
         ingress = "".join(", " + _ingress_text(wl["namespace"], i) for i in ingress_mappings(wl.get("ingress")))
-        route = ", " + _route_text(wl["namespace"], wl["httproute"]) if wl.get("httproute") else ""
+        route = "".join(", " + _route_text(wl["namespace"], r) for r in ingress_mappings(wl.get("httproute")))
         lines.append("workload %s/%s: %s x%d%s%s" % (wl["namespace"], wl["name"], wl["image"], wl["replicas"], ingress, route))
     if lab["addressed_ingresses"]:
         lines.append("then wait for a status address on: %s" % ", ".join(lab["addressed_ingresses"]))

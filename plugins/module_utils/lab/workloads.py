@@ -123,13 +123,43 @@ class BackendRef:
     weight: int | None = None  # None: Gateway API's default (1)
 
 
+# The HTTPRoute filters a lab route may carry, as Gateway API writes them: each type's own field.
+ROUTE_FILTERS = {"RequestHeaderModifier": "requestHeaderModifier", "ResponseHeaderModifier": "responseHeaderModifier",
+                 "RequestRedirect": "requestRedirect", "URLRewrite": "urlRewrite"}
+ROUTE_METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH")
+_HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+\-.^_`|~]{1,256}$")
+
+
+@dataclass
+class RouteMatch:
+    path: IngressPath  # path_type PathPrefix or Exact
+    headers: dict[str, str] = field(default_factory=dict)  # Exact matches, name → value
+    query_params: dict[str, str] = field(default_factory=dict)  # Exact matches
+    method: str | None = None
+
+
+@dataclass
+class RouteRule:
+    matches: list[RouteMatch]
+    backend_refs: list[BackendRef]  # [] only in a rule written whole (a redirect, or Gateway API's 500)
+    filters: list[Obj] = field(default_factory=list)  # Gateway API's own filter objects (ROUTE_FILTERS)
+
+
 @dataclass
 class HTTPRouteSpec:
     name: str
     parent_refs: list[ParentRef]
     hostnames: list[str]
-    paths: list[IngressPath]  # path_type PathPrefix or Exact
-    backend_refs: list[BackendRef]
+    rules: list[RouteRule]
+    short_form: bool = True  # written as paths and backend_refs (one rule of path matches)
+
+    @property
+    def paths(self) -> list[IngressPath]:
+        return [m.path for m in self.rules[0].matches]
+
+    @property
+    def backend_refs(self) -> list[BackendRef]:
+        return self.rules[0].backend_refs
 
 
 @dataclass
@@ -152,7 +182,7 @@ class Workload:
     labels: dict[str, str]
     ingresses: list[IngressSpec]
     rollout: Rollout = field(default_factory=Rollout)
-    httproute: HTTPRouteSpec | None = None
+    httproutes: list[HTTPRouteSpec] = field(default_factory=list)
     app: str = "web"  # one of APPS
     ports: list[ServicePort] = field(default_factory=lambda: list(DEFAULT_PORTS))
 
@@ -316,7 +346,8 @@ def _parse_ingress(raw: Any, default_name: str | None, where: str) -> IngressSpe
 
 def ingress_mappings(value: Any) -> list[Obj]:
     """The Ingress mappings a workload's `ingress` value writes out (a mapping, a list of them, or none: false,
-    or true for the default one, which has no mapping): what a capture, its anonymization and a rehearsal read."""
+    or true for the default one, which has no mapping): what a capture, its anonymization and a rehearsal read.
+    A workload's `httproute` value has the same shapes."""
     if isinstance(value, list):
         return [i for i in value if isinstance(i, dict)]
     return [value] if isinstance(value, dict) else []
@@ -386,18 +417,65 @@ def _parse_backend(raw: Any, default_name: str, where: str) -> BackendRef:
     return BackendRef(name=name, port=port, weight=weight)
 
 
-def _parse_httproute(raw: Any, wl_name: str, namespace: str, where: str) -> HTTPRouteSpec | None:
+def _parse_route_match(raw: Any, where: str) -> RouteMatch:
+    """One match of a rule written whole: its path (PathPrefix / by default), Exact header and query
+    matches, and method."""
+    raw = {} if raw is None else raw
+    _require(isinstance(raw, dict), where, "a mapping with path, path_type, headers, query_params, method", raw)
+    raw = {key: val for key, val in raw.items() if val is not None}
+    known = {"path", "path_type", "headers", "query_params", "method"}
+    _require(not set(raw) - known, where, "only the keys " + ", ".join(sorted(known)), sorted(set(raw) - known))
+    path = _parse_path({k: v for k, v in raw.items() if k in ("path", "path_type")}, where, ROUTE_PATH_TYPES, 1024)
+    headers = _str_map(raw.get("headers"), where + ".headers")
+    for name in headers:
+        _require(bool(_HEADER_NAME.match(name)), "%s.headers" % where, "HTTP header names", name)
+    query = _str_map(raw.get("query_params"), where + ".query_params")
+    method = raw.get("method")
+    if method is not None:
+        _require(method in ROUTE_METHODS, where + ".method", "one of " + ", ".join(ROUTE_METHODS), method)
+    return RouteMatch(path=path, headers=headers, query_params=query, method=method)
+
+
+def _parse_filter(raw: Any, where: str) -> Obj:
+    """A rule's filter, as Gateway API writes it: its type and that type's own field."""
+    _require(isinstance(raw, dict) and raw.get("type") in ROUTE_FILTERS, where + ".type",
+             "one of " + ", ".join(ROUTE_FILTERS), raw.get("type") if isinstance(raw, dict) else raw)
+    own = ROUTE_FILTERS[raw["type"]]
+    _require(set(raw) == {"type", own} and isinstance(raw[own], dict), where,
+             "the keys type and %s (a mapping), as Gateway API writes a %s filter" % (own, raw["type"]), sorted(raw))
+    return {"type": raw["type"], own: raw[own]}
+
+
+def _parse_route_rule(raw: Any, wl_name: str, where: str) -> RouteRule:
+    _require(isinstance(raw, dict), where, "a mapping with matches, filters and backend_refs", raw)
+    raw = {key: val for key, val in raw.items() if val is not None}
+    known = {"matches", "filters", "backend_refs"}
+    _require(not set(raw) - known, where, "only the keys " + ", ".join(sorted(known)), sorted(set(raw) - known))
+    raw_matches = raw.get("matches", [{}])
+    _require(isinstance(raw_matches, list) and 1 <= len(raw_matches) <= 64, where + ".matches", "a list of 1 to 64 matches",
+             raw_matches)
+    raw_filters = raw.get("filters", [])
+    _require(isinstance(raw_filters, list) and len(raw_filters) <= 16, where + ".filters", "a list of at most 16 filters",
+             raw_filters)
+    raw_backends = raw.get("backend_refs", [{}])
+    _require(isinstance(raw_backends, list) and len(raw_backends) <= 16, where + ".backend_refs",
+             "a list of at most 16 backends (the workload's Service on port 80 when omitted; [] for none)", raw_backends)
+    return RouteRule(matches=[_parse_route_match(m, "%s.matches[%d]" % (where, i)) for i, m in enumerate(raw_matches)],
+                     filters=[_parse_filter(f, "%s.filters[%d]" % (where, i)) for i, f in enumerate(raw_filters)],
+                     backend_refs=[_parse_backend(b, wl_name, "%s.backend_refs[%d]" % (where, i))
+                                   for i, b in enumerate(raw_backends)])
+
+
+def _parse_httproute(raw: Any, wl_name: str, namespace: str, where: str, default_name: str) -> HTTPRouteSpec:
     """A workload's HTTPRoute (Gateway API), beside or instead of its Ingress: its parents (the
-    Gateways and listeners it attaches to), hostnames, path matches and backends (the workload's
-    Service, port 80, unless given)."""
-    if raw is None or raw is False:
-        return None
-    known = {"name", "parent_refs", "hostnames", "paths", "backend_refs"}
-    _require(isinstance(raw, dict), where, "a mapping with " + ", ".join(sorted(known)) + ", or false", raw)
+    Gateways and listeners it attaches to), hostnames, and either the short form (path matches and
+    backends: one rule) or its rules written whole (matches, filters, backends)."""
+    known = {"name", "parent_refs", "hostnames", "paths", "backend_refs", "rules"}
+    _require(isinstance(raw, dict), where, "a mapping with " + ", ".join(sorted(known)), raw)
     raw = {key: val for key, val in raw.items() if val is not None}
     unknown = set(raw) - known
     _require(not unknown, where, "only the keys " + ", ".join(sorted(known)), sorted(unknown))
-    name = _dns_label(raw.get("name", wl_name), where + ".name")
+    name = _dns_label(raw.get("name", default_name), where + ".name")
     raw_parents = raw.get("parent_refs")
     _require(isinstance(raw_parents, list) and 1 <= len(raw_parents) <= 32, where + ".parent_refs",
              "a list of 1 to 32 Gateways the route attaches to (namespace/name, or mappings with gateway and section_name)",
@@ -414,6 +492,13 @@ def _parse_httproute(raw: Any, wl_name: str, namespace: str, where: str) -> HTTP
              hostnames)
     for i, host in enumerate(hostnames):
         _require(valid_hostname(host), "%s.hostnames[%d]" % (where, i), HOSTNAME, host)
+    if "rules" in raw:
+        both = sorted({"paths", "backend_refs"} & set(raw))
+        _require(not both, where + ".rules", "rules alone (paths and backend_refs are the short form of one rule)", both)
+        _require(isinstance(raw["rules"], list) and 1 <= len(raw["rules"]) <= 16, where + ".rules", "a list of 1 to 16 rules",
+                 raw["rules"])
+        rules = [_parse_route_rule(r, wl_name, "%s.rules[%d]" % (where, i)) for i, r in enumerate(raw["rules"])]
+        return HTTPRouteSpec(name=name, parent_refs=parents, hostnames=list(hostnames), rules=rules, short_form=False)
     raw_paths = raw.get("paths", [{"path": "/", "path_type": "PathPrefix"}])
     _require(isinstance(raw_paths, list) and 1 <= len(raw_paths) <= 64, where + ".paths", "a list of 1 to 64 paths", raw_paths)
     paths = [_parse_path(p, "%s.paths[%d]" % (where, i), ROUTE_PATH_TYPES, 1024) for i, p in enumerate(raw_paths)]
@@ -421,7 +506,24 @@ def _parse_httproute(raw: Any, wl_name: str, namespace: str, where: str) -> HTTP
     _require(isinstance(raw_backends, list) and 1 <= len(raw_backends) <= 16, where + ".backend_refs",
              "a list of 1 to 16 backends (the workload's Service on port 80 when omitted)", raw_backends)
     backends = [_parse_backend(b, wl_name, "%s.backend_refs[%d]" % (where, i)) for i, b in enumerate(raw_backends)]
-    return HTTPRouteSpec(name=name, parent_refs=parents, hostnames=list(hostnames), paths=paths, backend_refs=backends)
+    return HTTPRouteSpec(name=name, parent_refs=parents, hostnames=list(hostnames),
+                         rules=[RouteRule(matches=[RouteMatch(path=p) for p in paths], backend_refs=backends)])
+
+
+def _parse_httproutes(raw: Any, wl_name: str, namespace: str, where: str) -> list[HTTPRouteSpec]:
+    """A workload's HTTPRoutes: none (omitted or false), one mapping, or a list of them (named after the
+    workload, then NAME-2, NAME-3..., unless named)."""
+    if raw is None or raw is False:
+        return []
+    if isinstance(raw, dict):
+        return [_parse_httproute(raw, wl_name, namespace, where, wl_name)]
+    _require(isinstance(raw, list) and 1 <= len(raw) <= 16, where, "an HTTPRoute (a mapping), a list of 1 to 16, or false", raw)
+    routes = [_parse_httproute(r, wl_name, namespace, "%s[%d]" % (where, i), wl_name if i == 0 else "%s-%d" % (wl_name, i + 1))
+              for i, r in enumerate(raw)]
+    names = [r.name for r in routes]
+    for i, name in enumerate(names):
+        _require(name not in names[:i], "%s[%d].name" % (where, i), "a name no other HTTPRoute of the workload has", name)
+    return routes
 
 
 def _parse_rollout(raw: Any, where: str) -> Rollout:
@@ -484,10 +586,10 @@ def parse_workload(raw: Any, where: str, default_image: str = TEST_APP_IMAGE, ec
     labels = _str_map(raw.get("labels"), where + ".labels")
     ingresses = _parse_ingresses(raw.get("ingress", True), name, where + ".ingress")
     rollout = _parse_rollout(raw.get("rollout"), where + ".rollout")
-    httproute = _parse_httproute(raw.get("httproute"), name, namespace, where + ".httproute")
+    httproutes = _parse_httproutes(raw.get("httproute"), name, namespace, where + ".httproute")
     ports = _parse_ports(raw.get("ports"), where + ".ports")
     return Workload(name=name, namespace=namespace, image=image, replicas=replicas, port=port, labels=labels,
-                    ingresses=ingresses, rollout=rollout, httproute=httproute, app=app, ports=ports)
+                    ingresses=ingresses, rollout=rollout, httproutes=httproutes, app=app, ports=ports)
 
 
 def parse_workloads(raw: Any, where: str = "workloads", default_image: str = TEST_APP_IMAGE,
@@ -591,13 +693,12 @@ def render(wl: Workload, workloads: list[Workload] | None = None) -> list[Obj]:
     ]
     neighbours = {other.name: other for other in workloads or [] if other.namespace == wl.namespace}
     objs += [_render_ingress(wl, ing, labels, neighbours) for ing in wl.ingresses]
-    if wl.httproute is not None:
-        objs.append(render_httproute(wl, wl.httproute, labels))
+    objs += [render_httproute(wl, route, labels) for route in wl.httproutes]
     return objs
 
 
 def render_httproute(wl: Workload, route: HTTPRouteSpec, labels: dict[str, str]) -> Obj:
-    """The workload's HTTPRoute (gateway.networking.k8s.io/v1): one rule with every path match."""
+    """One of the workload's HTTPRoutes (gateway.networking.k8s.io/v1)."""
     parents = []
     for parent in route.parent_refs:
         ref: Obj = {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": parent.name}
@@ -606,19 +707,34 @@ def render_httproute(wl: Workload, route: HTTPRouteSpec, labels: dict[str, str])
         if parent.section_name:
             ref["sectionName"] = parent.section_name
         parents.append(ref)
-    backends = []
-    for backend in route.backend_refs:
-        item: Obj = {"group": "", "kind": "Service", "name": backend.name, "port": backend.port}
-        if backend.weight is not None:
-            item["weight"] = backend.weight
-        backends.append(item)
-    spec: Obj = {"parentRefs": parents,
-                 "rules": [{"matches": [{"path": {"type": p.path_type, "value": p.path}} for p in route.paths],
-                            "backendRefs": backends}]}
+    spec: Obj = {"parentRefs": parents, "rules": [_render_route_rule(rule) for rule in route.rules]}
     if route.hostnames:
         spec["hostnames"] = list(route.hostnames)
     return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
             "metadata": {"name": route.name, "namespace": wl.namespace, "labels": labels}, "spec": spec}
+
+
+def _render_route_rule(rule: RouteRule) -> Obj:
+    matches = []
+    for match in rule.matches:
+        item: Obj = {"path": {"type": match.path.path_type, "value": match.path.path}}
+        if match.headers:
+            item["headers"] = [{"type": "Exact", "name": k, "value": v} for k, v in match.headers.items()]
+        if match.query_params:
+            item["queryParams"] = [{"type": "Exact", "name": k, "value": v} for k, v in match.query_params.items()]
+        if match.method:
+            item["method"] = match.method
+        matches.append(item)
+    backends = []
+    for backend in rule.backend_refs:
+        ref: Obj = {"group": "", "kind": "Service", "name": backend.name, "port": backend.port}
+        if backend.weight is not None:
+            ref["weight"] = backend.weight
+        backends.append(ref)
+    out: Obj = {"matches": matches, "backendRefs": backends}
+    if rule.filters:
+        out["filters"] = [dict(f) for f in rule.filters]
+    return out
 
 
 def _service_port(port: ServicePort) -> Obj:
@@ -672,6 +788,25 @@ def _ingress_summary(ing: IngressSpec) -> Obj:
     return out
 
 
+def _backend_summary(rule: RouteRule) -> list[Obj]:
+    return [{"name": b.name, "port": b.port, "weight": b.weight} for b in rule.backend_refs]
+
+
+def route_summary(route: HTTPRouteSpec) -> Obj:
+    """An HTTPRoute as the lab writes it: the short form when it was written so, else its rules whole."""
+    out: Obj = {"name": route.name,
+                "parent_refs": [{"gateway": p.gateway, "section_name": p.section_name} for p in route.parent_refs],
+                "hostnames": list(route.hostnames)}
+    if route.short_form:
+        out["paths"] = [{"path": p.path, "path_type": p.path_type} for p in route.paths]
+        out["backend_refs"] = _backend_summary(route.rules[0])
+        return out
+    out["rules"] = [{"matches": [{"path": m.path.path, "path_type": m.path.path_type, "headers": dict(m.headers),
+                                  "query_params": dict(m.query_params), "method": m.method} for m in rule.matches],
+                     "filters": [dict(f) for f in rule.filters], "backend_refs": _backend_summary(rule)} for rule in route.rules]
+    return out
+
+
 def summary(wl: Workload) -> Obj:
     """What the module returns per workload."""
     out: Obj = {"name": wl.name, "namespace": wl.namespace, "app": wl.app, "image": wl.image, "replicas": wl.replicas,
@@ -682,15 +817,9 @@ def summary(wl: Workload) -> Obj:
     ingresses = [_ingress_summary(ing) for ing in wl.ingresses]
     if ingresses:
         out["ingress"] = ingresses[0] if len(ingresses) == 1 else ingresses
-    if wl.httproute is not None:
-        route = wl.httproute
-        out["httproute"] = {
-            "name": route.name,
-            "parent_refs": [{"gateway": p.gateway, "section_name": p.section_name} for p in route.parent_refs],
-            "hostnames": list(route.hostnames),
-            "paths": [{"path": p.path, "path_type": p.path_type} for p in route.paths],
-            "backend_refs": [{"name": b.name, "port": b.port, "weight": b.weight} for b in route.backend_refs],
-        }
+    routes = [route_summary(route) for route in wl.httproutes]
+    if routes:
+        out["httproute"] = routes[0] if len(routes) == 1 else routes
     return out
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import KINDS, HostTLS, Request, Rule, is_regex
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes import RouteRule
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,9 @@ class Context:
     target_serves_rule: bool = True  # the target served the rule's own path (its `path` request)
     tls: HostTLS = HostTLS()  # what spec.tls says of the request's host
     status_differs: bool = True  # the two answers' statuses differ (a redirect one side makes shows there)
+    target_redirected: bool = False  # the target answered with a redirect (3xx)
+    gateway_target: bool = False  # the target serves a Gateway's HTTPRoutes
+    target_route: RouteRule | None = None  # the rule of them that takes the request, as Gateway API chooses (routes.choose)
 
 
 def _ann(ctx: Context, name: str) -> str:
@@ -183,12 +187,12 @@ def _tls_listed_only(ctx: Context) -> Cause | None:
     server no certificate and serves it over plain HTTP; a translation may redirect it anyway."""
     if ctx.request.scheme != "http" or not _routing(ctx) or ctx.tls.certified or not ctx.tls.listed:
         return None
-    if not ctx.status_differs:
+    if not ctx.status_differs or not ctx.target_redirected:
         return None
     listing = ", ".join(ctx.tls.listed)
     return Cause("spec.tls of %s" % listing,
                  "ingress-nginx serves %s over plain HTTP without a redirect: spec.tls of %s lists it, but no Ingress has "
-                 "both a rule and spec.tls for it, so its server gets no certificate; %s answers otherwise (ingress2gateway "
+                 "both a rule and spec.tls for it, so its server gets no certificate; %s redirects it (ingress2gateway "
                  "redirects every host a spec.tls lists to HTTPS)" % (ctx.request.host, listing, ctx.target))
 
 
@@ -215,6 +219,20 @@ def _precedence(ctx: Context) -> Cause | None:
     return Cause("rule %s" % ctx.request.rule,
                  "ingress-nginx and %s rank the host's overlapping rules differently (ingress-nginx: Exact, then the "
                  "longest path; Traefik: the longest router rule)" % ctx.target)
+
+
+def _route_taken(ctx: Context) -> Cause | None:
+    """A Gateway target answers otherwise: name the rule of its HTTPRoutes that takes the request (or that none does)."""
+    if not ctx.gateway_target or not _routing(ctx):
+        return None
+    nginx = ("ingress-nginx serves it by rule %s of %s" % (ctx.request.rule, ctx.request.ingress) if ctx.baseline_served
+             else "ingress-nginx serves it by no rule")
+    if ctx.target_route is None:
+        return Cause("%s's HTTPRoutes" % ctx.target,
+                     "no rule of %s's HTTPRoutes accepts %s %s%s (Gateway API answers 404); %s"
+                     % (ctx.target, ctx.request.method, ctx.request.host, ctx.request.target, nginx))
+    return Cause("HTTPRoute %s rule %d" % (ctx.target_route.route, ctx.target_route.index),
+                 "%s takes it by %s; %s" % (ctx.target, ctx.target_route.describe(), nginx))
 
 
 def _rule_not_served(ctx: Context) -> Cause | None:
@@ -294,6 +312,7 @@ CAUSES: tuple[Callable[[Context], Cause | None], ...] = (
     _element_prefix,
     _prefix,
     _slash,
+    _route_taken,
     _precedence,
     _rule_not_served,
     _received_header,

@@ -24,6 +24,7 @@ from typing import Any, Sequence
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain, unexplained
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import HostTLS, Request, Rule
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address, Answer
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes import RouteRule, choose
 
 Obj = dict[str, Any]
 OUTCOMES = ("same", "differ", "neither", "noise", "not_faithful")
@@ -72,6 +73,7 @@ def curl(request: Request, address: Address) -> str:
 class Plane:
     name: str
     address: Address
+    routes: tuple[RouteRule, ...] | None = None  # a Gateway's: the rules of its HTTPRoutes (None: not a Gateway)
 
 
 def compare(corpus: Sequence[Request], rules_of: Sequence[Rule | None], answers: dict[str, list[list[Answer]]],
@@ -128,10 +130,16 @@ def _row(index: int, req: Request, rule: Rule | None, samples: list[Answer], ans
                  # what a backend received is compared where both sides reached one (else `backend` says it)
                  and (not f.startswith("received.") or (first.backend and answer.backend))]
     regex_ingresses = tuple(regex_hosts.get(req.host, ()))
+    taken = None
+    if target.routes is not None:
+        taken = choose(target.routes, req.host, req.target, req.method, req.headers)
+        row["target_route"] = taken.describe() if taken else "none of its HTTPRoutes' rules"
     causes = {f: explain(Context(request=req, rule=rule, field=f, target=target.name, regex_ingresses=regex_ingresses,
                                  baseline_served=any(s.served for s in samples), target_served=answer.served,
                                  target_serves_rule=serves_rule, tls=tls,
-                                 status_differs=bool({"status", "statuses"} & set(differing)))) for f in differing}
+                                 status_differs=bool({"status", "statuses"} & set(differing)),
+                                 target_redirected=answer.status is not None and 300 <= answer.status < 400,
+                                 gateway_target=target.routes is not None, target_route=taken)) for f in differing}
     # backend, path and Location follow from the status: where only the status's cause is known, it is theirs too
     known = [causes[f] for f in ("status", "statuses") if f in causes and not unexplained(causes[f])]
     for f in differing:

@@ -22,6 +22,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import yaml
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CLASS_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.chart import rehearsal_values
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import (
+    DEFAULT_CONTROLLER_NAME, TRANSLATION_LISTENER_PORT, TRANSLATION_TLS_LISTENER_PORT)
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import ingress_mappings
 
 if TYPE_CHECKING:
@@ -34,7 +36,10 @@ TARGETS = {
     "traefik-nginx-provider": ("rehearse-traefik", "nginx"),
     "traefik-ingress-provider": ("rehearse-traefik-native", "ingress"),
     "gateway-api": ("rehearse-gateway", "gateway"),
+    "own-routes": ("rehearse-own-routes", "gateway"),
 }
+# A Gateway target's Traefik serves only the GatewayClass labelled with its target's name.
+TARGET_LABEL = "kindlab.ingress/rehearsal-target"
 DEFAULT_TARGETS = ["traefik-nginx-provider", "gateway-api"]
 GATEWAY_CLASS = "kindlab-rehearsal"  # the GatewayClass the translation's Gateways use (Traefik's controllerName)
 # ingress-nginx chart defaults, where a captured release leaves them unset
@@ -66,7 +71,56 @@ def _claims(controller: Obj, ingress: Obj) -> bool:
     return bool((ingress.get("annotations") or {}).get(CLASS_ANNOTATION) == annotation)
 
 
-def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: str) -> Obj:
+def _gateway_serving(controllers: list[Obj]) -> list[str]:
+    """The captured Traefiks that serve every Traefik GatewayClass (their Gateway provider on, no labelSelector):
+    they would serve a Gateway target's Gateways beside the target's own Traefik."""
+    return ["%s/%s" % (c.get("namespace"), c.get("release")) for c in controllers if c.get("type") == "traefik"
+            and get_path(c.get("values") or {}, "providers.kubernetesGateway.enabled")
+            and not get_path(c.get("values") or {}, "providers.kubernetesGateway.labelSelector")]
+
+
+def _own_routes_gateway(lab: Obj, namespaces: list[str], target: str) -> tuple[str, list[str]]:
+    """The one captured Gateway the rehearsed namespaces' own HTTPRoutes attach to, made the TARGET's: its
+    GatewayClass served by the rehearsal's Traefik (its controllerName and the target's label), its listeners on
+    the ports Traefik's entry points serve. (namespace/name, what was changed, in words)."""
+    gateways = dict(lab.get("lab_gateways") or {})
+    by_ref = {"%s/%s" % (g.get("namespace"), g.get("name")): g for g in gateways.get("gateways") or []}
+    attached = set()
+    for wl in lab.get("lab_workloads") or []:
+        ns = str(wl.get("namespace", "default"))
+        for route in ingress_mappings(wl.get("httproute")) if ns in namespaces else []:
+            for parent in route.get("parent_refs") or []:
+                ref = str(parent.get("gateway") if isinstance(parent, dict) else parent)
+                attached.add(ref if "/" in ref else "%s/%s" % (ns, ref))
+    found = sorted(attached & set(by_ref))
+    if len(found) != 1:
+        raise RehearsalError("targets: own-routes replays through the one Gateway the HTTPRoutes of %s attach to, and "
+                             "they attach to %s (captured Gateways: %s)"
+                             % (", ".join(namespaces), " and ".join(found) or "none", ", ".join(sorted(by_ref)) or "none"))
+    gateway = copy.deepcopy(by_ref[found[0]])
+    said = []
+    classes = [dict(c) for c in gateways.get("classes") or []]
+    own = [c for c in classes if c.get("name") == gateway.get("class")] or [{"name": gateway.get("class")}]
+    if own[0] not in classes:
+        classes.append(own[0])
+    if own[0].get("controller_name", DEFAULT_CONTROLLER_NAME) != DEFAULT_CONTROLLER_NAME:
+        said.append("GatewayClass %s: served by the rehearsal's Traefik (controllerName %s, was %s)"
+                    % (own[0]["name"], DEFAULT_CONTROLLER_NAME, own[0]["controller_name"]))
+    own[0]["controller_name"] = DEFAULT_CONTROLLER_NAME
+    own[0]["labels"] = dict(own[0].get("labels") or {}, **{TARGET_LABEL: target})
+    for listener in gateway.get("listeners") or []:
+        port = TRANSLATION_TLS_LISTENER_PORT if listener.get("protocol") == "HTTPS" else TRANSLATION_LISTENER_PORT
+        if listener.get("port") != port:
+            said.append("Gateway %s listener %s: on port %d, where Traefik's entry point listens (was %s)"
+                        % (found[0], listener.get("name"), port, listener.get("port")))
+            listener["port"] = port
+    gateways["classes"] = classes
+    gateways["gateways"] = [gateway if g is by_ref[found[0]] else g for g in gateways.get("gateways") or []]
+    lab["lab_gateways"] = gateways
+    return found[0], said
+
+
+def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: str, notes: list[str] | None = None) -> Obj:
     """The rehearsal's lab definition from the captured LAB (see the module docstring)."""
     unknown = [t for t in targets if t not in TARGETS]
     if not targets or unknown:
@@ -103,10 +157,22 @@ def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: s
         if namespace in taken:
             raise RehearsalError("targets: %s runs in namespace %s, which the captured cluster has too" % (target, namespace))
         out["lab_namespaces"] = list(out.get("lab_namespaces") or []) + [namespace]
+        label = "%s=%s" % (TARGET_LABEL, target) if provider == "gateway" else ""
         controllers.append({"namespace": namespace, "type": "traefik", "release": "traefik",
-                            "values": rehearsal_values(provider, class_name, controller_value)})
+                            "values": rehearsal_values(provider, class_name, controller_value, label)})
         if provider != "gateway":
             migration_targets.append({"name": target, "namespace": namespace})
+            continue
+        serving = _gateway_serving(list(lab.get("lab_controllers") or []))
+        if serving:
+            raise RehearsalError("targets: %s serves its Gateway with a Traefik of its own, and the captured %s serve%s "
+                                 "every Traefik GatewayClass (providers.kubernetesGateway without a labelSelector), so "
+                                 "both would serve it" % (target, " and ".join(serving), "s" if len(serving) == 1 else ""))
+        out["lab_gateway_api"] = True
+        if target == "own-routes":
+            gateway_ref, said = _own_routes_gateway(out, served_namespaces, target)
+            (notes if notes is not None else []).extend(said)
+            migration_targets.append({"name": target, "gateway": gateway_ref})
             continue
         if len(served_namespaces) > 1:
             raise RehearsalError("namespaces: gateway-api rehearses one namespace at a time (ingress2gateway makes a "
@@ -120,10 +186,9 @@ def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: s
                                  % (served_namespaces[0], " and ".join(named)))
         translated_class = named[0]
         gateways = dict(out.get("lab_gateways") or {})
-        gateways["classes"] = list(gateways.get("classes") or []) + [{"name": GATEWAY_CLASS}]
+        gateways["classes"] = list(gateways.get("classes") or []) + [{"name": GATEWAY_CLASS, "labels": {TARGET_LABEL: target}}]
         gateways["translations"] = list(gateways.get("translations") or []) + [
             {"namespaces": served_namespaces, "class": GATEWAY_CLASS, "ingress_class": translated_class}]
-        out["lab_gateway_api"] = True
         out["lab_gateways"] = gateways
         # ingress2gateway names the Gateway of each namespace after the class
         migration_targets.append({"name": target, "gateway": "%s/%s" % (served_namespaces[0], translated_class)})
@@ -175,11 +240,13 @@ def run_rehearsal_lab(params: Params, module: Module) -> Obj:
         raise RehearsalError("src: cannot read the captured lab definition %s (%s)" % (src, exc)) from None
     if not isinstance(captured, dict) or "lab_workloads" not in captured:
         raise RehearsalError("src: %s is not a lab definition written by lab_capture (no lab_workloads)" % src)
-    lab = compose(captured, params["targets"], params["namespaces"], params["cluster_name"])
+    notes: list[str] = []
+    lab = compose(captured, params["targets"], params["namespaces"], params["cluster_name"], notes)
     translated = preflight_translation(lab, params["ingress2gateway"], module.run_command) if "gateway-api" in params["targets"] else 0
-    text = "---\n# A migration rehearsal of %s (kindlab.ingress.rehearsal_lab); build it: playbooks/rehearse.yml\n%s" % (
-        src, yaml.safe_dump(lab, default_flow_style=False, sort_keys=False, width=120))
+    said = "".join("# %s\n" % n for n in notes)
+    text = "---\n# A migration rehearsal of %s (kindlab.ingress.rehearsal_lab); build it: playbooks/rehearse.yml\n%s%s" % (
+        src, said, yaml.safe_dump(lab, default_flow_style=False, sort_keys=False, width=120))
     changed, before = write_if_changed(dest, text, module.check_mode)
     return {"changed": changed, "dest": dest, "lab": lab, "baseline": lab["lab_expect"]["migration"]["baseline"],
-            "translated": translated,
+            "translated": translated, "notes": notes,
             "targets": lab["lab_expect"]["migration"]["targets"], "diff": {"before": before, "after": text}}

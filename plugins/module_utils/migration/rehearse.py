@@ -121,7 +121,7 @@ def rehearse(client: Any, params: Params) -> Obj:
     answers = replay(planes, corpus, workers=params["workers"])
     timings["replay"] = round(time.monotonic() - t0, 3)
     comparison = compare(corpus, rules_of, answers, Plane(baseline.name, baseline.address),
-                         [Plane(t.name, t.address) for t in targets], corpus_mod.regex_hosts(ingresses), unfaithful,
+                         [Plane(t.name, t.address, t.routes) for t in targets], corpus_mod.regex_hosts(ingresses), unfaithful,
                          corpus_mod.tls_hosts(ingresses))
     for t in targets:
         if t.notes:

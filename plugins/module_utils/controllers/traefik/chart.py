@@ -351,9 +351,11 @@ def with_time_scale(values: Values | None, time_scale: float) -> Values:
 REHEARSAL_PROVIDERS = ("nginx", "ingress", "gateway")
 
 
-def rehearsal_values(provider: str, ingress_class: str, controller_class: str) -> Values:
+def rehearsal_values(provider: str, ingress_class: str, controller_class: str, gateway_class_labels: str = "") -> Values:
     """Chart values of a rehearsal target reading the Ingresses of INGRESS_CLASS (an IngressClass of
-    CONTROLLER_CLASS, or the class annotation's value)."""
+    CONTROLLER_CLASS, or the class annotation's value); a Gateway target serves only the GatewayClasses whose
+    labels match GATEWAY_CLASS_LABELS (its labelSelector, which Traefik applies to GatewayClasses alone), so
+    that two Gateway targets in one cluster do not serve each other's Gateways."""
     providers: Values = {"kubernetesCRD": {"enabled": False}, "kubernetesIngress": {"enabled": False}}
     if provider == "nginx":
         providers["kubernetesIngressNGINX"] = {"enabled": True, "ingressClass": ingress_class, "controllerClass": controller_class}
@@ -361,6 +363,8 @@ def rehearsal_values(provider: str, ingress_class: str, controller_class: str) -
         providers["kubernetesIngress"] = {"ingressClass": ingress_class, "publishedService": {"enabled": False}}
     elif provider == "gateway":
         providers["kubernetesGateway"] = {"enabled": True}
+        if gateway_class_labels:
+            providers["kubernetesGateway"]["labelSelector"] = gateway_class_labels
     else:
         raise ValuesError("provider: expected one of %s, got %r" % (", ".join(REHEARSAL_PROVIDERS), provider))
     return {"global": {"checkNewVersion": False, "sendAnonymousUsage": False}, "ingressClass": {"enabled": False},

@@ -74,6 +74,63 @@ def test_the_rehearsal_adds_each_target_beside_the_captured_baseline_and_validat
     assert summary["cluster"]["name"] == "rehearsal"
 
 
+def with_own_routes(lab: Obj, controller_name: str = "example.net/gateway-controller") -> Obj:
+    """LAB plus the team's own Gateway (another implementation's class, port 80 and 443) and an HTTPRoute of shop."""
+    lab = dict(lab, lab_gateway_api=True, lab_gateways={
+        "classes": [{"name": "team", "controller_name": controller_name}],
+        "gateways": [{"namespace": "shop", "name": "edge", "class": "team",
+                      "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"},
+                                    {"name": "https", "port": 443, "protocol": "HTTPS", "hostname": "shop.example.test"}]}]})
+    shop = next(w for w in lab["lab_workloads"] if w["namespace"] == "shop")
+    shop["httproute"] = {"name": "shop", "parent_refs": [{"gateway": "shop/edge"}], "hostnames": ["shop.example.test"],
+                         "rules": [{"matches": [{"path": "/api"}], "filters": [
+                             {"type": "URLRewrite", "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}]}]}
+    return lab
+
+
+def test_own_routes_serve_the_teams_gateway_with_the_rehearsals_traefik() -> None:
+    lab = with_own_routes(team_capture())
+    notes: list[str] = []
+    out = rehearsal.compose(lab, ["gateway-api", "own-routes"], ["shop"], "rehearsal", notes)
+    targets = out["lab_expect"]["migration"]["targets"]
+    assert targets == [{"name": "gateway-api", "gateway": "shop/nginx"}, {"name": "own-routes", "gateway": "shop/edge"}]
+    classes = {c["name"]: c for c in out["lab_gateways"]["classes"]}
+    # each Gateway target's Traefik serves its own class alone
+    assert classes["team"]["controller_name"] == "traefik.io/gateway-controller"
+    assert classes["team"]["labels"] == {rehearsal.TARGET_LABEL: "own-routes"}
+    assert classes[rehearsal.GATEWAY_CLASS]["labels"] == {rehearsal.TARGET_LABEL: "gateway-api"}
+    selectors = {c["namespace"]: c["values"]["providers"]["kubernetesGateway"]["labelSelector"]
+                 for c in out["lab_controllers"] if c["namespace"] in ("rehearse-gateway", "rehearse-own-routes")}
+    assert selectors == {"rehearse-gateway": rehearsal.TARGET_LABEL + "=gateway-api",
+                         "rehearse-own-routes": rehearsal.TARGET_LABEL + "=own-routes"}
+    [edge] = out["lab_gateways"]["gateways"]
+    assert [(ln["name"], ln["port"]) for ln in edge["listeners"]] == [("http", 8000), ("https", 8443)]
+    assert notes == ["GatewayClass team: served by the rehearsal's Traefik (controllerName traefik.io/gateway-controller, "
+                     "was example.net/gateway-controller)",
+                     "Gateway shop/edge listener http: on port 8000, where Traefik's entry point listens (was 80)",
+                     "Gateway shop/edge listener https: on port 8443, where Traefik's entry point listens (was 443)"]
+    assert lab["lab_gateways"]["gateways"][0]["listeners"][0]["port"] == 80  # the capture itself is unchanged
+    summary = validate("kind", out["lab_cluster"], [{"name": "p", "addresses": ["100.64.0.0/16"]}], out["lab_namespaces"],
+                       out["lab_controllers"], out["lab_workloads"], out["lab_expect"], gateway_api=out["lab_gateway_api"],
+                       gateways=out["lab_gateways"])
+    assert summary["httproutes"] == ["shop/shop"]
+
+
+def test_own_routes_needs_one_gateway_and_no_traefik_serving_every_class() -> None:
+    with pytest.raises(rehearsal.RehearsalError) as err:
+        rehearsal.compose(team_capture(), ["own-routes"], ["shop"], "rehearsal")
+    assert str(err.value) == ("targets: own-routes replays through the one Gateway the HTTPRoutes of shop attach to, and they "
+                              "attach to none (captured Gateways: none)")
+    lab = with_own_routes(team_capture())
+    lab["lab_controllers"] = lab["lab_controllers"] + [{"namespace": "edge", "type": "traefik", "release": "traefik",
+                                                        "values": {"providers": {"kubernetesGateway": {"enabled": True}}}}]
+    with pytest.raises(rehearsal.RehearsalError) as err:
+        rehearsal.compose(lab, ["own-routes"], ["shop"], "rehearsal")
+    assert str(err.value) == ("targets: own-routes serves its Gateway with a Traefik of its own, and the captured edge/traefik "
+                              "serves every Traefik GatewayClass (providers.kubernetesGateway without a labelSelector), so both "
+                              "would serve it")
+
+
 @pytest.mark.parametrize("targets, namespaces, message", [
     ([], [], "targets: expected a non-empty list"),
     (["traefik-nginx-provider", "traefik-nginx-provider"], [], "targets: expected each target once"),

@@ -47,8 +47,28 @@ def test_beside_an_ingress_and_with_weighted_backends() -> None:
 
 
 @pytest.mark.parametrize("route, message", [
-    (True, "workloads[0].httproute: expected a mapping with backend_refs, hostnames, name, parent_refs, paths, or false"),
-    ({"parent_refs": ["web"], "rules": []}, "workloads[0].httproute: expected only the keys"),
+    (True, "workloads[0].httproute: expected an HTTPRoute (a mapping), a list of 1 to 16, or false, got True"),
+    ({"parent_refs": ["web"], "rule": []}, "workloads[0].httproute: expected only the keys"),
+    ({"parent_refs": ["web"], "rules": []}, "workloads[0].httproute.rules: expected a list of 1 to 16 rules"),
+    ({"parent_refs": ["web"], "rules": [{}], "paths": ["/"]},
+     "workloads[0].httproute.rules: expected rules alone (paths and backend_refs are the short form of one rule), got ['paths']"),
+    ({"parent_refs": ["web"], "rules": [{"matches": [{"path": "/a", "path_type": "RegularExpression"}]}]},
+     "workloads[0].httproute.rules[0].matches[0].path_type: expected one of PathPrefix, Exact"),
+    ({"parent_refs": ["web"], "rules": [{"matches": [{"headers": {"bad header": "x"}}]}]},
+     "workloads[0].httproute.rules[0].matches[0].headers: expected HTTP header names, got 'bad header'"),
+    ({"parent_refs": ["web"], "rules": [{"matches": [{"method": "get"}]}]},
+     "workloads[0].httproute.rules[0].matches[0].method: expected one of GET, HEAD"),
+    ({"parent_refs": ["web"], "rules": [{"filters": [{"type": "ExtensionRef", "extensionRef": {}}]}]},
+     "workloads[0].httproute.rules[0].filters[0].type: expected one of RequestHeaderModifier, ResponseHeaderModifier, "
+     "RequestRedirect, URLRewrite, got 'ExtensionRef'"),
+    ({"parent_refs": ["web"], "rules": [{"filters": [{"type": "URLRewrite", "requestRedirect": {}}]}]},
+     "workloads[0].httproute.rules[0].filters[0]: expected the keys type and urlRewrite (a mapping), as Gateway API writes "
+     "a URLRewrite filter, got ['requestRedirect', 'type']"),
+    ({"parent_refs": ["web"], "rules": [{"backend_refs": [{"port": 0}]}]},
+     "workloads[0].httproute.rules[0].backend_refs[0].port: expected an integer from 1 to 65535"),
+    ([{"parent_refs": ["web"]}, {"parent_refs": ["web"], "name": "app"}],
+     "workloads[0].httproute[1].name: expected a name no other HTTPRoute of the workload has, got 'app'"),
+    ([], "workloads[0].httproute: expected an HTTPRoute (a mapping), a list of 1 to 16, or false"),
     ({}, "workloads[0].httproute.parent_refs: expected a list of 1 to 32 Gateways"),
     ({"parent_refs": []}, "workloads[0].httproute.parent_refs: expected a list of 1 to 32 Gateways"),
     ({"parent_refs": ["Web"]}, "workloads[0].httproute.parent_refs[0].gateway: expected a Gateway as namespace/name"),
@@ -75,6 +95,48 @@ def test_bad_routes_name_the_field(route: Any, message: str) -> None:
     with pytest.raises(WorkloadError) as err:
         wl.parse_workloads([{"name": "app", "namespace": "one", "httproute": route}])
     assert message in str(err.value)
+
+
+WHOLE: dict[str, Any] = {
+    "name": "api", "parent_refs": ["web"], "hostnames": ["app.example.test"],
+    "rules": [
+        {"matches": [{"path": "/api", "headers": {"X-Canary": "yes"}, "query_params": {"v": "2"}, "method": "GET"}],
+         "filters": [{"type": "URLRewrite", "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}],
+         "backend_refs": [{"name": "canary", "port": 8080}]},
+        {"matches": [{"path": "/old", "path_type": "Exact"}],
+         "filters": [{"type": "RequestRedirect",
+                      "requestRedirect": {"path": {"type": "ReplaceFullPath", "replaceFullPath": "/new"}, "statusCode": 301}}],
+         "backend_refs": []},
+        {},
+    ]}
+
+
+def test_a_route_written_whole_keeps_every_rule_match_and_filter() -> None:
+    (w,) = wl.parse_workloads([{"name": "app", "namespace": "one", "ingress": False,
+                                "httproute": [WHOLE, {"parent_refs": ["web"], "paths": ["/static"]}]}])
+    routes = [o for o in wl.render(w) if o["kind"] == "HTTPRoute"]
+    assert [r["metadata"]["name"] for r in routes] == ["api", "app-2"]
+    rules = routes[0]["spec"]["rules"]
+    assert rules[0] == {
+        "matches": [{"path": {"type": "PathPrefix", "value": "/api"},
+                     "headers": [{"type": "Exact", "name": "X-Canary", "value": "yes"}],
+                     "queryParams": [{"type": "Exact", "name": "v", "value": "2"}], "method": "GET"}],
+        "filters": [{"type": "URLRewrite", "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}],
+        "backendRefs": [{"group": "", "kind": "Service", "name": "canary", "port": 8080}]}
+    assert rules[1]["backendRefs"] == [] and rules[1]["filters"][0]["type"] == "RequestRedirect"
+    # an empty rule: every path, to the workload's own Service
+    assert rules[2] == {"matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
+                        "backendRefs": [{"group": "", "kind": "Service", "name": "app", "port": 80}]}
+    assert routes[1]["spec"]["rules"][0]["matches"] == [{"path": {"type": "PathPrefix", "value": "/static"}}]
+
+
+def test_the_summary_writes_a_route_as_it_was_written_and_parses_back_the_same() -> None:
+    raw = {"name": "app", "namespace": "one", "ingress": False, "httproute": [WHOLE, {"parent_refs": ["web"], "paths": ["/static"]}]}
+    (w,) = wl.parse_workloads([raw])
+    summary = wl.summary(w)["httproute"]
+    assert isinstance(summary, list) and "rules" in summary[0] and "paths" in summary[1] and "rules" not in summary[1]
+    (again,) = wl.parse_workloads([{"name": "app", "namespace": "one", "ingress": False, "httproute": summary}])
+    assert again.httproutes == w.httproutes
 
 
 class RouteClient(FakeClient):

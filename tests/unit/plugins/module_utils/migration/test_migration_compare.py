@@ -206,7 +206,7 @@ def test_spec_tls_is_read_per_host_as_ingress_nginx_does() -> None:
 
     def cause(i: int, field: str = "status") -> str:
         return explain(Context(request=corpus[i], rule=rules[i], field=field, target="gateway-api", regex_ingresses=(),
-                               tls=hosts.get(corpus[i].host, HostTLS()))).text
+                               tls=hosts.get(corpus[i].host, HostTLS()), target_redirected=True)).text
 
     assert cause(docs).startswith("ingress-nginx redirects every plain HTTP request for shop.example.test to HTTPS")
     assert "shop/api gives the host's server its certificate" in cause(docs, "location")
@@ -230,8 +230,12 @@ def test_a_host_only_listed_in_spec_tls_explains_only_a_redirect() -> None:
     text = explain(Context(request=corpus[i], rule=rules[i], field="path", target="t", regex_ingresses=(), tls=listed,
                            status_differs=False)).text
     assert "spec.tls" not in text and "repeated slashes" in text
-    status = explain(Context(request=corpus[i], rule=rules[i], field="status", target="t", regex_ingresses=(), tls=listed))
+    status = explain(Context(request=corpus[i], rule=rules[i], field="status", target="t", regex_ingresses=(), tls=listed,
+                             target_redirected=True))
     assert "spec.tls of shop/api lists it" in status.text
+    # a target that answers otherwise without redirecting (a team's own routes, say): not the listing's doing either
+    other = explain(Context(request=corpus[i], rule=rules[i], field="status", target="t", regex_ingresses=(), tls=listed))
+    assert "spec.tls" not in other.text
 
 
 def test_a_rule_the_target_has_no_route_for_says_so_when_nothing_else_does() -> None:
