@@ -33,27 +33,29 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base i
     meta,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import ControllerError, parse_controllers
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import type_of_class
-from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import selects
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of, selects
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import CRD_GROUP as GATEWAY_GROUP
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import PROTOCOLS as GATEWAY_PROTOCOLS
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import GatewayError, parse_gateways
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import (
     ROUTE_FILTERS, ROUTE_PATH_TYPES, WorkloadError, ingress_mappings, parse_namespaces, parse_workloads)
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery import controllers as discovery
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery import snapshot
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.conflicts import find_conflicts
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import VerifyError, validate_expect
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of, parse_selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import parse_selection
 
 if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 Obj = dict[str, Any]
 
-# Annotations that decide which controller claims an Ingress and how it routes; the others
-# (kubectl's last-applied configuration, tooling, ...) are left in the cluster.
-_ROUTING_PREFIXES = ("nginx.ingress.kubernetes.io/", "traefik.ingress.kubernetes.io/")
-# Within those, the ones that can carry credentials or code: never copied.
+# Annotations that decide which controller claims an Ingress and how it routes (the class annotation and
+# each type's annotation_prefix); the others (kubectl's last-applied configuration, tooling, ...) are left
+# in the cluster. Within those, the ones that can carry credentials or code: never copied.
 _SECRET_WORDS = ("snippet", "auth", "secret", "token", "password")
 # On a rebuilt Ingress: what of the captured one the lab could not rebuild (a JSON list of sentences);
 # the migration rehearsal does not compare that Ingress's requests.
@@ -125,7 +127,7 @@ def _differences(ctype: ControllerType, values: Obj, release: str, namespace: st
             for flag in sorted(set(want) | set(got)) if want.get(flag) != got.get(flag)]
 
 
-def capture_controllers(state: ClusterState, found: list[diagnose.FoundWorkload]) -> tuple[list[Obj], list[Obj], list[str]]:
+def capture_controllers(state: ClusterState, found: list[discovery.FoundWorkload]) -> tuple[list[Obj], list[Obj], list[str]]:
     """(lab_controllers entries, one record per controller, what could not be expressed)."""
     entries: list[Obj] = []
     records: list[Obj] = []
@@ -212,7 +214,7 @@ def _annotations(ing: Obj, where: str, notes: list[str]) -> tuple[dict[str, str]
     kept: dict[str, str] = {}
     dropped: list[str] = []
     for key, value in sorted((meta(ing).get("annotations") or {}).items()):
-        routing = key == CLASS_ANNOTATION or key.startswith(_ROUTING_PREFIXES)
+        routing = key == CLASS_ANNOTATION or key.startswith(registry.annotation_prefixes())
         if routing and not any(word in key.lower() for word in _SECRET_WORDS):
             kept[key] = str(value)
         elif routing:
@@ -591,8 +593,8 @@ def expectations(diagnosis: Obj, ingress_names: dict[str, str], releases: dict[s
 
 def expected_conflicts(state: ClusterState, ingress_names: dict[str, str]) -> list[Obj]:
     """The ambiguous host/path pairs (ingress_conflicts) among the reproduced Ingresses, by their lab names."""
-    controllers = diagnose.find_controllers(state)
-    served_by = {key_of(i): diagnose.servers_of(i, controllers) for i in state.ingresses}
+    controllers = discovery.find_controllers(state)
+    served_by = {key_of(i): discovery.servers_of(i, controllers) for i in state.ingresses}
     found = find_conflicts(state.ingresses, state.ingress_classes, None, served_by, {c.ref: c.type for c in controllers})
     pairs = {tuple(sorted(ingress_names[i] for i in c["ingresses"])) for c in found["conflicts"]
              if len(c["ingresses"]) == 2 and all(i in ingress_names for i in c["ingresses"])}
@@ -606,7 +608,7 @@ def capture(state: ClusterState, scenario: str = "captured", anonymize: bool = F
             observed: dict[str, int] | None = None) -> Capture:
     """The lab definition for STATE (everything it needs listed: see read_cluster); OBSERVED: the
     status changes per Ingress a watch of the cluster saw (watch_status), if one ran. Pure."""
-    found = diagnose.find_workloads(state)
+    found = discovery.find_workloads(state)
     controllers, records, notes = capture_controllers(state, found)
     for ic in sorted(state.ingress_classes, key=lambda c: str(meta(c).get("name"))):
         value = str((ic.get("spec") or {}).get("controller") or "")
@@ -669,7 +671,7 @@ def read_cluster(client: Any, namespaces: list[str]) -> ClusterState:
         selection = parse_selection(namespaces, [], None)
     except OptionError as exc:
         raise CaptureError(str(exc)) from None
-    return diagnose.read_gateway_api(client, diagnose.read_state(client, selection))
+    return snapshot.read_gateway_api(client, snapshot.read_state(client, selection))
 
 
 def render(result: Capture, source: str) -> str:

@@ -216,6 +216,21 @@ def workload_service(state: ClusterState, workload: Obj) -> Obj | None:
 # ---------------------------------------------------------------- results
 
 
+@dataclass(frozen=True)
+class Problem:
+    """What keeps a controller from doing its job, as its type reads it: the sentence the report gives, the
+    diagnose finding it makes ("" for none) and the type's own fix for it (chart values, args)."""
+
+    text: str
+    finding: str = ""
+    fix: tuple[str, str] = ("", "")
+
+
+# The findings a problem can make.
+CANNOT_START = "cannot_start"
+PUBLISH_SERVICE_MISSING = "publish_service_missing"
+
+
 @dataclass
 class AnalysedController:
     """One ingress controller found in a cluster, as the analysis understands it: one status writer
@@ -233,7 +248,7 @@ class AnalysedController:
     publish_detail: str
     address: list[str] | None  # None: it writes nothing (cannot start, update-status off)
     address_from_lb: bool
-    problems: list[str] = field(default_factory=list)
+    faults: list[Problem] = field(default_factory=list)
     # type-specific callables (not returned)
     claim: Callable[[Obj], tuple[str, str]] | None = None
     watches_namespace: Callable[[str], bool] | None = None
@@ -244,10 +259,16 @@ class AnalysedController:
     # (chart values, args) that make it stop writing the Ingresses it should leave alone, where
     # the type has a better fix than scope or publishing (Traefik's migration guide).
     stop_fix: tuple[str, str] = ("", "")
+    # (chart values, args) that give it a class of its own, so it stops claiming others' Ingresses.
+    class_fix: tuple[str, str] = ("", "")
 
     @property
     def ref(self) -> str:
         return "%s/%s" % (self.namespace, self.name)
+
+    @property
+    def problems(self) -> list[str]:
+        return [f.text for f in self.faults]
 
     @property
     def cluster_scoped(self) -> bool:
@@ -415,6 +436,11 @@ class ControllerType:
     # names other captured releases create) → (values with what else the cluster shows: kind,
     # replicas, RBAC, its IngressClass, its Service; notes on what the lab cannot reproduce).
     capture_values: Callable[[ClusterState, Obj, Obj, Values, str, "set[str]"], "tuple[Values, list[str]]"] | None = None
+    # The prefix of the Ingress annotations it routes by ("" for none): what a capture keeps of an Ingress.
+    annotation_prefix: str = ""
+    # The controllerName of the GatewayClasses it serves ("" when it implements no Gateway API): a lab's
+    # GatewayClass names it unless it names another.
+    gateway_controller_name: str = ""
 
     @property
     def image_keys(self) -> tuple[str, ...]:

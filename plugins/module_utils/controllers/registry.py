@@ -40,6 +40,17 @@ def type_of_class(value: str) -> str:
     return "unknown"
 
 
+def annotation_prefixes() -> tuple[str, ...]:
+    """The prefixes of the Ingress annotations the known types route by."""
+    return tuple(t.annotation_prefix for t in REGISTRY.values() if t.annotation_prefix)
+
+
+def default_gateway_controller_name() -> str:
+    """The controllerName of the first known type that implements Gateway API: what a lab's GatewayClass
+    names unless it names another."""
+    return next(t.gateway_controller_name for t in REGISTRY.values() if t.gateway_controller_name)
+
+
 def off_twin(controllers: Iterable[Mapping[str, Any]]) -> list[str]:
     """The types among a lab's controllers (lab_controllers entries; DEFAULT_TYPE where one names
     none) that the twin does not emulate: such a lab runs on kind only."""

@@ -11,6 +11,12 @@ Obj = dict[str, Any]
 SelectorForm = Literal["LabelSelector", "Service"]
 
 
+def key_of(obj: Obj) -> str:
+    """namespace/name of an object: the one key every analysis and report uses."""
+    meta = obj.get("metadata") or {}
+    return "%s/%s" % (meta.get("namespace"), meta.get("name"))
+
+
 def ref_of(obj: Obj) -> str:
     """A short human name for an object: Kind namespace/name."""
     meta = obj.get("metadata", {})

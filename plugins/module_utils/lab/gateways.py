@@ -31,7 +31,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     GATEWAY_API_OFFLINE_CRDS,
     GATEWAY_API_VERSION,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import GATEWAY_CONTROLLER_NAME
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import default_gateway_controller_name
 
 if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
@@ -40,8 +40,8 @@ Obj = dict[str, Any]
 
 API_VERSION = "gateway.networking.k8s.io/v1"
 CRD_GROUP = "gateway.networking.k8s.io"
-# The default class controller of lab_gateways: Traefik's, the one Gateway implementation the lab installs.
-DEFAULT_CONTROLLER_NAME = GATEWAY_CONTROLLER_NAME
+# The default class controller of lab_gateways: the first registered type's that implements Gateway API (Traefik).
+DEFAULT_CONTROLLER_NAME = default_gateway_controller_name()
 # Listener protocols built here: HTTPS terminates TLS with a certificate the lab generates (a
 # self-signed one per listener, in a Secret beside the Gateway); TLS passthrough is not built.
 PROTOCOLS = ("HTTP", "HTTPS")

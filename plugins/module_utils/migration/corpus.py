@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 
 import re._parser as _sre  # the regex parser (Python 3.11+, which the collection requires)
 
@@ -105,11 +106,6 @@ def nginx_annotations(ingress: Obj) -> dict[str, str]:
     return {k[len(NGINX):]: str(v) for k, v in raw.items() if k.startswith(NGINX)}
 
 
-def key(ingress: Obj) -> str:
-    meta = ingress.get("metadata") or {}
-    return "%s/%s" % (meta.get("namespace", ""), meta.get("name", ""))
-
-
 def _turns_regex_on(annotations: dict[str, str]) -> bool:
     return annotations.get("use-regex", "").lower() == "true" or bool(annotations.get("rewrite-target"))
 
@@ -121,7 +117,7 @@ def regex_hosts(ingresses: Iterable[Obj]) -> dict[str, list[str]]:
     for ing in ingresses:
         if _turns_regex_on(nginx_annotations(ing)):
             for rule in (ing.get("spec") or {}).get("rules") or []:
-                out.setdefault(rule.get("host") or ANY_HOST, []).append(key(ing))
+                out.setdefault(rule.get("host") or ANY_HOST, []).append(key_of(ing))
     return out
 
 
@@ -142,9 +138,9 @@ def tls_hosts(ingresses: Iterable[Obj]) -> dict[str, HostTLS]:
     for ing in ingresses:
         hosts = {h for t in (ing.get("spec") or {}).get("tls") or [] for h in t.get("hosts") or []}
         for host in sorted(hosts):
-            listed.setdefault(host, []).append(key(ing))
+            listed.setdefault(host, []).append(key_of(ing))
         for host in sorted({r.get("host") for r in (ing.get("spec") or {}).get("rules") or []} & hosts):
-            certified.setdefault(str(host), []).append(key(ing))
+            certified.setdefault(str(host), []).append(key_of(ing))
     return {h: HostTLS(tuple(certified.get(h, ())), tuple(listed[h])) for h in listed}
 
 
@@ -158,7 +154,7 @@ def rules(ingresses: list[Obj]) -> list[Rule]:
         for rule in (ing.get("spec") or {}).get("rules") or []:
             host = rule.get("host") or ANY_HOST
             for p in (rule.get("http") or {}).get("paths") or []:
-                out.append(Rule(ingress=key(ing), host=host, path=p.get("path") or "/",
+                out.append(Rule(ingress=key_of(ing), host=host, path=p.get("path") or "/",
                                 path_type=p.get("pathType") or "ImplementationSpecific",
                                 regex=host in regex_on, annotations=annotations, tls=host in tls_hosts))
     return out
@@ -382,7 +378,7 @@ def scenario_requests(raw: Any, ingresses: list[Obj], where: str = "requests") -
         return []
     if not isinstance(raw, list):
         raise CorpusError("%s: expected a list of requests (ingress, path, ...), got %r" % (where, raw))
-    by_key = {key(i): i for i in ingresses}
+    by_key = {key_of(i): i for i in ingresses}
     out = []
     for i, item in enumerate(raw):
         at = "%s[%d]" % (where, i)
@@ -410,7 +406,7 @@ def scenario_requests(raw: Any, ingresses: list[Obj], where: str = "requests") -
             if n in item and (not isinstance(item[n], int) or item[n] < (0 if n == "body_size" else 1)):
                 raise CorpusError("%s.%s: expected a whole number, got %r" % (at, n, item[n]))
         name = str(item.get("name") or path)
-        out.append(Request(id="%s %s [scenario] %s" % (key(ing), host, name), ingress=key(ing), host=host, target=path,
+        out.append(Request(id="%s %s [scenario] %s" % (key_of(ing), host, name), ingress=key_of(ing), host=host, target=path,
                            kind="scenario", rule="(scenario)", method=method,
                            headers=tuple((str(k), str(v)) for k, v in headers.items()),
                            body_size=int(item.get("body_size", 0)), repeat=int(item.get("repeat", 1))))

@@ -28,7 +28,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.translat
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import meta
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import API_VERSION as GATEWAY_API_VERSION
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.gateway_api import parent_gateway
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 
 Obj = dict[str, Any]
 _HTTP_PORT_NAMES = ("http", "web")

@@ -17,8 +17,10 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.dataplan
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import SAME_KEYS, answered, judge, parse_expected
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import replay
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.translate import set_beside_requests
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.diagnose import find_controllers, read_state, servers_of
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, key_of, list_ingresses, parse_selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controllers import find_controllers, servers_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.snapshot import read_state
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, list_ingresses, parse_selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 
 if TYPE_CHECKING:
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params

@@ -20,6 +20,8 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
+
 Obj = dict[str, Any]
 
 
@@ -75,7 +77,7 @@ def route_rules(routes: Sequence[Obj]) -> list[RouteRule]:
         spec = route.get("spec") or {}
         for i, rule in enumerate(spec.get("rules") or [{}]):
             backends = tuple("%s:%s" % (b.get("name"), b.get("port")) for b in rule.get("backendRefs") or [])
-            out.append(RouteRule(route="%s/%s" % (meta.get("namespace"), meta.get("name")), index=i,
+            out.append(RouteRule(route=key_of(route), index=i,
                                  hostnames=tuple(str(h) for h in spec.get("hostnames") or []),
                                  matches=tuple(rule.get("matches") or [{}]), filters=tuple(rule.get("filters") or []),
                                  backends=backends, created=str(meta.get("creationTimestamp") or "")))

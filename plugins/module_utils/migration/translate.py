@@ -31,9 +31,9 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_d
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import INGRESS2GATEWAY_VERSION
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAMLError, yaml
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import apply_order
-from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import ref_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of, ref_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import CRD_GROUP
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of, list_ingresses, parse_selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import list_ingresses, parse_selection
 
 if TYPE_CHECKING:
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params

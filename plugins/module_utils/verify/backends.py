@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.endpoints import ready_endpoints
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 
 Obj = dict[str, Any]
 
@@ -74,29 +75,6 @@ def _ports_text(service: Obj) -> str:
     return ", ".join("%s/%s" % (p.get("name") or "(unnamed)", p.get("port")) for p in ports) or "none"
 
 
-def slice_endpoints(slices: list[Obj], port_name: str | None) -> tuple[list[str], int]:
-    """(ready addresses, total endpoints) for the Service port named port_name. An endpoint
-    counts as ready unless conditions.ready is false (nil means ready, per the API docs);
-    a slice counts only if it carries that port (unnamed ports have name "" or none)."""
-    ready: list[str] = []
-    total = 0
-    seen: set[str] = set()
-    for item in slices:
-        names = [(p.get("name") or "") for p in item.get("ports") or []]
-        if (port_name or "") not in names:
-            continue
-        for endpoint in item.get("endpoints") or []:
-            addresses = endpoint.get("addresses") or []
-            key = ",".join(addresses)
-            if not addresses or key in seen:
-                continue
-            seen.add(key)
-            total += 1
-            if (endpoint.get("conditions") or {}).get("ready") is not False:
-                ready.append(addresses[0])
-    return sorted(ready), total
-
-
 def check_backend(ingress_key: str, ref: BackendRef, service: Obj | None, slices: list[Obj]) -> Obj:
     """One backend's report; `problem` is None when it can take traffic (or is not checked)."""
     namespace = ingress_key.split("/", 1)[0]
@@ -117,7 +95,7 @@ def check_backend(ingress_key: str, ref: BackendRef, service: Obj | None, slices
     if (service.get("spec") or {}).get("type") == "ExternalName":
         out.update(checked=False, note="ExternalName Service: no endpoints by design, not checked")
         return out
-    ready, total = slice_endpoints(slices, port.get("name"))
+    ready, total = ready_endpoints(slices, port.get("name"))
     out.update(ready_endpoints=len(ready), endpoints=ready)
     if not ready:
         out["problem"] = "has 0 ready endpoints (Service exists, %d of %d pods ready)" % (len(ready), total)

@@ -35,8 +35,11 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify.backends im
     backends_of,
     service_port,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.diagnose import FoundWorkload, find_workloads, read_state, servers_of
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, key_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controllers import FoundWorkload, find_workloads, servers_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.endpoints import SliceEndpoint, slice_endpoints
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.snapshot import read_state
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 
 Obj = dict[str, Any]
 
@@ -50,44 +53,6 @@ LastReady = Mapping[str, Mapping[str, str]]
 
 
 # ---------------------------------------------------------------- the API side
-
-
-@dataclass(frozen=True)
-class SliceEndpoint:
-    """One endpoint address of a Service port, from its EndpointSlices."""
-
-    address: str
-    port: str
-    ready: bool
-    serving: bool
-    terminating: bool
-    pod: str | None = None
-
-    @property
-    def target(self) -> str:
-        return target(self.address, self.port)
-
-
-def slice_endpoints(slices: list[Obj], port_name: str | None) -> list[SliceEndpoint]:
-    """The endpoints of the Service port named PORT_NAME, with the port each slice gives it (the
-    target port). Conditions as the API defines them: ready unset is ready, serving unset
-    follows ready, terminating unset is false."""
-    out: dict[str, SliceEndpoint] = {}
-    for item in slices:
-        port = next((p.get("port") for p in item.get("ports") or [] if (p.get("name") or "") == (port_name or "")), None)
-        if port is None:
-            continue
-        for endpoint in item.get("endpoints") or []:
-            conditions = endpoint.get("conditions") or {}
-            ready = conditions.get("ready") is not False
-            serving = ready if conditions.get("serving") is None else bool(conditions.get("serving"))
-            pod = (endpoint.get("targetRef") or {}).get("name")
-            for address in endpoint.get("addresses") or []:
-                found = SliceEndpoint(str(address), str(port), ready, serving, conditions.get("terminating") is True, pod)
-                # One address in two slices (a move between them): ready in either counts.
-                if found.target not in out or found.ready:
-                    out[found.target] = found
-    return sorted(out.values(), key=lambda e: e.target)
 
 
 @dataclass(frozen=True)

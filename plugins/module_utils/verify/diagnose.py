@@ -6,7 +6,9 @@ Ingress's status and with what address, and flag more than one writer before it 
 Everything is read the way the controller binary would see it: the workload's container
 args (pflag semantics, `$(VAR)` expanded like the kubelet), its ServiceAccount's RBAC,
 the IngressClasses, the publish Service and the nodes under its pods. The analysis is
-pure (`analyse`) over a `ClusterState` snapshot; `run` only lists the objects once.
+pure (`analyse`) over a `ClusterState` snapshot; `run` only lists the objects once
+(discovery/snapshot.py), and which workloads are controllers, and who claims and writes each
+Ingress, is discovery's (discovery/controllers.py).
 
 Each controller type's rules (how to recognise its container, what it claims and publishes)
 live in its own module under controllers/; the registry finds the type of each workload.
@@ -16,113 +18,22 @@ and HTTPRoutes (diagnose_gateways.py), of the controllers whose type implements 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose_gateways, gateway_api
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.findings import ERROR, WARNING, Finding
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, key_of, list_ingresses
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import (
-    AnalysedController, ClusterState, ControllerType, GatewayController, meta, pod_template,
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose_gateways
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.findings import ERROR, WARNING, Finding, addresses_text, fix_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import AnalysedController, ClusterState, meta
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controllers import (
+    claimers_of, find_workloads, gateway_controllers, writers_of,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import KindNotServed
-from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import selects
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.snapshot import read_gateway_api, read_state
 
 Obj = dict[str, Any]
 
 
-# ---------------------------------------------------------------- controller types
-
-
-def workload_pods(state: ClusterState, workload: Obj) -> list[Obj]:
-    """The pods in the workload's namespace its spec.selector selects (a LabelSelector, never
-    empty: the API server refuses an empty one for a Deployment or DaemonSet)."""
-    ns = meta(workload).get("namespace")
-    selector = (workload.get("spec") or {}).get("selector")
-    return sorted((p for p in state.pods if meta(p).get("namespace") == ns
-                   and selects(selector, meta(p).get("labels"), form="LabelSelector")), key=key_of)
-
-
-@dataclass
-class FoundWorkload:
-    """A workload whose container a registered type recognises: that container, its pods, and
-    its AnalysedControllers (one per status writer)."""
-
-    type: ControllerType
-    workload: Obj
-    container: Obj
-    pods: list[Obj]
-    controllers: list[AnalysedController]
-
-
-def find_workloads(state: ClusterState) -> list[FoundWorkload]:
-    """Every controller workload, by namespace/name, with the first container a type recognises."""
-    found = []
-    for workload in sorted(state.workloads, key=key_of):
-        for container in pod_template(workload).get("containers") or []:
-            kind = registry.detect(container)
-            if kind is not None:
-                pods = workload_pods(state, workload)
-                found.append(FoundWorkload(kind, workload, container, pods, kind.analyse(state, workload, container, pods)))
-                break
-    return found
-
-
-def find_controllers(state: ClusterState) -> list[AnalysedController]:
-    """One AnalysedController per status writer (per provider where a type has several) of each workload
-    whose container a registered type recognises; never one per pod."""
-    return [c for found in find_workloads(state) for c in found.controllers]
-
-
-def gateway_sides(state: ClusterState, found: list[FoundWorkload]) -> list[tuple[FoundWorkload, GatewayController]]:
-    """Each workload whose type implements Gateway API and runs it, with its Gateway API side."""
-    out = []
-    for f in found:
-        side = f.type.gateway(state, f.workload, f.container, f.pods) if f.type.gateway is not None else None
-        if side is not None:
-            out.append((f, side))
-    return out
-
-
-def gateway_controllers(state: ClusterState, found: list[FoundWorkload]) -> list[GatewayController]:
-    """The Gateway API side of each workload whose type implements it and runs it."""
-    return [side for _f, side in gateway_sides(state, found)]
-
-
 # ---------------------------------------------------------------- prediction
-
-
-def claimers_of(ingress: Obj, controllers: list[AnalysedController]) -> list[tuple[AnalysedController, str, str]]:
-    """(controller, claim, why) for every controller that claims this Ingress, now or at its next update."""
-    ns = str(meta(ingress).get("namespace"))
-    out = []
-    for c in controllers:
-        if c.address is None or c.claim is None or c.watches_namespace is None or not c.watches_namespace(ns):
-            continue
-        claim, why = c.claim(ingress)
-        if claim != "no":
-            out.append((c, claim, why))
-    return out
-
-
-def writers_of(ingress: Obj, controllers: list[AnalysedController]) -> list[tuple[AnalysedController, str, str]]:
-    """(controller, claim, why) for every controller that will write this Ingress's status."""
-    out = claimers_of(ingress, controllers)
-    # A controller that only takes the Ingress up at its next update writes once another one
-    # has written it (that write is the update); with nobody else it waits for an edit.
-    if not any(claim == "yes" for _c, claim, _why in out):
-        return []
-    return out
-
-
-def servers_of(ingress: Obj, controllers: list[AnalysedController]) -> list[str]:
-    """Refs of the controllers that route this Ingress: it is in their scope and they claim it
-    outright (whether or not they may write its status)."""
-    ns = str(meta(ingress).get("namespace"))
-    return [c.ref for c in controllers
-            if c.claim is not None and c.watches_namespace is not None and c.watches_namespace(ns)
-            and c.claim(ingress)[0] == "yes"]
 
 
 def culprits_of(ingress_ns: str, writers: list[AnalysedController],
@@ -142,42 +53,32 @@ def culprits_of(ingress_ns: str, writers: list[AnalysedController],
     return non_lb if 0 < len(non_lb) < len(writers) else list(writers)
 
 
-def fmt(addresses: list[str] | None) -> str:
-    return "[%s]" % ", ".join(addresses or [])
-
-
 def _why_culprit(c: AnalysedController, ingress: str, others: list[AnalysedController]) -> str:
     scope = ("watches every namespace (no --watch-namespace)" if c.cluster_scoped
              else "watches %s" % c.watch)
     if c.publish_source == "node-addresses":
-        pub = "has no --publish-service, so it writes the node addresses %s of its pods" % fmt(c.address)
+        pub = "has no --publish-service, so it writes the node addresses %s of its pods" % addresses_text(c.address)
     elif c.publish_source == "service":
-        pub = "publishes %s, so it writes %s" % (c.publish_detail, fmt(c.address))
+        pub = "publishes %s, so it writes %s" % (c.publish_detail, addresses_text(c.address))
     else:
-        pub = "has %s, so it writes %s" % (c.publish_detail, fmt(c.address))
-    rivals = " and ".join("%s sets to %s" % (o.ref, fmt(o.address)) for o in others)
+        pub = "has %s, so it writes %s" % (c.publish_detail, addresses_text(c.address))
+    rivals = " and ".join("%s sets to %s" % (o.ref, addresses_text(o.address)) for o in others)
     return "controller %s %s and %s into %s, which %s" % (c.ref, scope, pub, ingress, rivals)
 
 
 def _fix_for(culprits: list[AnalysedController]) -> dict[str, Any]:
-    values: list[str] = []
-    args: list[str] = []
+    """Each culprit's own fix, from its type: what stops it writing, else its scope and publishing, else a class
+    of its own."""
+    settings: list[tuple[str, tuple[str, str]]] = []
     for c in culprits:
         if c.stop_fix[0]:
-            values.append("%s: %s" % (c.ref, c.stop_fix[0]))
-            args.append("%s: %s" % (c.ref, c.stop_fix[1]))
+            settings.append((c.ref, c.stop_fix))
             continue
         if c.cluster_scoped and c.scope_fix[0]:
-            values.append("%s: %s" % (c.ref, c.scope_fix[0]))
-            args.append("%s: %s" % (c.ref, c.scope_fix[1]))
+            settings.append((c.ref, c.scope_fix))
         if c.publish_source == "node-addresses" and c.publish_fix[0]:
-            values.append("%s: %s" % (c.ref, c.publish_fix[0]))
-            args.append("%s: %s" % (c.ref, c.publish_fix[1]))
-    if not values:
-        values = ["%s: give it its own class (controller.ingressClass / ingressClassResource) so it stops claiming the Ingress" % c.ref
-                  for c in culprits]
-        args = ["%s: --ingress-class / --controller-class of its own" % c.ref for c in culprits]
-    return {"chart_values": values, "args": args}
+            settings.append((c.ref, c.publish_fix))
+    return fix_of(settings or [(c.ref, c.class_fix) for c in culprits if c.class_fix[0]])
 
 
 def predict(state: ClusterState, controllers: list[AnalysedController]) -> tuple[dict[str, Any], list[Finding]]:
@@ -210,14 +111,14 @@ def predict(state: ClusterState, controllers: list[AnalysedController]) -> tuple
                 "%s: %s share the leader Lease %s and would write different addresses (%s): only the Lease holder "
                 "writes, so the status changes whenever the leadership moves" % (
                     key, " and ".join(c.ref for c, _cl, _w in writers), lease_groups.pop(),
-                    ", ".join("%s → %s" % (c.ref, fmt(c.address)) for c, _cl, _w in writers)),
+                    ", ".join("%s → %s" % (c.ref, addresses_text(c.address)) for c, _cl, _w in writers)),
                 ingress=key, controllers=[c.ref for c, _cl, _w in writers]))
         if writers and not flapping and not writers[0][0].address:
             w = writers[0][0]
             findings.append(Finding("empty_address", WARNING, "%s: its writer%s %s publish%s an empty address (%s)" % (
                 key, "s" if len(writers) > 1 else "", ", ".join(c.ref for c, _cl, _w in writers),
                 "" if len(writers) > 1 else "es", w.publish_detail), ingress=key, controllers=[c.ref for c, _cl, _w in writers],
-                fix={"chart_values": ["%s: %s" % (w.ref, w.publish_fix[0])], "args": ["%s: %s" % (w.ref, w.publish_fix[1])]}))
+                fix=fix_of([(w.ref, w.publish_fix)])))
         if not flapping:
             continue
         ws = [c for c, _claim, _why in writers]
@@ -239,7 +140,7 @@ def predict(state: ClusterState, controllers: list[AnalysedController]) -> tuple
         findings.append(Finding(
             "multiple_writers", ERROR,
             "%s: %d controllers write its status with different addresses: %s. Culprit: %s. %s"
-            % (key, len(ws), ", ".join("%s → %s" % (w.ref, fmt(w.address)) for w in ws),
+            % (key, len(ws), ", ".join("%s → %s" % (w.ref, addresses_text(w.address)) for w in ws),
                ", ".join(c.ref for c in culprits), "; ".join(reasons)),
             ingress=key, controllers=[w.ref for w in ws], culprits=[c.ref for c in culprits], fix=_fix_for(culprits),
             period="each writer re-syncs every %s s (only its leader), so the status flips at each sync" % period,
@@ -261,13 +162,10 @@ def _unclaimed_why(ing: Obj, controllers: list[AnalysedController]) -> str:
 def controller_findings(controllers: list[AnalysedController]) -> list[Finding]:
     out: list[Finding] = []
     for c in controllers:
-        for p in c.problems:
-            if "publish Service" in p:
-                out.append(Finding("publish_service_missing", ERROR, "controller %s %s" % (c.ref, p), controllers=[c.ref],
-                                   fix={"chart_values": ["%s: controller.service.enabled: true (or fix controller.publishService.pathOverride)" % c.ref],
-                                        "args": ["%s: --publish-service=<namespace>/<an existing Service>" % c.ref]}))
-            elif p.startswith("cannot start"):
-                out.append(Finding("cannot_start", ERROR, "controller %s %s" % (c.ref, p), controllers=[c.ref]))
+        for p in c.faults:  # each type says which of its problems make a finding, with its own fix
+            if p.finding:
+                out.append(Finding(p.finding, ERROR, "controller %s %s" % (c.ref, p.text), controllers=[c.ref],
+                                   fix=fix_of([(c.ref, p.fix)] if p.fix[0] else [])))
     for i, a in enumerate(controllers):
         for b in controllers[i + 1:]:
             shared = [k for k in a.class_keys if k in b.class_keys]
@@ -307,43 +205,6 @@ def analyse(state: ClusterState) -> dict[str, Any]:
         "findings": [f.as_dict() for f in findings],
         "passed": not any(f.severity == ERROR for f in findings),
     }
-
-
-# ---------------------------------------------------------------- reading the cluster
-
-
-def read_state(client: Any, selection: Selection | None) -> ClusterState:
-    """List everything the analysis needs, cluster-wide (controllers may live anywhere); with no
-    selection, no Ingress (what the controllers publish does not depend on them)."""
-    rbac = "rbac.authorization.k8s.io/v1"
-    return ClusterState(
-        workloads=client.list("apps/v1", "Deployment") + client.list("apps/v1", "DaemonSet"),
-        pods=client.list("v1", "Pod"),
-        services=client.list("v1", "Service"),
-        nodes=client.list("v1", "Node"),
-        namespaces=client.list("v1", "Namespace"),
-        ingress_classes=client.list("networking.k8s.io/v1", "IngressClass"),
-        cluster_roles=client.list(rbac, "ClusterRole"),
-        cluster_role_bindings=client.list(rbac, "ClusterRoleBinding"),
-        ingresses=list_ingresses(client, selection) if selection is not None else [],
-    )
-
-
-def read_gateway_api(client: Any, state: ClusterState) -> ClusterState:
-    """Add every GatewayClass, Gateway and HTTPRoute, cluster-wide (a route's parent may sit in
-    another namespace), where the cluster serves Gateway API; where its CRDs are not installed
-    the state says so and holds none."""
-    try:
-        state.gateway_classes = client.list(gateway_api.API_VERSION, "GatewayClass")
-    except KindNotServed:
-        return state
-    state.gateway_api = True
-    state.gateways = client.list(gateway_api.API_VERSION, "Gateway")
-    try:
-        state.http_routes = client.list(gateway_api.API_VERSION, "HTTPRoute")
-    except KindNotServed:
-        state.http_routes = []  # Gateways without routes: a partial install is still diagnosed
-    return state
 
 
 def run(client: Any, selection: Selection) -> dict[str, Any]:

@@ -15,16 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ClusterState, GatewayController, meta
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import gateway_api as spec
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.findings import ERROR, INFO, WARNING, Finding
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.findings import ERROR, INFO, WARNING, Finding, addresses_text, fix_of
 
 Obj = dict[str, Any]
 
 ROUTE_KIND = "HTTPRoute"
-
-
-def fmt(addresses: list[str] | None) -> str:
-    return "[%s]" % ", ".join(addresses or [])
 
 
 @dataclass
@@ -39,7 +36,7 @@ class GatewaySide:
 
     @property
     def key(self) -> str:
-        return spec.key(self.gateway)
+        return key_of(self.gateway)
 
     @property
     def namespace(self) -> str:
@@ -66,7 +63,7 @@ class GatewaySide:
 def sides_of(state: ClusterState, controllers: list[GatewayController]) -> dict[str, GatewaySide]:
     classes = {str(meta(gc).get("name")): gc for gc in state.gateway_classes}
     out = {}
-    for gw in sorted(state.gateways, key=spec.key):
+    for gw in sorted(state.gateways, key=key_of):
         class_name = str((gw.get("spec") or {}).get("gatewayClassName") or "")
         gc = classes.get(class_name)
         side = GatewaySide(gw, class_name, gc, [])
@@ -109,8 +106,7 @@ def _blocked_findings(sides: dict[str, GatewaySide], controllers: list[GatewayCo
             "controller %s stops its Gateway sync before writing anything (%s): the GatewayClasses and Gateways it claims "
             "(%s) stay Pending with no address, and none of their routes is served" % (
                 c.ref, c.address_detail, ", ".join(claimed) or "none now"),
-            controllers=[c.ref], fix={"chart_values": ["%s: %s" % (c.ref, c.address_fix[0])],
-                                      "args": ["%s: %s" % (c.ref, c.address_fix[1])]}))
+            controllers=[c.ref], fix=fix_of([(c.ref, c.address_fix)])))
     return out
 
 
@@ -127,10 +123,9 @@ def _gateway_findings(side: GatewaySide) -> list[Finding]:
         w = writers[0]
         if w.address:
             return [Finding("gateway_address", INFO, "%s: %s writes its status with the address %s (%s)" % (
-                key, w.ref, fmt(w.address), w.address_detail), gateway=key, controllers=[w.ref])]
+                key, w.ref, addresses_text(w.address), w.address_detail), gateway=key, controllers=[w.ref])]
         return [Finding("gateway_no_address", WARNING, "%s: its writer %s writes no address (%s)" % (key, w.ref, w.address_detail),
-                        gateway=key, controllers=[w.ref], fix={"chart_values": ["%s: %s" % (w.ref, w.address_fix[0])],
-                                                               "args": ["%s: %s" % (w.ref, w.address_fix[1])]})]
+                        gateway=key, controllers=[w.ref], fix=fix_of([(w.ref, w.address_fix)]))]
     if not writers:
         return []  # its claimers' syncs stop: _blocked_findings says so
     addresses = {tuple(w.address or []) for w in writers}
@@ -145,12 +140,11 @@ def _gateway_findings(side: GatewaySide) -> list[Finding]:
         "gateway_multiple_writers", ERROR if side.flapping else WARNING,
         "%s: %d controllers claim its class %s and write its status, with %s: %s. Each overwrites the other's at every "
         "sync, and the same goes for its routes' status.parents entries (as in traefik#13743). Culprit: %s. %s" % (
-            key, len(writers), side.class_name, what, ", ".join("%s → %s" % (w.ref, fmt(w.address)) for w in writers),
+            key, len(writers), side.class_name, what, ", ".join("%s → %s" % (w.ref, addresses_text(w.address)) for w in writers),
             ", ".join(c.ref for c in culprits),
             "; ".join("%s claims it: %s" % (c.ref, c.claim_class(side.gateway_class or {})[1]) for c in culprits)),
         gateway=key, controllers=[w.ref for w in writers], culprits=[c.ref for c in culprits],
-        fix={"chart_values": ["%s: %s" % (c.ref, c.class_fix[0]) for c in culprits],
-             "args": ["%s: %s" % (c.ref, c.class_fix[1]) for c in culprits]},
+        fix=fix_of([(c.ref, c.class_fix) for c in culprits]),
         period="; ".join("%s writes %s" % (w.ref, w.settings.get("writes", "at each sync")) for w in writers))]
 
 
@@ -180,7 +174,7 @@ def _listener_findings(side: GatewaySide, attachments: list[tuple[str, spec.Atta
 def _route_findings(route: Obj, sides: dict[str, GatewaySide],
                     state: ClusterState) -> tuple[dict[str, Any], list[tuple[str, spec.Attachment]], list[Finding]]:
     """Its parents as the spec answers them, the attachments (for the listener findings), and its findings."""
-    key = spec.key(route)
+    key = key_of(route)
     ns = str(meta(route).get("namespace"))
     parents: list[dict[str, Any]] = []
     attachments = []
@@ -222,7 +216,7 @@ def _route_findings(route: Obj, sides: dict[str, GatewaySide],
 def _foreign_parent_findings(route: Obj, sides: dict[str, GatewaySide], controllers: list[GatewayController]) -> list[Finding]:
     """status.parents entries whose controllerName is not that of the parent's class: left by a
     controller that no longer (or never did) own the parent, so they say nothing true of it."""
-    key = spec.key(route)
+    key = key_of(route)
     ns = str(meta(route).get("namespace"))
     out = []
     for entry in (route.get("status") or {}).get("parents") or []:
@@ -256,9 +250,9 @@ def predict(state: ClusterState, controllers: list[GatewayController]) -> tuple[
     findings += _blocked_findings(sides, controllers)
     route_findings: list[Finding] = []
     attachments: list[tuple[str, spec.Attachment]] = []
-    for route in sorted(state.http_routes, key=spec.key):
+    for route in sorted(state.http_routes, key=key_of):
         entry, attached, found = _route_findings(route, sides, state)
-        result["routes"][spec.key(route)] = entry
+        result["routes"][key_of(route)] = entry
         attachments += attached
         route_findings += found + _foreign_parent_findings(route, sides, controllers)
     for side in sides.values():
@@ -290,16 +284,16 @@ def two_api_findings(state: ClusterState, ingresses: dict[str, Any], gateway_res
         return []
     via_ingress: list[tuple[str, str, str, list[str]]] = []  # host, ingress, controller, address
     for ing in state.ingresses:
-        for writer in (ingresses.get(spec.key(ing)) or {}).get("writers") or []:
+        for writer in (ingresses.get(key_of(ing)) or {}).get("writers") or []:
             for host in _ingress_hosts(ing):
-                via_ingress.append((host, spec.key(ing), writer["controller"], list(writer.get("address") or [])))
+                via_ingress.append((host, key_of(ing), writer["controller"], list(writer.get("address") or [])))
     via_route: list[tuple[list[str], str, str, str, list[str]]] = []  # hostnames (none: every host), route, gateway, controller, address
     for route in state.http_routes:
-        for parent in (gateway_result["routes"].get(spec.key(route)) or {}).get("parents") or []:
+        for parent in (gateway_result["routes"].get(key_of(route)) or {}).get("parents") or []:
             if not parent.get("accepted"):
                 continue
             for writer in (gateway_result["gateways"].get(parent["gateway"]) or {}).get("writers") or []:
-                via_route.append((_route_hosts(route), spec.key(route), parent["gateway"], writer["controller"],
+                via_route.append((_route_hosts(route), key_of(route), parent["gateway"], writer["controller"],
                                   list(writer.get("address") or [])))
     out = []
     for host, ing_key, ing_ctl, ing_addr in via_ingress:
@@ -310,8 +304,10 @@ def two_api_findings(state: ClusterState, ingresses: dict[str, Any], gateway_res
                 "host_on_two_apis", WARNING,
                 "%s is served on two addresses by two APIs: Ingress %s by %s at %s, and %s %s (hostnames %s) through Gateway %s by "
                 "%s at %s. Both answer; a client reaches the one its DNS names, so the two can serve different versions "
-                "until the cut-over" % (host, ing_key, ing_ctl, fmt(ing_addr), ROUTE_KIND, route_key, fmt(r_hosts or ["*"]), gateway, gw_ctl, fmt(gw_addr)),
+                "until the cut-over"
+                % (host, ing_key, ing_ctl, addresses_text(ing_addr), ROUTE_KIND, route_key, addresses_text(r_hosts or ["*"]),
+                   gateway, gw_ctl, addresses_text(gw_addr)),
                 ingress=ing_key, route=route_key, gateway=gateway, controllers=[ing_ctl, gw_ctl],
-                fix={"cut_over": ["point %s at %s (the Gateway %s)" % (host, fmt(gw_addr), gateway),
+                fix={"cut_over": ["point %s at %s (the Gateway %s)" % (host, addresses_text(gw_addr), gateway),
                                   "then delete Ingress %s, or remove host %s from it" % (ing_key, host)]}))
     return out

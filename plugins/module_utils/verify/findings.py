@@ -36,3 +36,17 @@ class Finding:
         if self.fix:
             out["fix"] = self.fix
         return out
+
+
+def addresses_text(addresses: list[str] | None) -> str:
+    """Addresses as every finding writes them: [a, b], [] for none."""
+    return "[%s]" % ", ".join(addresses or [])
+
+
+def fix_of(settings: list[tuple[str, tuple[str, str]]]) -> dict[str, Any]:
+    """A finding's fix from (controller ref, (its chart value, the flag it sets)) pairs: the chart values and
+    the args, each prefixed with its controller, in order; none without a setting."""
+    if not settings:
+        return {}
+    return {"chart_values": ["%s: %s" % (ref, value) for ref, (value, _flag) in settings],
+            "args": ["%s: %s" % (ref, flag) for ref, (_value, flag) in settings]}

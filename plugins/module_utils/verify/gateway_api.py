@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import selector_string, selects
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of, selector_string, selects
 
 Obj = dict[str, Any]
 
@@ -35,11 +35,6 @@ ACCEPTED = "Accepted"
 NO_MATCHING_PARENT = "NoMatchingParent"
 NOT_ALLOWED_BY_LISTENERS = "NotAllowedByListeners"
 NO_MATCHING_LISTENER_HOSTNAME = "NoMatchingListenerHostname"
-
-
-def key(obj: Obj) -> str:
-    meta = obj.get("metadata") or {}
-    return "%s/%s" % (meta.get("namespace"), meta.get("name"))
 
 
 def listeners(gateway: Obj) -> list[Obj]:
@@ -144,7 +139,7 @@ def attach(route_kind: str, route: Obj, parent_ref: Obj, gateway: Obj,
     targeted = [ln for ln in listeners(gateway) if selects_listener(parent_ref, ln)]
     if not targeted:
         why = "no listener has %s" % _target(parent_ref) if _target(parent_ref) else "it has no listener"
-        return Attachment(key(gateway), False, NO_MATCHING_PARENT, why=why)
+        return Attachment(key_of(gateway), False, NO_MATCHING_PARENT, why=why)
     attached, refused, unmet = [], [], []
     for ln in targeted:
         ns_ok, ns_why = namespace_allowed(ln, gateway_ns, route_ns, namespace_labels)
@@ -157,10 +152,10 @@ def attach(route_kind: str, route: Obj, parent_ref: Obj, gateway: Obj,
             attached.append(str(ln.get("name")))
     if attached:
         why = "listener%s %s" % ("s" if len(attached) > 1 else "", ", ".join(attached))
-        return Attachment(key(gateway), True, ACCEPTED, attached, why)
+        return Attachment(key_of(gateway), True, ACCEPTED, attached, why)
     if unmet:
-        return Attachment(key(gateway), False, NO_MATCHING_LISTENER_HOSTNAME, why="; ".join(unmet + refused))
-    return Attachment(key(gateway), False, NOT_ALLOWED_BY_LISTENERS, why="; ".join(refused))
+        return Attachment(key_of(gateway), False, NO_MATCHING_LISTENER_HOSTNAME, why="; ".join(unmet + refused))
+    return Attachment(key_of(gateway), False, NOT_ALLOWED_BY_LISTENERS, why="; ".join(refused))
 
 
 def _target(parent_ref: Obj) -> str:

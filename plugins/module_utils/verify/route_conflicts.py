@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ClusterState, GatewayController, meta
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import gateway_api as spec
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.diagnose_gateways import sides_of
 
@@ -47,8 +48,7 @@ class Match:
 
 
 def matches_of(route: Obj) -> list[Match]:
-    m = meta(route)
-    key = "%s/%s" % (m.get("namespace"), m.get("name"))
+    key = key_of(route)
     hostnames = tuple(str(h) for h in (route.get("spec") or {}).get("hostnames") or [])
     out = []
     for i, rule in enumerate((route.get("spec") or {}).get("rules") or [{}]):
@@ -57,7 +57,7 @@ def matches_of(route: Obj) -> list[Match]:
             path = match.get("path") or DEFAULT_MATCH["path"]
             if path.get("type") == "RegularExpression":
                 continue
-            out.append(Match(route=key, created=str(m.get("creationTimestamp") or ""), rule=i, hostnames=hostnames,
+            out.append(Match(route=key, created=str(meta(route).get("creationTimestamp") or ""), rule=i, hostnames=hostnames,
                              path_type=str(path.get("type", "PathPrefix")), path=str(path.get("value", "/")),
                              method=str(match.get("method") or ""), headers=len(match.get("headers") or []),
                              queries=len(match.get("queryParams") or []), backends=backends))
@@ -93,15 +93,15 @@ def find(state: ClusterState, controllers: Sequence[GatewayController] = ()) -> 
     out: list[Obj] = []
     seen: set[tuple[str, str, str, str]] = set()
     sides = sides_of(state, list(controllers))  # who serves each Gateway: claims its class, watches its namespace
-    for gateway in sorted(state.gateways, key=spec.key):
-        differ = {c.ref: c.on_route_tie for c in sides[spec.key(gateway)].claimers if c.on_route_tie}
+    for gateway in sorted(state.gateways, key=key_of):
+        differ = {c.ref: c.on_route_tie for c in sides[key_of(gateway)].claimers if c.on_route_tie}
         for listener in spec.listeners(gateway):
             name = str(listener.get("name"))
             attached: list[Match] = []
-            for route in sorted(state.http_routes, key=spec.key):
+            for route in sorted(state.http_routes, key=key_of):
                 ns = str(meta(route).get("namespace"))
                 for ref in (route.get("spec") or {}).get("parentRefs") or []:
-                    if spec.parent_gateway(ns, ref) != spec.key(gateway):
+                    if spec.parent_gateway(ns, ref) != key_of(gateway):
                         continue
                     att = spec.attach("HTTPRoute", route, ref, gateway, state.namespace_labels)
                     if att.accepted and name in att.listeners:
@@ -120,11 +120,11 @@ def find(state: ClusterState, controllers: Sequence[GatewayController] = ()) -> 
                         continue
                     seen.add(dedupe)
                     out.append({
-                        "routes": [win.route, lose.route], "winner": win.route, "gateway": spec.key(gateway), "listener": name,
+                        "routes": [win.route, lose.route], "winner": win.route, "gateway": key_of(gateway), "listener": name,
                         "host": host, "path": win.describe(), "why": why,
                         "message": "HTTPRoutes %s and %s both route %s %s on Gateway %s listener %s; by Gateway API's "
                                    "precedence %s serves it (%s), and %s's rule %d (to %s) serves nothing there"
-                                   % (win.route, lose.route, host, win.describe(), spec.key(gateway), name, win.route, why,
+                                   % (win.route, lose.route, host, win.describe(), key_of(gateway), name, win.route, why,
                                       lose.route, lose.rule, lose.backends or "no backend")
                                    + "".join("; but %s serves this Gateway: %s" % (ref, text) for ref, text in sorted(differ.items())),
                         "served_otherwise": dict(sorted(differ.items())),

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
-from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import selects
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of, selects
 
 Obj = dict[str, Any]
 
@@ -38,12 +38,6 @@ class Selection:
         if self.namespaces and meta.get("namespace") not in self.namespaces:
             return False
         return not self.names or meta.get("name") in self.names or key_of(ingress) in self.names
-
-
-def key_of(obj: Obj) -> str:
-    """namespace/name of an object."""
-    meta = obj.get("metadata", {})
-    return "%s/%s" % (meta.get("namespace"), meta.get("name"))
 
 
 def _check_label_key(key: str, where: str) -> None:

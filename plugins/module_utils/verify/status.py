@@ -25,12 +25,13 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._time import iso, 
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects import (
     HTTPROUTE, INGRESS, KINDS, ROUTE_NEEDS, SubjectKind, Surface,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import (
-    ApiUnreachable, K8sError, KindNotServed, WatchExpired, WatchForbidden, WatchInterrupted, unreachable_message,
-)
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import ApiUnreachable, K8sError, unreachable_message
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.background import BackgroundReader
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.listwatch import BlindInterval, ListWatch
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.watch import LIST_READ_TIMEOUT, WATCH_READ_SLACK
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import Pool, PoolError, address_in_pools, parse_entry
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, key_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import writers
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.writers import LOG_MATCH_SECONDS
@@ -423,16 +424,8 @@ def controller_pods(client: Any) -> list[tuple[str, str, str]]:
 
 # ---------------------------------------------------------------- a window the API server cannot stretch
 
-# After a lost stream the watch reconnects after BACKOFF_FIRST seconds, doubling up to BACKOFF_MAX.
-BACKOFF_FIRST = 0.5
-BACKOFF_MAX = 5.0
-# One watch request asks the server to end it after at most this long: a server that stops
-# answering is noticed within that plus the client's read slack (the client's read timeout),
-# the watch resumes, and the window never runs over by more than that.
-STREAM_SECONDS = 10
 # A window blind for more than this share of it cannot be judged.
 MOSTLY_BLIND = 0.5
-_MAX_REASONS = 3
 
 
 @dataclass
@@ -442,25 +435,6 @@ class Halt:
 
     subject: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-@dataclass
-class BlindInterval:
-    """A stretch of the window without a watch: from when the stream broke (after silence, its
-    last sign of life) until a stream was open again, in seconds into the window. `missed`: a
-    change made in it may be missing, because it was bridged by a re-list (410 Gone) or the
-    window ended in it; otherwise the watch resumed from its resourceVersion and the server
-    replayed every change made meanwhile."""
-
-    start: float
-    end: float
-    why: str
-    missed: bool = False
-
-    def as_result(self, start: dt.datetime) -> dict[str, Any]:
-        return {"from": iso(start + dt.timedelta(seconds=self.start)), "to": iso(start + dt.timedelta(seconds=self.end)),
-                "t_from": round(self.start, 3), "t_to": round(self.end, 3), "seconds": round(self.end - self.start, 3),
-                "why": self.why, "missed": self.missed}
 
 
 def _spans(intervals: list[BlindInterval]) -> str:
@@ -508,10 +482,9 @@ def judge_blind(result: dict[str, Any], intervals: list[BlindInterval], window: 
 
 @dataclass
 class Window:
-    """run()'s watch over the window: the resourceVersion it resumes from (bookmarks
-    included), and whether it is blind and since when. Every request is bounded (the client's
-    read timeouts, the server-side timeout at most the time left) and every wait ends at the
-    deadline, so the window ends within its length plus one request's timeout."""
+    """One kind's watch over the window, judged: a resilient list+watch (k8s/listwatch.py) whose
+    starting list, re-lists and events feed the tracker, and which ends early when a violation stops
+    every window of the run (stop_on_violation)."""
 
     client: Any
     selection: Selection
@@ -525,111 +498,30 @@ class Window:
     # Shared by the windows of one run (one per kind, each in a thread of its own): the subject whose
     # violation ended them all, and the lock around the tracker they share.
     halt: Halt = field(default_factory=Halt)
-    scope: dict[str, Any] = field(default_factory=dict)
-    unserved: bool = False  # the cluster does not serve the kind (no Gateway API CRDs): nothing to watch
-    t0: float = 0.0
-    version: str | None = None
-    need_list: bool = True
-    answered: bool = False
-    streams: int = 0
-    bookmarks: int = 0
-    blind: list[BlindInterval] = field(default_factory=list)
-    gap: BlindInterval | None = None
-    ended_blind: bool = False
-    last_error: WatchInterrupted | None = None
-    backoff: float = BACKOFF_FIRST
+    listwatch: ListWatch = field(init=False)
+
+    def __post_init__(self) -> None:
+        # only the Ingress kind must be served; a Gateway API kind without its CRDs ends quietly
+        self.listwatch = ListWatch(self.client, self.kind.api_version, self.kind.kind, self.length, self.clock, self.sleep,
+                                   on_list=self._listed, on_event=self._event, stopped=lambda: self.stopped is not None,
+                                   may_be_unserved=self.kind is not INGRESS)
 
     @property
     def stopped(self) -> str | None:
         return self.halt.subject
 
     def t(self) -> float:
-        """Seconds into the window."""
-        return self.clock() - self.t0
-
-    def remaining(self) -> float:
-        return self.length - self.t()
+        return self.listwatch.t()
 
     def run(self, t0: float | None = None) -> None:
-        self.t0 = self.clock() if t0 is None else t0
-        self.scope = watch_scope(self.selection)
-        self.list_ingresses()  # the window's starting state, asked for even when the window is very short
-        while self.stopped is None and not self.unserved and self.remaining() > 0:
-            if self.need_list:
-                self.list_ingresses()
-            else:
-                self.stream()
-        if self.gap is not None:  # the window ended blind
-            self.ended_blind = True
-            self.regain(min(self.t(), self.length), missed=True)
+        self.listwatch.scope = watch_scope(self.selection)
+        self.listwatch.run(t0)
 
-    # ---- blindness
-
-    def lose(self, why: str, since: float | None = None, missed: bool = False) -> None:
-        """The watch is blind from `since` (default now), or still is, for one more reason."""
-        if self.gap is None:
-            start = max(self.t() if since is None else since, 0.0)
-            if start >= self.length:  # after the window: nothing to miss
-                return
-            self.gap = BlindInterval(start, start, why)
-        else:
-            reasons = self.gap.why.split("; then ")
-            if why not in reasons and len(reasons) < _MAX_REASONS:
-                self.gap.why += "; then " + why
-        self.gap.missed = self.gap.missed or missed
-
-    def regain(self, at: float, missed: bool = False) -> None:
-        """Watching again since `at`: the open blind interval ends there."""
-        if self.gap is not None:
-            self.gap.end = min(max(at, self.gap.start), self.length)
-            self.gap.missed = self.gap.missed or missed
-            self.blind.append(self.gap)
-            self.gap = None
-        self.backoff = BACKOFF_FIRST
-
-    def interrupted(self, exc: WatchInterrupted, since: float | None = None) -> None:
-        """A request got no answer: blind (after silence, `since` the last sign of life or the
-        request), and wait before the next attempt, doubling the wait each time, never past the
-        deadline."""
-        self.last_error = exc
-        self.lose(exc.cause, since if exc.timed_out else None)
-        pause = min(self.backoff, self.remaining())
-        if pause > 0:
-            self.sleep(pause)
-        self.backoff = min(self.backoff * 2, BACKOFF_MAX)
-
-    def expired(self) -> None:
-        """410 Gone: the server no longer has the changes since our resourceVersion; re-list."""
-        self.answered = True
-        self.lose("resourceVersion %s expired (410 Gone)" % self.version, missed=True)
-        self.need_list = True
-
-    # ---- requests
-
-    def list_ingresses(self) -> None:
-        """List the selected objects of the kind: the first list is the window's starting state, a
-        later one (after 410 Gone) is diffed against what the watch knew. A kind the cluster does
-        not serve (a Gateway API kind without its CRDs) ends this window quietly, before any answer."""
-        read = min(LIST_READ_TIMEOUT, max(self.remaining(), 0.0) + WATCH_READ_SLACK)
-        asked = self.t()
-        try:
-            items, version = self.client.list_with_version(self.kind.api_version, self.kind.kind, read_timeout=read, **self.scope)
-        except KindNotServed:
-            if self.kind is INGRESS or self.answered:
-                raise
-            self.unserved = True
-            return
-        except WatchForbidden as exc:
-            self.forbidden(exc, since=asked)
-            return
-        except WatchInterrupted as exc:
-            if not self.answered:  # no starting state: blind since the window began
-                self.lose(exc.cause, since=0.0, missed=True)
-            self.interrupted(exc, since=asked)
-            return
+    def _listed(self, items: list[Obj], first: bool) -> None:
+        """The starting state (FIRST), or a re-list after 410 Gone diffed against what the watch knew."""
         selected = [i for i in items if self.selection.matches(i)]
         with self.halt.lock:
-            if not self.answered:
+            if first:
                 self.tracker.initial(selected, self.kind)
                 if self.stop_on_violation and self.halt.subject is None:
                     self.halt.subject = next((k for k, t in self.tracker.tracks.items()
@@ -638,79 +530,14 @@ class Window:
             else:
                 changes = self.tracker.resync(selected, self.wall(), self.kind)
         self.check(changes)
-        self.answered = True
-        self.version, self.need_list = version, False
-        self.regain(self.t(), missed=True)
 
-    def stream(self) -> None:
-        """One watch stream from the resourceVersion, until the server ends it, it breaks, or
-        the window ends."""
-        seconds = min(STREAM_SECONDS, max(1, math.ceil(self.remaining())))
-        asked = self.t()
-        try:
-            events = self.client.watch(self.kind.api_version, self.kind.kind, resource_version=self.version, timeout=seconds,
-                                       **self.scope)
-        except WatchExpired:
-            self.expired()
-            return
-        except WatchForbidden as exc:
-            self.forbidden(exc, since=asked)
-            return
-        except WatchInterrupted as exc:
-            self.interrupted(exc, since=asked)
-            return
-        self.streams += 1
-        opened = alive = self.t()
-        seen = False
-        try:
-            for kind, obj in events:
-                alive, seen = self.t(), True
-                if kind == "ERROR":
-                    self.stream_error(obj)
-                    return
-                self.answered = True
-                self.regain(opened)
-                self.version = str((obj.get("metadata") or {}).get("resourceVersion") or self.version)
-                if kind == "BOOKMARK":
-                    self.bookmarks += 1
-                elif kind in ("ADDED", "MODIFIED", "DELETED") and self.selection.matches(obj):
-                    with self.halt.lock:
-                        changes = self.tracker.event(kind, obj, self.wall(), self.kind)
-                    if self.check(changes):
-                        return
-                if self.remaining() <= 0:
-                    return
-            self.answered = True
-            self.regain(opened)  # the server ended the stream: it was watching all along
-            if not seen and self.t() - opened < 1:  # ended at once (a proxy?): no hot loop of requests
-                self.sleep(min(BACKOFF_FIRST, max(self.remaining(), 0.0)))
-        except WatchExpired:
-            self.expired()
-        except WatchInterrupted as exc:
-            self.interrupted(exc, since=alive)
-        finally:
-            close = getattr(events, "close", None)
-            if callable(close):
-                close()
-
-    def forbidden(self, exc: WatchForbidden, since: float) -> None:
-        """403 after the window had its answers: an API server that restarted and has not loaded
-        RBAC yet says so for a while; blind until it grants the watch again. Before any answer,
-        it is the credentials: the error stands."""
-        if not self.answered:
-            raise exc
-        cause = "403 Forbidden after the watch had been granted (an API server still loading RBAC after a restart?)"
-        where = getattr(self.client, "where", lambda: "the API server")()
-        self.interrupted(WatchInterrupted(str(exc), cause, where=where), since=since)
-
-    def stream_error(self, status: Obj) -> None:
-        """An ERROR event ends the stream: 410 means re-list, anything else reconnect."""
-        self.answered = True
-        if status.get("code") == 410:
-            self.expired()
-            return
-        why = "the server ended the stream: %s %s" % (status.get("code"), status.get("reason") or status.get("message") or "")
-        self.interrupted(WatchInterrupted(why.strip(), why.strip()))
+    def _event(self, kind: str, obj: Obj) -> bool:
+        """An ADDED, MODIFIED or DELETED event: whether it ends the window."""
+        if not self.selection.matches(obj):
+            return False
+        with self.halt.lock:
+            changes = self.tracker.event(kind, obj, self.wall(), self.kind)
+        return self.check(changes)
 
     def check(self, changes: list[dict[str, Any]]) -> bool:
         """Whether a change ends the window (stop_on_violation), or another kind's window ended it."""
@@ -729,20 +556,22 @@ LOG_POLL_SECONDS = 1.0
 LOG_LIST_EVERY = 5
 
 
-class PodLogs:
+class PodLogs(BackgroundReader):
     """The status lines of every controller pod, read while the window runs and once at its end,
     so the writes of a pod that went away (its --update-status-on-shutdown clear) and of the pod
     that replaced it are both there to attribute. Reads are best effort: a server that does not
     answer is the watch's to report."""
 
+    period = LOG_POLL_SECONDS
+    thread_name = "kindlab-pod-logs"
+
     def __init__(self, client: Any, start: dt.datetime, wall: Callable[[], dt.datetime]) -> None:
+        super().__init__()
         self.client, self.start, self.wall = client, start, wall
         self.entries: dict[tuple[str, str], LogEntry] = {}  # (pod, line) -> its entry: each line once
         self.pods: list[tuple[str, str, str]] = []  # (namespace, pod, container) as last listed
         self.managers: dict[str, str] = {}  # ns/pod -> its type's field manager, of every pod listed
         self.read_at: dict[str, dt.datetime] = {}  # ns/pod -> when its log was last read whole
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def collect(self, previous: bool = False, list_pods: bool = True) -> None:
         """Read the controller pods' lines of the window: each pod's since its last whole read (the
@@ -777,40 +606,26 @@ class PodLogs:
             if complete:
                 self.read_at[ref] = now
 
-    def _loop(self) -> None:
-        polls = 0
-        while not self._stop.wait(LOG_POLL_SECONDS):
-            polls += 1
-            try:
-                self.collect(list_pods=polls % LOG_LIST_EVERY == 1)
-            except Exception:  # best effort while the window runs; the final collect() raises a real bug
-                return
-
-    def start_polling(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="kindlab-pod-logs", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            # Never wait out a read the server does not answer: the window's end is bounded, not the polls.
-            self._thread.join(timeout=2)
+    def poll(self, rounds: int) -> None:
+        self.collect(list_pods=rounds % LOG_LIST_EVERY == 1)
 
     def since(self, start: dt.datetime) -> list[LogEntry]:
         return [e for e in self.entries.values() if e.when is None or e.when >= start - dt.timedelta(seconds=LOG_MATCH_SECONDS)]
 
 
-class Publishing:
+class Publishing(BackgroundReader):
     """What each controller publishes (writers.Publisher), read as the diagnosis reads it: once as
     the window starts, in the background (a server that does not answer must not hold the window),
     and again at its end (a Service gets its LoadBalancer address late, a pod is replaced). Reads
     are best effort: without them, attribution has the field managers and the logs only."""
 
+    thread_name = "kindlab-publishers"
+
     def __init__(self, client: Any) -> None:
+        super().__init__()
         self.client = client
         self.snapshots: list[list[writers.Publisher]] = []
         self.errors: list[str] = []
-        self._thread: threading.Thread | None = None
 
     def read(self) -> None:
         try:
@@ -818,19 +633,8 @@ class Publishing:
         except K8sError as exc:
             self.errors.append(str(exc))
 
-    def _background(self) -> None:
-        try:
-            self.read()
-        except Exception:  # best effort while the window runs; the final read() raises a real bug
-            return
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._background, name="kindlab-publishers", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        if self._thread is not None:
-            self._thread.join(timeout=2)
+    def poll(self, rounds: int) -> None:
+        self.read()
 
     def publishers(self, gateway_api: bool = False) -> list[writers.Publisher]:
         """The merged snapshots; the Gateway API writers only where Gateway API is watched."""
@@ -911,8 +715,8 @@ def run(client: Any, selection: Selection, options: Options, clock: Callable[[],
     logs = PodLogs(client, start, wall) if options.attribute else None
     publishing = Publishing(client) if options.attribute else None
     if logs is not None and publishing is not None:
-        publishing.start()
-        logs.start_polling()
+        publishing.start_reading()
+        logs.start_reading()
     t0 = clock()
     threads = [_in_thread(other, t0) for other in others]
     try:
@@ -926,20 +730,20 @@ def run(client: Any, selection: Selection, options: Options, clock: Callable[[],
             # Each ends within the window plus one request's timeout, as this one did.
             thread.join(timeout=max(options.window - window.t(), 0.0) + LIST_READ_TIMEOUT + WATCH_READ_SLACK)
         if logs is not None and publishing is not None:
-            logs.stop()
-            publishing.stop()
+            logs.stop_reading()
+            publishing.stop_reading()
     for _thread, raised in threads:
-        if raised and window.answered:
+        if raised and window.listwatch.answered:
             raise raised[0]
     span = min(max(window.t(), 0.0), options.window)
-    if not window.answered:
-        last = window.last_error
+    if not window.listwatch.answered:
+        last = window.listwatch.last_error
         raise ApiUnreachable(unreachable_message(last.where if last else "the API server", last.cause if last else "no answer",
                                                  options.window))
-    watched = [w for w in others if w.answered and not w.unserved]
+    watched = [w for w in others if w.listwatch.answered and not w.listwatch.unserved]
     elapsed = (wall() - start).total_seconds()
     restarted: list[dict[str, Any]] = []
-    if logs is not None and publishing is not None and tracker.timeline and not any(w.ended_blind for w in [window] + watched):
+    if logs is not None and publishing is not None and tracker.timeline and not any(w.listwatch.ended_blind for w in [window] + watched):
         logs.collect(previous=True)  # the last lines, of the pods there now
         publishing.read()  # what they publish now
         evidence = writers.Evidence(publishing.publishers(bool(watched)), dict(logs.managers), dict(logs.read_at))
@@ -951,14 +755,14 @@ def run(client: Any, selection: Selection, options: Options, clock: Callable[[],
         result["publishers"] = [p.as_dict() for p in publishing.publishers(bool(watched))]
         if publishing.errors and not publishing.snapshots:
             result["publishers_error"] = publishing.errors[-1]
-    judge_blind(result, window.blind, span, start)
+    judge_blind(result, window.listwatch.blind, span, start)
     for other in watched:
-        judge_blind(result, other.blind, span, start, other.kind)
-    result.update(watch_streams=window.streams + sum(w.streams for w in watched), events=tracker.events,
-                  bookmarks=window.bookmarks + sum(w.bookmarks for w in watched), elapsed=round(elapsed, 3),
+        judge_blind(result, other.listwatch.blind, span, start, other.kind)
+    result.update(watch_streams=window.listwatch.streams + sum(w.listwatch.streams for w in watched), events=tracker.events,
+                  bookmarks=window.listwatch.bookmarks + sum(w.listwatch.bookmarks for w in watched), elapsed=round(elapsed, 3),
                   stopped_early=window.stopped, window_started=iso(start))
     if watched:
-        result["watches"] = {w.kind.kind: {"streams": w.streams, "bookmarks": w.bookmarks} for w in [window] + watched}
+        result["watches"] = {w.kind.kind: {"streams": w.listwatch.streams, "bookmarks": w.listwatch.bookmarks} for w in [window] + watched}
     # The kinds the cluster does not serve (no Gateway API CRDs): a report expecting them says why there are none.
-    result["unserved"] = sorted(k.kind for k in gateway_kinds if k not in served) + sorted(w.kind.kind for w in others if w.unserved)
+    result["unserved"] = sorted(k.kind for k in gateway_kinds if k not in served) + sorted(w.kind.kind for w in others if w.listwatch.unserved)
     return result

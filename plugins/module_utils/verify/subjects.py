@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import gateway_api
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.ingresses import status_addresses
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 
 Obj = dict[str, Any]
 

@@ -32,8 +32,9 @@ from typing import Any, Iterable, Mapping, Protocol
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._time import parse_time
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ClusterState
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery import controllers as discovery
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery import snapshot
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 
 Obj = dict[str, Any]
 
@@ -104,12 +105,12 @@ def publishers_of(state: ClusterState) -> list[Publisher]:
     each Ingress writer, and each Gateway API implementation with the address it writes in Gateways
     (its type's reading, through the controller-type seam)."""
     out = []
-    found = diagnose.find_workloads(state)
+    found = discovery.find_workloads(state)
     for f in found:
         for c in f.controllers:
             out.append(Publisher(c.ref, key_of(f.workload), c.type, f.type.field_manager, tuple(c.pods),
                                  None if c.address is None else tuple(c.address), c.publish_source))
-    for f, side in diagnose.gateway_sides(state, found):
+    for f, side in discovery.gateway_sides(state, found):
         out.append(Publisher(side.ref, key_of(f.workload), side.type, side.field_manager or f.type.field_manager, tuple(side.pods),
                              None if side.address is None else tuple(side.address), side.address_source, GATEWAY_SURFACE,
                              side.controller_name))
@@ -138,7 +139,7 @@ def merge(snapshots: Iterable[list[Publisher]]) -> list[Publisher]:
 
 def read_publishers(client: Any) -> list[Publisher]:
     """One snapshot of the cluster's controllers (the objects diagnose reads, but no Ingress)."""
-    return publishers_of(diagnose.read_state(client, None))
+    return publishers_of(snapshot.read_state(client, None))
 
 
 def _owner_of(pod: str, publishers: list[Publisher]) -> list[Publisher]:

@@ -56,4 +56,5 @@ TYPE = ControllerType(
     effective_args=inverse.effective_args,
     secret_flags=inverse.SECRET_FLAGS,
     capture_values=inverse.capture_values,
+    annotation_prefix="nginx.ingress.kubernetes.io/",
 )

@@ -15,10 +15,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import (
+    CANNOT_START,
     CLASS_ANNOTATION,
+    PUBLISH_SERVICE_MISSING,
     AnalysedController,
+    Problem,
     ClusterState,
     meta,
     workload_service,
@@ -325,7 +328,7 @@ def analyse_nginx(state: ClusterState, workload: Obj, container: Obj, pods: list
     may_get_nodes = can_cluster_wide(state, ns, sa, "", "nodes", "get")
     ignore_class = not may_list_classes
     our = [] if ignore_class else nginx_our_classes(s, state.ingress_classes)
-    problems = ["cannot start (CrashLoopBackOff): " + e for e in errors + fatal_flag_errors(s)]
+    problems = [Problem("cannot start (CrashLoopBackOff): " + e, CANNOT_START) for e in errors + fatal_flag_errors(s)]
     ready = [p for p in pods if pod_running_ready(p)]
     from_lb = False
     address: list[str] | None
@@ -337,8 +340,11 @@ def analyse_nginx(state: ClusterState, workload: Obj, container: Obj, pods: list
         key = publish_service_key(s.publish_service)
         svc = state.service(*key) if key else None
         if svc is None:
-            problems.append("cannot start (CrashLoopBackOff): its publish Service %s does not exist (a missing "
-                            "publish Service is fatal at start-up and never falls back to node addresses)" % s.publish_service)
+            problems.append(Problem("cannot start (CrashLoopBackOff): its publish Service %s does not exist (a missing "
+                                    "publish Service is fatal at start-up and never falls back to node addresses)"
+                                    % s.publish_service, PUBLISH_SERVICE_MISSING,
+                                    ("controller.service.enabled: true (or fix controller.publishService.pathOverride)",
+                                     "--publish-service=<namespace>/<an existing Service>")))
             address = []
         else:
             address, from_lb = service_addresses(svc)
@@ -354,11 +360,11 @@ def analyse_nginx(state: ClusterState, workload: Obj, container: Obj, pods: list
             for pod in ready:
                 address += node_addresses(state.node((pod.get("spec") or {}).get("nodeName", "")), s.internal_ip)
     address = standardize(address)
-    if problems and any(p.startswith("cannot start") for p in problems):
+    if any(p.finding in (CANNOT_START, PUBLISH_SERVICE_MISSING) for p in problems):
         address = None
     elif not s.update_status:
         address = None
-        problems.append("--update-status=false: it never writes Ingress status")
+        problems.append(Problem("--update-status=false: it never writes Ingress status"))
     # --watch-namespace wins over --watch-namespace-selector (both together cannot start, above).
     watch, watches = watch_scope(state, [s.watch_namespace] if s.watch_namespace else [],
                                  "" if s.watch_namespace else s.watch_namespace_selector)
@@ -375,10 +381,12 @@ def analyse_nginx(state: ClusterState, workload: Obj, container: Obj, pods: list
         type="ingress_nginx", namespace=ns, name=name, kind=str(workload.get("kind")),
         pods=[key_of(p) for p in pods], ready_pods=[key_of(p) for p in ready], settings=settings,
         watch=watch, publish_source=source, publish_detail=detail, address=address, address_from_lb=from_lb,
-        problems=problems, claim=lambda ing: nginx_claim(ing, s, our, ignore_class), watches_namespace=watches,
+        faults=problems, claim=lambda ing: nginx_claim(ing, s, our, ignore_class), watches_namespace=watches,
         class_keys=keys, sync_period=s.sync_period,
         scope_fix=("controller.scope.enabled: true", "--watch-namespace=$(POD_NAMESPACE)"),
         publish_fix=("controller.publishService.enabled: true", "--publish-service=$(POD_NAMESPACE)/%s" % svc_name),
+        class_fix=("give it its own class (controller.ingressClass / ingressClassResource) so it stops claiming the Ingress",
+                   "--ingress-class / --controller-class of its own"),
         # Without RBAC to list IngressClasses it takes up any Ingress of its scope at its next
         # update, whatever its class: the fix is that RBAC, not a class of its own.
         stop_fix=("rbac.scope: false (a ClusterRole that may list IngressClasses: it then honours spec.ingressClassName; "

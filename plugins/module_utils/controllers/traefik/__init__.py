@@ -18,6 +18,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefi
     CHART_REPO,
     CHART_VERSION,
     DEFAULT_IMAGE,
+    GATEWAY_CONTROLLER_NAME,
     IMAGE_KEY,
     LAB_VALUES,
     ValuesError,
@@ -59,4 +60,6 @@ TYPE = ControllerType(
     effective_args=inverse.effective_args,
     secret_flags=inverse.SECRET_FLAGS,
     capture_values=inverse.capture_values,
+    annotation_prefix="traefik.ingress.kubernetes.io/",
+    gateway_controller_name=GATEWAY_CONTROLLER_NAME,
 )

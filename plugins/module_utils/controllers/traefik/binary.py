@@ -28,10 +28,13 @@ import datetime as dt
 import re
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import key_of, label_selector_matches
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import label_selector_matches
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import (
     CLASS_ANNOTATION,
+    PUBLISH_SERVICE_MISSING,
     AnalysedController,
+    Problem,
     ClusterState,
     can_cluster_wide,
     container_argv,
@@ -108,7 +111,7 @@ def _ingress_provider(state: ClusterState, workload: Obj, flags: dict[str, str],
                            else "annotation %s: traefik" % CLASS_ANNOTATION)
         return "no", "annotation %s: %s is not traefik" % (CLASS_ANNOTATION, annotation)
 
-    problems: list[str] = []
+    problems: list[Problem] = []
     from_lb = False
     address: list[str] | None
     published = flags.get(p + "ingressendpoint.publishedservice", "")
@@ -118,8 +121,8 @@ def _ingress_provider(state: ClusterState, workload: Obj, flags: dict[str, str],
         svc_ns, _sep, svc_name = published.partition("/")
         svc = state.service(svc_ns, svc_name) if _sep else None
         if svc is None or (namespaces and svc_ns not in namespaces):
-            problems.append("writes no status: its published Service %s %s" % (
-                published, "is outside its namespaces" if svc is not None else "does not exist"))
+            problems.append(Problem("writes no status: its published Service %s %s" % (
+                published, "is outside its namespaces" if svc is not None else "does not exist")))
             address = None
         else:
             stype = (svc.get("spec") or {}).get("type") or "ClusterIP"
@@ -133,8 +136,8 @@ def _ingress_provider(state: ClusterState, workload: Obj, flags: dict[str, str],
                 address = [str(a) for a in spec.get("externalIPs") or []]
             elif stype == "NodePort":
                 if no_lookup:
-                    problems.append("writes no status: a NodePort published Service needs Nodes, which "
-                                    "disableClusterScopeResources does not watch")
+                    problems.append(Problem("writes no status: a NodePort published Service needs Nodes, which "
+                                            "disableClusterScopeResources does not watch"))
                     address = None
                 else:
                     address = [a["address"] for n in state.nodes for a in (n.get("status") or {}).get("addresses") or []
@@ -153,7 +156,7 @@ def _ingress_provider(state: ClusterState, workload: Obj, flags: dict[str, str],
         ready_pods=base["ready"], settings=dict(base["settings"], provider="kubernetes", ingress_class=option_class or None,
                                                 ingress_classes=classes, class_lookup=not no_lookup),
         watch=watch, publish_source=source, publish_detail=detail,
-        address=ip_first(address) if address is not None else None, address_from_lb=from_lb, problems=problems,
+        address=ip_first(address) if address is not None else None, address_from_lb=from_lb, faults=problems,
         claim=claim, watches_namespace=watches,
         class_keys=["controller-class %s" % CONTROLLER_VALUE] + (
             ["annotation %s: %s" % (CLASS_ANNOTATION, option_class)] if option_class else ["ingresses without a class"]),
@@ -161,6 +164,7 @@ def _ingress_provider(state: ClusterState, workload: Obj, flags: dict[str, str],
         scope_fix=("rbac.namespaced: true", "--%snamespaces=%s" % (p, ns)),
         publish_fix=("providers.kubernetesIngress.publishedService.enabled: true",
                      "--%singressendpoint.publishedservice=%s/%s" % (p, ns, base["service"])),
+        class_fix=("providers.kubernetesIngress.ingressClass: <a class of its own>", "--%singressClass=<a class of its own>" % p),
         stop_fix=("providers.kubernetesIngress.ingressClass: <a class of its own> (unset, it claims every Ingress "
                   "with no class)", "--%singressClass=<a class of its own>" % p) if not option_class else ("", ""),
     )
@@ -206,7 +210,7 @@ def _nginx_provider(state: ClusterState, workload: Obj, flags: dict[str, str], b
                       "spec.ingressClassName %s, but it has no IngressClass with controller %s%s" % (
                           class_name, controller_class, "" if may_list else " (it may not list IngressClasses)"))
 
-    problems: list[str] = []
+    problems: list[Problem] = []
     from_lb = False
     address: list[str] | None
     status_address = _list(flags.get(p + "publishstatusaddress", ""))
@@ -218,7 +222,9 @@ def _nginx_provider(state: ClusterState, workload: Obj, flags: dict[str, str], b
         svc_ns, _sep, svc_name = publish.partition("/")
         svc = state.service(svc_ns, svc_name) if _sep else None
         if svc is None:
-            problems.append("writes no status: its publish Service %s does not exist" % publish)
+            problems.append(Problem("writes no status: its publish Service %s does not exist" % publish, PUBLISH_SERVICE_MISSING,
+                                    ("providers.kubernetesIngressNGINX.publishService.pathOverride: <namespace>/<an existing "
+                                     "Service>", "--%spublishservice=<namespace>/<an existing Service>" % p)))
             address = None
         else:
             spec = svc.get("spec") or {}
@@ -245,7 +251,7 @@ def _nginx_provider(state: ClusterState, workload: Obj, flags: dict[str, str], b
                                                 controller_class=controller_class, ingress_classes=classes,
                                                 may_list_ingress_classes=may_list, watch_without_class=without_class),
         watch=watch, publish_source=source, publish_detail=detail,
-        address=ip_first(address) if address is not None else None, address_from_lb=from_lb, problems=problems,
+        address=ip_first(address) if address is not None else None, address_from_lb=from_lb, faults=problems,
         claim=claim, watches_namespace=watches,
         class_keys=["controller-class %s" % controller_class, "annotation %s: %s" % (CLASS_ANNOTATION, ingress_class)]
         + (["ingresses without a class"] if without_class else []),
@@ -253,6 +259,8 @@ def _nginx_provider(state: ClusterState, workload: Obj, flags: dict[str, str], b
         scope_fix=("providers.kubernetesIngressNGINX.watchNamespace: %s" % ns, "--%swatchnamespace=%s" % (p, ns)),
         publish_fix=("providers.kubernetesIngressNGINX.publishService.enabled: true",
                      "--%spublishservice=%s/%s" % (p, ns, base["service"])),
+        class_fix=("providers.kubernetesIngressNGINX.ingressClass and controllerClass: a class of its own",
+                   "--%singressclass and --%scontrollerclass of its own" % (p, p)),
         # Traefik's migration guide (docs/content/migrate/nginx-to-traefik.md, "Ingress Status Race Condition").
         stop_fix=("providers.kubernetesIngressNGINX.publishService.enabled: false until cut-over (or give ingress-nginx "
                   "controller.publishService.pathOverride: %s/%s, so both publish Traefik's address)" % (ns, base["service"]),

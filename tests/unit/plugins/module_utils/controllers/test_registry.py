@@ -92,3 +92,13 @@ def test_it_declares_how_it_is_recognised_and_what_it_writes(ctype: ControllerTy
 
 def test_a_controller_without_a_type_is_of_the_default_type() -> None:
     assert off_twin([{"namespace": "one"}]) == off_twin([{"type": DEFAULT_TYPE}]) == []
+
+
+def test_what_generic_code_asks_of_the_types_comes_from_their_entries() -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
+    from ansible_collections.kindlab.ingress.plugins.module_utils.lab import gateways
+
+    # a capture keeps the annotations each type routes by; a lab's GatewayClass names the Gateway implementation's
+    assert registry.annotation_prefixes() == ("nginx.ingress.kubernetes.io/", "traefik.ingress.kubernetes.io/")
+    assert registry.default_gateway_controller_name() == "traefik.io/gateway-controller" == gateways.DEFAULT_CONTROLLER_NAME
+    assert registry.controller_type("ingress_nginx").gateway_controller_name == ""  # it implements no Gateway API

@@ -3,8 +3,9 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.backends import (
-    backends_of, check_cluster, check_ingresses, slice_endpoints,
+    backends_of, check_cluster, check_ingresses,
 )
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.endpoints import ready_endpoints
 
 
 def service(name: str, ports: list[tuple[str | None, int]], kind: str = "ClusterIP") -> dict[str, Any]:
@@ -106,12 +107,18 @@ def test_resource_backend_and_external_name_are_not_checked() -> None:
 
 
 def test_slice_without_the_port_does_not_count() -> None:
-    assert slice_endpoints([eps([endpoint("10.0.0.1")], port_name="other")], "http") == ([], 0)
+    assert ready_endpoints([eps([endpoint("10.0.0.1")], port_name="other")], "http") == ([], 0)
 
 
 def test_dual_stack_slices_count_each_endpoint_once_per_address() -> None:
-    ready, total = slice_endpoints([eps([endpoint("10.0.0.1")]), eps([endpoint("10.0.0.1")])], "http")
+    ready, total = ready_endpoints([eps([endpoint("10.0.0.1")]), eps([endpoint("10.0.0.1")])], "http")
     assert (ready, total) == (["10.0.0.1"], 1)
+
+
+def test_an_address_ready_in_either_slice_is_ready_as_the_data_plane_check_counts_it() -> None:
+    moving = [eps([endpoint("10.0.0.1", ready=False)]), eps([endpoint("10.0.0.1")])]
+    assert ready_endpoints(moving, "http") == (["10.0.0.1"], 1)
+    assert ready_endpoints(list(reversed(moving)), "http") == (["10.0.0.1"], 1)
 
 
 class FakeClient:

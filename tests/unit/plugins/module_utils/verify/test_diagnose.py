@@ -6,6 +6,7 @@ from typing import Any
 import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose as d
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controllers import find_controllers
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import base
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import binary as ng_binary
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import KindNotServed
@@ -201,6 +202,7 @@ def test_missing_publish_service_is_fatal() -> None:
     r = d.analyse(state)
     f = [f for f in r["findings"] if f["kind"] == "publish_service_missing"]
     assert len(f) == 1 and "CrashLoopBackOff" in f[0]["message"] and f[0]["severity"] == "error"
+    assert f[0]["fix"]["args"] == ["one/%s: --publish-service=<namespace>/<an existing Service>" % FULL]  # its type's fix
     assert by_ref(r)["one/" + FULL]["address"] is None  # never falls back to node addresses
     assert r["passed"] is False
 
@@ -309,7 +311,7 @@ def test_same_address_is_not_a_flap() -> None:
 def test_culprit_rule_without_an_own_namespace_writer() -> None:
     state = puzzle()
     a = d.analyse(state)
-    ctrls = d.find_controllers(state)
+    ctrls = find_controllers(state)
     lb = [c for c in ctrls if c.namespace == "one"][0]
     node = [c for c in ctrls if c.namespace == "two"][0]
     assert d.culprits_of("elsewhere", [lb, node]) == [node]

@@ -84,7 +84,7 @@ def traefik_serving(ns: str = "traefik") -> tuple[list[Obj], list[Obj]]:
 
 def test_an_implementation_that_ignores_the_tie_break_is_named_beside_the_spec_winner() -> None:
     from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import gateway as traefik_gateway
-    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.diagnose import find_workloads, gateway_controllers
+    from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controllers import find_workloads, gateway_controllers
 
     t = "2026-11-26T10:00:00Z"
     s = state(route("team-b", t), route("team-a", t))

@@ -10,9 +10,11 @@ import pytest
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import ApiUnreachable, WatchExpired, WatchForbidden, WatchInterrupted
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.watch import LIST_READ_TIMEOUT, WATCH_READ_SLACK
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as s
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s import listwatch as lw
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.ingresses import status_addresses
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, key_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 
 Obj = dict[str, Any]
 T0 = dt.datetime(2026, 11, 21, 23, 40, 0, tzinfo=dt.timezone.utc)
@@ -374,7 +376,7 @@ class FakeApi:
 
     def watch(self, api_version: str, kind: str, resource_version: str | None = None, timeout: int | None = None,
               **kw: Any) -> Iterator[tuple[str, Obj]]:
-        assert timeout is not None and 1 <= timeout <= s.STREAM_SECONDS
+        assert timeout is not None and 1 <= timeout <= lw.STREAM_SECONDS
         read = timeout + WATCH_READ_SLACK
         self.watches.append({"resource_version": resource_version, "timeout": timeout, "at": self.time.now})
         self._no_answer(read)
@@ -642,11 +644,11 @@ def test_a_slow_stream_times_out_and_the_watch_resumes() -> None:
     # is answered when the server wakes at 50, and the write made at 20 is replayed then
     [blind] = r["blind_intervals"]
     assert (blind["t_from"], blind["t_to"], blind["missed"]) == (5.0, 50.0, False)
-    assert blind["why"] == "no answer within 15s (read timeout)" and s.STREAM_SECONDS + WATCH_READ_SLACK == 15
+    assert blind["why"] == "no answer within 15s (read timeout)" and lw.STREAM_SECONDS + WATCH_READ_SLACK == 15
     assert [w["at"] for w in api.watches[:4]] == [0.0, 20.5, 36.5, 60.0]
     assert changes(r) == [("one/test", ["172.18.0.2"], 5.0), ("one/test", ["100.64.0.0"], 50.0), ("two/test", ["100.64.0.1"], 70.0)]
     assert_each_once(r, writes)
-    assert r["passed"] and clock.now <= 120 + s.STREAM_SECONDS + WATCH_READ_SLACK
+    assert r["passed"] and clock.now <= 120 + lw.STREAM_SECONDS + WATCH_READ_SLACK
 
 
 def test_a_server_frozen_at_a_reconnect_is_blind_from_the_request() -> None:
@@ -673,7 +675,7 @@ def test_a_mostly_blind_window_fails_with_its_reason() -> None:
     assert changes(r) == [("one/test", ["172.18.0.2"], 2.0)]  # the change at 8 was never seen
     assert r["ingresses"]["one/test"]["note"].startswith("a change may have been missed")
     assert api.logs_read == 0  # the server is gone: no log reading after the window
-    assert clock.now <= 20.0 and max(clock.sleeps) == s.BACKOFF_MAX and len(api.watches) < 12
+    assert clock.now <= 20.0 and max(clock.sleeps) == lw.BACKOFF_MAX and len(api.watches) < 12
 
 
 def test_half_blind_is_not_mostly_blind() -> None:

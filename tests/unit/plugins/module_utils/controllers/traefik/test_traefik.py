@@ -159,3 +159,31 @@ def test_detection_and_the_registry() -> None:
     assert registry.type_of_class("traefik.io/ingress-controller") == "traefik"
     assert registry.type_of_class("k8s.io/ingress-nginx") == "ingress_nginx"
     assert binary.parse_args(["--Providers.KubernetesIngress", "--a=b"]) == {"providers.kubernetesingress": "true", "a": "b"}
+
+
+def test_a_class_of_its_own_is_each_types_own_fix() -> None:
+    import dataclasses
+
+    from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controllers import find_controllers
+
+    controllers = {c.ref: c for c in find_controllers(migration(NGINX_PUBLISH))}
+    # neither a fix that stops it nor one of scope or publishing: the fix is a class of its own, in the type's words
+    plain = [dataclasses.replace(c, stop_fix=("", ""), scope_fix=("", ""), publish_fix=("", "")) for c in controllers.values()]
+    fix = d._fix_for(plain)
+    assert fix["chart_values"] == [
+        "one/ingress-ingress-nginx-controller: give it its own class (controller.ingressClass / ingressClassResource) so it "
+        "stops claiming the Ingress",
+        "traefik/traefik@kubernetes: providers.kubernetesIngress.ingressClass: <a class of its own>",
+        "traefik/traefik@kubernetesingressnginx: providers.kubernetesIngressNGINX.ingressClass and controllerClass: a class of its own"]
+    assert fix["args"][1] == "traefik/traefik@kubernetes: --providers.kubernetesingress.ingressClass=<a class of its own>"
+    assert d._fix_for([]) == {}
+
+
+def test_a_missing_publish_service_of_traefik_is_fixed_in_traefiks_words() -> None:
+    state = migration(NGINX_PUBLISH)
+    state.services = [s for s in state.services if s["metadata"]["namespace"] != "traefik"]
+    [finding] = [f for f in d.analyse(state)["findings"] if f["kind"] == "publish_service_missing"]
+    assert finding["controllers"] == ["traefik/traefik@kubernetesingressnginx"]
+    assert finding["fix"]["chart_values"][0].startswith(
+        "traefik/traefik@kubernetesingressnginx: providers.kubernetesIngressNGINX.publishService.pathOverride")
+    assert not any("controller.service.enabled" in v for v in finding["fix"]["chart_values"])
