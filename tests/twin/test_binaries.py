@@ -412,3 +412,39 @@ def test_link_into_links_binaries_not_module_files(tmp_path: Path, monkeypatch: 
     etcd.path.write_text("binary")
     assert binaries.main(["etcd", "gateway-api-crds"], link_into=str(tmp_path / "tools")) == 0
     assert sorted(p.name for p in (tmp_path / "tools").iterdir()) == ["etcd"]
+
+
+def test_a_plugin_binary_is_built_from_a_copy_whose_main_imports_only_the_pins_plugins(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CoreDNS: its main file's blank imports (every plugin) replaced by the pin's, in a writable copy of
+    the module (go refuses overlays inside its module cache), built there with the module's own go.sum."""
+    monkeypatch.setenv("KINDLAB_CACHE", str(tmp_path / "cache"))
+    module_dir = tmp_path / "mod"
+    module_dir.mkdir()
+    (module_dir / "coredns.go").write_text(
+        'package main\n\nimport (\n\t_ "github.com/coredns/coredns/core/plugin" // Plug in CoreDNS.\n'
+        '\t"github.com/coredns/coredns/coremain"\n)\n\nfunc main() {\n\tcoremain.Run()\n}\n')
+    (module_dir / "coredns.go").chmod(0o444)
+    builds: list[tuple[list[str], Path, dict[str, str], str]] = []
+
+    def fake_go(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+        if argv[:3] == ["go", "mod", "download"]:
+            return json.dumps({"Dir": str(module_dir), "GoMod": str(tmp_path / "x.mod")})
+        builds.append((argv, cwd, env, (cwd / "coredns.go").read_text()))
+        Path(argv[argv.index("-o") + 1]).write_text("binary")
+        return ""
+
+    binaries.build(["coredns"], say=lambda _m: None, run=fake_go, which=lambda _name: "/usr/bin/go", force=True)
+    ((argv, cwd, env, main),) = builds
+    assert cwd != module_dir and argv[-1] == "." and "-mod=readonly" in env["GOFLAGS"]
+    assert "core/plugin" not in main and '"github.com/coredns/coredns/coremain"' in main and "coremain.Run()" in main
+    plugins = [line.split('"')[1].rsplit("/", 1)[1] for line in main.splitlines() if line.strip().startswith("_ ")]
+    # the plugins of the Corefile kubeadm gives kind (prometheus is the metrics plugin's directive)
+    assert {"errors", "health", "ready", "kubernetes", "metrics", "forward", "cache", "loop", "reload", "loadbalance"} <= set(plugins)
+    assert "route53" not in plugins
+    assert "core/plugin" in (module_dir / "coredns.go").read_text()  # the module itself is untouched
+
+
+def test_a_main_file_without_an_import_block_is_refused() -> None:
+    with pytest.raises(binaries.BuildError, match="no import block"):
+        binaries.trimmed_main('package main\n\nimport "fmt"\n', ["a"])
