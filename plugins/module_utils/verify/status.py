@@ -17,7 +17,7 @@ import datetime as dt
 import math
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any, Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
@@ -486,12 +486,12 @@ class Window:
     starting list, re-lists and events feed the tracker, and which ends early when a violation stops
     every window of the run (stop_on_violation)."""
 
-    client: Any
+    client: InitVar[Any]  # the client, the window's length, its clocks: the list+watch's alone
     selection: Selection
     tracker: Tracker
-    length: float
-    clock: Callable[[], float]
-    sleep: Callable[[float], None]
+    length: InitVar[float]
+    clock: InitVar[Callable[[], float]]
+    sleep: InitVar[Callable[[float], None]]
     wall: Callable[[], dt.datetime]
     stop_on_violation: bool = False
     kind: SubjectKind = INGRESS
@@ -500,9 +500,9 @@ class Window:
     halt: Halt = field(default_factory=Halt)
     listwatch: ListWatch = field(init=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, client: Any, length: float, clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
         # only the Ingress kind must be served; a Gateway API kind without its CRDs ends quietly
-        self.listwatch = ListWatch(self.client, self.kind.api_version, self.kind.kind, self.length, self.clock, self.sleep,
+        self.listwatch = ListWatch(client, self.kind.api_version, self.kind.kind, length, clock, sleep,
                                    on_list=self._listed, on_event=self._event, stopped=lambda: self.stopped is not None,
                                    may_be_unserved=self.kind is not INGRESS)
 
