@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import KINDS, HostTLS, Request, Rule, is_regex
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes import RouteRule
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes import describe
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.route_conflicts import Match
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class Context:
     status_differs: bool = True  # the two answers' statuses differ (a redirect one side makes shows there)
     target_redirected: bool = False  # the target answered with a redirect (3xx)
     gateway_target: bool = False  # the target serves a Gateway's HTTPRoutes
-    target_route: RouteRule | None = None  # the rule of them that takes the request, as Gateway API chooses (routes.choose)
+    target_route: Match | None = None  # the rule of them that takes the request, as Gateway API chooses (routes.choose)
 
 
 def _ann(ctx: Context, name: str) -> str:
@@ -231,8 +232,8 @@ def _route_taken(ctx: Context) -> Cause | None:
         return Cause("%s's HTTPRoutes" % ctx.target,
                      "no rule of %s's HTTPRoutes accepts %s %s%s (Gateway API answers 404); %s"
                      % (ctx.target, ctx.request.method, ctx.request.host, ctx.request.target, nginx))
-    return Cause("HTTPRoute %s rule %d" % (ctx.target_route.route, ctx.target_route.index),
-                 "%s takes it by %s; %s" % (ctx.target, ctx.target_route.describe(), nginx))
+    return Cause("HTTPRoute %s rule %d" % (ctx.target_route.route, ctx.target_route.rule),
+                 "%s takes it by %s; %s" % (ctx.target, describe(ctx.target_route), nginx))
 
 
 def _rule_not_served(ctx: Context) -> Cause | None:

@@ -24,7 +24,8 @@ from typing import Any, Sequence
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain, unexplained
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import HostTLS, Request, Rule
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address, Answer
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes import RouteRule, choose
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes import choose, describe
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.route_conflicts import Match
 
 Obj = dict[str, Any]
 OUTCOMES = ("same", "differ", "neither", "noise", "not_faithful")
@@ -73,7 +74,7 @@ def curl(request: Request, address: Address) -> str:
 class Plane:
     name: str
     address: Address
-    routes: tuple[RouteRule, ...] | None = None  # a Gateway's: the rules of its HTTPRoutes (None: not a Gateway)
+    routes: tuple[Match, ...] | None = None  # a Gateway's: the matches of its HTTPRoutes (None: not a Gateway)
 
 
 def compare(corpus: Sequence[Request], rules_of: Sequence[Rule | None], answers: dict[str, list[list[Answer]]],
@@ -133,7 +134,7 @@ def _row(index: int, req: Request, rule: Rule | None, samples: list[Answer], ans
     taken = None
     if target.routes is not None:
         taken = choose(target.routes, req.host, req.target, req.method, req.headers)
-        row["target_route"] = taken.describe() if taken else "none of its HTTPRoutes' rules"
+        row["target_route"] = describe(taken) if taken else "none of its HTTPRoutes' rules"
     causes = {f: explain(Context(request=req, rule=rule, field=f, target=target.name, regex_ingresses=regex_ingresses,
                                  baseline_served=any(s.served for s in samples), target_served=answer.served,
                                  target_serves_rule=serves_rule, tls=tls,

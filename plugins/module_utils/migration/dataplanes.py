@@ -23,7 +23,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingres
     is_offline_image,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes import RouteRule, route_rules
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes import route_matches
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.route_conflicts import Match
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.translate import notes_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import meta
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import API_VERSION as GATEWAY_API_VERSION
@@ -57,7 +58,7 @@ class DataPlane:
     unfaithful: tuple[tuple[str, str], ...] = ()  # (annotation, why) the data plane does not do as upstream
     # What a translator said of this data plane's configuration: (the hosts the note's object routes, () for all; the note)
     notes: tuple[tuple[tuple[str, ...], Obj], ...] = ()
-    routes: tuple[RouteRule, ...] | None = None  # a Gateway's: the rules of the HTTPRoutes attached to it
+    routes: tuple[Match, ...] | None = None  # a Gateway's: the matches of the HTTPRoutes attached to it
 
 
 def parse(raw: Any, where: str) -> DataPlaneSpec:
@@ -186,7 +187,7 @@ def _by_gateway(client: Any, spec: DataPlaneSpec) -> DataPlane:
     notes += [(tuple(str(h) for h in (r.get("spec") or {}).get("hostnames") or []), n) for r in routes for n in notes_of(r)]
     behind = "Service %s" % key_of(services[0]) if services else "no Service found"
     return DataPlane(name=spec.name, address=Address(ip=addresses[0], port=port), notes=tuple(notes),
-                     routes=tuple(route_rules(routes)), described="Gateway %s at %s:%d (%s)" % (spec.gateway, addresses[0], port, behind))
+                     routes=tuple(route_matches(routes)), described="Gateway %s at %s:%d (%s)" % (spec.gateway, addresses[0], port, behind))
 
 
 # How each kind of data plane is found: its spec key -> resolver.

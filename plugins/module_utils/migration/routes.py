@@ -17,30 +17,24 @@ first (dot segments resolved, repeated slashes merged).
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.gateway_api import covers
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.route_conflicts import Match, matches_of, winner
 
 Obj = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class RouteRule:
-    route: str  # namespace/name of its HTTPRoute
-    index: int  # the rule's position in the route
-    hostnames: tuple[str, ...]
-    matches: tuple[Obj, ...]  # Gateway API's own match objects
-    filters: tuple[Obj, ...]
-    backends: tuple[str, ...]  # "Service name:port"
-    created: str  # the route's creationTimestamp (RFC 3339 sorts as text)
+def route_matches(routes: Sequence[Obj]) -> list[Match]:
+    """Every match of every rule of ROUTES (HTTPRoute objects, as the API server gives them)."""
+    return [m for route in routes for m in matches_of(route)]
 
-    def describe(self) -> str:
-        """`HTTPRoute shop/api rule 1 (PathPrefix /api; URLRewrite prefix → /; to api:8080)`."""
-        parts = [", ".join(_match_text(m) for m in self.matches) or "PathPrefix /"]
-        parts += [_filter_text(f) for f in self.filters]
-        parts.append("to " + ", ".join(self.backends) if self.backends else "to no backend")
-        return "HTTPRoute %s rule %d (%s)" % (self.route, self.index, "; ".join(parts))
+
+def describe(taken: Match) -> str:
+    """`HTTPRoute shop/api rule 1 (PathPrefix /api; URLRewrite path prefix → /; to api:8080)`."""
+    parts = [_match_text(taken.match or {})] + [_filter_text(f) for f in taken.filters]
+    parts.append("to " + taken.backends if taken.backends else "to no backend")
+    return "HTTPRoute %s rule %d (%s)" % (taken.route, taken.rule, "; ".join(parts))
 
 
 def _match_text(match: Obj) -> str:
@@ -69,31 +63,11 @@ def _filter_text(item: Obj) -> str:
     return kind
 
 
-def route_rules(routes: Sequence[Obj]) -> list[RouteRule]:
-    """Every rule of ROUTES (HTTPRoute objects, as the API server gives them)."""
-    out = []
-    for route in routes:
-        meta = route.get("metadata") or {}
-        spec = route.get("spec") or {}
-        for i, rule in enumerate(spec.get("rules") or [{}]):
-            backends = tuple("%s:%s" % (b.get("name"), b.get("port")) for b in rule.get("backendRefs") or [])
-            out.append(RouteRule(route=key_of(route), index=i,
-                                 hostnames=tuple(str(h) for h in spec.get("hostnames") or []),
-                                 matches=tuple(rule.get("matches") or [{}]), filters=tuple(rule.get("filters") or []),
-                                 backends=backends, created=str(meta.get("creationTimestamp") or "")))
-    return out
-
-
 def _host_rank(patterns: Sequence[str], host: str) -> int | None:
     """How specifically PATTERNS accept HOST (larger is more specific), or None when they do not."""
     if not patterns:
         return 0
-    ranks = []
-    for pattern in patterns:
-        if pattern == host:
-            ranks.append(10000)
-        elif pattern.startswith("*.") and host.endswith(pattern[1:]) and len(host) > len(pattern) - 1:
-            ranks.append(len(pattern))
+    ranks = [10000 if pattern == host else len(pattern) for pattern in patterns if pattern == host or covers(pattern, host)]
     return max(ranks) if ranks else None
 
 
@@ -102,9 +76,7 @@ def _path_rank(path: Obj, request_path: str) -> tuple[int, int] | None:
     kind, value = path.get("type", "PathPrefix"), str(path.get("value", "/"))
     if kind == "Exact":
         return (1, len(value)) if request_path == value else None
-    if kind != "PathPrefix":
-        return None  # RegularExpression: implementation-specific, not judged here
-    prefix = value.rstrip("/")
+    prefix = value.rstrip("/")  # matches_of leaves RegularExpression paths out
     if request_path == prefix or request_path.startswith(prefix + "/") or not prefix:
         return (0, len(prefix))
     return None
@@ -117,37 +89,36 @@ def _cleaned(path: str) -> str:
     return cleaned + ("/" if path.endswith("/") and cleaned != "/" else "")
 
 
-def choose(rules: Sequence[RouteRule], host: str, target: str, method: str = "GET",
-           headers: Sequence[tuple[str, str]] = ()) -> RouteRule | None:
-    """The rule that takes a request for HOST and TARGET (path and query, as sent), or None."""
+def _rank(match: Match, host: str, path: str, method: str, sent: dict[str, str],
+          params: dict[str, str]) -> tuple[Any, ...] | None:
+    """How well MATCH takes the request (larger is better, by Gateway API's precedence), or None."""
+    host_rank = _host_rank(match.hostnames, host)
+    path_rank = _path_rank(match.match.get("path") or {"type": "PathPrefix", "value": "/"}, path)
+    if host_rank is None or path_rank is None or (match.method and match.method != method):
+        return None
+    for key, given in (("headers", sent), ("queryParams", params)):
+        for wanted in match.match.get(key) or []:
+            name = str(wanted.get("name"))
+            if wanted.get("type", "Exact") != "Exact" or given.get(name.lower() if key == "headers" else name) != wanted.get("value"):
+                return None
+    return (host_rank, path_rank, bool(match.method), match.headers, match.queries)
+
+
+def choose(matches: Sequence[Match], host: str, target: str, method: str = "GET",
+           headers: Sequence[tuple[str, str]] = ()) -> Match | None:
+    """The match that takes a request for HOST and TARGET (path and query, as sent), or None."""
     raw_path, _q, query = target.partition("?")
     path = _cleaned(raw_path)
     params = dict(p.partition("=")[::2] for p in query.split("&") if p)
     sent = {name.lower(): value for name, value in headers}
     best: tuple[Any, ...] | None = None
-    chosen = None
-    for order, rule in enumerate(rules):
-        host_rank = _host_rank(rule.hostnames, host)
-        if host_rank is None:
+    chosen: Match | None = None
+    for match in matches:  # in route, rule and match order: an equal rank within one route keeps the first
+        rank = _rank(match, host, path, method, sent, params)
+        if rank is None or (best is not None and rank < best):
             continue
-        for m_index, match in enumerate(rule.matches):
-            path_rank = _path_rank(match.get("path") or {"type": "PathPrefix", "value": "/"}, path)
-            if path_rank is None or (match.get("method") and match["method"] != method):
-                continue
-            wanted = match.get("headers") or []
-            if any(h.get("type", "Exact") != "Exact" or sent.get(str(h.get("name")).lower()) != h.get("value") for h in wanted):
-                continue
-            queries = match.get("queryParams") or []
-            if any(q.get("type", "Exact") != "Exact" or params.get(str(q.get("name"))) != q.get("value") for q in queries):
-                continue
-            # larger is better for the ranks; smaller for the tie-breaks (oldest, name, order)
-            key = (host_rank, path_rank, bool(match.get("method")), len(wanted), len(queries),
-                   _negated(rule.created), _negated(rule.route), -order, -m_index)
-            if best is None or key > best:
-                best, chosen = key, rule
+        if chosen is None or best is None or rank > best:
+            best, chosen = rank, match
+        elif match.route != chosen.route:
+            chosen = winner(chosen, match)[0]
     return chosen
-
-
-def _negated(text: str) -> tuple[int, ...]:
-    """A key that sorts TEXT in reverse (for 'the oldest wins' inside a 'larger wins' comparison)."""
-    return tuple(-ord(c) for c in text) + (0,)

@@ -98,7 +98,7 @@ def kind_allowed(listener: Obj, route_kind: str, route_group: str = GROUP) -> tu
                                                         route_kind)
 
 
-def _covers(wildcard: str, hostname: str) -> bool:
+def covers(wildcard: str, hostname: str) -> bool:
     """`*.example.com` covers any name under example.com, however many labels deep, not example.com itself."""
     return wildcard.startswith("*.") and hostname.endswith(wildcard[1:])
 
@@ -108,7 +108,7 @@ def hostnames_meet(listener_hostname: str | None, route_hostnames: list[str]) ->
     listener; otherwise some pair is equal or one's wildcard covers the other."""
     if not listener_hostname or not route_hostnames:
         return True
-    return any(h == listener_hostname or _covers(listener_hostname, h) or _covers(h, listener_hostname)
+    return any(h == listener_hostname or covers(listener_hostname, h) or covers(h, listener_hostname)
                for h in route_hostnames)
 
 

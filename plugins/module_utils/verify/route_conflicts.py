@@ -13,7 +13,7 @@ does not honour the tie-break says so (GatewayController.on_route_tie), beside t
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ClusterState, GatewayController, meta
@@ -37,6 +37,10 @@ class Match:
     headers: int
     queries: int
     backends: str
+    # The match and its rule's filters as the route writes them: what decides whether a request meets it
+    # (migration/routes.py), not what two matches tie on.
+    match: Obj = field(default_factory=dict, compare=False, hash=False)
+    filters: tuple[Obj, ...] = field(default=(), compare=False, hash=False)
 
     def criteria(self) -> tuple[str, str, str, int, int]:
         """What the spec's precedence compares; equal criteria tie."""
@@ -60,7 +64,8 @@ def matches_of(route: Obj) -> list[Match]:
             out.append(Match(route=key, created=str(meta(route).get("creationTimestamp") or ""), rule=i, hostnames=hostnames,
                              path_type=str(path.get("type", "PathPrefix")), path=str(path.get("value", "/")),
                              method=str(match.get("method") or ""), headers=len(match.get("headers") or []),
-                             queries=len(match.get("queryParams") or []), backends=backends))
+                             queries=len(match.get("queryParams") or []), backends=backends, match=match,
+                             filters=tuple(rule.get("filters") or [])))
     return out
 
 

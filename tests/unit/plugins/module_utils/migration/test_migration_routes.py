@@ -20,7 +20,7 @@ def rule(path: str, kind: str = "PathPrefix", to: str = "web", **match: Any) -> 
     return {"matches": [dict({"path": {"type": kind, "value": path}}, **match)], "backendRefs": [{"name": to, "port": 80}]}
 
 
-RULES = rt.route_rules([
+RULES = rt.route_matches([
     route("api", ["shop.example.test"], [
         rule("/api", to="api"),
         rule("/api/v1/login", "Exact", to="login"),
@@ -36,7 +36,7 @@ RULES = rt.route_rules([
 
 def taken(host: str, target: str, method: str = "GET", headers: tuple[tuple[str, str], ...] = ()) -> str:
     found = rt.choose(RULES, host, target, method, headers)
-    return found.backends[0].split(":")[0] if found else "none"
+    return found.backends.split(":")[0] if found else "none"
 
 
 def test_precedence_is_gateway_apis() -> None:
@@ -58,15 +58,15 @@ def test_prefixes_match_whole_elements_and_hosts_most_specific_first() -> None:
 
 
 def test_a_rule_is_described_with_its_matches_filters_and_backends() -> None:
-    [described] = rt.route_rules([route("api", ["a"], [{
+    [described] = rt.route_matches([route("api", ["a"], [{
         "matches": [{"path": {"type": "PathPrefix", "value": "/api"}, "headers": [{"name": "X-Beta", "value": "1"}]}],
         "filters": [{"type": "URLRewrite", "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}],
         "backendRefs": [{"name": "api", "port": 8080}]}])])
-    assert described.describe() == ("HTTPRoute shop/api rule 0 (PathPrefix /api header X-Beta=1; URLRewrite path prefix → /; "
-                                    "to api:8080)")
-    [redirect] = rt.route_rules([route("r", [], [{"matches": [{"path": {"type": "Exact", "value": "/old"}}], "filters": [
+    assert rt.describe(described) == ("HTTPRoute shop/api rule 0 (PathPrefix /api header X-Beta=1; URLRewrite path prefix → /; "
+                                      "to api:8080)")
+    [redirect] = rt.route_matches([route("r", [], [{"matches": [{"path": {"type": "Exact", "value": "/old"}}], "filters": [
         {"type": "RequestRedirect", "requestRedirect": {"scheme": "https", "statusCode": 301}}]}])])
-    assert redirect.describe() == "HTTPRoute shop/r rule 0 (Exact /old; RequestRedirect scheme https, statusCode 301; to no backend)"
+    assert rt.describe(redirect) == "HTTPRoute shop/r rule 0 (Exact /old; RequestRedirect scheme https, statusCode 301; to no backend)"
 
 
 def test_the_cause_names_the_rule_that_takes_the_request_or_that_none_does() -> None:
