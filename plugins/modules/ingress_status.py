@@ -29,17 +29,17 @@ description:
     decided.
   - An Ingress passes when it changed at most C(max_changes) times, its status was never empty (unless
     C(allow_empty)), and every address seen lies inside C(expected_pools) (when given).
-  - Where the cluster serves Gateway API (discovery finds C(gateway.networking.k8s.io/v1) Gateway and HTTPRoute) and
-    C(gateway_api) is true, Gateways and HTTPRoutes are watched too, the same way, each kind with one list and
+  - Where the cluster serves Gateway API (discovery finds each C(gateway.networking.k8s.io/v1) kind of the status
+    subjects - Gateway, HTTPRoute, GRPCRoute) and C(gateway_api) is true, those kinds are watched too, the same way, each with one list and
     one watch of its own running side by side with the Ingress watch (selected by C(namespaces) and
     C(label_selector); C(names) names Ingresses only). A Gateway is one subject - its C(status.addresses), its
-    conditions and each listener's (with C(attachedRoutes)). An HTTPRoute has one subject per C(status.parents)
+    conditions and each listener's (with C(attachedRoutes)). A route (HTTPRoute, GRPCRoute) has one subject per C(status.parents)
     entry, keyed by its C(parentRef) and C(controllerName). Their changes are in C(timeline) beside the Ingresses'
     and attributed the same way, against what each Gateway API implementation writes (its Gateway address and
     controllerName, read per controller type; Traefik logs no line for these writes, so the field manager and the
     address decide). Without the CRDs nothing more is asked and nothing more is returned.
   - A Gateway passes like an Ingress - at most C(max_changes) changes (of its addresses or conditions), an address
-    (unless C(allow_empty)), inside C(expected_pools). An HTTPRoute passes when every parent its spec names has a
+    (unless C(allow_empty)), inside C(expected_pools). A route passes when every parent its spec names has a
     status entry, and every entry has C(Accepted=True) and C(ResolvedRefs=True) and at most C(max_changes) changes.
   - Read-only; never changes the cluster.
 version_added: 0.1.0
@@ -121,7 +121,7 @@ timeline:
       C(candidates). C(none) - no known controller pod could have written it (a field manager no controller type
       uses). C(deleted) - the Ingress was deleted, not a status write. Null when attribution did not run
       (C(attribute=false), or the window ended blind).
-    - A Gateway API change has no C(ingress); it has C(kind) (C(Gateway) or C(HTTPRoute)), C(subject) (C(Gateway ns/name),
+    - A Gateway API change has no C(ingress); it has C(kind) (C(Gateway), C(HTTPRoute), C(GRPCRoute)), C(subject) (C(Gateway ns/name),
       C(HTTPRoute ns/name parent <parentRef> by <controllerName>)), C(object) (ns/name), C(conditions_old) and
       C(conditions_new) (each C(Type=Status), with C((Reason)) where the reason is not the type; a Gateway's listeners'
       prefixed C(listener <name>:)), and for a route C(parent) and C(controller). C(old) and C(new) are a Gateway's
@@ -175,22 +175,26 @@ routes:
               "conditions": ["Accepted=False (NotAllowedByListeners)", "ResolvedRefs=True"],
               "controller": "traefik.io/gateway-controller", "changes": 0, "passed": false, "deleted": false,
               "reason": "not Accepted: Accepted=False (NotAllowedByListeners)", "writers": {"managers": ["traefik"], "pods": []}}}}}
+grpcroutes:
+  description: Where Gateway API is watched, each GRPCRoute as C(routes) gives each HTTPRoute.
+  returned: when the cluster serves GRPCRoute and gateway_api is true
+  type: dict
 watches:
-  description: Where Gateway API is watched, per kind (C(Ingress), C(Gateway), C(HTTPRoute)) the watch streams it opened
+  description: Where Gateway API is watched, per kind (C(Ingress), C(Gateway), C(HTTPRoute), C(GRPCRoute)) the watch streams it opened
     and the bookmarks it received; each kind is listed once and watched by its own stream.
   returned: when the cluster serves Gateway API and gateway_api is true
   type: dict
   sample: {"Ingress": {"streams": 1, "bookmarks": 0}, "Gateway": {"streams": 1, "bookmarks": 0},
            "HTTPRoute": {"streams": 1, "bookmarks": 0}}
 failures:
-  description: One line per failing Ingress (C(ns/name)), Gateway (C(Gateway ns/name)) and reason of a failing HTTPRoute
-    (C(HTTPRoute ns/name)).
+  description: One line per failing Ingress (C(ns/name)), Gateway (C(Gateway ns/name)) and reason of a failing route
+    (C(HTTPRoute ns/name), C(GRPCRoute ns/name)).
   returned: success
   type: list
   elements: str
   sample: ["one/test: 5 changes in 10s (max 0): 100.64.0.0 ↔ 172.18.0.2, written by nginx-ingress-controller (pods two/x, one/y)"]
 passed:
-  description: Whether every selected Ingress (and Gateway and HTTPRoute, where watched) passed.
+  description: Whether every selected Ingress (and Gateway and route, where watched) passed.
   returned: success
   type: bool
 window_started:

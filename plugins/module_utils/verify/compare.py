@@ -7,7 +7,7 @@ Two comparisons, each per check:
 - `verdicts` (a capture rebuilt in the lab): the verdicts of the checks a capture reproduces must be
   equal - the same subjects with the same outcome and the same expectation met;
 - `symptoms` (a live cluster against its reproduction): what the incident is made of must be equal -
-  the diagnosis's error findings by kind, and which Ingresses, Gateways and routes changed status
+  the diagnosis's error findings by kind, and which objects of the kinds with addresses changed status
   during the watch. A live cluster has no lab pool and no lab expectation, so outcomes and
   expectations are not compared there.
 With `anonymized`, one side's names were rewritten: subjects are compared by count, not by name.
@@ -19,10 +19,11 @@ from collections import Counter
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import CheckFailed, OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects import KINDS, watched_keys
 
 Obj = dict[str, Any]
 # The checks a capture reproduces (lab_capture's lab_expect), compared between two runs.
-CAPTURED_CHECKS = ("diagnose", "addresses", "status", "backends", "conflicts", "gateways", "routes")
+CAPTURED_CHECKS = ("diagnose", "addresses", "status", "backends", "conflicts") + watched_keys()
 MODES = ("verdicts", "symptoms")
 _PASSED = ("pass", "no finding", "no conflict", "found")
 
@@ -55,8 +56,10 @@ def symptoms(report: Obj) -> dict[str, list[str]]:
     findings = [f for f in (results.get("diagnose") or {}).get("findings") or [] if f.get("severity", "error") == "error"]
     status = results.get("status") or {}
     out = {"findings": ["%s %s" % (f.get("kind"), f.get("ingress") or f.get("gateway") or f.get("route") or "") for f in findings]}
-    for key, label in (("ingresses", "changed status"), ("gateways", "changed Gateway status")):
-        out[label] = sorted(k for k, v in (status.get(key) or {}).items() if (v or {}).get("changes"))
+    for kind in KINDS:  # the kinds with addresses: a change of one is a symptom (a route's conditions are its verdict's)
+        if kind.addressed:
+            label = "changed status" if kind.bare else "changed %s status" % kind.kind
+            out[label] = sorted(k for k, v in (status.get(kind.result_key) or {}).items() if (v or {}).get("changes"))
     return out
 
 

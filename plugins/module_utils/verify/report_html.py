@@ -21,6 +21,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify.dataplane i
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.motion import IN_STEP, STATES, Motion, motion
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ANSWERED
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import change_writer
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects import WATCHED
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import (
     GATEWAY_API_AXES, LAB, Row, Timeline, gateway_rows, merge, offset_text, status_origin,
 )
@@ -423,7 +424,7 @@ def _explains(finding: Obj, key: str, diagnose: Obj) -> bool:
 
 
 def _gateway_api_html(status: Obj, story: Timeline, verdicts: list[Obj]) -> str:
-    """Gateways and HTTPRoutes beside the Ingresses: one table (timeline.gateway_rows), then each
+    """The watched kinds' objects (Gateways, routes) beside the Ingresses: one table (timeline.gateway_rows), then each
     object's timeline of changes with their writers, and its verdicts."""
     rows = gateway_rows(status)
     if rows is None:
@@ -434,7 +435,7 @@ def _gateway_api_html(status: Obj, story: Timeline, verdicts: list[Obj]) -> str:
                      for row in rows)]
     for axis in sorted(k for k in story.axes if k.startswith(GATEWAY_API_AXES)):
         kind, _sep, key = axis.partition(" ")
-        check = "gateways" if kind == "Gateway" else "routes"
+        check = next(k.result_key for k in WATCHED if k.kind == kind)
         mine = [v for v in verdicts if v.get("check") == check and v.get("subject") == key]
         out.append('<section class="ingress" id="%s-%s" data-object="%s"><h3>%s</h3>%s%s</section>' % (
             _e(kind.lower()), _e(key.replace("/", "-")), _e(axis), _e(axis), _timeline_table(story.axes[axis], story),

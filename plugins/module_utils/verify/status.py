@@ -22,9 +22,8 @@ from typing import Any, Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._time import iso, parse_time
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects import (
-    HTTPROUTE, INGRESS, KINDS, ROUTE_NEEDS, SubjectKind, Surface,
-)
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects import INGRESS, KINDS, WATCHED
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects.kind import SubjectKind, Surface
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import ApiUnreachable, K8sError, unreachable_message
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.background import BackgroundReader
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.listwatch import BlindInterval, ListWatch
@@ -51,7 +50,7 @@ class Options:
     pools: Pool | None = None
     stop_on_violation: bool = False
     attribute: bool = True
-    gateway_api: bool = True  # also watch Gateways and HTTPRoutes where the cluster serves them
+    gateway_api: bool = True  # also watch the Gateway API kinds (subjects.WATCHED) where the cluster serves them
 
 
 def parse_options(window: Any, max_changes: Any, allow_empty: bool, expected_pools: Any,
@@ -181,7 +180,7 @@ class Tracker:
     tracks: dict[str, Track] = field(default_factory=dict)
     timeline: list[dict[str, Any]] = field(default_factory=list)
     events: int = 0
-    # HTTPRoute namespace/name → the parents its spec names (each must accept it)
+    # a route's namespace/name → the parents its spec names (each must accept it)
     named: dict[str, list[str]] = field(default_factory=dict)
     objects: dict[str, set[str]] = field(default_factory=dict)  # kind → namespace/name of each object seen, not deleted
     subjects: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (kind, namespace/name) → its subjects' ids
@@ -226,8 +225,8 @@ class Tracker:
             known.discard(key_of(obj))
         else:
             known.add(key_of(obj))
-            if of.names_parents is not None:
-                self.named[key_of(obj)] = of.names_parents(obj)
+            if of.parents is not None:
+                self.named[key_of(obj)] = of.parents(obj)
 
     def _change(self, kind: str, obj: Obj, now: dt.datetime, of: SubjectKind) -> list[dict[str, Any]]:
         key = key_of(obj)
@@ -269,16 +268,13 @@ class Tracker:
             "time": iso(now),
             "t": round((now - self.start).total_seconds(), 3),
         }
-        if of is INGRESS:
-            entry["ingress"] = surface.obj
-        else:
-            entry.update(kind=of.kind, subject=surface.subject, object=surface.obj)
+        entry.update(of.entry_of(surface))
         entry.update({
             "event": kind, "old": track.current, "new": surface.addresses,
             "manager": writer.get("manager"), "operation": writer.get("operation"), "pod": None,
             "attributed_by": None, "candidates": [], "seen_after_blind": False,
         })
-        if of is not INGRESS:
+        if not of.bare:
             entry.update(conditions_old=track.conditions, conditions_new=surface.conditions)
         if surface.parent:
             entry.update(parent=surface.parent, controller=surface.controller)
@@ -304,13 +300,13 @@ class Tracker:
             reasons.append("%d changes in %gs (max %d)%s" % (
                 track.changes, opts.window, opts.max_changes, ": " + " ↔ ".join(seen) if seen else ""))
         if track.kind.addressed and track.empty_seen and not opts.allow_empty:
-            reasons.append("status was empty" if track.kind is INGRESS else "no address in status.addresses")
+            reasons.append(track.kind.empty_reason)
         if track.kind.addressed and opts.pools is not None:
             outside = sorted({a for addrs in track.seen for a in addrs if address_in_pools(a, [opts.pools]) is None})
             if outside:
                 reasons.append("%s outside expected_pools %s" % (", ".join(outside), ", ".join(str(r) for r in opts.pools.ranges)))
-        if track.kind is HTTPROUTE and not track.deleted:  # a removed entry: its route's named parents say whether one is missing
-            missing = [need for need in ROUTE_NEEDS if need not in track.conditions]
+        if track.kind.needs and not track.deleted:  # a removed entry: its route's named parents say whether one is missing
+            missing = [need for need in track.kind.needs if need not in track.conditions]
             if missing:
                 got = [c for c in track.conditions if c.split("=")[0] in {n.split("=")[0] for n in missing}]
                 reasons.append("not %s: %s" % (" and ".join(n.split("=")[0] for n in missing), ", ".join(got) or "no such condition"))
@@ -332,15 +328,16 @@ def _writers_line(managers: list[str], pods: list[str]) -> str:
 
 def verdict(tracker: Tracker) -> dict[str, Any]:
     """Per-subject results, failures and passed, from the tracked changes (after attribution):
-    `ingresses` as always, and with the Gateway API watched `gateways` and `routes` (each route with
-    its parents' entries, judged together: every parent its spec names must accept it)."""
+    under each kind's result key: `ingresses` as always, and with the Gateway API watched `gateways`,
+    `routes`, ... (a route kind's objects with their parents' entries, judged together: every parent
+    its spec names must accept it)."""
     pods_of: dict[str, list[str]] = {}
     for entry in tracker.timeline:
         if entry.get("pod"):
             pods = pods_of.setdefault(subject_of(entry), [])
             if entry["pod"] not in pods:
                 pods.append(entry["pod"])
-    out: dict[str, dict[str, Any]] = {k.result_key: {} for k in KINDS if k is INGRESS or k.kind in tracker.objects}
+    out: dict[str, dict[str, Any]] = {k.result_key: {} for k in KINDS if k.bare or k.kind in tracker.objects}
     failures = []
     for key in sorted(tracker.tracks):
         track = tracker.tracks[key]
@@ -348,25 +345,28 @@ def verdict(tracker: Tracker) -> dict[str, Any]:
         pods = pods_of.get(key, [])
         item = {"addresses_seen": track.seen, "writers": {"managers": track.managers, "pods": pods}, "changes": track.changes,
                 "passed": reason is None, "reason": reason or "stable", "deleted": track.deleted}
-        if track.kind is HTTPROUTE:
+        if track.kind.parents is not None:
             item = {"conditions": track.conditions, "controller": track.parent.rpartition(" by ")[2]} | item
             del item["addresses_seen"]
-            out["routes"].setdefault(track.obj, {"parents": {}})["parents"][track.parent] = item
+            out[track.kind.result_key].setdefault(track.obj, {"parents": {}})["parents"][track.parent] = item
             continue
-        if track.kind is not INGRESS:
+        if not track.kind.bare:
             item["conditions"] = track.conditions
         out[track.kind.result_key][track.obj] = item
         if reason:
             failures.append("%s: %s%s" % (key, reason, _writers_line(track.managers, pods)))
-    for route in sorted(tracker.objects.get(HTTPROUTE.kind, set()) | set(out.get("routes", {}))):
-        failures += _judge_route(route, out["routes"].setdefault(route, {"parents": {}}), tracker.named.get(route, []))
+    for kind in KINDS:
+        if kind.parents is None:
+            continue
+        for route in sorted(tracker.objects.get(kind.kind, set()) | set(out.get(kind.result_key, {}))):
+            failures += _judge_route(kind, route, out[kind.result_key].setdefault(route, {"parents": {}}), tracker.named.get(route, []))
     result: dict[str, Any] = {"timeline": tracker.timeline}
     result.update(out)
     result.update(passed=not failures, failures=failures)
     return result
 
 
-def _judge_route(route: str, item: dict[str, Any], named: list[str]) -> list[str]:
+def _judge_route(kind: SubjectKind, route: str, item: dict[str, Any], named: list[str]) -> list[str]:
     """A route passes when every parent its spec names has an entry that accepts it, and every entry passes."""
     parents = item["parents"]
     reasons = []
@@ -378,7 +378,7 @@ def _judge_route(route: str, item: dict[str, Any], named: list[str]) -> list[str
             reasons.append("parent %s: %s%s" % (label, p["reason"], _writers_line(p["writers"]["managers"], p["writers"]["pods"])))
     item.update(named_parents=named, changes=sum(p["changes"] for p in parents.values()), passed=not reasons,
                 reason="; ".join(reasons) or "accepted by %s" % (", ".join(sorted(parents)) or "no parent (it names none)"))
-    return ["HTTPRoute %s: %s" % (route, r) for r in reasons]
+    return ["%s %s: %s" % (kind.kind, route, r) for r in reasons]
 
 
 def subject_of(entry: dict[str, Any]) -> str:
@@ -461,7 +461,7 @@ def judge_blind(result: dict[str, Any], intervals: list[BlindInterval], window: 
     with their `kind`), a note on each of its objects, and the failure of a watch that was blind for
     more than half of the window (its changes cannot be judged). Call it for the Ingress watch first."""
     blind = round(sum(b.end - b.start for b in intervals), 3)
-    if kind is INGRESS:
+    if kind.bare:
         result["blind_intervals"] = [b.as_result(start) for b in intervals]
         result["blind_seconds"] = blind
         result["mostly_blind"] = False
@@ -475,7 +475,7 @@ def judge_blind(result: dict[str, Any], intervals: list[BlindInterval], window: 
     if window > 0 and blind > MOSTLY_BLIND * window:
         result["mostly_blind"] = True
         result["failures"].insert(0, "the %swatch was blind for %gs of the %gs window (more than half: %s), so the %s "
-                                     "status could not be judged" % ("" if kind is INGRESS else kind.kind + " ", blind,
+                                     "status could not be judged" % ("" if kind.bare else kind.kind + " ", blind,
                                                                      round(window, 3), _spans(intervals), kind.kind))
         result["passed"] = False
 
@@ -501,10 +501,10 @@ class Window:
     listwatch: ListWatch = field(init=False)
 
     def __post_init__(self, client: Any, length: float, clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
-        # only the Ingress kind must be served; a Gateway API kind without its CRDs ends quietly
+        # only the bare kind (Ingress) must be served; a Gateway API kind without its CRDs ends quietly
         self.listwatch = ListWatch(client, self.kind.api_version, self.kind.kind, length, clock, sleep,
                                    on_list=self._listed, on_event=self._event, stopped=lambda: self.stopped is not None,
-                                   may_be_unserved=self.kind is not INGRESS)
+                                   may_be_unserved=not self.kind.bare)
 
     @property
     def stopped(self) -> str | None:
@@ -638,7 +638,7 @@ class Publishing(BackgroundReader):
 
     def publishers(self, gateway_api: bool = False) -> list[writers.Publisher]:
         """The merged snapshots; the Gateway API writers only where Gateway API is watched."""
-        return [p for p in writers.merge(list(self.snapshots)) if gateway_api or p.surface == writers.INGRESS_SURFACE]
+        return [p for p in writers.merge(list(self.snapshots)) if gateway_api or p.surface == INGRESS.surface]
 
 
 def restarts(timeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -699,7 +699,7 @@ def _in_thread(window: Window, t0: float) -> tuple[threading.Thread, list[BaseEx
 def run(client: Any, selection: Selection, options: Options, clock: Callable[[], float] = time.monotonic,
         now: Callable[[], dt.datetime] | None = None, sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
     """Watch the selected Ingresses, and where the cluster serves Gateway API (and options.gateway_api)
-    its Gateways and HTTPRoutes, for the window and judge them: one list and watch per kind, each in a
+    its Gateway API kinds (subjects.WATCHED), for the window and judge them: one list and watch per kind, each in a
     window of its own, side by side. Each watch survives the API server: it resumes from its
     resourceVersion after a lost stream, re-lists after 410 Gone, and reports each blind interval; a
     server that never answers fails with ApiUnreachable."""
@@ -708,7 +708,7 @@ def run(client: Any, selection: Selection, options: Options, clock: Callable[[],
     tracker = Tracker(options, start)
     halt = Halt()
     window = Window(client, selection, tracker, options.window, clock, sleep, wall, options.stop_on_violation, halt=halt)
-    gateway_kinds = [kind for kind in KINDS if kind is not INGRESS and options.gateway_api]
+    gateway_kinds = list(WATCHED) if options.gateway_api else []
     served = [kind for kind in gateway_kinds if _served(client, kind)]
     others = [Window(client, _gateway_selection(selection), tracker, options.window, clock, sleep, wall, options.stop_on_violation,
                      kind=kind, halt=halt) for kind in served]

@@ -1,6 +1,6 @@
 # Copyright: kindlab.ingress contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""One time axis per Ingress (and per Gateway and HTTPRoute the status watch saw change): the
+"""One time axis per Ingress (and per object of the other subject kinds the status watch saw change): the
 story of an incident, top to bottom.
 
 Merges, from the verify results, what happened during the window:
@@ -8,7 +8,7 @@ Merges, from the verify results, what happened during the window:
   where it reads in order with what it caused;
 - status changes (results.status.timeline, and the controller pods replaced meanwhile), with
   their writer as status.change_writer words it (how it was attributed, or its candidates); a
-  Gateway's on the axis `Gateway ns/name`, a route parent entry's on `HTTPRoute ns/name`;
+  Gateway's on the axis `Gateway ns/name`, a route parent entry's on its route's (`HTTPRoute ns/name`);
 - probe failures of continuous probes (results.reachability[*] or reachability_continuous[*],
   their continuous.failures), on the axis of each Ingress the probe names (a probe by URL is
   lab-wide), consecutive failures with the same cause in one row;
@@ -27,6 +27,7 @@ from typing import Any
 from ansible_collections.kindlab.ingress.plugins.module_utils._time import iso, parse_time
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ProbeError, parse_ingresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import change_writer
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects import WATCHED, kind_named
 
 Obj = dict[str, Any]
 
@@ -103,10 +104,13 @@ def status_origin(status: Obj) -> dt.datetime | None:
 
 
 def axis_of(entry: Obj) -> str:
-    """The axis of a status change: its Ingress (namespace/name), or `Gateway ns/name` / `HTTPRoute ns/name`."""
+    """The axis of a status change: its Ingress (namespace/name), or its kind's axis (`Gateway ns/name`, ...)."""
     if entry.get("ingress"):
         return str(entry["ingress"])
-    return "%s %s" % (entry.get("kind"), entry.get("object")) if entry.get("kind") and entry.get("object") else ""
+    if not entry.get("kind") or not entry.get("object"):
+        return ""
+    kind = kind_named(str(entry["kind"]))
+    return kind.axis(str(entry["object"])) if kind else "%s %s" % (entry["kind"], entry["object"])
 
 
 def _conditions_change(old: list[Any], new: list[Any]) -> str:
@@ -126,9 +130,10 @@ def change_text(entry: Obj) -> tuple[str, bool]:
         return "status %s -> %s" % (_addrs(entry.get("old")), _addrs(new)), not new
     old_c, new_c = _list(entry.get("conditions_old")), _list(entry.get("conditions_new"))
     parts = []
-    if entry.get("kind") == "HTTPRoute":
+    kind = kind_named(str(entry.get("kind")))
+    if kind is not None and kind.parents is not None:  # a route kind's parent entry: its conditions, against what it needs
         parts.append("parent %s: %s" % (entry.get("parent"), _conditions_change(old_c, new_c) if new_c else "entry removed"))
-        bad = bool(new_c) and not all(c in new_c for c in ("Accepted=True", "ResolvedRefs=True"))
+        bad = bool(new_c) and not all(c in new_c for c in kind.needs)
     else:
         if _list(entry.get("old")) != new:
             parts.append("addresses %s -> %s" % (_addrs(entry.get("old")), _addrs(new)))
@@ -282,7 +287,7 @@ def dataplane_rows(dataplane: Obj) -> list[Row]:
 
 # ---------------------------------------------------------------- Gateway API objects at a glance
 
-GATEWAY_API_AXES = ("Gateway ", "HTTPRoute ")  # the axes of their changes start so
+GATEWAY_API_AXES = tuple(k.kind + " " for k in WATCHED)  # the axes of their changes start so
 
 
 def _writers_text(item: Obj) -> str:
@@ -294,29 +299,29 @@ def _writers_text(item: Obj) -> str:
 
 
 def gateway_rows(status: Obj) -> list[tuple[str, str, str, str, str, str]] | None:
-    """(object, addresses seen, conditions, changes, written by, verdict) of each Gateway and each
-    HTTPRoute parent entry the status watch followed; None where it did not watch Gateway API."""
-    gateways, routes = status.get("gateways"), status.get("routes")
-    if gateways is None and routes is None:
+    """(object, addresses seen, conditions, changes, written by, verdict) of each object of the watched
+    kinds, a route kind's per parent entry, in the table's order; None where it watched none of them."""
+    if all(status.get(kind.result_key) is None for kind in WATCHED):
         return None
     rows = []
-    for key, item in sorted(_dict(gateways).items()):
-        item = _dict(item)
-        seen = " → ".join(",".join(str(a) for a in _list(addrs)) or "(empty)" for addrs in _list(item.get("addresses_seen")))
-        rows.append(("Gateway %s" % key, seen or "(none)", ", ".join(str(c) for c in _list(item.get("conditions"))) or "(none)",
-                     str(item.get("changes", 0)), _writers_text(item), "pass" if item.get("passed") else "fail: %s" % item.get("reason")))
-    for key, item in sorted(_dict(routes).items()):
-        item = _dict(item)
-        verdict = "pass" if item.get("passed") else "fail: %s" % item.get("reason")
-        parents = _dict(item.get("parents"))
-        if not parents:
-            named = ", ".join(str(p) for p in _list(item.get("named_parents"))) or "no parent"
-            rows.append(("HTTPRoute %s" % key, "-", "no parent entry (it names %s)" % named, "0", "-", verdict))
-        for label, parent in sorted(parents.items()):
-            parent = _dict(parent)
-            rows.append(("HTTPRoute %s, parent %s" % (key, label), "-",
-                         ", ".join(str(c) for c in _list(parent.get("conditions"))) or "(entry removed)",
-                         str(parent.get("changes", 0)), _writers_text(parent), verdict))
+    for kind in WATCHED:
+        for key, item in sorted(_dict(status.get(kind.result_key)).items()):
+            item = _dict(item)
+            verdict = "pass" if item.get("passed") else "fail: %s" % item.get("reason")
+            if kind.parents is None:
+                seen = " → ".join(",".join(str(a) for a in _list(addrs)) or "(empty)" for addrs in _list(item.get("addresses_seen")))
+                rows.append((kind.axis(key), seen or "(none)", ", ".join(str(c) for c in _list(item.get("conditions"))) or "(none)",
+                             str(item.get("changes", 0)), _writers_text(item), verdict))
+                continue
+            parents = _dict(item.get("parents"))
+            if not parents:
+                named = ", ".join(str(p) for p in _list(item.get("named_parents"))) or "no parent"
+                rows.append((kind.axis(key), "-", "no parent entry (it names %s)" % named, "0", "-", verdict))
+            for label, parent in sorted(parents.items()):
+                parent = _dict(parent)
+                rows.append(("%s, parent %s" % (kind.axis(key), label), "-",
+                             ", ".join(str(c) for c in _list(parent.get("conditions"))) or "(entry removed)",
+                             str(parent.get("changes", 0)), _writers_text(parent), verdict))
     return rows
 
 

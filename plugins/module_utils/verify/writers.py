@@ -14,9 +14,9 @@ Three things identify a writer, and each change row says which one decided (`att
   decides only among the pods the other evidence left, when the others' logs were read, have
   no such line then, and show that they log their status writes (some line in the window).
 
-Gateways and HTTPRoutes (status.py watches them where the cluster serves Gateway API) are
-attributed the same way, against what each Gateway API implementation writes (Publisher.surface
-"gateway": the address its type's reading says it puts in a Gateway's status.addresses, and the
+The Gateway API kinds (status.py watches them where the cluster serves Gateway API) are
+attributed the same way, against what each Gateway API implementation writes (the kind's surface,
+subjects/: the address its type's reading says it puts in a Gateway's status.addresses, and the
 controllerName a route's parent entry names); Traefik logs no line for them, so the field manager
 and the address decide, or the row keeps its candidates.
 
@@ -35,6 +35,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base i
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery import controllers as discovery
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery import snapshot
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects import INGRESS, kind_named
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects.kind import GATEWAY_SURFACE, INGRESS_SURFACE
 
 Obj = dict[str, Any]
 
@@ -45,11 +47,6 @@ BY_MANAGER = "manager"  # only its pods write with that field manager, and it is
 CANDIDATES = "candidates"  # nothing decides between `candidates`; `pod` is null
 NO_WRITER = "none"  # no known controller pod could have written it (e.g. a field manager no controller type uses)
 DELETED = "deleted"  # the Ingress was deleted: not a status write
-
-# What a publisher writes (Publisher.surface), and so which changes its addresses explain.
-INGRESS_SURFACE = "ingress"
-GATEWAY_SURFACE = "gateway"
-GATEWAY_KINDS = ("Gateway", "HTTPRoute")  # the timeline's `kind` of the changes Gateway API writers make
 
 # How far a log line's time may be from the watch event it explains (as status.py).
 LOG_MATCH_SECONDS = 15.0
@@ -262,7 +259,8 @@ def _attribute_one(change: Obj, entries: list[LogLine], evidence: Evidence, know
                    explained: set[int]) -> None:
     new = tuple(sorted(change.get("new") or []))
     when = parse_time(change.get("time"))
-    surface = GATEWAY_SURFACE if change.get("kind") in GATEWAY_KINDS else INGRESS_SURFACE
+    # what a publisher writes (Publisher.surface), and so which changes its addresses explain: the kind's
+    surface = (kind_named(str(change.get("kind"))) or INGRESS).surface
     managers = [str(m) for m in change.get("managers") or ([change["manager"]] if change.get("manager") else [])]
     # 1. the field manager: only the pods of the types that write with it; a route's parent entry
     # names its controller too: only the pods whose Gateway API side writes with that controllerName

@@ -65,7 +65,7 @@ def test_what_a_gateway_and_a_route_status_say() -> None:
     assert r.subject == "HTTPRoute traefik-a/app parent traefik-a/traefik-gateway by " + CONTROLLER
     assert (r.parent, r.controller, r.addresses) == ("traefik-a/traefik-gateway by " + CONTROLLER, CONTROLLER, [])
     assert r.conditions == ["Accepted=False (NotAllowedByListeners)", "ResolvedRefs=True"]
-    assert sub.HTTPROUTE.names_parents is not None and sub.HTTPROUTE.names_parents(route([])) == ["traefik-a/traefik-gateway"]
+    assert sub.HTTPROUTE.parents is not None and sub.HTTPROUTE.parents(route([])) == ["traefik-a/traefik-gateway"]
     assert sub.INGRESS.read(ing("one", "100.64.0.0"))[0].subject == "one/test"  # an Ingress's id is as it always was
 
 
@@ -172,8 +172,8 @@ def test_gateway_changes_are_attributed_by_address_and_route_entries_by_controll
 
 
 class GatewayApi:
-    """On the real clock, in windows of a second or less: serves Ingresses, Gateways and HTTPRoutes (or, with served=False, Ingresses only): each list
-    returns its kind's objects, each kind's first watch stream its events, later streams nothing."""
+    """On the real clock, in windows of a second or less: serves Ingresses and every Gateway API kind (or, with served=False, Ingresses only):
+    each list returns its kind's objects (none of a GRPCRoute), each kind's first watch stream its events, later streams nothing."""
 
     def __init__(self, served: bool, events: dict[str, list[tuple[str, Obj]]]) -> None:
         self.served = served
@@ -191,7 +191,7 @@ class GatewayApi:
             raise KindNotServed("the cluster does not serve %s %s" % (api_version, kind))
         with self.lock:
             self.requests.append(("list", kind))
-        return copy.deepcopy(self.items[kind]), "5"
+        return copy.deepcopy(self.items.get(kind, [])), "5"
 
     def watch(self, api_version: str, kind: str, **kw: Any) -> Iterator[tuple[str, Obj]]:
         with self.lock:
@@ -205,7 +205,7 @@ def test_one_list_and_watch_per_kind_side_by_side_and_the_verdicts_of_each() -> 
                             "HTTPRoute": [("MODIFIED", route([("traefik-gateway", False)], rv=8))]})
     r = s.run(api, Selection(namespaces=["one", "traefik-a"]), s.parse_options(1, 0, False, [], False, False))
     assert {k: api.requests.count(("list", k)) for k in ("Ingress", "Gateway", "HTTPRoute")} == {"Ingress": 1, "Gateway": 1, "HTTPRoute": 1}
-    assert set(r["watches"]) == {"Ingress", "Gateway", "HTTPRoute"}
+    assert set(r["watches"]) == {"Ingress", "Gateway", "HTTPRoute", "GRPCRoute"} and r["grpcroutes"] == {}
     assert sorted((c.get("kind", "Ingress"), c["new"]) for c in r["timeline"]) == [
         ("Gateway", ["100.64.0.1"]), ("Gateway", ["100.64.0.2"]), ("HTTPRoute", [])]
     assert r["ingresses"]["one/test"]["passed"] and not r["gateways"]["traefik-a/traefik-gateway"]["passed"]
