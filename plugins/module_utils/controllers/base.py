@@ -261,6 +261,10 @@ class AnalysedController:
     stop_fix: tuple[str, str] = ("", "")
     # (chart values, args) that give it a class of its own, so it stops claiming others' Ingresses.
     class_fix: tuple[str, str] = ("", "")
+    # Its scope, and its publishing (with %s for the addresses it writes), in its own flags' words for
+    # a culprit's reason; "": said from `watch` and `publish_detail`.
+    scope_words: str = ""
+    publish_words: str = ""
 
     @property
     def ref(self) -> str:
@@ -321,6 +325,11 @@ class GatewayController:
     @property
     def ref(self) -> str:
         return "%s/%s" % (self.namespace, self.name)
+
+    @property
+    def address_from_lb(self) -> bool:
+        """It writes its Service's LoadBalancer address (as AnalysedController.address_from_lb), not a fixed one."""
+        return self.address_source == "service"
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose_gateways
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.findings import ERROR, WARNING, Finding, addresses_text, fix_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.findings import ERROR, WARNING, Finding, addresses_text, culprits_of, fix_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import AnalysedController, ClusterState, meta
@@ -36,28 +36,10 @@ Obj = dict[str, Any]
 # ---------------------------------------------------------------- prediction
 
 
-def culprits_of(ingress_ns: str, writers: list[AnalysedController],
-                by_class: list[AnalysedController] | None = None) -> list[AnalysedController]:
-    """Rule: a writer that claims the Ingress only because it skips the class check (BY_CLASS
-    are those its class names) is the culprit, when its class names another. Else the
-    Ingress's own namespace's controller is presumed its intended owner, so the culprits are
-    the writers from other namespaces. Without a writer in its namespace, the culprits are
-    those that do not publish a LoadBalancer address (node or fixed addresses are the usual
-    accident); if that singles nobody out, all of them."""
-    if by_class and len(by_class) < len(writers):
-        return [w for w in writers if w not in by_class]
-    own = [w for w in writers if w.namespace == ingress_ns]
-    if own:
-        return [w for w in writers if w.namespace != ingress_ns]
-    non_lb = [w for w in writers if not w.address_from_lb]
-    return non_lb if 0 < len(non_lb) < len(writers) else list(writers)
-
-
 def _why_culprit(c: AnalysedController, ingress: str, others: list[AnalysedController]) -> str:
-    scope = ("watches every namespace (no --watch-namespace)" if c.cluster_scoped
-             else "watches %s" % c.watch)
-    if c.publish_source == "node-addresses":
-        pub = "has no --publish-service, so it writes the node addresses %s of its pods" % addresses_text(c.address)
+    scope = c.scope_words or ("watches every namespace" if c.cluster_scoped else "watches %s" % c.watch)
+    if c.publish_words:
+        pub = c.publish_words % addresses_text(c.address)
     elif c.publish_source == "service":
         pub = "publishes %s, so it writes %s" % (c.publish_detail, addresses_text(c.address))
     else:

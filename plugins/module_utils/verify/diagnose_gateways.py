@@ -17,7 +17,7 @@ from typing import Any
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ClusterState, GatewayController, meta
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import gateway_api as spec
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.findings import ERROR, INFO, WARNING, Finding, addresses_text, fix_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.findings import ERROR, INFO, WARNING, Finding, addresses_text, culprits_of, fix_of
 
 Obj = dict[str, Any]
 
@@ -129,10 +129,7 @@ def _gateway_findings(side: GatewaySide) -> list[Finding]:
     if not writers:
         return []  # its claimers' syncs stop: _blocked_findings says so
     addresses = {tuple(w.address or []) for w in writers}
-    # The Gateway's own namespace's controller is presumed its intended owner (a chart puts its
-    # Gateway there); the others are the culprits, else all of them.
-    own = [w for w in writers if w.namespace == side.namespace]
-    culprits = [w for w in writers if w not in own] if own else list(writers)
+    culprits = culprits_of(side.namespace, writers)
     what = ("different addresses" if len(addresses) > 1 else
             "the same address but different listener conditions (their entry points differ)" if side.flapping else
             "the same status (nothing alternates until one of them changes)")

@@ -4,11 +4,40 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, Sequence, TypeVar
 
 ERROR = "error"
 WARNING = "warning"
 INFO = "info"  # what a controller will do, stated so that a report can say who serves what; never a fault
+
+
+class Writer(Protocol):
+    """A status writer as the culprit rule reads it: an Ingress controller or a Gateway API implementation."""
+
+    @property
+    def namespace(self) -> str: ...
+
+    @property
+    def address_from_lb(self) -> bool: ...  # it writes its Service's LoadBalancer address
+
+
+W = TypeVar("W", bound=Writer)
+
+
+def culprits_of(namespace: str, writers: Sequence[W], by_class: Sequence[W] | None = None) -> list[W]:
+    """The one culprit rule, for an Ingress's writers and a Gateway's alike. A writer that claims the
+    object only because it skips the class check (BY_CLASS are those its class names) is the culprit,
+    when its class names another. Else the object's own namespace's controller is presumed its intended
+    owner (a chart puts its Gateway there; a team its Ingress), so the culprits are the writers from other
+    namespaces. Without a writer in its namespace, the culprits are those that do not publish a
+    LoadBalancer address (node or fixed addresses are the usual accident); if that singles nobody out,
+    all of them."""
+    if by_class and len(by_class) < len(writers):
+        return [w for w in writers if w not in by_class]
+    if any(w.namespace == namespace for w in writers):
+        return [w for w in writers if w.namespace != namespace]
+    non_lb = [w for w in writers if not w.address_from_lb]
+    return non_lb if 0 < len(non_lb) < len(writers) else list(writers)
 
 
 @dataclass

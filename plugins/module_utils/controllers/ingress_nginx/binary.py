@@ -383,6 +383,8 @@ def analyse_nginx(state: ClusterState, workload: Obj, container: Obj, pods: list
         watch=watch, publish_source=source, publish_detail=detail, address=address, address_from_lb=from_lb,
         faults=problems, claim=lambda ing: nginx_claim(ing, s, our, ignore_class), watches_namespace=watches,
         class_keys=keys, sync_period=s.sync_period,
+        scope_words="watches every namespace (no --watch-namespace)" if watch == "all namespaces" else "",
+        publish_words="has no --publish-service, so it writes the node addresses %s of its pods" if source == "node-addresses" else "",
         scope_fix=("controller.scope.enabled: true", "--watch-namespace=$(POD_NAMESPACE)"),
         publish_fix=("controller.publishService.enabled: true", "--publish-service=$(POD_NAMESPACE)/%s" % svc_name),
         class_fix=("give it its own class (controller.ingressClass / ingressClassResource) so it stops claiming the Ingress",

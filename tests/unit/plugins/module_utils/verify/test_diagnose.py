@@ -11,6 +11,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import binary as ng_binary
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import KindNotServed
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.findings import culprits_of
 
 Obj = dict[str, Any]
 IMAGE = "registry.k8s.io/ingress-nginx/controller:v1.15.1@sha256:abc"
@@ -314,8 +315,8 @@ def test_culprit_rule_without_an_own_namespace_writer() -> None:
     ctrls = find_controllers(state)
     lb = [c for c in ctrls if c.namespace == "one"][0]
     node = [c for c in ctrls if c.namespace == "two"][0]
-    assert d.culprits_of("elsewhere", [lb, node]) == [node]
-    assert d.culprits_of("elsewhere", [lb]) == [lb]
+    assert culprits_of("elsewhere", [lb, node]) == [node]
+    assert culprits_of("elsewhere", [lb]) == [lb]
     assert a["passed"] is False
 
 

@@ -233,3 +233,15 @@ def test_a_host_served_by_an_ingress_and_a_route_names_both_addresses_and_the_cu
     assert len(findings(d.analyse(migrating([])), "host_on_two_apis")) == 2
     assert len(findings(d.analyse(migrating(["*.example"])), "host_on_two_apis")) == 2
     assert findings(d.analyse(migrating(["other.example"])), "host_on_two_apis") == []
+
+
+def test_the_culprit_rule_is_the_ingresses_one_without_a_writer_in_the_gateways_namespace() -> None:
+    """One rule for both (findings.culprits_of): with no writer in the Gateway's own namespace, the writer
+    that does not publish its Service's LoadBalancer address (a fixed statusAddress.ip) is the culprit."""
+    fixed = [a for a in gateway_args("traefik-b") if ".statusaddress.service." not in a]
+    fixed.append("--providers.kubernetesgateway.statusaddress.ip=100.64.9.9")
+    st = state({"traefik-a": gateway_args("traefik-a"), "traefik-b": fixed},
+               gateway_classes=[gateway_class("traefik-a", labels("traefik-a"))], gateways=[gateway("apps", "shared", "traefik-a")])
+    [flap] = findings(d.analyse(st), "gateway_multiple_writers")
+    assert (flap["gateway"], flap["culprits"]) == ("apps/shared", [B])
+    assert "%s → [100.64.0.1], %s → [100.64.9.9]" % (A, B) in flap["message"]
