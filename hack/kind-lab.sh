@@ -19,7 +19,7 @@
 # (lab_gateway_api_manifest_url), the images built here
 # (lab_images, loaded into the nodes with lab_images_load), and each controller type's local chart
 # (lab_charts). What each controller type runs here (its image and chart) is declared in its package
-# (ControllerType.offline_images, offline_chart) and read through kindlab_twin.controller_types;
+# (ControllerType.offline: its images and chart) and read through kindlab_twin.controller_types;
 # hack/kind-images.sh builds the images.
 set -euo pipefail
 # shellcheck source=hack/lib.sh

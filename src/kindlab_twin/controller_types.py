@@ -7,7 +7,7 @@ script names a type or repeats what the registry knows (plugins/module_utils/con
         both on the twin); exit 1 when the twin runs it
     python -m kindlab_twin.controller_types offline-vars
         lab_images and lab_charts of every type for the offline kind lab (JSON): the images
-        hack/kind-images.sh builds and the local charts (ControllerType.offline_images, offline_chart)
+        hack/kind-images.sh builds and the local charts (ControllerType.offline: its images and chart)
     python -m kindlab_twin.controller_types offline-chart TYPE
         the path of TYPE's local chart
 """
@@ -46,14 +46,18 @@ def kind_only(scenario: Path) -> list[str]:
 
 
 def offline_chart(name: str) -> Path:
-    return binaries.cache_root() / registry.controller_type(name).offline_chart
+    offline = registry.controller_type(name).offline
+    if offline is None:
+        raise SystemExit("controller type %s has no offline part: the offline kind lab has no chart for it" % name)
+    return binaries.cache_root() / offline.chart
 
 
 def offline_vars() -> dict[str, Any]:
-    """lab_images (each type's keys, the images built here) and lab_charts (each type's local chart)."""
-    types = [registry.controller_type(name) for name in registry.type_names()]
-    return {"lab_images": {key: image for t in types for key, image in t.offline_images.items()},
-            "lab_charts": {t.name: str(offline_chart(t.name)) for t in types}}
+    """lab_images (each type's keys, the images built here) and lab_charts (each type's local chart),
+    of the types with an offline part."""
+    parts = [(name, registry.controller_type(name).offline) for name in registry.type_names()]
+    return {"lab_images": {key: image for _name, o in parts if o is not None for key, image in o.images.items()},
+            "lab_charts": {name: str(binaries.cache_root() / o.chart) for name, o in parts if o is not None}}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -61,9 +61,9 @@ def build(client: Client, twin: TwinClusterHandle, lab: Obj) -> list[Obj]:
 
 def effective(ctl: Obj) -> dict[str, str]:
     ctype = controller_type(ctl["type"])
-    assert ctype.effective_args is not None
+    assert ctype.capture is not None
     rendered = ctype.effective_config(ctl["values"], ctl["release"], ctl["namespace"], None).args
-    return ctype.effective_args(rendered, ctl["namespace"], None)
+    return ctype.capture.effective_args(rendered, ctl["namespace"], None)
 
 
 def test_the_puzzle_captured_from_the_twin_reproduces_the_scenario(twin: TwinClusterHandle, twin_kubeconfig: str) -> None:

@@ -30,7 +30,7 @@ _KEEP = {"default", "kube-system", "kube-public", "controller", "ingress"}
 def _kept() -> set[str]:
     keep = set(_KEEP)
     for t in REGISTRY.values():
-        keep |= {t.name, t.chart_name, *t.class_markers}
+        keep |= {t.name, t.chart_name, *(t.ingress.class_markers if t.ingress is not None else ())}
     return keep
 
 

@@ -119,10 +119,10 @@ def _without_secrets(argv: list[str], secret_flags: tuple[str, ...]) -> tuple[li
 
 def _differences(ctype: ControllerType, values: Obj, release: str, namespace: str, live: list[str]) -> list[str]:
     """Where the lab's args (rendered from VALUES) differ from the cluster's, flag by flag."""
-    if ctype.effective_args is None:
+    if ctype.capture is None:
         return []
-    want = ctype.effective_args(live, namespace, None)
-    got = ctype.effective_args(ctype.effective_config(values, release, namespace, None).args, namespace, None)
+    want = ctype.capture.effective_args(live, namespace, None)
+    got = ctype.capture.effective_args(ctype.effective_config(values, release, namespace, None).args, namespace, None)
     return ["--%s: the cluster runs %r, the lab %r" % (flag, want.get(flag), got.get(flag))
             for flag in sorted(set(want) | set(got)) if want.get(flag) != got.get(flag)]
 
@@ -136,18 +136,19 @@ def capture_controllers(state: ClusterState, found: list[discovery.FoundWorkload
     for f in found:
         ctype, ref = f.type, key_of(f.workload)
         ns = str(meta(f.workload).get("namespace"))
-        if ctype.args_to_values is None or ctype.capture_values is None:
+        capture = ctype.capture
+        if capture is None:
             notes.append("controller %s: type %s cannot be captured" % (ref, ctype.name))
             continue
         release, same_names = release_of(ctype, f.workload)
         if not same_names:
             notes.append("controller %s: no release of the %s chart names its workload so; the lab's release is %r"
                          % (ref, ctype.name, release))
-        argv, secret = _without_secrets(container_argv(f.container, ns), ctype.secret_flags)
+        argv, secret = _without_secrets(container_argv(f.container, ns), capture.secret_flags)
         notes += ["controller %s: %s is a secret and stays in the cluster" % (ref, flag) for flag in secret]
-        values, unexpressed = ctype.args_to_values(argv, release, ns, None)
+        values, unexpressed = capture.args_to_values(argv, release, ns, None)
         notes += ["controller %s: %s" % (ref, text) for text in unexpressed]
-        values, more = ctype.capture_values(state, f.workload, f.container, values, release, taken)
+        values, more = capture.capture_values(state, f.workload, f.container, values, release, taken)
         notes += ["controller %s: %s" % (ref, text) for text in more]
         differences = _differences(ctype, values, release, ns, argv)
         notes += ["controller %s: args differ in the lab: %s" % (ref, text) for text in differences]

@@ -355,14 +355,85 @@ class SyncFreeze:
 
 
 @dataclass(frozen=True)
-class ControllerType:
-    """Everything the collection knows about one kind of ingress controller, in one entry.
+class IngressPart:
+    """What a type does with Ingresses (ingress_diagnose, ingress_conflicts, the status writers):
+    the part of a type that serves Ingresses; None on a type that serves only Gateway API."""
 
-    Install side (ingress_controller, lab_definition): chart coordinates, values → the type's
-    Config, the rendered objects for the manifest method, the lab's conveniences. Behaviour side
-    (ingress_diagnose, ingress_conflicts, the status writers): how to recognise its container in a
-    running workload, and what it then claims, publishes and does with a duplicate host/path; and,
-    for a type that implements Gateway API, the same for GatewayClasses and Gateways (`gateway`).
+    # (state, workload, its container, the workload's pods) → one AnalysedController per status writer in it
+    analyse: Callable[[ClusterState, Obj, Obj, list[Obj]], "list[AnalysedController]"]
+    # One line of its log → (when, namespace, ingress, addresses written or None when the line
+    # does not say) for a status write, else None: who wrote a change, by pod.
+    status_log: Callable[[str, int], "tuple[Any, str, str, tuple[str, ...] | None] | None"]
+    # Substrings of an IngressClass's spec.controller (or a class annotation's value) that name this type.
+    class_markers: tuple[str, ...]
+    # (route a, route b) of two Ingresses it serves with the same host and path (ingress_conflicts'
+    # Route: .ingress, .key, .path, .path_type, .backend) → which one answers, in words.
+    on_duplicate: Callable[[Any, Any], str]
+    # Path types it matches as a plain string prefix (nginx's `location /foo` covers /foobar),
+    # not by path element as the Ingress spec's Prefix does.
+    string_prefix_path_types: tuple[str, ...] = ()
+    # (Ingress a, Ingress b) with an identical host+path → why this type does not make them rivals (an
+    # ingress-nginx canary Ingress adds an alternative backend to its main Ingress's location), or "".
+    companion: Callable[[Obj, Obj], str] | None = None
+    # The prefix of the Ingress annotations it routes by ("" for none): what a capture keeps of an Ingress.
+    annotation_prefix: str = ""
+
+
+@dataclass(frozen=True)
+class GatewayPart:
+    """What a type does as a Gateway API implementation; None on a type that implements none."""
+
+    # (state, workload, its container, the workload's pods) → its Gateway API side, or None when the
+    # workload runs no Gateway provider.
+    analyse: Callable[[ClusterState, Obj, Obj, list[Obj]], GatewayController | None]
+    # (values) → whether they turn its Gateway provider on, and (values, release, namespace) → what a
+    # lab with Gateway API (lab_gateway_api) gives it beneath its own values, which win (as lab_values).
+    # A lab without the CRDs refuses a type whose values turn it on (helm would fail half-way: the
+    # chart's objects need the CRDs).
+    enabled: Callable[[Values], bool]
+    lab_values: Callable[[Values, str, str], Values]
+    # The controllerName of the GatewayClasses it serves: a lab's GatewayClass names it unless it names another.
+    controller_name: str
+
+
+@dataclass(frozen=True)
+class CapturePart:
+    """The inverse of effective_config's args (lab_capture); None: the type cannot be captured."""
+
+    # (a running container's args, release, namespace, chart version or None for the pin) → (chart
+    # values that render the same effective args, what the values alone do not say: flags in the
+    # chart's extra-args value, args not captured).
+    args_to_values: Callable[[list[str], str, str, "str | None"], "tuple[Values, list[str]]"]
+    # (args, namespace, chart version) → the effective flags both are compared by.
+    effective_args: Callable[[list[str], str, "str | None"], "dict[str, str]"]
+    # (state, workload, its container, values from args_to_values, the release, the IngressClass
+    # names other captured releases create) → (values with what else the cluster shows: kind,
+    # replicas, RBAC, its IngressClass, its Service; notes on what the lab cannot reproduce).
+    capture_values: Callable[[ClusterState, Obj, Obj, Values, str, "set[str]"], "tuple[Values, list[str]]"]
+    # Flags whose value is a secret: they never leave the cluster.
+    secret_flags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class OfflinePart:
+    """What the project's own machines run in place of what users pull (the offline kind lab,
+    hack/kind-lab.sh); None: the offline lab has no stand-in for the type."""
+
+    # The image built here for each key of default_images (hack/kind-images.sh).
+    images: Mapping[str, str]
+    # The local chart helm installs (lab_charts), a path under the kindlab cache (~/.cache/kindlab).
+    chart: str
+
+
+@dataclass(frozen=True)
+class ControllerType:
+    """Everything the collection knows about one kind of ingress controller, in one entry: what
+    every type has (how to install it, how to recognise its container in a running workload, its
+    field manager and data plane), and optional parts that a type declares only where it has them:
+    `ingress` (what it claims, publishes and does with a duplicate host/path), `gateway` (the same
+    for GatewayClasses and Gateways), `capture` (a running install read back into chart values) and
+    `offline` (what the project's machines run instead). A type that serves only Gateway API leaves
+    `ingress` out; one that implements no Gateway API leaves `gateway` out.
     """
 
     name: str
@@ -388,38 +459,18 @@ class ControllerType:
     with_time_scale: Callable[[Values, float], Values]
     # A container of a running workload: is it this type's binary?
     detect: Callable[[Obj], bool]
-    # (state, workload, that container, the workload's pods) → one AnalysedController per status writer in it
-    analyse: Callable[[ClusterState, Obj, Obj, list[Obj]], "list[AnalysedController]"]
     # The field manager the API server records for its status writes (from its user agent).
     field_manager: str
-    # One line of its log → (when, namespace, ingress, addresses written or None when the line
-    # does not say) for a status write, else None: who wrote a change, by pod.
-    status_log: Callable[[str, int], "tuple[Any, str, str, tuple[str, ...] | None] | None"]
-    # Substrings of an IngressClass's spec.controller (or a class annotation's value) that name this type.
-    class_markers: tuple[str, ...]
-    # (route a, route b) of two Ingresses it serves with the same host and path (ingress_conflicts'
-    # Route: .ingress, .key, .path, .path_type, .backend) → which one answers, in words.
-    on_duplicate: Callable[[Any, Any], str]
-    # Path types it matches as a plain string prefix (nginx's `location /foo` covers /foobar),
-    # not by path element as the Ingress spec's Prefix does.
-    string_prefix_path_types: tuple[str, ...]
     # Whether the twin emulates it (kindlab-twin runs no real proxy: a type it does not emulate
     # runs on kind only, and lab_definition refuses it on the twin).
     on_twin: bool
-    # What the project's own machines run in place of what users pull (the offline kind lab,
-    # hack/kind-lab.sh): the image built here for each key of default_images (hack/kind-images.sh),
-    # and the local chart helm installs (lab_charts), a path under the kindlab cache (~/.cache/kindlab).
-    offline_images: Mapping[str, str]
-    offline_chart: str
     # How its data plane is read from one pod (what it routes each backend to) and how it names
     # an Ingress backend there: ingress_dataplane compares that with the EndpointSlices.
     dataplane: "DataPlaneReader"
-    # (state, workload, its container, the workload's pods) → its Gateway API side, or None when the
-    # workload runs no Gateway provider; None here: the type implements no Gateway API.
-    gateway: Callable[[ClusterState, Obj, Obj, list[Obj]], GatewayController | None] | None = None
-    # (Ingress a, Ingress b) with an identical host+path → why this type does not make them rivals (an
-    # ingress-nginx canary Ingress adds an alternative backend to its main Ingress's location), or "".
-    companion: Callable[[Obj, Obj], str] | None = None
+    ingress: IngressPart | None = None
+    gateway: GatewayPart | None = None
+    capture: CapturePart | None = None
+    offline: OfflinePart | None = None
     # How test machinery stops its syncing while its proxy serves, or None with why it cannot.
     sync_freeze: SyncFreeze | None = None
     no_sync_freeze: str = ""
@@ -427,29 +478,6 @@ class ControllerType:
     # which win: what the lab needs of it that the chart leaves off. The ingress_controller module
     # alone (a user's install) gets none of them.
     lab_values: Mapping[str, Any] = field(default_factory=dict)
-    # Its Gateway API provider, None when it has none: (values) → whether they turn it on, and
-    # (values, release, namespace) → what a lab with Gateway API (lab_gateway_api) gives it beneath
-    # its own values, which win (as lab_values). A lab without the CRDs refuses a type whose values
-    # turn it on (helm would fail half-way: the chart's objects need the CRDs).
-    gateway_enabled: Callable[[Values], bool] | None = None
-    gateway_lab_values: Callable[[Values, str, str], Values] | None = None
-    # The inverse of effective_config's args (lab_capture): (a running container's args, release,
-    # namespace, chart version or None for the pin) → (chart values that render the same effective
-    # args, what the values alone do not say: flags in the chart's extra-args value, args not
-    # captured), and (args, namespace, chart version) → the effective flags both are compared by.
-    # None: the type cannot be captured. Flags whose value is a secret never leave the cluster.
-    args_to_values: Callable[[list[str], str, str, "str | None"], "tuple[Values, list[str]]"] | None = None
-    effective_args: Callable[[list[str], str, "str | None"], "dict[str, str]"] | None = None
-    secret_flags: tuple[str, ...] = ()
-    # (state, workload, its container, values from args_to_values, the release, the IngressClass
-    # names other captured releases create) → (values with what else the cluster shows: kind,
-    # replicas, RBAC, its IngressClass, its Service; notes on what the lab cannot reproduce).
-    capture_values: Callable[[ClusterState, Obj, Obj, Values, str, "set[str]"], "tuple[Values, list[str]]"] | None = None
-    # The prefix of the Ingress annotations it routes by ("" for none): what a capture keeps of an Ingress.
-    annotation_prefix: str = ""
-    # The controllerName of the GatewayClasses it serves ("" when it implements no Gateway API): a lab's
-    # GatewayClass names it unless it names another.
-    gateway_controller_name: str = ""
 
     @property
     def image_keys(self) -> tuple[str, ...]:

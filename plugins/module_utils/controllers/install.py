@@ -234,7 +234,7 @@ def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = 
         raise ControllerError("%s.method: type %s is installed with helm only (method: helm)" % (where, ctype.name))
     try:
         values = ctype.apply_options(raw.get("values") or {}, raw.get("scope"), raw.get("publish_service"), raw.get("ingress_class"))
-        gateway = ctype.gateway_enabled is not None and ctype.gateway_enabled(values)
+        gateway = ctype.gateway is not None and ctype.gateway.enabled(values)
         if gateway and method == "manifest":
             raise ControllerError("%s.method: the values turn on %s's Gateway API provider, which only helm installs "
                                   "(method=manifest renders no Gateway API objects or RBAC); use method: helm"
@@ -244,8 +244,8 @@ def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = 
                                   "the chart's install would fail without the Gateway API CRDs; set lab_gateway_api: true"
                                   % (where, ctype.name))
         lab_values = dict(ctype.lab_values)
-        if gateway and gateway_api and ctype.gateway_lab_values is not None:
-            lab_values = merge_values(lab_values, ctype.gateway_lab_values(values, release, namespace))
+        if gateway and gateway_api and ctype.gateway is not None:
+            lab_values = merge_values(lab_values, ctype.gateway.lab_values(values, release, namespace))
         if images is not None:
             values = ctype.with_images(merge_values(lab_values, values), images)
         config = ctype.effective_config(values, release, namespace, None)

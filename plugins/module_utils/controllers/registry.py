@@ -35,20 +35,20 @@ def type_of_class(value: str) -> str:
     """The type an IngressClass's spec.controller (or a class annotation's value) names, else "unknown"."""
     low = value.lower()
     for t in REGISTRY.values():
-        if any(marker in low for marker in t.class_markers):
+        if t.ingress is not None and any(marker in low for marker in t.ingress.class_markers):
             return t.name
     return "unknown"
 
 
 def annotation_prefixes() -> tuple[str, ...]:
     """The prefixes of the Ingress annotations the known types route by."""
-    return tuple(t.annotation_prefix for t in REGISTRY.values() if t.annotation_prefix)
+    return tuple(t.ingress.annotation_prefix for t in REGISTRY.values() if t.ingress is not None and t.ingress.annotation_prefix)
 
 
 def default_gateway_controller_name() -> str:
     """The controllerName of the first known type that implements Gateway API: what a lab's GatewayClass
     names unless it names another."""
-    return next(t.gateway_controller_name for t in REGISTRY.values() if t.gateway_controller_name)
+    return next(t.gateway.controller_name for t in REGISTRY.values() if t.gateway is not None)
 
 
 def off_twin(controllers: Iterable[Mapping[str, Any]]) -> list[str]:

@@ -47,7 +47,9 @@ def find_workloads(state: ClusterState) -> list[FoundWorkload]:
             kind = registry.detect(container)
             if kind is not None:
                 pods = workload_pods(state, workload)
-                found.append(FoundWorkload(kind, workload, container, pods, kind.analyse(state, workload, container, pods)))
+                # a type that serves only Gateway API writes no Ingress status: no AnalysedController
+                writers = kind.ingress.analyse(state, workload, container, pods) if kind.ingress is not None else []
+                found.append(FoundWorkload(kind, workload, container, pods, writers))
                 break
     return found
 
@@ -62,7 +64,7 @@ def gateway_sides(state: ClusterState, found: list[FoundWorkload]) -> list[tuple
     """Each workload whose type implements Gateway API and runs it, with its Gateway API side."""
     out = []
     for f in found:
-        side = f.type.gateway(state, f.workload, f.container, f.pods) if f.type.gateway is not None else None
+        side = f.type.gateway.analyse(state, f.workload, f.container, f.pods) if f.type.gateway is not None else None
         if side is not None:
             out.append((f, side))
     return out

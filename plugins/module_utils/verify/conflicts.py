@@ -217,8 +217,9 @@ def _one_controller(a: Route, b: Route, tie: bool, kind: str, example: str) -> s
         lose = b if win is a else a
         return "resolved by precedence (precise host, longer path, Exact before Prefix): for %s, %s's rule (%s) " \
                "is chosen over %s's (%s)" % (example, win.key, _rule_text(win), lose.key, _rule_text(lose))
-    if kind in registry.REGISTRY:
-        return registry.controller_type(kind).on_duplicate(a, b)
+    part = registry.controller_type(kind).ingress if kind in registry.REGISTRY else None
+    if part is not None:
+        return part.on_duplicate(a, b)
     return "undefined (controller type %s)" % kind
 
 
@@ -259,8 +260,8 @@ def _string_prefix(r: Route, claims: dict[str, Claim], served_by: dict[str, list
     the cluster when known, else the one its class names)? Only when every one of them says so."""
     found = (served_by or {}).get(r.key) or []
     types = {(server_types or {}).get(ref, "unknown") for ref in found} if found else {claims[r.key].type}
-    return bool(types) and all(t in registry.REGISTRY and str(r.path_type) in registry.REGISTRY[t].string_prefix_path_types
-                               for t in types)
+    parts = [registry.REGISTRY[t].ingress if t in registry.REGISTRY else None for t in types]
+    return bool(parts) and all(p is not None and str(r.path_type) in p.string_prefix_path_types for p in parts)
 
 
 def overlap_of(a: Route, b: Route, claims: dict[str, Claim], served_by: dict[str, list[str]] | None = None,
@@ -311,8 +312,8 @@ def _companion(a: Route, b: Route, tie: bool, same: str, kind: str) -> str:
     """Why the one controller serving both does not make an identical host+path a conflict, or ""."""
     if not tie or same != "yes" or kind not in registry.REGISTRY:
         return ""
-    rule = registry.controller_type(kind).companion
-    return rule(a.ingress, b.ingress) if rule else ""
+    part = registry.controller_type(kind).ingress
+    return part.companion(a.ingress, b.ingress) if part is not None and part.companion else ""
 
 
 def find_conflicts(ingresses: list[Obj], ingress_classes: list[Obj], selected: set[str] | None = None,

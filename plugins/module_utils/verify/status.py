@@ -134,7 +134,7 @@ def parse_log_line(pod: str, line: str, year: int) -> LogEntry | None:
     """One status-update line of any registered controller type (its own format), or None.
     `new` is None when the line does not carry the addresses (Traefik's)."""
     for kind in registry.REGISTRY.values():
-        found = kind.status_log(line, year)
+        found = kind.ingress.status_log(line, year) if kind.ingress is not None else None
         if found is not None:
             when, namespace, ingress, new = found
             return LogEntry(pod, when, namespace, ingress, new, kind.field_manager)

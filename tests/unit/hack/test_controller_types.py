@@ -63,15 +63,16 @@ def test_kind_only_names_timed_actions_after_the_types(tmp_path: Path) -> None:
 
 def test_offline_vars_cover_every_type() -> None:
     out = controller_types.offline_vars()
-    assert out["lab_images"] == {k: v for t in REGISTRY.values() for k, v in t.offline_images.items()}
-    assert out["lab_charts"] == {name: str(binaries.cache_root() / t.offline_chart) for name, t in REGISTRY.items()}
+    assert out["lab_images"] == {k: v for t in REGISTRY.values() if t.offline for k, v in t.offline.images.items()}
+    assert out["lab_charts"] == {name: str(binaries.cache_root() / t.offline.chart) for name, t in REGISTRY.items() if t.offline}
 
 
 def test_offline_charts_built_with_a_binary_are_where_its_assets_go() -> None:
     """A chart copied beside a pinned binary (build binaries' asset_dirs) is found where that copy lands."""
     pins = {pin.file_name: pin for pin in binaries.pinned().values()}
     for t in REGISTRY.values():
-        parts = Path(t.offline_chart).parts
+        assert t.offline is not None, t.name
+        parts = Path(t.offline.chart).parts
         if parts[1] in pins:
             assert parts[2] in {Path(d).name for d in pins[parts[1]].asset_dirs}, t.name
 

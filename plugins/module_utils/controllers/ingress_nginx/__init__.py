@@ -10,7 +10,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     KIND_OFFLINE_INGRESS_NGINX_CHART,
     KIND_OFFLINE_INGRESS_NGINX_IMAGE,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerType, SyncFreeze
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CapturePart, ControllerType, IngressPart, OfflinePart, SyncFreeze
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import binary, chart, dataplane, inverse, manifests
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.values import (
     CHART_NAME,
@@ -36,25 +36,23 @@ TYPE = ControllerType(
     with_images=lambda values, images: chart.with_image(values, images[IMAGE_KEY], DEFAULT_IMAGE),
     with_time_scale=chart.with_time_scale,
     detect=binary.is_nginx,
-    analyse=lambda state, workload, container, pods: [binary.analyse_nginx(state, workload, container, pods)],
     field_manager=binary.FIELD_MANAGER,
-    status_log=binary.status_log,
-    class_markers=("ingress-nginx", "nginx"),
-    on_duplicate=binary.on_duplicate,
-    companion=binary.companion,
-    # Without use-regex it writes an ImplementationSpecific path as `location <path>` (binary.select_route).
-    string_prefix_path_types=("ImplementationSpecific",),
     on_twin=True,
-    # The real controller v1.11.0 on Debian's nginx, and chart 4.11.0, both from the module the Go proxy serves.
-    offline_images={IMAGE_KEY: KIND_OFFLINE_INGRESS_NGINX_IMAGE},
-    offline_chart=KIND_OFFLINE_INGRESS_NGINX_CHART,
     dataplane=dataplane.READER,
+    ingress=IngressPart(
+        analyse=lambda state, workload, container, pods: [binary.analyse_nginx(state, workload, container, pods)],
+        status_log=binary.status_log,
+        class_markers=("ingress-nginx", "nginx"),
+        on_duplicate=binary.on_duplicate,
+        companion=binary.companion,
+        # Without use-regex it writes an ImplementationSpecific path as `location <path>` (binary.select_route).
+        string_prefix_path_types=("ImplementationSpecific",),
+        annotation_prefix="nginx.ingress.kubernetes.io/",
+    ),
+    capture=CapturePart(inverse.args_to_values, inverse.effective_args, inverse.capture_values, inverse.SECRET_FLAGS),
+    # The real controller v1.11.0 on Debian's nginx, and chart 4.11.0, both from the module the Go proxy serves.
+    offline=OfflinePart({IMAGE_KEY: KIND_OFFLINE_INGRESS_NGINX_IMAGE}, KIND_OFFLINE_INGRESS_NGINX_CHART),
     # The Go controller (dumb-init's child) syncs; nginx, its child, serves from the backends the
     # controller last posted to its Lua balancer, so stopping the Go process freezes them.
     sync_freeze=SyncFreeze("/nginx-ingress-controller", ("controller.livenessProbe", "controller.readinessProbe")),
-    args_to_values=inverse.args_to_values,
-    effective_args=inverse.effective_args,
-    secret_flags=inverse.SECRET_FLAGS,
-    capture_values=inverse.capture_values,
-    annotation_prefix="nginx.ingress.kubernetes.io/",
 )

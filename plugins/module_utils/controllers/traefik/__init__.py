@@ -11,7 +11,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     KIND_OFFLINE_TRAEFIK_CHART,
     KIND_OFFLINE_TRAEFIK_IMAGE,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerType
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CapturePart, ControllerType, GatewayPart, IngressPart, OfflinePart
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import binary, chart, dataplane, gateway, inverse, manifests
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import (
     CHART_NAME,
@@ -39,27 +39,22 @@ TYPE = ControllerType(
     with_images=lambda values, images: chart.with_image(values, images[IMAGE_KEY], DEFAULT_IMAGE),
     with_time_scale=chart.with_time_scale,
     detect=binary.is_traefik,
-    analyse=binary.analyse,
     field_manager=binary.FIELD_MANAGER,
-    status_log=binary.status_log,
-    class_markers=("traefik",),
-    on_duplicate=binary.on_duplicate,
-    # Its path matchers are not modelled here: its paths are compared by the Ingress spec's rules.
-    string_prefix_path_types=(),
     on_twin=False,
-    # The release binary alone in an image, and the same chart from its Go module.
-    offline_images={IMAGE_KEY: KIND_OFFLINE_TRAEFIK_IMAGE},
-    offline_chart=KIND_OFFLINE_TRAEFIK_CHART,
     dataplane=dataplane.READER,
-    gateway=gateway.analyse,
+    ingress=IngressPart(
+        analyse=binary.analyse,
+        status_log=binary.status_log,
+        class_markers=("traefik",),
+        on_duplicate=binary.on_duplicate,
+        # Its path matchers are not modelled here: its paths are compared by the Ingress spec's rules.
+        string_prefix_path_types=(),
+        annotation_prefix="traefik.ingress.kubernetes.io/",
+    ),
+    gateway=GatewayPart(gateway.analyse, chart.gateway_enabled, chart.gateway_lab_values, GATEWAY_CONTROLLER_NAME),
+    capture=CapturePart(inverse.args_to_values, inverse.effective_args, inverse.capture_values, inverse.SECRET_FLAGS),
+    # The release binary alone in an image, and the same chart from its Go module.
+    offline=OfflinePart({IMAGE_KEY: KIND_OFFLINE_TRAEFIK_IMAGE}, KIND_OFFLINE_TRAEFIK_CHART),
     no_sync_freeze="Traefik's providers and its router are one process: stopping its syncing stops its proxy too",
     lab_values=LAB_VALUES,
-    gateway_enabled=chart.gateway_enabled,
-    gateway_lab_values=chart.gateway_lab_values,
-    args_to_values=inverse.args_to_values,
-    effective_args=inverse.effective_args,
-    secret_flags=inverse.SECRET_FLAGS,
-    capture_values=inverse.capture_values,
-    annotation_prefix="traefik.ingress.kubernetes.io/",
-    gateway_controller_name=GATEWAY_CONTROLLER_NAME,
 )

@@ -110,11 +110,11 @@ def test_every_captured_controller_renders_the_cluster_s_effective_args(captured
     workloads = {base.meta(w)["namespace"]: w for w in state.workloads if base.meta(w)["name"].startswith("ingress")}
     for ns, ctl in by_ns(captured).items():
         ctype = controller_type(ctl["type"])
-        assert ctype.effective_args is not None
+        assert ctype.capture is not None
         live = base.container_argv(base.pod_template(workloads[ns])["containers"][0], ns)
         live = [a for a in live if "maxmind" not in a and a != "s3cr3t-licence"]
         rendered = ctype.effective_config(ctl["values"], ctl["release"], ns, None).args
-        assert ctype.effective_args(rendered, ns, None) == ctype.effective_args(live, ns, None), ns
+        assert ctype.capture.effective_args(rendered, ns, None) == ctype.capture.effective_args(live, ns, None), ns
     assert all(r["differences"] == [] for r in captured.controllers)
 
 

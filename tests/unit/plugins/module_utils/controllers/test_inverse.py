@@ -1,4 +1,4 @@
-"""The inverse of each controller type's values → args (ControllerType.args_to_values): for every
+"""The inverse of each controller type's values → args (ControllerType.capture.args_to_values): for every
 scenario's controllers, both types, the container args the lab's manifests carry are captured into
 values, and those values render the same effective args; so do args written by hand."""
 from __future__ import annotations
@@ -43,10 +43,10 @@ def container_args(ctype: ControllerType, ctl: dict[str, Any]) -> list[str]:
 
 def round_trip(ctype: ControllerType, args: list[str], release: str, namespace: str) -> tuple[dict[str, Any], list[str], dict[str, str]]:
     """Capture ARGS into values, render them again; returns (values, unexpressed, the rendered effective args)."""
-    assert ctype.args_to_values is not None and ctype.effective_args is not None
-    values, unexpressed = ctype.args_to_values(args, release, namespace, None)
+    assert ctype.capture is not None
+    values, unexpressed = ctype.capture.args_to_values(args, release, namespace, None)
     rendered = ctype.effective_config(values, release, namespace, None).args
-    return values, unexpressed, ctype.effective_args(rendered, namespace, None)
+    return values, unexpressed, ctype.capture.effective_args(rendered, namespace, None)
 
 
 def test_the_table_covers_both_types() -> None:
@@ -58,10 +58,10 @@ def test_the_table_covers_both_types() -> None:
 def test_every_scenario_controller_renders_its_captured_values_back(lab: dict[str, Any], raw: dict[str, Any]) -> None:
     ctl = parse_controller(raw, "", parse_images(lab.get("lab_images")), lab.get("lab_gateway_api"))
     ctype = controller_type(ctl["type"])
-    assert ctype.effective_args is not None
+    assert ctype.capture is not None
     args = container_args(ctype, ctl)
     values, unexpressed, again = round_trip(ctype, args, ctl["release"], ctl["namespace"])
-    assert again == ctype.effective_args(args, ctl["namespace"], None)
+    assert again == ctype.capture.effective_args(args, ctl["namespace"], None)
     # The lab's own values are chart values: nothing of theirs needs the extra-args value.
     assert not [u for u in unexpressed if "extraArgs" in u or "additionalArguments" in u], unexpressed
     assert ctype.effective_config(values, ctl["release"], ctl["namespace"], None).summary()["args"]
@@ -80,7 +80,7 @@ NGINX_BY_HAND = [
 def test_a_hand_written_ingress_nginx_is_captured_into_values_that_render_its_args() -> None:
     ctype = controller_type("ingress_nginx")
     values, unexpressed, again = round_trip(ctype, NGINX_BY_HAND, "ingress-nginx", "ingress-nginx")
-    assert again == ctype.effective_args(NGINX_BY_HAND, "ingress-nginx", None)
+    assert again == ctype.capture.effective_args(NGINX_BY_HAND, "ingress-nginx", None)
     # The release name makes the chart's names the manifest's: no override is needed for them.
     assert "publishService" not in values["controller"] and "electionID" not in values["controller"]
     assert values["controller"]["watchIngressWithoutClass"] is True
@@ -92,7 +92,7 @@ def test_flags_the_chart_cannot_say_go_to_extra_args_and_chart_only_flags_are_sw
     args = ["/nginx-ingress-controller", "--publish-status-address=203.0.113.7", "--update-status=false",
             "--watch-namespace=team-a", "--election-id=custom", "--report-node-internal-ip-address"]
     values, unexpressed, again = round_trip(ctype, args, "edge", "team-a")
-    assert again == ctype.effective_args(args, "team-a", None)
+    assert again == ctype.capture.effective_args(args, "team-a", None)
     c = values["controller"]
     assert c["scope"] == {"enabled": True} and c["electionID"] == "custom" and c["publishService"] == {"enabled": False}
     # No --configmap was given: `--configmap=` (nil in extraArgs) is the binary's default.
@@ -115,7 +115,7 @@ def test_a_hand_written_traefik_is_captured_with_its_unmodelled_provider_flags_i
             "--providers.kubernetesingress.ingressClass=edge", "--providers.kubernetesingress.ingressendpoint.ip=203.0.113.5",
             "--providers.kubernetesingress.throttleDuration=5s"]
     values, unexpressed, again = round_trip(ctype, args, "edge", "edge")
-    assert again == ctype.effective_args(args, "edge", None)
+    assert again == ctype.capture.effective_args(args, "edge", None)
     ing = values["providers"]["kubernetesIngress"]
     assert ing["ingressClass"] == "edge" and ing["ingressEndpoint"] == {"ip": "203.0.113.5"}
     assert ing["publishedService"] == {"enabled": False} and ing["allowEmptyServices"] is False
@@ -129,14 +129,14 @@ def test_a_traefik_provider_switched_off_is_captured_off() -> None:
     ctype = controller_type("traefik")
     args = ["--providers.kubernetesingressnginx", "--providers.kubernetesingressnginx.ingressclass=legacy"]
     values, _unexpressed, again = round_trip(ctype, args, "traefik", "traefik")
-    assert again == ctype.effective_args(args, "traefik", None)
+    assert again == ctype.capture.effective_args(args, "traefik", None)
     assert values["providers"]["kubernetesIngress"] == {"enabled": False}
     assert values["providers"]["kubernetesIngressNGINX"] == {"enabled": True, "ingressClass": "legacy"}
 
 
 def test_a_flag_the_ingress_nginx_binary_refuses_is_reported_not_reproduced() -> None:
     ctype = controller_type("ingress_nginx")
-    assert ctype.args_to_values is not None
-    values, unexpressed = ctype.args_to_values(["/nginx-ingress-controller", "--publish-servise=a/b"], "ingress", "one", None)
+    assert ctype.capture is not None
+    values, unexpressed = ctype.capture.args_to_values(["/nginx-ingress-controller", "--publish-servise=a/b"], "ingress", "one", None)
     assert unexpressed == ["--configmap=", "unknown flag: --publish-servise: the binary refuses it and exits; not reproduced"]
     assert "publish-servise" not in values["controller"]["extraArgs"]

@@ -73,9 +73,10 @@ def test_the_lab_image_map_reaches_its_pods(ctype: ControllerType) -> None:
 
 
 def test_it_declares_what_the_offline_kind_lab_runs(ctype: ControllerType) -> None:
-    assert set(ctype.offline_images) == set(ctype.image_keys)
-    assert all(valid_image(image) for image in ctype.offline_images.values())
-    chart = PurePosixPath(ctype.offline_chart)
+    assert ctype.offline is not None  # every type the project has runs in the offline kind lab
+    assert set(ctype.offline.images) == set(ctype.image_keys)
+    assert all(valid_image(image) for image in ctype.offline.images.values())
+    chart = PurePosixPath(ctype.offline.chart)
     assert not chart.is_absolute() and ".." not in chart.parts and chart.parts[0] == "assets"
 
 
@@ -86,7 +87,8 @@ def test_the_twin_installs_what_it_emulates_from_manifests(ctype: ControllerType
 
 
 def test_it_declares_how_it_is_recognised_and_what_it_writes(ctype: ControllerType) -> None:
-    assert ctype.class_markers and ctype.field_manager and ctype.rendered_kinds
+    assert ctype.ingress is None or ctype.ingress.class_markers
+    assert ctype.field_manager and ctype.rendered_kinds
     assert ctype.release_selector("ingress")
 
 
@@ -101,4 +103,29 @@ def test_what_generic_code_asks_of_the_types_comes_from_their_entries() -> None:
     # a capture keeps the annotations each type routes by; a lab's GatewayClass names the Gateway implementation's
     assert registry.annotation_prefixes() == ("nginx.ingress.kubernetes.io/", "traefik.ingress.kubernetes.io/")
     assert registry.default_gateway_controller_name() == "traefik.io/gateway-controller" == gateways.DEFAULT_CONTROLLER_NAME
-    assert registry.controller_type("ingress_nginx").gateway_controller_name == ""  # it implements no Gateway API
+    assert registry.controller_type("ingress_nginx").gateway is None  # it implements no Gateway API
+
+
+def test_a_type_that_serves_only_gateway_api_declares_only_that_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ControllerType's parts are optional: a type with no `ingress` part (Traefik's entry less it, here) is
+    found in a cluster, writes no Ingress status and is no IngressClass's type, while its Gateway side is
+    read and diagnosed; the code that asks the Ingress part skips it instead of calling a stub."""
+    import dataclasses
+
+    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
+    from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controllers import find_workloads, gateway_sides
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose, status
+    from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.verify.test_diagnose_gateways import two_installs
+
+    gateway_only = dataclasses.replace(controller_type("traefik"), name="gateway_only", ingress=None, capture=None)
+    monkeypatch.setattr(registry, "REGISTRY", {"gateway_only": gateway_only})
+    state = two_installs(selectors=False)
+    found = find_workloads(state)
+    assert [f.type.name for f in found] == ["gateway_only", "gateway_only"] and all(f.controllers == [] for f in found)
+    assert [side.ref for _f, side in gateway_sides(state, found)] == [
+        "traefik-a/traefik@kubernetesgateway", "traefik-b/traefik@kubernetesgateway"]
+    result = diagnose.analyse(state)
+    assert result["controllers"] == [] and [f["kind"] for f in result["findings"]].count("gateway_multiple_writers") == 2
+    assert registry.type_of_class("traefik.io/ingress-controller") == "unknown" and registry.annotation_prefixes() == ()
+    assert registry.default_gateway_controller_name() == "traefik.io/gateway-controller"
+    assert status.parse_log_line("a/b", 'time="2026" level=debug msg="Updated ingress status" ingress=x namespace=y', 2026) is None

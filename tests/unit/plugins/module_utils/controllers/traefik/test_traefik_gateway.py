@@ -164,7 +164,7 @@ def test_without_entry_points_it_has_http_on_80_and_traefik_when_something_uses_
 
 
 def test_the_seam_gives_the_gateway_side_to_types_that_have_one() -> None:
-    assert registry.REGISTRY["traefik"].gateway is gateway.analyse
+    assert registry.REGISTRY["traefik"].gateway is not None and registry.REGISTRY["traefik"].gateway.analyse is gateway.analyse
     assert registry.REGISTRY["ingress_nginx"].gateway is None
     # a Traefik recognised by its Gateway provider alone, whatever its image is called
     assert registry.detect({"image": "example.com/edge:1", "args": ["--providers.kubernetesgateway"]}) is registry.REGISTRY["traefik"]

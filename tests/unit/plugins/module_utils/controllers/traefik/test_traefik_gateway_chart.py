@@ -55,8 +55,9 @@ def test_the_lab_values_follow_the_release_and_only_with_the_provider_on() -> No
         "gateway": {"enabled": False}, "gatewayClass": {"enabled": False},
         "providers": {"kubernetesGateway": {"statusAddress": {"service": {"enabled": True, "name": "lb", "namespace": "one"}}}}}
     ctype = controller_type("traefik")
-    assert ctype.gateway_lab_values is chart.gateway_lab_values and ctype.gateway_enabled is chart.gateway_enabled
-    assert controller_type("ingress_nginx").gateway_lab_values is None
+    assert ctype.gateway is not None
+    assert ctype.gateway.lab_values is chart.gateway_lab_values and ctype.gateway.enabled is chart.gateway_enabled
+    assert controller_type("ingress_nginx").gateway is None
 
 
 @pytest.mark.parametrize("values", [dict(ON, rbac={"namespaced": True})])
