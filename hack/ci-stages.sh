@@ -16,6 +16,8 @@
 # The checks track sees no Docker engine (DOCKER_HOST points nowhere), as when it ran before the
 # engine existed: nothing there may pick the lab's engine up; and it has a KINDLAB_TWIN_HOME of its
 # own. Its output is kept in a file and printed when it ends, so the log reads one track at a time.
+# The kind track's side cluster (hack/test-kind.sh: the diagnose table and the fault test beside the
+# scenarios) starts when the checks track has ended: KINDLAB_CHECKS_DONE is touched then, failed or not.
 # Every stage runs even after one has failed (the table then shows every stage's cost); the exit
 # status is non-zero when any failed.
 set -euo pipefail
@@ -30,6 +32,7 @@ KINDLAB_STAGE_LOG="$(mktemp /tmp/kindlab-stages.XXXXXX)"
 export KINDLAB_STAGE_LOG
 FAILED="$(mktemp /tmp/kindlab-stages-failed.XXXXXX)"
 CHECKS_LOG=""
+KINDLAB_CHECKS_DONE="$(mktemp -u /tmp/kindlab-checks-done.XXXXXX)"
 started_all=$SECONDS
 
 table() {
@@ -37,7 +40,7 @@ table() {
     awk -F'\t' '{ printf "%-60s %7d  %s\n", $1, $2, $3 }' "$KINDLAB_STAGE_LOG"
     printf '%-60s %7d  %s\n' "total (wall clock)" "$((SECONDS - started_all))" \
         "$(if [ -s "$FAILED" ]; then echo "failed: $(tr '\n' ' ' <"$FAILED")"; fi)"
-    rm -f "$KINDLAB_STAGE_LOG" "$FAILED" "${CHECKS_LOG:-}"
+    rm -f "$KINDLAB_STAGE_LOG" "$FAILED" "${CHECKS_LOG:-}" "$KINDLAB_CHECKS_DONE"
 }
 trap table EXIT
 
@@ -66,11 +69,12 @@ if [ "$#" -gt 0 ]; then
 else
     for s in "${FIRST[@]}"; do stage "$s"; done
     CHECKS_LOG="$(mktemp /tmp/kindlab-checks.XXXXXX)"
+    export KINDLAB_CHECKS_DONE  # (only here: a stage run alone has no checks track to wait for)
     printf '\n==== the checks track (%s) runs beside the kind track; its output follows when it ends ====\n' \
         "${CHECKS[*]}" >&2
     # Its own twin home too: molecule's twin and the kind track's twin series never meet.
     (DOCKER_HOST=unix:///nonexistent/kindlab-checks-track-sees-no-engine \
-        KINDLAB_TWIN_HOME="$(mktemp -d /tmp/kindlab-checks-twins.XXXXXX)" track checks "${CHECKS[@]}") \
+        KINDLAB_TWIN_HOME="$(mktemp -d /tmp/kindlab-checks-twins.XXXXXX)" track checks "${CHECKS[@]}"; touch "$KINDLAB_CHECKS_DONE") \
         >"$CHECKS_LOG" 2>&1 &
     checks_pid=$!
     track kind "${KIND[@]}"

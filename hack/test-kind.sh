@@ -44,6 +44,13 @@ TWIN_SERIES=""    # the pid of the twin's series while it runs
 # The rehearsal's own kind cluster (rehearsal_kind below) runs beside the lab's, with a pool of its own.
 REHEARSAL_POOLS='{"lab_metallb_pools": [{"name": "rehearsal-pool", "addresses": ["100.66.0.0/16"]}]}'
 rehearsal_left() { "$KIND_LAB" exec kind get clusters 2>/dev/null | grep -qx rehearsal; }
+# The side cluster (side_kind below): the diagnose table and the fault test, beside the scenarios, with a pool of its own.
+SIDE_POOLS='{"lab_metallb_pools": [{"name": "side-pool", "addresses": ["100.65.0.0/16"]}]}'
+SIDE_SERIES=""    # the pid of side_kind while it runs
+side_left() { "$KIND_LAB" exec kind get clusters 2>/dev/null | grep -qx diagnose; }
+side_down() {
+    KINDLAB_CLUSTER=diagnose "$KIND_LAB" down "$ROOT/tests/kind/side/base.yml" -e "$SIDE_POOLS" -e "lab_state_dir=$WORK/kind/side"
+}
 rehearsal_down() {
     KINDLAB_CLUSTER=rehearsal "$KIND_LAB" down "" -e "$REHEARSAL_POOLS" -e "lab_state_dir=$WORK/kind/team/rehearsal"
 }
@@ -52,12 +59,14 @@ cleanup() {
     banner "teardown"
     # the twin series tears each of its labs down itself: let it end
     [ -z "$TWIN_SERIES" ] || wait "$TWIN_SERIES" 2>/dev/null || true
+    [ -z "$SIDE_SERIES" ] || kill "$SIDE_SERIES" 2>/dev/null || true
     if [ -n "$current" ]; then
         "$KIND_LAB" down "${current_src:-$current}" -e "lab_state_dir=$WORK/kind/$current" >"$WORK/teardown-kind.log" 2>&1 \
             || { tail -n 20 "$WORK/teardown-kind.log" >&2; rc=1; }
     fi
     ! rehearsal_left || rehearsal_down >>"$WORK/teardown-kind.log" 2>&1 || rc=1
-    left="$("$KIND_LAB" exec ip -br addr | grep -cE ' 100\.6[46]\.' || true)"
+    ! side_left || side_down >>"$WORK/teardown-kind.log" 2>&1 || rc=1
+    left="$("$KIND_LAB" exec ip -br addr | grep -cE ' 100\.6[4-6]\.' || true)"
     [ "$left" = 0 ] || { echo "test-kind: FAIL: the pool's address is still on the kind bridge after teardown" >&2; rc=1; }
     if [ "$STARTED_ENGINE" = 1 ]; then
         left="$(docker ps -aq | wc -l)"
@@ -307,6 +316,54 @@ twin_series() {
 banner "the scenarios on the twin (beside kind's, logs in $WORK/twin)"
 twin_series &
 TWIN_SERIES=$!
+
+# side_kind: a kind cluster of its own beside the lab's (tests/kind/side/base.yml: kind and MetalLB, its own
+# pool), for the two checks that install their own controllers and need no scenario: ingress_diagnose against
+# the real controllers (tests/kind/diagnose_table.py) and one ingress_status window through an API server
+# restart and a controller restart (tests/kind/fault_test.py, which prints what was written, seen, blind and
+# by whom). They ran after the scenarios, on the emptied cluster; here they run beside them. Under make test it
+# starts when the checks track has ended (hack/ci-stages.sh touches KINDLAB_CHECKS_DONE), so that the CPU the
+# unit tests and molecule take is not shared three ways. Its output goes to $WORK/side.log, printed after the
+# scenarios; its failures to $WORK/side-failures.
+side_kind() {
+    failures=()
+    local dir="$WORK/kind/side" started=$SECONDS
+    mkdir -p "$dir"
+    if [ -n "${KINDLAB_CHECKS_DONE:-}" ]; then
+        # (at most an hour: a checks track that died without saying so must not hold the kind track)
+        while [ ! -e "$KINDLAB_CHECKS_DONE" ] && [ $((SECONDS - started)) -lt 3600 ]; do sleep 5; done
+        echo "test-kind: the side cluster starts when the checks track has ended, after $((SECONDS - started)) s" >&2
+    fi
+    started=$SECONDS
+    if ! KINDLAB_CLUSTER=diagnose "$KIND_LAB" up "$ROOT/tests/kind/side/base.yml" -e "$SIDE_POOLS" -e "lab_state_dir=$dir" \
+            >"$dir/lab.log" 2>&1; then
+        tail -n 30 "$dir/lab.log" >&2
+        failures+=("the side cluster (diagnose table and fault test)")
+    else
+        stage_record "side cluster up (beside the scenarios)" "$((SECONDS - started))"
+        banner "diagnose vs the real controller (one configuration per row; on the side cluster)"
+        started=$SECONDS
+        # (each type's chart and image: the registry's offline inputs, which the scripts read themselves)
+        if ! PYTHONPATH="$ROOT/.collections" "$KIND_LAB" exec "$VENV/bin/python" "$ROOT/tests/kind/diagnose_table.py" \
+                "$dir/kubeconfig" "$TOOLS/helm" ${DIAGNOSE_ROWS:+"$DIAGNOSE_ROWS"} >&2; then
+            failures+=("diagnose vs the real controller")
+        fi
+        echo "test-kind: diagnose table in $((SECONDS - started)) s" >&2
+        stage_record "diagnose table (beside the scenarios)" "$((SECONDS - started))"
+        banner "ingress_status through an API server restart and a controller restart (on the side cluster)"
+        started=$SECONDS
+        if ! PYTHONPATH="$ROOT/.collections" "$KIND_LAB" exec "$VENV/bin/python" "$ROOT/tests/kind/fault_test.py" \
+                "$dir/kubeconfig" "$(kind_node "$dir")" "$TOOLS/helm" >&2; then
+            failures+=("fault test")
+        fi
+        echo "test-kind: fault test in $((SECONDS - started)) s" >&2
+        stage_record "fault test (beside the scenarios)" "$((SECONDS - started))"
+    fi
+    side_down >"$dir/down.log" 2>&1 || { tail -n 20 "$dir/down.log" >&2; failures+=("the side cluster's teardown"); }
+    [ "${#failures[@]}" -eq 0 ] || printf '%s\n' "${failures[@]}" >"$WORK/side-failures"
+}
+side_kind >"$WORK/side.log" 2>&1 &
+SIDE_SERIES=$!
 # A scenario that fails on kind gets one more try on the emptied cluster (KINDLAB_KIND_TRIES=1: none).
 # On this 2-core machine the kind series shares the CPU with the twin's series and, under `make
 # test`, the unit tests; a verdict that depends on timing can miss there once. The first try is
@@ -404,34 +461,18 @@ TWIN_SERIES=""
 echo "test-kind: the twin series ended $((SECONDS - started)) s after kind's" >&2
 no_lab_address_here "after the twin series"
 
-# ingress_diagnose against the real controller, on the emptied cluster (tests/kind/diagnose_table.py).
-if [ -n "$current" ]; then
-    banner "diagnose vs the real controller (one configuration per row)"
+# The side cluster's series, which ran beside the scenarios: its output, then its failures.
+if [ -n "$SIDE_SERIES" ]; then
     started=$SECONDS
-    # (each type's chart and image: the registry's offline inputs, which the scripts read themselves)
-    if ! PYTHONPATH="$ROOT/.collections" "$KIND_LAB" exec "$VENV/bin/python" "$ROOT/tests/kind/diagnose_table.py" \
-            "$WORK/kind/$current/kubeconfig" "$TOOLS/helm" ${DIAGNOSE_ROWS:+"$DIAGNOSE_ROWS"} >&2; then
-        failures+=("diagnose vs the real controller")
-    fi
-    echo "test-kind: diagnose table in $((SECONDS - started)) s" >&2
-    stage_record "diagnose table" "$((SECONDS - started))"
+    wait "$SIDE_SERIES" || failures+=("the side cluster's series")
+    SIDE_SERIES=""
+    echo "test-kind: the side cluster's series ended $((SECONDS - started)) s after the scenarios" >&2
+    cat "$WORK/side.log" >&2
+    [ ! -s "$WORK/side-failures" ] || mapfile -t -O "${#failures[@]}" failures <"$WORK/side-failures"
 fi
 if [ -s "$WORK/gateway-rows.txt" ]; then
     banner "diagnose vs real Traefik: the Gateway rows (read on each Gateway API scenario's cluster)"
     cat "$WORK/gateway-rows.txt" >&2
-fi
-
-if [ -n "$current" ]; then
-    # One ingress_status window through an API server restart and a controller restart, on the
-    # emptied cluster (tests/kind/fault_test.py prints what was written, seen, blind and by whom).
-    banner "ingress_status through an API server restart and a controller restart"
-    started=$SECONDS
-    if ! PYTHONPATH="$ROOT/.collections" "$KIND_LAB" exec "$VENV/bin/python" "$ROOT/tests/kind/fault_test.py" \
-            "$WORK/kind/$current/kubeconfig" "$(kind_node "$WORK/kind/$current")" "$TOOLS/helm" >&2; then
-        failures+=("fault test")
-    fi
-    echo "test-kind: fault test in $((SECONDS - started)) s" >&2
-    stage_record "fault test" "$((SECONDS - started))"
 fi
 
 # What the rollouts and the frozen controller cost, per controller and beside the fixed variants:
