@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import ingress_nginx, traefik
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerError, ControllerType
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerError, ControllerType, IngressPart
 
 REGISTRY: dict[str, ControllerType] = {t.name: t for t in (ingress_nginx.TYPE, traefik.TYPE)}
 
@@ -38,6 +38,12 @@ def type_of_class(value: str) -> str:
         if t.ingress is not None and any(marker in low for marker in t.ingress.class_markers):
             return t.name
     return "unknown"
+
+
+def ingress_part(name: str) -> IngressPart | None:
+    """The Ingress part of the registered type of that name; None for an unknown type or one that serves no Ingress."""
+    ctype = REGISTRY.get(name)
+    return ctype.ingress if ctype is not None else None
 
 
 def annotation_prefixes() -> tuple[str, ...]:

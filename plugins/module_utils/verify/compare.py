@@ -19,11 +19,11 @@ from collections import Counter
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import CheckFailed, OptionError
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects import KINDS, watched_keys
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects import KINDS, WATCHED_KEYS
 
 Obj = dict[str, Any]
 # The checks a capture reproduces (lab_capture's lab_expect), compared between two runs.
-CAPTURED_CHECKS = ("diagnose", "addresses", "status", "backends", "conflicts") + watched_keys()
+CAPTURED_CHECKS = ("diagnose", "addresses", "status", "backends", "conflicts") + WATCHED_KEYS
 MODES = ("verdicts", "symptoms")
 _PASSED = ("pass", "no finding", "no conflict", "found")
 

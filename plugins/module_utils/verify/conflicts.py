@@ -217,7 +217,7 @@ def _one_controller(a: Route, b: Route, tie: bool, kind: str, example: str) -> s
         lose = b if win is a else a
         return "resolved by precedence (precise host, longer path, Exact before Prefix): for %s, %s's rule (%s) " \
                "is chosen over %s's (%s)" % (example, win.key, _rule_text(win), lose.key, _rule_text(lose))
-    part = registry.controller_type(kind).ingress if kind in registry.REGISTRY else None
+    part = registry.ingress_part(kind)
     if part is not None:
         return part.on_duplicate(a, b)
     return "undefined (controller type %s)" % kind
@@ -260,7 +260,7 @@ def _string_prefix(r: Route, claims: dict[str, Claim], served_by: dict[str, list
     the cluster when known, else the one its class names)? Only when every one of them says so."""
     found = (served_by or {}).get(r.key) or []
     types = {(server_types or {}).get(ref, "unknown") for ref in found} if found else {claims[r.key].type}
-    parts = [registry.REGISTRY[t].ingress if t in registry.REGISTRY else None for t in types]
+    parts = [registry.ingress_part(t) for t in types]
     return bool(parts) and all(p is not None and str(r.path_type) in p.string_prefix_path_types for p in parts)
 
 
@@ -310,10 +310,10 @@ def overlap_of(a: Route, b: Route, claims: dict[str, Claim], served_by: dict[str
 
 def _companion(a: Route, b: Route, tie: bool, same: str, kind: str) -> str:
     """Why the one controller serving both does not make an identical host+path a conflict, or ""."""
-    if not tie or same != "yes" or kind not in registry.REGISTRY:
+    part = registry.ingress_part(kind)
+    if not tie or same != "yes" or part is None:
         return ""
-    part = registry.controller_type(kind).ingress
-    return part.companion(a.ingress, b.ingress) if part is not None and part.companion else ""
+    return part.companion(a.ingress, b.ingress) if part.companion else ""
 
 
 def find_conflicts(ingresses: list[Obj], ingress_classes: list[Obj], selected: set[str] | None = None,

@@ -24,7 +24,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe impor
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.motion import motion, strips
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import render as render_html
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import window_length
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects import WATCHED, watched_keys
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects import WATCHED, WATCHED_KEYS
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import gateway_rows
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import markdown_lines as timeline_lines
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import merge as merge_timeline
@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # what a module hands its logic besides its options (see _mod
 Obj = dict[str, Any]
 
 # The watched subject kinds' checks (subjects/: gateways, routes, ...) follow status, in the table's order.
-CHECKS = ("controllers", "addresses", "diagnose", "status") + watched_keys() + (
+CHECKS = ("controllers", "addresses", "diagnose", "status") + WATCHED_KEYS + (
     "backends", "conflicts", "actions", "dataplane", "reachability", "migration")
 _EXPECT_KEYS = {
     # A controller expected not to start (namespace/release: reason regex), and an Ingress expected
@@ -50,7 +50,7 @@ _EXPECT_KEYS = {
     # expected to fail (no address, outside the pools, changed more than status.max_changes;
     # namespace/name: reason regex), a route expected not to be Accepted and ResolvedRefs by each
     # parent it names.
-    **{key: {"failing"} for key in watched_keys()},
+    **{key: {"failing"} for key in WATCHED_KEYS},
     "backends": {"failing"},
     "conflicts": {"expected"},
     "reachability": {"probes"},
@@ -215,7 +215,7 @@ def _per_subject(check: str, observed: dict[str, tuple[bool, str]], failing: dic
         passed, reason = observed.get(subject, (True, "not observed"))
         if subject not in observed:
             passed, reason = False, "not observed (no such %s %s)%s" % (
-                _NOUNS.get(check, "Ingress"), "watched" if check in watched_keys() else "selected", context)
+                _NOUNS.get(check, "Ingress"), "watched" if check in WATCHED_KEYS else "selected", context)
         pattern = failing.get(subject)
         if pattern is None:
             met = passed
@@ -473,7 +473,7 @@ def _address_outcomes(status: Obj) -> dict[str, tuple[bool, str]]:
 _FED_BY = {
     "controllers": ("controllers",),
     "diagnose": ("diagnose",),
-    "status": ("addresses", "status") + watched_keys(),
+    "status": ("addresses", "status") + WATCHED_KEYS,
     "backends": ("backends",),
     "conflicts": ("conflicts",),
     "actions": ("actions",),
@@ -518,7 +518,7 @@ def _not_run_verdicts(results: Obj, expect: Obj, context: str) -> tuple[Obj, lis
             continue
         del ran[key]
         for check in checks:
-            if check in watched_keys() and check not in expect:
+            if check in WATCHED_KEYS and check not in expect:
                 continue  # judged only where the watch covered Gateway API or lab_expect names some
             verdicts.append(Verdict(check, NOT_RUN, "the check runs", "fail: " + _explained(message, context), False))
     return ran, verdicts
@@ -540,7 +540,7 @@ def evaluate(results: Obj, expect: Obj) -> list[Verdict]:
         verdicts += _per_subject("status", _ingress_outcomes(results["status"]), (expect.get("status") or {}).get("failing", {}),
                                  context=context)
         # Gateway API, where the watch covered it (the cluster serves it) or lab_expect names some
-        for check in watched_keys():
+        for check in WATCHED_KEYS:
             if results["status"].get(check):
                 verdicts += _per_subject(check, _ingress_outcomes(results["status"], check), (expect.get(check) or {}).get("failing", {}))
             elif check in expect:  # expected, and the watch saw none (or cannot: no CRDs): say why instead of judging nothing

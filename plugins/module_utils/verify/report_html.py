@@ -21,7 +21,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify.dataplane i
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.motion import IN_STEP, STATES, Motion, motion
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ANSWERED
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import change_writer
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects import WATCHED
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects import kind_named
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import (
     GATEWAY_API_AXES, LAB, Row, Timeline, gateway_rows, merge, offset_text, status_origin,
 )
@@ -435,7 +435,8 @@ def _gateway_api_html(status: Obj, story: Timeline, verdicts: list[Obj]) -> str:
                      for row in rows)]
     for axis in sorted(k for k in story.axes if k.startswith(GATEWAY_API_AXES)):
         kind, _sep, key = axis.partition(" ")
-        check = next(k.result_key for k in WATCHED if k.kind == kind)
+        watched = kind_named(kind)  # GATEWAY_API_AXES: always a watched kind's axis
+        check = watched.result_key if watched else ""
         mine = [v for v in verdicts if v.get("check") == check and v.get("subject") == key]
         out.append('<section class="ingress" id="%s-%s" data-object="%s"><h3>%s</h3>%s%s</section>' % (
             _e(kind.lower()), _e(key.replace("/", "-")), _e(axis), _e(axis), _timeline_table(story.axes[axis], story),

@@ -19,13 +19,11 @@ HTTPROUTE = httproute.KIND
 KINDS: tuple[SubjectKind, ...] = (INGRESS, GATEWAY, HTTPROUTE, grpcroute.KIND)
 # The kinds watched beside the Ingresses (where the cluster serves them), in the table's order.
 WATCHED = tuple(k for k in KINDS if not k.bare)
+# Their result keys, which are also the report's checks: gateways, routes, grpcroutes.
+WATCHED_KEYS = tuple(k.result_key for k in WATCHED)
 
 
 def kind_named(name: str) -> SubjectKind | None:
     """The table's kind of that name (a timeline entry's `kind`), None for one it does not hold."""
     return next((k for k in KINDS if k.kind == name), None)
 
-
-def watched_keys() -> tuple[str, ...]:
-    """The result keys (and report checks) of the watched kinds: gateways, routes, ..."""
-    return tuple(k.result_key for k in WATCHED)
