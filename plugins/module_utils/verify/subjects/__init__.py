@@ -26,4 +26,3 @@ WATCHED_KEYS = tuple(k.result_key for k in WATCHED)
 def kind_named(name: str) -> SubjectKind | None:
     """The table's kind of that name (a timeline entry's `kind`), None for one it does not hold."""
     return next((k for k in KINDS if k.kind == name), None)
-
