@@ -280,15 +280,15 @@ deleted:
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, WAIT_ARGS, with_args
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import (
     DEFAULT_TYPE,
+    installable_names,
     run_ingress_controller,
-    type_names,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 
 ARGUMENT_SPEC = with_args(
     CLUSTER_ARGS,
     WAIT_ARGS,
-    type={"type": "str", "default": DEFAULT_TYPE, "choices": type_names()},
+    type={"type": "str", "default": DEFAULT_TYPE, "choices": installable_names()},
     namespace={"type": "str", "required": True},
     release={"type": "str", "default": "ingress"},
     values={"type": "dict", "default": {}},

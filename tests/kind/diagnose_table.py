@@ -205,7 +205,7 @@ class Table:
 
     def install(self, c: dict[str, Any]) -> str:
         """The collection's install (ingress_controller, method helm, local chart); "" or why it refused."""
-        vals = _controllers.controller_type(c["type"]).with_images(c["values"], self.images)
+        vals = _controllers.controller_type(c["type"]).install.with_images(c["values"], self.images)
         req = _controllers.Request(type=c["type"], namespace=c["namespace"], release=c["release"], values=vals, method="helm",
                                    chart_path=self.charts[c["type"]], time_scale=TIME_SCALE, kubeconfig=self.kubeconfig,
                                    wait=False, create_namespace=False)

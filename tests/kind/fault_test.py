@@ -79,7 +79,7 @@ class Faults:
                   # writer's Ingress up at its first update (IgnoreIngressClass) and write its own address.
                   "rbac": {"scope": False}}
         req = install.Request(namespace=NS, release="ingress", method="helm", chart_path=self.chart, time_scale=TIME_SCALE,
-                              values=install.controller_type("ingress_nginx").with_images(values, self.images),
+                              values=install.controller_type("ingress_nginx").install.with_images(values, self.images),
                               kubeconfig=self.kubeconfig, wait=True, wait_timeout=180, create_namespace=False)
         install.run(req, False, client_factory=lambda: self.client, run_command=self.run_command, helm=self.helm)
         for name, annotation in (("nginx", "nginx"), ("writer", "kindlab-fault-writer")):

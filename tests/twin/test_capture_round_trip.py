@@ -48,8 +48,8 @@ def build(client: Client, twin: TwinClusterHandle, lab: Obj) -> list[Obj]:
     controllers = [parse_controller(raw, "[%d]" % i, images) for i, raw in enumerate(lab["lab_controllers"])]
     for ctl in controllers:
         ctype = controller_type(ctl["type"])
-        assert ctype.render_manifests is not None
-        client.apply_all(ctype.render_manifests(ctype.effective_config(ctl["values"], ctl["release"], ctl["namespace"], None)))
+        assert ctype.install.render_manifests is not None
+        client.apply_all(ctype.install.render_manifests(ctype.install.effective_config(ctl["values"], ctl["release"], ctl["namespace"], None)))
     for wl in parse_workloads(lab["lab_workloads"], where="lab_workloads", default_image=images["test_app"]):
         client.apply_all(render(wl))
     for ctl in controllers:
@@ -62,7 +62,7 @@ def build(client: Client, twin: TwinClusterHandle, lab: Obj) -> list[Obj]:
 def effective(ctl: Obj) -> dict[str, str]:
     ctype = controller_type(ctl["type"])
     assert ctype.capture is not None
-    rendered = ctype.effective_config(ctl["values"], ctl["release"], ctl["namespace"], None).args
+    rendered = ctype.install.effective_config(ctl["values"], ctl["release"], ctl["namespace"], None).args
     return ctype.capture.effective_args(rendered, ctl["namespace"], None)
 
 
@@ -80,8 +80,8 @@ def test_the_puzzle_captured_from_the_twin_reproduces_the_scenario(twin: TwinClu
         assert mine["release"] == ctl["release"] and mine["ingress_class_resource"] == ctl["ingress_class_resource"]
         assert mine["rbac_scope"] == ctl["rbac_scope"]
         ctype = controller_type(mine["type"])
-        assert ctype.render_manifests is not None  # the twin installs with method=manifest: it renders them
-        assert ctype.render_manifests(ctype.effective_config(mine["values"], mine["release"], mine["namespace"], None))
+        assert ctype.install.render_manifests is not None  # the twin installs with method=manifest: it renders them
+        assert ctype.install.render_manifests(ctype.install.effective_config(mine["values"], mine["release"], mine["namespace"], None))
     workloads = {(w["namespace"], w["name"]): w["ingress"] for w in result.lab["lab_workloads"]}
     assert workloads == {(w["namespace"], w["name"]): {"name": w["name"], "paths": [{"path": "/", "path_type": "Prefix"}],
                                                        "annotations": w["ingress"]["annotations"]}

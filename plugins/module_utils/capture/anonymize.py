@@ -30,7 +30,8 @@ _KEEP = {"default", "kube-system", "kube-public", "controller", "ingress"}
 def _kept() -> set[str]:
     keep = set(_KEEP)
     for t in REGISTRY.values():
-        keep |= {t.name, t.chart_name, *(t.ingress.class_markers if t.ingress is not None else ())}
+        keep |= {t.name, *((t.install.chart_name,) if t.install is not None else ()),
+                 *(t.ingress.class_markers if t.ingress is not None else ())}
     return keep
 
 

@@ -27,8 +27,9 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import yaml
 from ansible_collections.kindlab.ingress.plugins.module_utils.capture.anonymize import anonymize_lab
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import (
     CLASS_ANNOTATION,
+    CapturePart,
     ClusterState,
-    ControllerType,
+    InstallPart,
     container_argv,
     meta,
 )
@@ -80,7 +81,7 @@ class Capture:
 # ---------------------------------------------------------------- controllers
 
 
-def release_of(ctype: ControllerType, workload: Obj) -> tuple[str, bool]:
+def release_of(how: InstallPart, workload: Obj) -> tuple[str, bool]:
     """The release whose chart names the workload as the cluster does: helm's instance label, then
     the workload's name's prefixes at each dash, shortest first (plain manifests name the Deployment after a
     release the chart would: ingress-nginx-controller ← ingress-nginx). (release, names match)."""
@@ -92,9 +93,9 @@ def release_of(ctype: ControllerType, workload: Obj) -> tuple[str, bool]:
     candidates = ([label] if label else []) + ["-".join(parts[:i]) for i in range(1, len(parts) + 1)]
     for release in candidates:
         try:
-            if ctype.effective_config({}, release, ns, None).deployment == (ns, name):
+            if how.effective_config({}, release, ns, None).deployment == (ns, name):
                 return release, True
-        except ctype.value_errors:
+        except how.value_errors:
             continue
     return (label or name), False
 
@@ -117,12 +118,10 @@ def _without_secrets(argv: list[str], secret_flags: tuple[str, ...]) -> tuple[li
     return kept, dropped
 
 
-def _differences(ctype: ControllerType, values: Obj, release: str, namespace: str, live: list[str]) -> list[str]:
+def _differences(capture: CapturePart, how: InstallPart, values: Obj, release: str, namespace: str, live: list[str]) -> list[str]:
     """Where the lab's args (rendered from VALUES) differ from the cluster's, flag by flag."""
-    if ctype.capture is None:
-        return []
-    want = ctype.capture.effective_args(live, namespace, None)
-    got = ctype.capture.effective_args(ctype.effective_config(values, release, namespace, None).args, namespace, None)
+    want = capture.effective_args(live, namespace, None)
+    got = capture.effective_args(how.effective_config(values, release, namespace, None).args, namespace, None)
     return ["--%s: the cluster runs %r, the lab %r" % (flag, want.get(flag), got.get(flag))
             for flag in sorted(set(want) | set(got)) if want.get(flag) != got.get(flag)]
 
@@ -136,11 +135,13 @@ def capture_controllers(state: ClusterState, found: list[discovery.FoundWorkload
     for f in found:
         ctype, ref = f.type, key_of(f.workload)
         ns = str(meta(f.workload).get("namespace"))
-        capture = ctype.capture
-        if capture is None:
-            notes.append("controller %s: type %s cannot be captured" % (ref, ctype.name))
+        capture, how = ctype.capture, ctype.install
+        if capture is None or how is None:
+            # (a lab can hold only a controller it can install, read back from the cluster's args)
+            notes.append("controller %s: type %s cannot be captured (%s)"
+                         % (ref, ctype.name, "the lab cannot install it" if how is None else "its args are not read back"))
             continue
-        release, same_names = release_of(ctype, f.workload)
+        release, same_names = release_of(how, f.workload)
         if not same_names:
             notes.append("controller %s: no release of the %s chart names its workload so; the lab's release is %r"
                          % (ref, ctype.name, release))
@@ -150,7 +151,7 @@ def capture_controllers(state: ClusterState, found: list[discovery.FoundWorkload
         notes += ["controller %s: %s" % (ref, text) for text in unexpressed]
         values, more = capture.capture_values(state, f.workload, f.container, values, release, taken)
         notes += ["controller %s: %s" % (ref, text) for text in more]
-        differences = _differences(ctype, values, release, ns, argv)
+        differences = _differences(capture, how, values, release, ns, argv)
         notes += ["controller %s: args differ in the lab: %s" % (ref, text) for text in differences]
         entries.append({"namespace": ns, "type": ctype.name, "release": release, "values": values})
         records.append({"workload": ref, "kind": f.workload.get("kind"), "type": ctype.name, "release": "%s/%s" % (ns, release),

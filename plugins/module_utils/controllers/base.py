@@ -426,17 +426,10 @@ class OfflinePart:
 
 
 @dataclass(frozen=True)
-class ControllerType:
-    """Everything the collection knows about one kind of ingress controller, in one entry: what
-    every type has (how to install it, how to recognise its container in a running workload, its
-    field manager and data plane), and optional parts that a type declares only where it has them:
-    `ingress` (what it claims, publishes and does with a duplicate host/path), `gateway` (the same
-    for GatewayClasses and Gateways), `capture` (a running install read back into chart values) and
-    `offline` (what the project's machines run instead). A type that serves only Gateway API leaves
-    `ingress` out; one that implements no Gateway API leaves `gateway` out.
-    """
+class InstallPart:
+    """How the lab installs the type (ingress_controller, lab_definition): its chart, what its values
+    mean (the Config), the objects it renders without helm, and the images its pods run."""
 
-    name: str
     chart_name: str
     chart_repo: str
     chart_version: str
@@ -457,6 +450,30 @@ class ControllerType:
     with_images: Callable[[Values, "dict[str, str]"], Values]
     # (values, time scale) → values that shorten the controller's own periods by that factor
     with_time_scale: Callable[[Values, float], Values]
+    # Values the lab (lab_definition) gives every controller of this type beneath the lab's own,
+    # which win: what the lab needs of it that the chart leaves off. The ingress_controller module
+    # alone (a user's install) gets none of them.
+    lab_values: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def image_keys(self) -> tuple[str, ...]:
+        """Its keys in lab_images."""
+        return tuple(self.default_images)
+
+
+@dataclass(frozen=True)
+class ControllerType:
+    """Everything the collection knows about one kind of ingress controller, in one entry: what
+    every type has (how to recognise its container in a running workload, its field manager and
+    data plane), and optional parts that a type declares only where it has them: `install` (how the
+    lab installs it; a type without it is still found and diagnosed in a captured or running cluster),
+    `ingress` (what it claims, publishes and does with a duplicate host/path), `gateway` (the same
+    for GatewayClasses and Gateways), `capture` (a running install read back into chart values) and
+    `offline` (what the project's machines run instead). A type that serves only Gateway API leaves
+    `ingress` out; one that implements no Gateway API leaves `gateway` out.
+    """
+
+    name: str
     # A container of a running workload: is it this type's binary?
     detect: Callable[[Obj], bool]
     # The field manager the API server records for its status writes (from its user agent).
@@ -467,6 +484,7 @@ class ControllerType:
     # How its data plane is read from one pod (what it routes each backend to) and how it names
     # an Ingress backend there: ingress_dataplane compares that with the EndpointSlices.
     dataplane: "DataPlaneReader"
+    install: InstallPart | None = None
     ingress: IngressPart | None = None
     gateway: GatewayPart | None = None
     capture: CapturePart | None = None
@@ -474,12 +492,10 @@ class ControllerType:
     # How test machinery stops its syncing while its proxy serves, or None with why it cannot.
     sync_freeze: SyncFreeze | None = None
     no_sync_freeze: str = ""
-    # Values the lab (lab_definition) gives every controller of this type beneath the lab's own,
-    # which win: what the lab needs of it that the chart leaves off. The ingress_controller module
-    # alone (a user's install) gets none of them.
-    lab_values: Mapping[str, Any] = field(default_factory=dict)
 
-    @property
-    def image_keys(self) -> tuple[str, ...]:
-        """Its keys in lab_images."""
-        return tuple(self.default_images)
+    def installer(self) -> InstallPart:
+        """Its install part; a ControllerError naming the field when it declares none (the lab cannot install it)."""
+        if self.install is None:
+            raise ControllerError("type: %s is known to discovery and diagnosis, but the lab cannot install it (its"
+                                  " entry declares no install part)" % self.name)
+        return self.install

@@ -42,7 +42,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.regist
     DEFAULT_TYPE,
     REGISTRY,
     controller_type,
-    type_names,
+    installable_names,
 )
 
 if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
@@ -115,14 +115,15 @@ class Plan:
 def plan(req: Request) -> Plan:
     """Validate everything before anything changes."""
     ctype = controller_type(req.type)
+    how = ctype.installer()
     if req.method not in METHODS:
         raise ControllerError("method: expected helm or manifest, got %r" % req.method)
     if req.state not in ("present", "absent"):
         raise ControllerError("state: expected present or absent, got %r" % req.state)
     check_release(req.release, "release")
     for name, path in (req.charts or {}).items():
-        if name not in REGISTRY:
-            raise ControllerError("charts.%s: expected a controller type, one of %s" % (name, ", ".join(type_names())))
+        if name not in installable_names():
+            raise ControllerError("charts.%s: expected a controller type the lab installs, one of %s" % (name, ", ".join(installable_names())))
         if not isinstance(path, str) or not path:
             raise ControllerError("charts.%s: expected the path of a chart directory or .tgz, got %r" % (name, path))
     chart = None
@@ -132,23 +133,23 @@ def plan(req: Request) -> Plan:
         if not chart_path and ctype.name in (req.charts or {}):
             chart_path, field_name = req.charts[ctype.name], "charts.%s" % ctype.name
         try:
-            chart = _helm.chart_source(ctype.chart_name, ctype.chart_repo, ctype.chart_version,
+            chart = _helm.chart_source(how.chart_name, how.chart_repo, how.chart_version,
                                        req.chart_repo, req.chart_version, chart_path)
         except _helm.HelmError as exc:
             raise ControllerError(str(exc).replace("chart_path", field_name, 1)) from exc
     elif req.chart_path:
         raise ControllerError("chart_path: only method=helm installs a chart; method=manifest renders the objects itself")
     try:
-        values = ctype.apply_options(req.values, req.scope, req.publish_service, req.ingress_class)
+        values = how.apply_options(req.values, req.scope, req.publish_service, req.ingress_class)
         if req.time_scale is not None:
-            values = ctype.with_time_scale(values, req.time_scale)
-        config = ctype.effective_config(values, req.release, req.namespace,
-                                        chart.version if chart else req.chart_version)
+            values = how.with_time_scale(values, req.time_scale)
+        config = how.effective_config(values, req.release, req.namespace,
+                                      chart.version if chart else req.chart_version)
         check_object_names(config.summary()["names"], req.release, "")
-        if req.method == "manifest" and ctype.render_manifests is None:
+        if req.method == "manifest" and how.render_manifests is None:
             raise ControllerError("method: type %s is installed with helm only (method: helm)" % req.type)
-        objects = ctype.render_manifests(config) if req.method == "manifest" and ctype.render_manifests else []
-    except ctype.value_errors as exc:
+        objects = how.render_manifests(config) if req.method == "manifest" and how.render_manifests else []
+    except how.value_errors as exc:
         raise ControllerError("values: %s" % exc) from exc
     for obj in objects:
         if not obj["metadata"].get("namespace"):
@@ -218,6 +219,7 @@ def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = 
         raise ControllerError("%s: unknown keys %s (expected some of %s)" % (where or "controller", unknown, ", ".join(sorted(_DEFINITION_KEYS))))
     try:
         ctype = controller_type(raw.get("type", DEFAULT_TYPE))
+        how = ctype.installer()
     except ControllerError as exc:
         raise ControllerError("%s.%s" % (where, exc)) from None
     namespace, release = raw.get("namespace"), raw.get("release", "ingress")
@@ -230,10 +232,10 @@ def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = 
     method = raw.get("method")
     if method is not None and method not in METHODS:
         raise ControllerError("%s.method: expected one of %s, got %r" % (where, ", ".join(METHODS), method))
-    if method == "manifest" and ctype.render_manifests is None:
+    if method == "manifest" and how.render_manifests is None:
         raise ControllerError("%s.method: type %s is installed with helm only (method: helm)" % (where, ctype.name))
     try:
-        values = ctype.apply_options(raw.get("values") or {}, raw.get("scope"), raw.get("publish_service"), raw.get("ingress_class"))
+        values = how.apply_options(raw.get("values") or {}, raw.get("scope"), raw.get("publish_service"), raw.get("ingress_class"))
         gateway = ctype.gateway is not None and ctype.gateway.enabled(values)
         if gateway and method == "manifest":
             raise ControllerError("%s.method: the values turn on %s's Gateway API provider, which only helm installs "
@@ -243,15 +245,15 @@ def parse_controller(raw: Any, where: str = "", images: dict[str, str] | None = 
             raise ControllerError("%s.values: they turn on %s's Gateway API provider, but lab_gateway_api is false: "
                                   "the chart's install would fail without the Gateway API CRDs; set lab_gateway_api: true"
                                   % (where, ctype.name))
-        lab_values = dict(ctype.lab_values)
+        lab_values = dict(how.lab_values)
         if gateway and gateway_api and ctype.gateway is not None:
             lab_values = merge_values(lab_values, ctype.gateway.lab_values(values, release, namespace))
         if images is not None:
-            values = ctype.with_images(merge_values(lab_values, values), images)
-        config = ctype.effective_config(values, release, namespace, None)
-        if method == "manifest" and ctype.render_manifests is not None:
-            ctype.render_manifests(config)  # refuses what it cannot render now, before the lab changes anything
-    except ctype.value_errors as exc:
+            values = how.with_images(merge_values(lab_values, values), images)
+        config = how.effective_config(values, release, namespace, None)
+        if method == "manifest" and how.render_manifests is not None:
+            how.render_manifests(config)  # refuses what it cannot render now, before the lab changes anything
+    except how.value_errors as exc:
         raise ControllerError("%s.values: %s" % (where, exc)) from None
     summary = config.summary()
     check_object_names(summary["names"], release, where)
@@ -457,8 +459,9 @@ def _prune(req: Request, p: Plan, client: Any, check_mode: bool) -> list[str]:
     keep = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in p.objects}
     owner = "%s/%s" % (req.namespace, req.release)
     pruned = []
-    for api_version, kind in p.ctype.rendered_kinds:
-        for obj in client.list(api_version, kind, label_selector=p.ctype.release_selector(req.release)):
+    how = p.ctype.installer()
+    for api_version, kind in how.rendered_kinds:
+        for obj in client.list(api_version, kind, label_selector=how.release_selector(req.release)):
             meta = obj.get("metadata") or {}
             namespace = meta.get("namespace")
             mine = namespace == req.namespace if namespace else (meta.get("annotations") or {}).get(OWNER_ANNOTATION) == owner
@@ -566,7 +569,7 @@ def run(
 
 __all__ = [
     "DEFAULT_TYPE", "ControllerError", "K8sError", "REGISTRY", "Request", "controller_type", "health", "parse_controller", "parse_controllers",
-    "plan", "run", "type_names",
+    "plan", "run", "installable_names",
 ]
 
 

@@ -19,6 +19,11 @@ def type_names() -> list[str]:
     return sorted(REGISTRY)
 
 
+def installable_names() -> list[str]:
+    """The types the lab can install (their entry has an install part): ingress_controller's and lab_controllers' choices."""
+    return sorted(name for name, t in REGISTRY.items() if t.install is not None)
+
+
 def controller_type(name: str) -> ControllerType:
     try:
         return REGISTRY[name]

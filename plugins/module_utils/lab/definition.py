@@ -18,8 +18,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base i
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import (
     ControllerError,
     controller_type,
+    installable_names,
     parse_controllers,
-    type_names,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._helm import HelmError, chart_source
@@ -120,13 +120,14 @@ def _charts(raw: Any) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for name, path in raw.items():
         try:
-            ctype = controller_type(name)
+            how = controller_type(name).installer()
         except ControllerError:
-            raise LabError("lab_charts.%s: expected a controller type, one of %s" % (name, ", ".join(type_names()))) from None
+            raise LabError("lab_charts.%s: expected a controller type the lab installs, one of %s"
+                           % (name, ", ".join(installable_names()))) from None
         if not isinstance(path, str) or not path:
             raise LabError("lab_charts.%s: expected the path of a chart directory or .tgz, got %r" % (name, path))
         try:
-            source = chart_source(ctype.chart_name, ctype.chart_repo, ctype.chart_version, None, None, path)
+            source = chart_source(how.chart_name, how.chart_repo, how.chart_version, None, None, path)
         except HelmError as exc:
             raise LabError("lab_charts.%s: %s" % (name, exc)) from None
         out[name] = source.as_dict()
@@ -211,10 +212,10 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
     if backend == "kind" and time_scale is not None:
         # On kind the time scale becomes the controllers' own period flags: check they take it.
         for i, ctl in enumerate(parsed_controllers):
-            ctype = controller_type(ctl["type"])
+            how = controller_type(ctl["type"]).installer()  # (parse_controllers took only installable types)
             try:
-                ctype.with_time_scale(ctl["values"], time_scale)
-            except ctype.value_errors as exc:
+                how.with_time_scale(ctl["values"], time_scale)
+            except how.value_errors as exc:
                 raise LabError("lab_time_scale (lab_controllers[%d], kind): %s" % (i, exc)) from None
     try:
         parsed_workloads = parse_workloads(workloads, where="lab_workloads", default_image=parsed_images["test_app"],
@@ -224,7 +225,7 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
     # `true` loads every image the lab runs: the controller images of the types it uses only, the
     # echo app's when a workload runs it.
     used_types = {ctl["type"] for ctl in parsed_controllers}
-    unused = {key for name in type_names() if name not in used_types for key in controller_type(name).image_keys}
+    unused = {key for name in installable_names() if name not in used_types for key in controller_type(name).installer().image_keys}
     if not any(w.app == "echo" for w in parsed_workloads):
         unused.add("echo")
     try:

@@ -19,7 +19,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     METALLB_SPEAKER_IMAGE,
     TEST_APP_IMAGE,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import REGISTRY
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
 
 # The images of the lab itself, whatever controllers it runs.
 LAB_IMAGES: dict[str, str] = {
@@ -33,8 +33,9 @@ LAB_IMAGES: dict[str, str] = {
 def default_images() -> dict[str, str]:
     """Every key of lab_images with its pin: the lab's own, then each controller type's."""
     images = dict(LAB_IMAGES)
-    for ctype in REGISTRY.values():
-        images.update(ctype.default_images)
+    for ctype in registry.REGISTRY.values():
+        if ctype.install is not None:
+            images.update(ctype.install.default_images)
     return images
 
 

@@ -162,7 +162,8 @@ class Track:
     managers: list[str] = field(default_factory=list)
     kind: SubjectKind = INGRESS
     obj: str = ""  # namespace/name of its object
-    parent: str = ""
+    parent: str = ""  # a route's parent entry (Surface.parent), and the controllerName that wrote it
+    controller: str = ""
     conditions: list[str] = field(default_factory=list)
 
     def see(self, addresses: list[str]) -> None:
@@ -192,7 +193,8 @@ class Tracker:
             writer = status_writer(obj)
             for surface in of.read(obj):
                 track = self.tracks[surface.subject] = Track(surface.addresses, kind=of, obj=surface.obj,
-                                                             parent=surface.parent, conditions=surface.conditions)
+                                                             parent=surface.parent, controller=surface.controller,
+                                                             conditions=surface.conditions)
                 self.subjects.setdefault((of.kind, surface.obj), []).append(surface.subject)
                 track.see(surface.addresses)
                 if writer and (surface.addresses or surface.conditions):  # who wrote the status the window starts with
@@ -241,7 +243,7 @@ class Tracker:
                 out.append(entry)
         for subject in gone:
             track = self.tracks[subject]
-            entry = self._record(kind, obj, now, Surface(subject, key, [], [], track.parent, track.parent.rpartition(" by ")[2]), of,
+            entry = self._record(kind, obj, now, Surface(subject, key, [], [], track.parent, track.controller), of,
                                  gone=True)
             if entry is not None:
                 out.append(entry)
@@ -254,7 +256,8 @@ class Tracker:
         if track is None:
             if kind == "DELETED":
                 return None
-            track = self.tracks[surface.subject] = Track([], kind=of, obj=surface.obj, parent=surface.parent)
+            track = self.tracks[surface.subject] = Track([], kind=of, obj=surface.obj, parent=surface.parent,
+                                                         controller=surface.controller)
             self.subjects.setdefault((of.kind, surface.obj), []).append(surface.subject)
             track.see([])
         was_deleted = track.deleted
@@ -346,7 +349,7 @@ def verdict(tracker: Tracker) -> dict[str, Any]:
         item = {"addresses_seen": track.seen, "writers": {"managers": track.managers, "pods": pods}, "changes": track.changes,
                 "passed": reason is None, "reason": reason or "stable", "deleted": track.deleted}
         if track.kind.parents is not None:
-            item = {"conditions": track.conditions, "controller": track.parent.rpartition(" by ")[2]} | item
+            item = {"conditions": track.conditions, "controller": track.controller} | item
             del item["addresses_seen"]
             out[track.kind.result_key].setdefault(track.obj, {"parents": {}})["parents"][track.parent] = item
             continue

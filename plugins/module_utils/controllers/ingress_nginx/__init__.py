@@ -10,7 +10,14 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     KIND_OFFLINE_INGRESS_NGINX_CHART,
     KIND_OFFLINE_INGRESS_NGINX_IMAGE,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CapturePart, ControllerType, IngressPart, OfflinePart, SyncFreeze
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import (
+    CapturePart,
+    ControllerType,
+    IngressPart,
+    InstallPart,
+    OfflinePart,
+    SyncFreeze,
+)
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import binary, chart, dataplane, inverse, manifests
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.values import (
     CHART_NAME,
@@ -23,22 +30,24 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingres
 
 TYPE = ControllerType(
     name="ingress_nginx",
-    chart_name=CHART_NAME,
-    chart_repo=CHART_REPO,
-    chart_version=CHART_VERSION,
-    effective_config=chart.effective_config,
-    render_manifests=manifests.render_manifests,
-    apply_options=chart.apply_options,
-    value_errors=(ValuesError,),
-    rendered_kinds=manifests.RENDERED_KINDS,
-    release_selector=manifests.release_selector,
-    default_images={IMAGE_KEY: DEFAULT_IMAGE},
-    with_images=lambda values, images: chart.with_image(values, images[IMAGE_KEY], DEFAULT_IMAGE),
-    with_time_scale=chart.with_time_scale,
     detect=binary.is_nginx,
     field_manager=binary.FIELD_MANAGER,
     on_twin=True,
     dataplane=dataplane.READER,
+    install=InstallPart(
+        chart_name=CHART_NAME,
+        chart_repo=CHART_REPO,
+        chart_version=CHART_VERSION,
+        effective_config=chart.effective_config,
+        render_manifests=manifests.render_manifests,
+        apply_options=chart.apply_options,
+        value_errors=(ValuesError,),
+        rendered_kinds=manifests.RENDERED_KINDS,
+        release_selector=manifests.release_selector,
+        default_images={IMAGE_KEY: DEFAULT_IMAGE},
+        with_images=lambda values, images: chart.with_image(values, images[IMAGE_KEY], DEFAULT_IMAGE),
+        with_time_scale=chart.with_time_scale,
+    ),
     ingress=IngressPart(
         analyse=lambda state, workload, container, pods: [binary.analyse_nginx(state, workload, container, pods)],
         status_log=binary.status_log,

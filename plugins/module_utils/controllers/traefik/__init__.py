@@ -11,7 +11,14 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     KIND_OFFLINE_TRAEFIK_CHART,
     KIND_OFFLINE_TRAEFIK_IMAGE,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CapturePart, ControllerType, GatewayPart, IngressPart, OfflinePart
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import (
+    CapturePart,
+    ControllerType,
+    GatewayPart,
+    IngressPart,
+    InstallPart,
+    OfflinePart,
+)
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import binary, chart, dataplane, gateway, inverse, manifests
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import (
     CHART_NAME,
@@ -26,22 +33,25 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefi
 
 TYPE = ControllerType(
     name="traefik",
-    chart_name=CHART_NAME,
-    chart_repo=CHART_REPO,
-    chart_version=CHART_VERSION,
-    effective_config=chart.effective_config,
-    render_manifests=manifests.render_manifests,
-    apply_options=chart.apply_options,
-    value_errors=(ValuesError,),
-    rendered_kinds=manifests.RENDERED_KINDS,
-    release_selector=manifests.release_selector,
-    default_images={IMAGE_KEY: DEFAULT_IMAGE},
-    with_images=lambda values, images: chart.with_image(values, images[IMAGE_KEY], DEFAULT_IMAGE),
-    with_time_scale=chart.with_time_scale,
     detect=binary.is_traefik,
     field_manager=binary.FIELD_MANAGER,
     on_twin=False,
     dataplane=dataplane.READER,
+    install=InstallPart(
+        chart_name=CHART_NAME,
+        chart_repo=CHART_REPO,
+        chart_version=CHART_VERSION,
+        effective_config=chart.effective_config,
+        render_manifests=manifests.render_manifests,
+        apply_options=chart.apply_options,
+        value_errors=(ValuesError,),
+        rendered_kinds=manifests.RENDERED_KINDS,
+        release_selector=manifests.release_selector,
+        default_images={IMAGE_KEY: DEFAULT_IMAGE},
+        with_images=lambda values, images: chart.with_image(values, images[IMAGE_KEY], DEFAULT_IMAGE),
+        with_time_scale=chart.with_time_scale,
+        lab_values=LAB_VALUES,
+    ),
     ingress=IngressPart(
         analyse=binary.analyse,
         status_log=binary.status_log,
@@ -56,5 +66,4 @@ TYPE = ControllerType(
     # The release binary alone in an image, and the same chart from its Go module.
     offline=OfflinePart({IMAGE_KEY: KIND_OFFLINE_TRAEFIK_IMAGE}, KIND_OFFLINE_TRAEFIK_CHART),
     no_sync_freeze="Traefik's providers and its router are one process: stopping its syncing stops its proxy too",
-    lab_values=LAB_VALUES,
 )

@@ -113,7 +113,7 @@ def test_every_captured_controller_renders_the_cluster_s_effective_args(captured
         assert ctype.capture is not None
         live = base.container_argv(base.pod_template(workloads[ns])["containers"][0], ns)
         live = [a for a in live if "maxmind" not in a and a != "s3cr3t-licence"]
-        rendered = ctype.effective_config(ctl["values"], ctl["release"], ns, None).args
+        rendered = ctype.install.effective_config(ctl["values"], ctl["release"], ns, None).args
         assert ctype.capture.effective_args(rendered, ns, None) == ctype.capture.effective_args(live, ns, None), ns
     assert all(r["differences"] == [] for r in captured.controllers)
 

@@ -114,10 +114,10 @@ def req(**kw):
 
 
 def test_registry():
-    assert ctl.type_names() == ["ingress_nginx", "traefik"]
+    assert ctl.installable_names() == ["ingress_nginx", "traefik"]
     t = ctl.controller_type("ingress_nginx")
-    assert (t.chart_name, t.chart_version) == ("ingress-nginx", "4.15.1")
-    assert (ctl.controller_type("traefik").chart_name, ctl.controller_type("traefik").chart_version) == ("traefik", "41.6.0")
+    assert (t.install.chart_name, t.install.chart_version) == ("ingress-nginx", "4.15.1")
+    assert (ctl.controller_type("traefik").install.chart_name, ctl.controller_type("traefik").install.chart_version) == ("traefik", "41.6.0")
     with pytest.raises(ctl.ControllerError, match="type: expected one of ingress_nginx, traefik, got 'kong'"):
         ctl.controller_type("kong")
 
@@ -132,7 +132,7 @@ def test_charts_give_the_local_chart_of_the_controllers_type(tmp_path):
     assert (p.chart.ref, p.chart.version, p.chart.repo) == (str(nginx), "4.11.0", "")
     assert ctl.plan(req(charts={"traefik": str(traefik)})).chart.repo  # no entry of its type: the pinned repository
     assert ctl.plan(req(charts=charts, method="manifest")).chart is None  # manifests need no chart
-    with pytest.raises(ctl.ControllerError, match="charts.kong: expected a controller type, one of ingress_nginx, traefik"):
+    with pytest.raises(ctl.ControllerError, match="charts.kong: expected a controller type the lab installs, one of ingress_nginx, traefik"):
         ctl.plan(req(charts={"kong": str(nginx)}))
     with pytest.raises(ctl.ControllerError, match="charts.ingress_nginx: expected a chart directory or .tgz"):
         ctl.plan(req(charts={"ingress_nginx": str(tmp_path / "missing")}))

@@ -30,11 +30,11 @@ def scenario_controllers() -> list[Any]:
 def container_args(ctype: ControllerType, ctl: dict[str, Any]) -> list[str]:
     """command + args of the controller container the type's manifests render for the lab's values
     (the args of the chart's that the collection models, where only helm installs these values)."""
-    assert ctype.render_manifests is not None
-    config = ctype.effective_config(ctl["values"], ctl["release"], ctl["namespace"], None)
+    assert ctype.install.render_manifests is not None
+    config = ctype.install.effective_config(ctl["values"], ctl["release"], ctl["namespace"], None)
     try:
-        objects = ctype.render_manifests(config)
-    except ctype.value_errors:
+        objects = ctype.install.render_manifests(config)
+    except ctype.install.value_errors:
         return list(config.args)
     workload = next(o for o in objects if o["kind"] in ("Deployment", "DaemonSet"))
     container = next(c for c in workload["spec"]["template"]["spec"]["containers"] if ctype.detect(c))
@@ -45,7 +45,7 @@ def round_trip(ctype: ControllerType, args: list[str], release: str, namespace: 
     """Capture ARGS into values, render them again; returns (values, unexpressed, the rendered effective args)."""
     assert ctype.capture is not None
     values, unexpressed = ctype.capture.args_to_values(args, release, namespace, None)
-    rendered = ctype.effective_config(values, release, namespace, None).args
+    rendered = ctype.install.effective_config(values, release, namespace, None).args
     return values, unexpressed, ctype.capture.effective_args(rendered, namespace, None)
 
 
@@ -64,7 +64,7 @@ def test_every_scenario_controller_renders_its_captured_values_back(lab: dict[st
     assert again == ctype.capture.effective_args(args, ctl["namespace"], None)
     # The lab's own values are chart values: nothing of theirs needs the extra-args value.
     assert not [u for u in unexpressed if "extraArgs" in u or "additionalArguments" in u], unexpressed
-    assert ctype.effective_config(values, ctl["release"], ctl["namespace"], None).summary()["args"]
+    assert ctype.install.effective_config(values, ctl["release"], ctl["namespace"], None).summary()["args"]
 
 
 # ingress-nginx as its plain deploy manifest installs it: no helm, names of its own, args by hand.
@@ -106,7 +106,7 @@ def test_flags_the_chart_cannot_say_go_to_extra_args_and_chart_only_flags_are_sw
         flags, errors = nginx_binary.parse_nginx_flags([a.replace("$(POD_NAMESPACE)", "team-a") for a in argv])
         assert errors == []
         return nginx_binary.nginx_settings(flags).as_dict()
-    assert settings(ctype.effective_config(values, "edge", "team-a", None).args) == settings(args)
+    assert settings(ctype.install.effective_config(values, "edge", "team-a", None).args) == settings(args)
 
 
 def test_a_hand_written_traefik_is_captured_with_its_unmodelled_provider_flags_in_additional_arguments() -> None:

@@ -15,6 +15,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.regist
     DEFAULT_TYPE,
     REGISTRY,
     controller_type,
+    installable_names,
     off_twin,
     type_names,
 )
@@ -45,36 +46,36 @@ def test_the_default_type_is_registered_and_runs_on_the_twin() -> None:
 
 def test_ingress_controllers_documentation_lists_the_registry() -> None:
     option = documented_option(ingress_controller, "type")
-    assert option["choices"] == type_names() and option["default"] == DEFAULT_TYPE
+    assert option["choices"] == installable_names() == type_names() and option["default"] == DEFAULT_TYPE
 
 
 def test_it_declares_its_chart(ctype: ControllerType) -> None:
-    assert ctype.chart_name and ctype.chart_version and ctype.chart_repo.startswith("https://")
+    assert ctype.install.chart_name and ctype.install.chart_version and ctype.install.chart_repo.startswith("https://")
 
 
 def test_its_images_have_lab_image_keys_of_its_own(ctype: ControllerType) -> None:
-    others = {key for t in REGISTRY.values() if t is not ctype for key in t.default_images}
-    assert ctype.default_images and ctype.image_keys == tuple(ctype.default_images)
-    assert not set(ctype.image_keys) & (set(LAB_IMAGES) | others)
-    assert all(valid_image(image) for image in ctype.default_images.values())
-    assert {k: default_images()[k] for k in ctype.image_keys} == dict(ctype.default_images)
+    others = {key for t in REGISTRY.values() if t is not ctype for key in t.install.default_images}
+    assert ctype.install.default_images and ctype.install.image_keys == tuple(ctype.install.default_images)
+    assert not set(ctype.install.image_keys) & (set(LAB_IMAGES) | others)
+    assert all(valid_image(image) for image in ctype.install.default_images.values())
+    assert {k: default_images()[k] for k in ctype.install.image_keys} == dict(ctype.install.default_images)
     documented = documented_option(lab_definition, "images")["description"]
-    assert all("C(%s)" % key in " ".join(documented) for key in ctype.image_keys)
+    assert all("C(%s)" % key in " ".join(documented) for key in ctype.install.image_keys)
 
 
 def test_the_lab_image_map_reaches_its_pods(ctype: ControllerType) -> None:
     """Its pin is what its chart renders with its own values; a mirrored key is what it then runs."""
-    pinned = ctype.with_images({}, parse_images({}))
+    pinned = ctype.install.with_images({}, parse_images({}))
     assert pinned == {}
-    assert ctype.effective_config(pinned, "ingress", "one", None).image in ctype.default_images.values()
-    mirrors = {key: MIRROR % key for key in ctype.image_keys}
-    values = ctype.with_images({}, parse_images(mirrors))
-    assert ctype.effective_config(values, "ingress", "one", None).image in mirrors.values()
+    assert ctype.install.effective_config(pinned, "ingress", "one", None).image in ctype.install.default_images.values()
+    mirrors = {key: MIRROR % key for key in ctype.install.image_keys}
+    values = ctype.install.with_images({}, parse_images(mirrors))
+    assert ctype.install.effective_config(values, "ingress", "one", None).image in mirrors.values()
 
 
 def test_it_declares_what_the_offline_kind_lab_runs(ctype: ControllerType) -> None:
     assert ctype.offline is not None  # every type the project has runs in the offline kind lab
-    assert set(ctype.offline.images) == set(ctype.image_keys)
+    assert set(ctype.offline.images) == set(ctype.install.image_keys)
     assert all(valid_image(image) for image in ctype.offline.images.values())
     chart = PurePosixPath(ctype.offline.chart)
     assert not chart.is_absolute() and ".." not in chart.parts and chart.parts[0] == "assets"
@@ -82,14 +83,14 @@ def test_it_declares_what_the_offline_kind_lab_runs(ctype: ControllerType) -> No
 
 def test_the_twin_installs_what_it_emulates_from_manifests(ctype: ControllerType) -> None:
     assert isinstance(ctype.on_twin, bool)
-    assert not ctype.on_twin or ctype.render_manifests is not None
+    assert not ctype.on_twin or ctype.install.render_manifests is not None
     assert off_twin([{"type": ctype.name}]) == ([] if ctype.on_twin else [ctype.name])
 
 
 def test_it_declares_how_it_is_recognised_and_what_it_writes(ctype: ControllerType) -> None:
     assert ctype.ingress is None or ctype.ingress.class_markers
-    assert ctype.field_manager and ctype.rendered_kinds
-    assert ctype.release_selector("ingress")
+    assert ctype.field_manager and ctype.install.rendered_kinds
+    assert ctype.install.release_selector("ingress")
 
 
 def test_a_controller_without_a_type_is_of_the_default_type() -> None:
@@ -129,3 +130,40 @@ def test_a_type_that_serves_only_gateway_api_declares_only_that_part(monkeypatch
     assert registry.type_of_class("traefik.io/ingress-controller") == "unknown" and registry.annotation_prefixes() == ()
     assert registry.default_gateway_controller_name() == "traefik.io/gateway-controller"
     assert status.parse_log_line("a/b", 'time="2026" level=debug msg="Updated ingress status" ingress=x namespace=y', 2026) is None
+
+
+def test_a_type_the_lab_cannot_install_is_found_and_diagnosed_and_refused_where_the_lab_installs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`install` is a part too: a type without it (ingress-nginx's entry less it, here) is still recognised
+    in a cluster and diagnosed, while every place the lab installs (ingress_controller, lab_controllers,
+    lab_charts, a capture) refuses it naming the field, before anything changes."""
+    import dataclasses
+
+    from ansible_collections.kindlab.ingress.plugins.module_utils.capture import lab as cap
+    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import install, registry
+    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerError
+    from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controllers import find_workloads
+    from ansible_collections.kindlab.ingress.plugins.module_utils.lab import definition
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose
+    from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.verify.test_diagnose import puzzle
+
+    seen_only = dataclasses.replace(controller_type("ingress_nginx"), name="seen_only", install=None)
+    monkeypatch.setattr(registry, "REGISTRY", {"seen_only": seen_only, "traefik": controller_type("traefik")})
+    assert registry.installable_names() == ["traefik"] and registry.type_names() == ["seen_only", "traefik"]
+    assert set(default_images()) == set(LAB_IMAGES) | set(controller_type("traefik").installer().image_keys)
+    # found and diagnosed: the puzzle's three controllers, its flapping Ingresses and their culprit
+    state = puzzle()
+    assert [f.type.name for f in find_workloads(state)] == ["seen_only"] * 3
+    assert "multiple_writers" in {f["kind"] for f in diagnose.analyse(state)["findings"]}
+    # refused where the lab installs, naming the field
+    with pytest.raises(ControllerError, match=r"^type: seen_only is known to discovery and diagnosis, but the lab cannot install it"):
+        install.plan(install.Request(type="seen_only", namespace="one"))
+    with pytest.raises(ControllerError, match=r"^\[0\]\.type: seen_only is known .* cannot install it"):
+        install.parse_controllers([{"type": "seen_only", "namespace": "one"}])
+    with pytest.raises(ControllerError, match=r"^charts\.seen_only: expected a controller type the lab installs, one of traefik$"):
+        install.plan(install.Request(type="traefik", namespace="one", charts={"seen_only": "/tmp/chart"}))
+    with pytest.raises(definition.LabError, match=r"^lab_charts\.seen_only: expected a controller type the lab installs, one of traefik$"):
+        definition._charts({"seen_only": "/tmp/chart"})
+    # a capture keeps none of them, saying why
+    entries, _records, notes = cap.capture_controllers(state, find_workloads(state))
+    assert entries == [] and sum("type seen_only cannot be captured (the lab cannot install it)" in n for n in notes) == 3
