@@ -44,15 +44,35 @@ TWIN_SERIES=""    # the pid of the twin's series while it runs
 # The rehearsal's own kind cluster (rehearsal_kind below) runs beside the lab's, with a pool of its own.
 REHEARSAL_POOLS='{"lab_metallb_pools": [{"name": "rehearsal-pool", "addresses": ["100.66.0.0/16"]}]}'
 rehearsal_left() { "$KIND_LAB" exec kind get clusters 2>/dev/null | grep -qx rehearsal; }
-# The side cluster (side_kind below): the diagnose table and the fault test, beside the scenarios, with a pool of its own.
+# The side cluster (side_kind below): the broken lab, the rehearsal, the diagnose table and the fault test, beside
+# the scenarios, with a pool of its own.
 SIDE_POOLS='{"lab_metallb_pools": [{"name": "side-pool", "addresses": ["100.65.0.0/16"]}]}'
 SIDE_SERIES=""    # the pid of side_kind while it runs
 side_left() { "$KIND_LAB" exec kind get clusters 2>/dev/null | grep -qx diagnose; }
-side_down() {
-    KINDLAB_CLUSTER=diagnose "$KIND_LAB" down "$ROOT/tests/kind/side/base.yml" -e "$SIDE_POOLS" -e "lab_state_dir=$WORK/kind/side"
+# side_lab COMMAND ARG...: hack/kind-lab.sh COMMAND on the side cluster (side_kind below), with its pool.
+side_lab() {
+    local command="$1"
+    shift
+    KINDLAB_CLUSTER=diagnose "$KIND_LAB" "$command" "$@" -e "$SIDE_POOLS"
 }
+
+side_down() { side_lab down "$ROOT/tests/kind/side/base.yml" -e "lab_state_dir=$WORK/kind/side"; }
 rehearsal_down() {
     KINDLAB_CLUSTER=rehearsal "$KIND_LAB" down "" -e "$REHEARSAL_POOLS" -e "lab_state_dir=$WORK/kind/team/rehearsal"
+}
+# keep_reports DIR: every run's report.json (DIR/BACKEND/SCENARIO/verify/report.json) and the side cluster's
+# output (the diagnose table), kept past the run: KINDLAB_KEEP_REPORTS=DIR; compare two runs' verdicts with
+# hack/compare-verdicts.py --between BEFORE AFTER.
+keep_reports() {
+    local report
+    mkdir -p "$1"
+    for report in "$WORK"/*/*/verify/report.json; do
+        [ -e "$report" ] || continue
+        mkdir -p "$1/$(dirname "${report#"$WORK"/}")"
+        cp "$report" "$1/${report#"$WORK"/}"
+    done
+    [ ! -e "$WORK/side.log" ] || cp "$WORK/side.log" "$1/side.log"
+    echo "test-kind: the reports are kept in $1" >&2
 }
 cleanup() {
     local rc=$?
@@ -73,6 +93,7 @@ cleanup() {
         [ "$left" = 0 ] || { echo "test-kind: FAIL: $left container(s) left in the engine after teardown" >&2; rc=1; }
         "$ENGINE" down >&2 || rc=1
     fi
+    [ -z "${KINDLAB_KEEP_REPORTS:-}" ] || keep_reports "$KINDLAB_KEEP_REPORTS"
     rm -rf "$WORK"
     exit "$rc"
 }
@@ -317,11 +338,67 @@ banner "the scenarios on the twin (beside kind's, logs in $WORK/twin)"
 twin_series &
 TWIN_SERIES=$!
 
+# Verify on a broken lab (issue 34), on the side cluster: missing-publish-service built with nothing
+# expecting controller two to crash (tests/broken_lab/build.yml) stops at the controllers; verify
+# (tests/broken_lab/verify.yml) still writes its whole report, each absence a verdict naming it
+# (tests/broken_lab/check_report.py, which the molecule scenario twin_broken_lab runs on the twin).
+broken_lab_kind() {
+    local dir="$WORK/kind/broken-lab" started=$SECONDS before=${#failures[@]}
+    banner "verify on a broken lab (the build stops at the controllers)"
+    mkdir -p "$dir"
+    if side_lab up missing-publish-service -e "@$ROOT/tests/broken_lab/build.yml" -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1 \
+            || ! grep -q "no service with name ingress-nginx-missing found in namespace two" "$dir/lab.log"; then
+        tail -n 30 "$dir/lab.log" >&2
+        failures+=("broken lab on kind: lab.yml did not stop at the controllers with the crash's cause")
+    fi
+    if side_lab verify missing-publish-service -e "@$ROOT/tests/broken_lab/verify.yml" -e "lab_state_dir=$dir" \
+            >"$dir/verify.log" 2>&1; then
+        failures+=("broken lab on kind: verify passed")
+    fi
+    "$VENV/bin/python" "$ROOT/tests/broken_lab/check_report.py" "$dir/verify" --gateway-api any >&2 \
+        || { tail -n 30 "$dir/verify.log" >&2; failures+=("broken lab on kind: its report"); }
+    reset_kind "$dir" || failures+=("reset after the broken lab on kind")
+    stage_record "verify on a broken lab (beside the scenarios)" "$((SECONDS - started))" "$([ "${#failures[@]}" = "$before" ] && echo ok || echo FAILED)"
+}
+
+# The rehearsal of a hand-built cluster (issue 32), on the side cluster: tests/kind/team/base.yml gives it
+# MetalLB and ingress-nginx, kubectl applies the team's own objects (tests/kind/team/shop.yaml), then the one
+# command a user runs, playbooks/rehearse.yml (hack/kind-lab.sh rehearse), captures it, rebuilds it in a kind
+# cluster of its own beside it (its own pool), captures the rebuild back, translates it with ingress2gateway,
+# replays the requests through ingress-nginx, Traefik's ingress-nginx provider and the translation, and
+# deletes that cluster; tests/kind/rehearsal_check.py asserts the capture, the round trip and the differences.
+rehearsal_kind() {
+    local dir="$WORK/kind/team" started=$SECONDS before=${#failures[@]} echo_image
+    banner "a hand-built cluster captured, rebuilt beside it, translated and rehearsed (playbooks/rehearse.yml)"
+    mkdir -p "$dir"
+    echo_image="$("$KIND_LAB" vars | "$VENV/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["lab_images"]["echo"])')"
+    sed "s#ECHO_IMAGE#$echo_image#" "$ROOT/tests/kind/team/shop.yaml" >"$dir/shop.yaml"
+    if ! side_lab up "$ROOT/tests/kind/team/base.yml" -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1 \
+            || ! "$KIND_LAB" exec kubectl --kubeconfig "$dir/kubeconfig" apply -f "$dir/shop.yaml" >>"$dir/lab.log" 2>&1 \
+            || ! "$KIND_LAB" exec kubectl --kubeconfig "$dir/kubeconfig" -n shop rollout status deployment/api deployment/web \
+                --timeout=180s >>"$dir/lab.log" 2>&1; then
+        tail -n 30 "$dir/lab.log" >&2
+        failures+=("rehearsal: the hand-built cluster")
+    elif ! "$KIND_LAB" rehearse -e "rehearse_kubeconfig=$dir/kubeconfig" -e '{"rehearse_namespaces": ["shop"], "rehearse_targets": ["traefik-nginx-provider", "gateway-api", "own-routes"]}' \
+            -e "rehearse_dir=$dir/rehearsal" -e "$REHEARSAL_POOLS" >"$dir/rehearse.log" 2>&1; then
+        tail -n 40 "$dir/rehearse.log" >&2
+        failures+=("rehearsal: playbooks/rehearse.yml")
+    fi
+    grep -A8 'how long each stage took\] \*' "$dir/rehearse.log" 2>/dev/null | grep "s'$" >&2 || true
+    "$VENV/bin/python" "$ROOT/tests/kind/rehearsal_check.py" "$dir/rehearsal" >&2 || failures+=("rehearsal: its capture and report")
+    if rehearsal_left; then
+        failures+=("rehearsal: its kind cluster was left behind")
+        rehearsal_down >>"$dir/rehearse.log" 2>&1 || true
+    fi
+    reset_kind "$dir" || failures+=("reset after the rehearsal on kind")
+    stage_record "rehearsal of a hand-built cluster (beside the scenarios)" "$((SECONDS - started))" "$([ "${#failures[@]}" = "$before" ] && echo ok || echo FAILED)"
+}
 # side_kind: a kind cluster of its own beside the lab's (tests/kind/side/base.yml: kind and MetalLB, its own
-# pool), for the two checks that install their own controllers and need no scenario: ingress_diagnose against
-# the real controllers (tests/kind/diagnose_table.py) and one ingress_status window through an API server
-# restart and a controller restart (tests/kind/fault_test.py, which prints what was written, seen, blind and
-# by whom). They ran after the scenarios, on the emptied cluster; here they run beside them. Under make test it
+# pool), for the checks that need no scenario's cluster: the broken lab and the rehearsal above, then two that
+# install their own controllers: ingress_diagnose against the real controllers (tests/kind/diagnose_table.py)
+# and one ingress_status window through an API server restart and a controller restart (tests/kind/fault_test.py,
+# which prints what was written, seen, blind and by whom). They ran after the scenarios, on the emptied lab
+# cluster; here they run beside them (each leaves the side cluster emptied, as the scenarios do). Under make test it
 # starts when the checks track has ended (hack/ci-stages.sh touches KINDLAB_CHECKS_DONE), so that the CPU the
 # unit tests and molecule take is not shared three ways. Its output goes to $WORK/side.log, printed after the
 # scenarios; its failures to $WORK/side-failures.
@@ -335,12 +412,13 @@ side_kind() {
         echo "test-kind: the side cluster starts when the checks track has ended, after $((SECONDS - started)) s" >&2
     fi
     started=$SECONDS
-    if ! KINDLAB_CLUSTER=diagnose "$KIND_LAB" up "$ROOT/tests/kind/side/base.yml" -e "$SIDE_POOLS" -e "lab_state_dir=$dir" \
-            >"$dir/lab.log" 2>&1; then
+    if ! side_lab up "$ROOT/tests/kind/side/base.yml" -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1; then
         tail -n 30 "$dir/lab.log" >&2
-        failures+=("the side cluster (diagnose table and fault test)")
+        failures+=("the side cluster (broken lab, rehearsal, diagnose table and fault test)")
     else
         stage_record "side cluster up (beside the scenarios)" "$((SECONDS - started))"
+        [[ " ${SCENARIOS[*]} " != *" missing-publish-service "* ]] || broken_lab_kind
+        [[ " ${SCENARIOS[*]} " != *" migration-gateway "* ]] || rehearsal_kind
         banner "diagnose vs the real controller (one configuration per row; on the side cluster)"
         started=$SECONDS
         # (each type's chart and image: the registry's offline inputs, which the scripts read themselves)
@@ -392,67 +470,6 @@ for scenario in "${SCENARIOS[@]}"; do
     [ ! -e "$WORK/captured/$scenario.yml" ] || rebuild_captured "$scenario"
     no_lab_address_here "after $scenario on kind"
 done
-# Verify on a broken lab (issue 34), on the emptied cluster: missing-publish-service built with nothing
-# expecting controller two to crash (tests/broken_lab/build.yml) stops at the controllers; verify
-# (tests/broken_lab/verify.yml) still writes its whole report, each absence a verdict naming it
-# (tests/broken_lab/check_report.py, which the molecule scenario twin_broken_lab runs on the twin).
-broken_lab_kind() {
-    local dir="$WORK/kind/broken-lab" started=$SECONDS before=${#failures[@]}
-    banner "verify on a broken lab (the build stops at the controllers)"
-    mkdir -p "$dir"
-    current=broken-lab
-    current_src=missing-publish-service
-    if "$KIND_LAB" up missing-publish-service -e "@$ROOT/tests/broken_lab/build.yml" -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1 \
-            || ! grep -q "no service with name ingress-nginx-missing found in namespace two" "$dir/lab.log"; then
-        tail -n 30 "$dir/lab.log" >&2
-        failures+=("broken lab on kind: lab.yml did not stop at the controllers with the crash's cause")
-    fi
-    if "$KIND_LAB" verify missing-publish-service -e "@$ROOT/tests/broken_lab/verify.yml" -e "lab_state_dir=$dir" \
-            >"$dir/verify.log" 2>&1; then
-        failures+=("broken lab on kind: verify passed")
-    fi
-    "$VENV/bin/python" "$ROOT/tests/broken_lab/check_report.py" "$dir/verify" --gateway-api any >&2 \
-        || { tail -n 30 "$dir/verify.log" >&2; failures+=("broken lab on kind: its report"); }
-    reset_kind "$dir" || failures+=("reset after the broken lab on kind")
-    stage_record "verify on a broken lab" "$((SECONDS - started))" "$([ "${#failures[@]}" = "$before" ] && echo ok || echo FAILED)"
-}
-[[ " ${SCENARIOS[*]} " != *" missing-publish-service "* ]] || broken_lab_kind
-
-# The rehearsal of a hand-built cluster (issue 32), on the emptied cluster: tests/kind/team/base.yml gives it
-# MetalLB and ingress-nginx, kubectl applies the team's own objects (tests/kind/team/shop.yaml), then the one
-# command a user runs, playbooks/rehearse.yml (hack/kind-lab.sh rehearse), captures it, rebuilds it in a kind
-# cluster of its own beside it (its own pool), captures the rebuild back, translates it with ingress2gateway,
-# replays the requests through ingress-nginx, Traefik's ingress-nginx provider and the translation, and
-# deletes that cluster; tests/kind/rehearsal_check.py asserts the capture, the round trip and the differences.
-rehearsal_kind() {
-    local dir="$WORK/kind/team" started=$SECONDS before=${#failures[@]} echo_image
-    banner "a hand-built cluster captured, rebuilt beside it, translated and rehearsed (playbooks/rehearse.yml)"
-    mkdir -p "$dir"
-    current=team
-    current_src="$ROOT/tests/kind/team/base.yml"
-    echo_image="$("$KIND_LAB" vars | "$VENV/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["lab_images"]["echo"])')"
-    sed "s#ECHO_IMAGE#$echo_image#" "$ROOT/tests/kind/team/shop.yaml" >"$dir/shop.yaml"
-    if ! "$KIND_LAB" up "$current_src" -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1 \
-            || ! "$KIND_LAB" exec kubectl --kubeconfig "$dir/kubeconfig" apply -f "$dir/shop.yaml" >>"$dir/lab.log" 2>&1 \
-            || ! "$KIND_LAB" exec kubectl --kubeconfig "$dir/kubeconfig" -n shop rollout status deployment/api deployment/web \
-                --timeout=180s >>"$dir/lab.log" 2>&1; then
-        tail -n 30 "$dir/lab.log" >&2
-        failures+=("rehearsal: the hand-built cluster")
-    elif ! "$KIND_LAB" rehearse -e "rehearse_kubeconfig=$dir/kubeconfig" -e '{"rehearse_namespaces": ["shop"], "rehearse_targets": ["traefik-nginx-provider", "gateway-api", "own-routes"]}' \
-            -e "rehearse_dir=$dir/rehearsal" -e "$REHEARSAL_POOLS" >"$dir/rehearse.log" 2>&1; then
-        tail -n 40 "$dir/rehearse.log" >&2
-        failures+=("rehearsal: playbooks/rehearse.yml")
-    fi
-    grep -A8 'how long each stage took\] \*' "$dir/rehearse.log" 2>/dev/null | grep "s'$" >&2 || true
-    "$VENV/bin/python" "$ROOT/tests/kind/rehearsal_check.py" "$dir/rehearsal" >&2 || failures+=("rehearsal: its capture and report")
-    if rehearsal_left; then
-        failures+=("rehearsal: its kind cluster was left behind")
-        rehearsal_down >>"$dir/rehearse.log" 2>&1 || true
-    fi
-    reset_kind "$dir" || failures+=("reset after the rehearsal on kind")
-    stage_record "rehearsal of a hand-built cluster" "$((SECONDS - started))" "$([ "${#failures[@]}" = "$before" ] && echo ok || echo FAILED)"
-}
-[[ " ${SCENARIOS[*]} " != *" migration-gateway "* ]] || rehearsal_kind
 
 started=$SECONDS
 wait "$TWIN_SERIES" || failures+=("the twin series")

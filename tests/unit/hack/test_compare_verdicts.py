@@ -16,7 +16,7 @@ spec.loader.exec_module(compare)
 
 def write(work: Path, backend: str, scenario: str, verdicts: list[tuple[str, str, str, bool]]) -> None:
     path = work / backend / scenario / "verify" / "report.json"
-    path.parent.mkdir(parents=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"passed": all(v[3] for v in verdicts), "verdicts": [
         {"check": c, "subject": s, "expected": "pass", "observed": o, "met": m} for c, s, o, m in verdicts]}))
 
@@ -43,3 +43,25 @@ def test_a_difference_listed_by_design_is_shown_with_its_reason(
     monkeypatch.setitem(compare.BY_DESIGN, ("healthy", "status", "one/test"), "a reason")
     assert compare.main(["x", str(tmp_path), "healthy"]) == 0
     assert "(by design: a reason)" in capsys.readouterr().out
+
+
+def test_two_runs_kept_reports_compared_row_by_row(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before, after = tmp_path / "before", tmp_path / "after"
+    write(before, "kind", "puzzle", [("status", "one/test", "fail: 3 changes", True), ("diagnose", "one/test", "pass", True)])
+    write(after, "kind", "puzzle", [("status", "one/test", "fail: 4 changes", True), ("diagnose", "one/test", "pass", True)])
+    write(before, "kind", "healthy", [("status", "one/test", "pass", True)])
+    write(after, "kind", "healthy", [("status", "one/test", "pass", True)])
+    assert compare.main(["x", "--between", str(before), str(after)]) == 0
+    out = capsys.readouterr().out
+    assert "before" in out and "after" in out and "2 scenarios compared, 0 rows or reports differ" in out
+    # a row the change lost, and a scenario only one run has, are differences
+    write(after, "kind", "no-endpoints", [("backends", "one/test", "fail: no endpoints", True)])
+    write(after, "kind", "puzzle", [("status", "one/test", "fail: 4 changes", True)])
+    assert compare.main(["x", "--between", str(before), str(after)]) == 1
+    out = capsys.readouterr().out
+    assert "<- differs" in out and "no verdicts from before" in out and "3 scenarios compared, 2 rows or reports differ" in out
+
+
+def test_between_with_nothing_kept_fails(tmp_path: Path) -> None:
+    assert compare.main(["x", "--between", str(tmp_path / "a"), str(tmp_path / "b")]) == 1
+    assert compare.main(["x", "--between"]) == 2
