@@ -42,6 +42,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.regist
     DEFAULT_TYPE,
     REGISTRY,
     controller_type,
+    installable,
     installable_names,
 )
 
@@ -122,7 +123,7 @@ def plan(req: Request) -> Plan:
         raise ControllerError("state: expected present or absent, got %r" % req.state)
     check_release(req.release, "release")
     for name, path in (req.charts or {}).items():
-        if name not in installable_names():
+        if name not in installable():
             raise ControllerError("charts.%s: expected a controller type the lab installs, one of %s" % (name, ", ".join(installable_names())))
         if not isinstance(path, str) or not path:
             raise ControllerError("charts.%s: expected the path of a chart directory or .tgz, got %r" % (name, path))
@@ -569,7 +570,7 @@ def run(
 
 __all__ = [
     "DEFAULT_TYPE", "ControllerError", "K8sError", "REGISTRY", "Request", "controller_type", "health", "parse_controller", "parse_controllers",
-    "plan", "run", "installable_names",
+    "plan", "run", "installable", "installable_names",
 ]
 
 

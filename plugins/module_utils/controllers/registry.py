@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import ingress_nginx, traefik
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerError, ControllerType, IngressPart
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerError, ControllerType, IngressPart, InstallPart
 
 REGISTRY: dict[str, ControllerType] = {t.name: t for t in (ingress_nginx.TYPE, traefik.TYPE)}
 
@@ -19,9 +19,14 @@ def type_names() -> list[str]:
     return sorted(REGISTRY)
 
 
+def installable() -> dict[str, InstallPart]:
+    """The types the lab can install, by name, each with its install part."""
+    return {name: t.install for name, t in REGISTRY.items() if t.install is not None}
+
+
 def installable_names() -> list[str]:
-    """The types the lab can install (their entry has an install part): ingress_controller's and lab_controllers' choices."""
-    return sorted(name for name, t in REGISTRY.items() if t.install is not None)
+    """The types the lab can install: ingress_controller's and lab_controllers' choices."""
+    return sorted(installable())
 
 
 def controller_type(name: str) -> ControllerType:

@@ -18,6 +18,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base i
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import (
     ControllerError,
     controller_type,
+    installable,
     installable_names,
     parse_controllers,
 )
@@ -225,7 +226,7 @@ def validate(backend: Any, cluster: Any, pools: Any, namespaces: Any, controller
     # `true` loads every image the lab runs: the controller images of the types it uses only, the
     # echo app's when a workload runs it.
     used_types = {ctl["type"] for ctl in parsed_controllers}
-    unused = {key for name in installable_names() if name not in used_types for key in controller_type(name).installer().image_keys}
+    unused = {key for name, how in installable().items() if name not in used_types for key in how.image_keys}
     if not any(w.app == "echo" for w in parsed_workloads):
         unused.add("echo")
     try:

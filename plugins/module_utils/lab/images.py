@@ -33,9 +33,8 @@ LAB_IMAGES: dict[str, str] = {
 def default_images() -> dict[str, str]:
     """Every key of lab_images with its pin: the lab's own, then each controller type's."""
     images = dict(LAB_IMAGES)
-    for ctype in registry.REGISTRY.values():
-        if ctype.install is not None:
-            images.update(ctype.install.default_images)
+    for how in registry.installable().values():
+        images.update(how.default_images)
     return images
 
 
