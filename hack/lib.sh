@@ -59,6 +59,22 @@ print(" ".join(value) if isinstance(value, tuple) else value)
 PY
 }
 
+# beside STATUS_FILE COMMAND ARG...: COMMAND (a function too, errexit kept) in the background, its pid in $!,
+# its exit status written to STATUS_FILE when it ends. ended_well STATUS_FILE PID waits for it, then reads that
+# file. `wait PID` alone is not enough: it reports the last child of this shell that had that pid, and an hour
+# of forks wraps the machine's pids (pid_max 32768): CI failed on "the twin series", ended long before, with
+# none of its scenarios failing.
+beside() {
+    local status_file="$1"
+    shift
+    rm -f "$status_file"
+    ( set +e; ( set -e; "$@" ); echo "$?" >"$status_file" ) &
+}
+ended_well() {
+    wait "$2" 2>/dev/null || true
+    [ "$(cat "$1" 2>/dev/null)" = 0 ]
+}
+
 # stage_record NAME SECONDS [RESULT]: one line of the CI budget table (hack/ci-stages.sh), when
 # running under it; a no-op otherwise.
 stage_record() {
