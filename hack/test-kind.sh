@@ -47,6 +47,11 @@ rehearsal_left() { "$KIND_LAB" exec kind get clusters 2>/dev/null | grep -qx reh
 # The side cluster (side_kind below): the diagnose table and the fault test, beside the scenarios, with a pool of its own.
 SIDE_POOLS='{"lab_metallb_pools": [{"name": "side-pool", "addresses": ["100.65.0.0/16"]}]}'
 SIDE_SERIES=""    # the pid of side_kind while it runs
+# series_ended NAME STATUS_FILE PID: a series started with `beside` (hack/lib.sh) has ended; a failure names
+# the status it wrote, or none.
+series_ended() {
+    ended_well "$2" "$3" || failures+=("$1 (it ended without its status 0: $(cat "$2" 2>/dev/null || echo none))")
+}
 side_left() { "$KIND_LAB" exec kind get clusters 2>/dev/null | grep -qx diagnose; }
 # side_lab COMMAND ARG...: hack/kind-lab.sh COMMAND on the side cluster (side_kind below), with its pool.
 side_lab() {
@@ -78,7 +83,8 @@ cleanup() {
     banner "teardown"
     # the twin series tears each of its labs down itself: let it end
     [ -z "$TWIN_SERIES" ] || wait "$TWIN_SERIES" 2>/dev/null || true
-    [ -z "$SIDE_SERIES" ] || kill "$SIDE_SERIES" 2>/dev/null || true
+    # (only while it runs: once it has written its status, its pid may belong to another process)
+    [ -z "$SIDE_SERIES" ] || [ -e "$WORK/side.status" ] || kill "$SIDE_SERIES" 2>/dev/null || true
     if [ -n "$current" ]; then
         "$KIND_LAB" down "${current_src:-$current}" -e "lab_state_dir=$WORK/kind/$current" >"$WORK/teardown-kind.log" 2>&1 \
             || { tail -n 20 "$WORK/teardown-kind.log" >&2; rc=1; }
@@ -476,8 +482,7 @@ done
 [[ " ${SCENARIOS[*]} " != *" migration-gateway "* ]] || rehearsal_kind
 
 started=$SECONDS
-ended_well "$WORK/twin.status" "$TWIN_SERIES" \
-    || failures+=("the twin series (it ended without its status 0: $(cat "$WORK/twin.status" 2>/dev/null || echo none))")
+series_ended "the twin series" "$WORK/twin.status" "$TWIN_SERIES"
 TWIN_SERIES=""
 [ ! -s "$WORK/twin-failures" ] || mapfile -t -O "${#failures[@]}" failures <"$WORK/twin-failures"
 echo "test-kind: the twin series ended $((SECONDS - started)) s after kind's" >&2
@@ -486,8 +491,7 @@ no_lab_address_here "after the twin series"
 # The side cluster's series, which ran beside the scenarios: its output, then its failures.
 if [ -n "$SIDE_SERIES" ]; then
     started=$SECONDS
-    ended_well "$WORK/side.status" "$SIDE_SERIES" \
-        || failures+=("the side cluster's series (it ended without its status 0: $(cat "$WORK/side.status" 2>/dev/null || echo none))")
+    series_ended "the side cluster's series" "$WORK/side.status" "$SIDE_SERIES"
     SIDE_SERIES=""
     echo "test-kind: the side cluster's series ended $((SECONDS - started)) s after the scenarios" >&2
     cat "$WORK/side.log" >&2
