@@ -358,7 +358,10 @@ def build(names: Sequence[str], *, say: Callable[[str], None] = print, run: Runn
         raise BuildError("the Go toolchain (`go`, 1.25 or newer) is needed to build the pinned binaries "
                          f"({', '.join(b.name for b in needs_go)}) and is not on PATH")
     (cache_root() / "bin").mkdir(parents=True, exist_ok=True)
+    # GOGC=400: the compiler and linker collect garbage less often. Measured on coredns with a cold
+    # build cache on the 2-core machine, 191 CPU-s against 216 (GOGC 100); memory is not short here.
     env = dict(os.environ, CGO_ENABLED="0", GOFLAGS="-mod=mod -buildvcs=false")
+    env.setdefault("GOGC", "400")
     for item in wanted:
         if isinstance(item, GoBinary):
             continue
