@@ -4,7 +4,8 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 VENV ?= .venv
-PYTHON ?= python3
+# The venv's interpreter: the system's python3 when it is 3.11 to 3.13, else python3 (hack/venv-python.sh says why).
+PYTHON ?= $(shell hack/venv-python.sh)
 BIN := $(VENV)/bin
 SCENARIO ?=
 LAB_ARGS ?=
