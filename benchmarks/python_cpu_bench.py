@@ -107,7 +107,7 @@ def main() -> int:
                       + ("" if status == 0 else f" (exit {status})"), flush=True)
     print()
     for workload in ("lab.yml --check", "unit tests"):
-        medians = {label: statistics.median(c for c, _ in results[(workload, label)]) for label in venvs}
+        medians = {label: statistics.median(cpu for cpu, _wall in results[(workload, label)]) for label in venvs}
         a, b = medians["A"], medians["B"]
         print(f"{workload:16} median CPU-s  A {a:6.2f}  B {b:6.2f}  B/A {b / a:.2f}")
     print()
