@@ -4,9 +4,8 @@
 # else python3 on PATH.
 # Why: ansible imports each module's module_utils from a zip on every run, so they are compiled from
 # source each time, and the tests are Python too. On the 2-core development machine Debian's 3.11.2
-# took less CPU than the 3.11.7 on PATH (a pyenv build without --enable-optimizations):
-# benchmarks/python_cpu_bench.py, 4 rounds, medians: lab.yml --check on the twin 6.40 CPU-s against
-# 8.01 (0.80), 441 unit tests 9.35 against 10.26 (0.91).
+# took less CPU than the pyenv 3.11.7 on PATH (built without --enable-optimizations): the figures are in
+# docs/benchmarks.md (benchmarks/python_cpu_bench.py).
 set -euo pipefail
 system="${KINDLAB_SYSTEM_PYTHON:-/usr/bin/python3}"  # (the variable: for its tests)
 if [ -x "$system" ] && "$system" -c 'import sys, ensurepip; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 13))' 2>/dev/null; then
