@@ -35,7 +35,7 @@ say() { printf '%s: %s\n' "$me" "$*" >&2; }
 # in_engine CMD...: run CMD where the engine's lab addresses are reachable: the lab engine's
 # namespace when it runs (make kind-engine), here when an engine of yours answers.
 in_engine() {
-    if [ -e "/run/netns/${KINDLAB_NETNS:-kindlab}" ] && "$ENGINE" status >/dev/null 2>&1; then
+    if [ -e "/run/netns/${KINDLAB_NETNS:-kindlab}" ] && "$ENGINE" answers; then
         "$ENGINE" exec env "PATH=$TOOLS:$PATH" "$@"
     else
         env "PATH=$TOOLS:$PATH" "$@"

@@ -7,14 +7,17 @@
 # real controller installed by real helm from its chart (or from the manifests the collection
 # renders), the offline images and charts the registry names (kindlab_twin.controller_types), every
 # process that talks to lab addresses inside the engine's network namespace (hack/kind-lab.sh) -
-# and on the twin, beside kind's runs. The scenarios share one kind cluster: between two, the
-# lab's helm releases are uninstalled and its namespaces deleted (what a scenario creates), and
-# the cluster, MetalLB and the bridge address stay. Each run must meet the scenario's own lab_expect; their
+# and on the twin, beside kind's runs. The scenarios share the lab's kind cluster and, once its own
+# checks are done, the side cluster (side_kind below): between two, the lab's helm releases are
+# uninstalled and its namespaces deleted (what a scenario creates), and the cluster, MetalLB and
+# the bridge address stay. Each run must meet the scenario's own lab_expect; their
 # verdicts are printed side by side and must agree, except where BY_DESIGN below says why not.
 # It fails when the machine's own network namespace gained a lab address, or when the bridge
 # address or a container is left after teardown. Elsewhere it says SKIPPED, loudly, and exits 0.
 #
 #   hack/test-kind.sh [SCENARIO ...]     (default: every scenario)
+#
+# KINDLAB_SIDE_SCENARIOS=0: the side cluster runs no scenario (only the diagnose table and the fault test).
 set -euo pipefail
 # shellcheck source=hack/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -61,6 +64,11 @@ side_lab() {
 }
 
 side_down() { side_lab down "$ROOT/tests/kind/side/base.yml" -e "lab_state_dir=$WORK/kind/side"; }
+# RUNNER: the kind cluster lab_run's scenarios run on: main (the lab's) or side (the side cluster's, once its
+# diagnose table and fault test are done: side_kind below). lab_cmd COMMAND ARG...: hack/kind-lab.sh COMMAND there.
+RUNNER=main
+lab_cmd() { if [ "$RUNNER" = side ]; then side_lab "$@"; else "$KIND_LAB" "$@"; fi; }
+on_runner() { [ "$RUNNER" = main ] || echo " (side cluster)"; }
 rehearsal_down() {
     KINDLAB_CLUSTER=rehearsal "$KIND_LAB" down "" -e "$REHEARSAL_POOLS" -e "lab_state_dir=$WORK/kind/team/rehearsal"
 }
@@ -142,16 +150,16 @@ lab_run() {
     if [ "$backend" = kind ]; then
         current="$scenario"
         current_src="$src"
-        "$KIND_LAB" up "$src" -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1 || rc=$?
-        echo "test-kind: $scenario on kind: lab.yml rc=$rc in $((SECONDS - started)) s" >&2
+        lab_cmd up "$src" -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1 || rc=$?
+        echo "test-kind: $scenario on kind$(on_runner): lab.yml rc=$rc in $((SECONDS - started)) s" >&2
         if [ "$rc" = 0 ]; then
-            stage_record "$scenario on kind${try_label:-}" "$((SECONDS - started))" ok
+            stage_record "$scenario on kind$(on_runner)${try_label:-}" "$((SECONDS - started))" ok
         else
             tail -n 60 "$dir/lab.log" >&2
             failures+=("$scenario on kind")
             failed_dirs+=("$dir")
             # The first reason goes into the stage table, which CI prints last.
-            stage_record "$scenario on kind${try_label:-}" "$((SECONDS - started))" \
+            stage_record "$scenario on kind$(on_runner)${try_label:-}" "$((SECONDS - started))" \
                 "FAILED: $("$VENV/bin/python" "$ROOT/tests/kind/failure_digest.py" --brief "$dir" 2>/dev/null || true)"
         fi
         # What the real controllers did, for the record (their own logs name the writes).
@@ -402,8 +410,54 @@ rehearsal_kind() {
     reset_kind "$dir" || failures+=("reset after the rehearsal on kind")
     stage_record "rehearsal of a hand-built cluster" "$((SECONDS - started))" "$([ "${#failures[@]}" = "$before" ] && echo ok || echo FAILED)"
 }
+# A scenario that fails on kind gets one more try on the emptied cluster (KINDLAB_KIND_TRIES=1: none).
+# On this 2-core machine the kind series shares the CPU with the twin's series and, under `make
+# test`, the unit tests; a verdict that depends on timing can miss there once. The first try is
+# kept ($WORK/kind/SCENARIO.try1), its reason printed at the end, and the run passes only if the
+# second try passes: a failure that repeats still fails the run.
+retried_dirs=()
+# run_kind_scenario SCENARIO: SCENARIO on the runner's cluster (a second try when the first fails), then its
+# capture rebuilt there.
+run_kind_scenario() {
+    local scenario="$1" before dir kept
+    banner "$scenario on kind$(on_runner)"
+    before=${#failures[@]}
+    try_label=""
+    lab_run kind "$scenario"
+    if [ "${#failures[@]}" -gt "$before" ] && [ "${KINDLAB_KIND_TRIES:-2}" -ge 2 ]; then
+        rm -rf "$WORK/kind/$scenario.try1"
+        mv "$WORK/kind/$scenario" "$WORK/kind/$scenario.try1"
+        retried_dirs+=("$WORK/kind/$scenario.try1")
+        failures=("${failures[@]:0:$before}")
+        kept=()
+        for dir in "${failed_dirs[@]}"; do [ "$dir" = "$WORK/kind/$scenario" ] || kept+=("$dir"); done
+        failed_dirs=("${kept[@]}")
+        banner "$scenario on kind$(on_runner), second try (the first: $("$VENV/bin/python" "$ROOT/tests/kind/failure_digest.py" \
+            --brief "$WORK/kind/$scenario.try1" 2>/dev/null || true))"
+        try_label=" (second try)"
+        lab_run kind "$scenario"
+        try_label=""
+    fi
+    [ ! -e "$WORK/captured/$scenario.yml" ] || rebuild_captured "$scenario"
+    no_lab_address_here "after $scenario on kind"
+}
+
+# The scenarios are one queue for two clusters: the lab's takes them from the start of the list; the side
+# cluster, once its diagnose table and fault test are done, from the end (SIDE_QUEUE), until they meet.
+# Before, the last ~20 minutes of the kind track ran one scenario at a time on the 2 cores, about one
+# core busy. claim SCENARIO: true for the one runner that takes it (mkdir is atomic).
+mkdir -p "$WORK/claims"
+claim() { mkdir "$WORK/claims/$1" 2>/dev/null; }
+# A scenario that names the lab pool's addresses (100.64.x: its probes' URLs, its expected status changes)
+# runs on the lab's cluster only: the side cluster's pool is SIDE_POOLS'.
+SIDE_QUEUE=()
+for scenario in "${SCENARIOS[@]}"; do
+    grep -q '100\.64\.' "$ROOT/scenarios/$scenario.yml" || SIDE_QUEUE+=("$scenario")
+done
+
 # side_kind: a kind cluster of its own beside the lab's (tests/kind/side/base.yml: kind and MetalLB, its own
-# pool), for the two checks that install their own controllers and need no scenario: ingress_diagnose against
+# pool), for the two checks that install their own controllers and need no scenario (and then the scenarios
+# from the end of the queue, run_kind_scenario above): ingress_diagnose against
 # the real controllers (tests/kind/diagnose_table.py) and one ingress_status window through an API server
 # restart and a controller restart (tests/kind/fault_test.py, which prints what was written, seen, blind and
 # by whom). They ran after the scenarios, on the emptied cluster; here they run beside them. (The broken lab
@@ -414,6 +468,8 @@ rehearsal_kind() {
 # scenarios; its failures to $WORK/side-failures.
 side_kind() {
     failures=()
+    failed_dirs=()
+    retried_dirs=()
     local dir="$WORK/kind/side" started=$SECONDS
     mkdir -p "$dir"
     if [ -n "${KINDLAB_CHECKS_DONE:-}" ]; then
@@ -444,39 +500,25 @@ side_kind() {
         fi
         echo "test-kind: fault test in $((SECONDS - started)) s" >&2
         stage_record "fault test (beside the scenarios)" "$((SECONDS - started))"
+        if [ "${KINDLAB_SIDE_SCENARIOS:-1}" = 1 ] && reset_kind "$dir"; then
+            RUNNER=side
+            local i
+            for ((i = ${#SIDE_QUEUE[@]} - 1; i >= 0; i--)); do
+                if claim "${SIDE_QUEUE[i]}"; then run_kind_scenario "${SIDE_QUEUE[i]}"; fi
+            done
+            RUNNER=main
+        fi
     fi
     side_down >"$dir/down.log" 2>&1 || { tail -n 20 "$dir/down.log" >&2; failures+=("the side cluster's teardown"); }
     [ "${#failures[@]}" -eq 0 ] || printf '%s\n' "${failures[@]}" >"$WORK/side-failures"
+    [ "${#failed_dirs[@]}" -eq 0 ] || printf '%s\n' "${failed_dirs[@]}" >"$WORK/side-failed-dirs"
+    [ "${#retried_dirs[@]}" -eq 0 ] || printf '%s\n' "${retried_dirs[@]}" >"$WORK/side-retried-dirs"
 }
 beside "$WORK/side.status" side_kind >"$WORK/side.log" 2>&1
 SIDE_SERIES=$!
-# A scenario that fails on kind gets one more try on the emptied cluster (KINDLAB_KIND_TRIES=1: none).
-# On this 2-core machine the kind series shares the CPU with the twin's series and, under `make
-# test`, the unit tests; a verdict that depends on timing can miss there once. The first try is
-# kept ($WORK/kind/SCENARIO.try1), its reason printed at the end, and the run passes only if the
-# second try passes: a failure that repeats still fails the run.
-retried_dirs=()
+# The lab's cluster: the queue from its start.
 for scenario in "${SCENARIOS[@]}"; do
-    banner "$scenario on kind"
-    before=${#failures[@]}
-    try_label=""
-    lab_run kind "$scenario"
-    if [ "${#failures[@]}" -gt "$before" ] && [ "${KINDLAB_KIND_TRIES:-2}" -ge 2 ]; then
-        rm -rf "$WORK/kind/$scenario.try1"
-        mv "$WORK/kind/$scenario" "$WORK/kind/$scenario.try1"
-        retried_dirs+=("$WORK/kind/$scenario.try1")
-        failures=("${failures[@]:0:$before}")
-        kept=()
-        for dir in "${failed_dirs[@]}"; do [ "$dir" = "$WORK/kind/$scenario" ] || kept+=("$dir"); done
-        failed_dirs=("${kept[@]}")
-        banner "$scenario on kind, second try (the first: $("$VENV/bin/python" "$ROOT/tests/kind/failure_digest.py" \
-            --brief "$WORK/kind/$scenario.try1" 2>/dev/null || true))"
-        try_label=" (second try)"
-        lab_run kind "$scenario"
-        try_label=""
-    fi
-    [ ! -e "$WORK/captured/$scenario.yml" ] || rebuild_captured "$scenario"
-    no_lab_address_here "after $scenario on kind"
+    if claim "$scenario"; then run_kind_scenario "$scenario"; fi
 done
 [[ " ${SCENARIOS[*]} " != *" missing-publish-service "* ]] || broken_lab_kind
 [[ " ${SCENARIOS[*]} " != *" migration-gateway "* ]] || rehearsal_kind
@@ -496,6 +538,8 @@ if [ -n "$SIDE_SERIES" ]; then
     echo "test-kind: the side cluster's series ended $((SECONDS - started)) s after the scenarios" >&2
     cat "$WORK/side.log" >&2
     [ ! -s "$WORK/side-failures" ] || mapfile -t -O "${#failures[@]}" failures <"$WORK/side-failures"
+    [ ! -s "$WORK/side-failed-dirs" ] || mapfile -t -O "${#failed_dirs[@]}" failed_dirs <"$WORK/side-failed-dirs"
+    [ ! -s "$WORK/side-retried-dirs" ] || mapfile -t -O "${#retried_dirs[@]}" retried_dirs <"$WORK/side-retried-dirs"
 fi
 if [ -s "$WORK/gateway-rows.txt" ]; then
     banner "diagnose vs real Traefik: the Gateway rows (read on each Gateway API scenario's cluster)"
