@@ -351,32 +351,32 @@ banner "the scenarios on the twin (beside kind's, logs in $WORK/twin)"
 beside "$WORK/twin.status" twin_series
 TWIN_SERIES=$!
 
-# Verify on a broken lab (issue 34), on the emptied cluster after the scenarios: missing-publish-service built with nothing
+# Verify on a broken lab (issue 34), on an emptied cluster (either runner's: the end of the queue below): missing-publish-service built with nothing
 # expecting controller two to crash (tests/broken_lab/build.yml) stops at the controllers; verify
 # (tests/broken_lab/verify.yml) still writes its whole report, each absence a verdict naming it
 # (tests/broken_lab/check_report.py, which the molecule scenario twin_broken_lab runs on the twin).
 broken_lab_kind() {
     local dir="$WORK/kind/broken-lab" started=$SECONDS before=${#failures[@]}
-    banner "verify on a broken lab (the build stops at the controllers)"
+    banner "verify on a broken lab (the build stops at the controllers)$(on_runner)"
     mkdir -p "$dir"
     current=broken-lab
     current_src=missing-publish-service
-    if "$KIND_LAB" up missing-publish-service -e "@$ROOT/tests/broken_lab/build.yml" -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1 \
+    if lab_cmd up missing-publish-service -e "@$ROOT/tests/broken_lab/build.yml" -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1 \
             || ! grep -q "no service with name ingress-nginx-missing found in namespace two" "$dir/lab.log"; then
         tail -n 30 "$dir/lab.log" >&2
         failures+=("broken lab on kind: lab.yml did not stop at the controllers with the crash's cause")
     fi
-    if "$KIND_LAB" verify missing-publish-service -e "@$ROOT/tests/broken_lab/verify.yml" -e "lab_state_dir=$dir" \
+    if lab_cmd verify missing-publish-service -e "@$ROOT/tests/broken_lab/verify.yml" -e "lab_state_dir=$dir" \
             >"$dir/verify.log" 2>&1; then
         failures+=("broken lab on kind: verify passed")
     fi
     "$VENV/bin/python" "$ROOT/tests/broken_lab/check_report.py" "$dir/verify" --gateway-api any >&2 \
         || { tail -n 30 "$dir/verify.log" >&2; failures+=("broken lab on kind: its report"); }
     reset_kind "$dir" || failures+=("reset after the broken lab on kind")
-    stage_record "verify on a broken lab" "$((SECONDS - started))" "$([ "${#failures[@]}" = "$before" ] && echo ok || echo FAILED)"
+    stage_record "verify on a broken lab$(on_runner)" "$((SECONDS - started))" "$([ "${#failures[@]}" = "$before" ] && echo ok || echo FAILED)"
 }
 
-# The rehearsal of a hand-built cluster (issue 32), on the emptied cluster after the scenarios: tests/kind/team/base.yml gives it
+# The rehearsal of a hand-built cluster (issue 32), on an emptied cluster (either runner's): tests/kind/team/base.yml gives it
 # MetalLB and ingress-nginx, kubectl applies the team's own objects (tests/kind/team/shop.yaml), then the one
 # command a user runs, playbooks/rehearse.yml (hack/kind-lab.sh rehearse), captures it, rebuilds it in a kind
 # cluster of its own beside it (its own pool), captures the rebuild back, translates it with ingress2gateway,
@@ -384,18 +384,19 @@ broken_lab_kind() {
 # deletes that cluster; tests/kind/rehearsal_check.py asserts the capture, the round trip and the differences.
 rehearsal_kind() {
     local dir="$WORK/kind/team" started=$SECONDS before=${#failures[@]} echo_image
-    banner "a hand-built cluster captured, rebuilt beside it, translated and rehearsed (playbooks/rehearse.yml)"
+    banner "a hand-built cluster captured, rebuilt beside it, translated and rehearsed (playbooks/rehearse.yml)$(on_runner)"
     mkdir -p "$dir"
     echo_image="$("$KIND_LAB" vars | "$VENV/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["lab_images"]["echo"])')"
     sed "s#ECHO_IMAGE#$echo_image#" "$ROOT/tests/kind/team/shop.yaml" >"$dir/shop.yaml"
     current=team
     current_src="$ROOT/tests/kind/team/base.yml"
-    if ! "$KIND_LAB" up "$current_src" -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1 \
+    if ! lab_cmd up "$current_src" -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1 \
             || ! "$KIND_LAB" exec kubectl --kubeconfig "$dir/kubeconfig" apply -f "$dir/shop.yaml" >>"$dir/lab.log" 2>&1 \
             || ! "$KIND_LAB" exec kubectl --kubeconfig "$dir/kubeconfig" -n shop rollout status deployment/api deployment/web \
                 --timeout=180s >>"$dir/lab.log" 2>&1; then
         tail -n 30 "$dir/lab.log" >&2
         failures+=("rehearsal: the hand-built cluster")
+    # (the rehearsal's own cluster beside it has a pool of its own, whichever runner's cluster is rehearsed)
     elif ! "$KIND_LAB" rehearse -e "rehearse_kubeconfig=$dir/kubeconfig" -e '{"rehearse_namespaces": ["shop"], "rehearse_targets": ["traefik-nginx-provider", "gateway-api", "own-routes"]}' \
             -e "rehearse_dir=$dir/rehearsal" -e "$REHEARSAL_POOLS" >"$dir/rehearse.log" 2>&1; then
         tail -n 40 "$dir/rehearse.log" >&2
@@ -408,7 +409,7 @@ rehearsal_kind() {
         rehearsal_down >>"$dir/rehearse.log" 2>&1 || true
     fi
     reset_kind "$dir" || failures+=("reset after the rehearsal on kind")
-    stage_record "rehearsal of a hand-built cluster" "$((SECONDS - started))" "$([ "${#failures[@]}" = "$before" ] && echo ok || echo FAILED)"
+    stage_record "rehearsal of a hand-built cluster$(on_runner)" "$((SECONDS - started))" "$([ "${#failures[@]}" = "$before" ] && echo ok || echo FAILED)"
 }
 # A scenario that fails on kind gets one more try on the emptied cluster (KINDLAB_KIND_TRIES=1: none).
 # On this 2-core machine the kind series shares the CPU with the twin's series and, under `make
@@ -454,15 +455,29 @@ SIDE_QUEUE=()
 for scenario in "${SCENARIOS[@]}"; do
     grep -q '100\.64\.' "$ROOT/scenarios/$scenario.yml" || SIDE_QUEUE+=("$scenario")
 done
+# After the scenarios, the queue ends with the broken lab and the rehearsal (when their scenario is in the run),
+# claimed like a scenario: the side cluster takes them first, being the longest (the last ~10 minutes of the
+# kind track ran them one after another on the lab's cluster, the machine half idle). Neither names the pool.
+CHECKS=()
+[[ " ${SCENARIOS[*]} " != *" missing-publish-service "* ]] || CHECKS+=(@broken-lab)
+[[ " ${SCENARIOS[*]} " != *" migration-gateway "* ]] || CHECKS+=(@rehearsal)
+# run_queued ITEM: a scenario, or one of CHECKS, on the runner's cluster.
+run_queued() {
+    case "$1" in
+        @broken-lab) broken_lab_kind ;;
+        @rehearsal) rehearsal_kind ;;
+        *) run_kind_scenario "$1" ;;
+    esac
+}
 
 # side_kind: a kind cluster of its own beside the lab's (tests/kind/side/base.yml: kind and MetalLB, its own
-# pool), for the two checks that install their own controllers and need no scenario (and then the scenarios
-# from the end of the queue, run_kind_scenario above): ingress_diagnose against
+# pool), for the two checks that install their own controllers and need no scenario (and then the queue from
+# its end, run_queued above): ingress_diagnose against
 # the real controllers (tests/kind/diagnose_table.py) and one ingress_status window through an API server
 # restart and a controller restart (tests/kind/fault_test.py, which prints what was written, seen, blind and
 # by whom). They ran after the scenarios, on the emptied cluster; here they run beside them. (The broken lab
-# and the rehearsal stay after the scenarios: beside them too, at a506971, three kind clusters shared the 2
-# cores and CI's kind track took 4625 s against 2686 s.) Under make test it
+# and the rehearsal are not a third series: beside the others, at a506971, three kind clusters shared the 2
+# cores and CI's kind track took 4625 s against 2686 s; they are the queue's last items.) Under make test it
 # starts when the checks track has ended (hack/ci-stages.sh touches KINDLAB_CHECKS_DONE), so that the CPU the
 # unit tests and molecule take is not shared three ways. Its output goes to $WORK/side.log, printed after the
 # scenarios; its failures to $WORK/side-failures.
@@ -502,9 +517,9 @@ side_kind() {
         stage_record "fault test (beside the scenarios)" "$((SECONDS - started))"
         if [ "${KINDLAB_SIDE_SCENARIOS:-1}" = 1 ] && reset_kind "$dir"; then
             RUNNER=side
-            local i
-            for ((i = ${#SIDE_QUEUE[@]} - 1; i >= 0; i--)); do
-                if claim "${SIDE_QUEUE[i]}"; then run_kind_scenario "${SIDE_QUEUE[i]}"; fi
+            local i queue=("${SIDE_QUEUE[@]}" "${CHECKS[@]}")
+            for ((i = ${#queue[@]} - 1; i >= 0; i--)); do
+                if claim "${queue[i]}"; then run_queued "${queue[i]}"; fi
             done
             RUNNER=main
         fi
@@ -517,11 +532,9 @@ side_kind() {
 beside "$WORK/side.status" side_kind >"$WORK/side.log" 2>&1
 SIDE_SERIES=$!
 # The lab's cluster: the queue from its start.
-for scenario in "${SCENARIOS[@]}"; do
-    if claim "$scenario"; then run_kind_scenario "$scenario"; fi
+for item in "${SCENARIOS[@]}" "${CHECKS[@]}"; do
+    if claim "$item"; then run_queued "$item"; fi
 done
-[[ " ${SCENARIOS[*]} " != *" missing-publish-service "* ]] || broken_lab_kind
-[[ " ${SCENARIOS[*]} " != *" migration-gateway "* ]] || rehearsal_kind
 
 started=$SECONDS
 series_ended "the twin series" "$WORK/twin.status" "$TWIN_SERIES"
