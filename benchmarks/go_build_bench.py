@@ -4,7 +4,8 @@ Prints numbers; asserts nothing.
     .venv/bin/python benchmarks/go_build_bench.py [--binary NAME] [--rounds N]
 
 NAME (default crictl) is a pin of GO_BINARIES without cgo or trimmed imports, built as `kindlab-twin build
-binaries` builds it: in its module's own directory (a main_module pin) or through a throw-away module. Each round builds it twice, A then B, each with a build cache of its own that starts empty:
+binaries` builds it: in its module's own directory (a main_module pin) or through a throw-away module.
+Each round builds it twice, A then B, each with a build cache of its own that starts empty:
 
 A. the flags `kindlab-twin build binaries` used before: -trimpath -ldflags "-s -w";
 B. the same plus -gcflags=all=-dwarf=false (what it uses now: the linker's -w drops DWARF anyway).
