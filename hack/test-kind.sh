@@ -456,8 +456,8 @@ for scenario in "${SCENARIOS[@]}"; do
     grep -q '100\.64\.' "$ROOT/scenarios/$scenario.yml" || SIDE_QUEUE+=("$scenario")
 done
 # After the scenarios, the queue ends with the broken lab and the rehearsal (when their scenario is in the run),
-# claimed like a scenario: the side cluster takes them first, being the longest (the last ~10 minutes of the
-# kind track ran them one after another on the lab's cluster, the machine half idle). Neither names the pool.
+# claimed like a scenario: the side cluster takes them first, being the longest (at 38d64c8 the lab's cluster ran
+# them one after the other at the end, about 300 s with the machine 52-66 % busy). Neither names the pool.
 CHECKS=()
 [[ " ${SCENARIOS[*]} " != *" missing-publish-service "* ]] || CHECKS+=(@broken-lab)
 [[ " ${SCENARIOS[*]} " != *" migration-gateway "* ]] || CHECKS+=(@rehearsal)

