@@ -60,16 +60,16 @@ def unit(venv: Path) -> tuple[float, float, int]:
                  dict(os.environ))
 
 
-def collection_zip(directory: Path) -> Path:
-    """The collection's plugins in a zip, with the package files AnsiballZ adds."""
+def collection_zip(directory: Path, root: Path = REPO) -> Path:
+    """The plugins of the collection at ROOT in a zip, with the package files AnsiballZ adds."""
     path = directory / "collection.zip"
     with zipfile.ZipFile(path, "w") as archive:
         for package in ("ansible_collections", "ansible_collections/kindlab", "ansible_collections/kindlab/ingress"):
             archive.writestr(f"{package}/__init__.py", "")
-        for source in [REPO / "plugins", *sorted((REPO / "plugins").rglob("*"))]:
+        for source in [root / "plugins", *sorted((root / "plugins").rglob("*"))]:
             if "__pycache__" in source.parts:
                 continue
-            name = "ansible_collections/kindlab/ingress/" + str(source.relative_to(REPO))
+            name = "ansible_collections/kindlab/ingress/" + str(source.relative_to(root))
             if source.is_dir():
                 if not (source / "__init__.py").exists():
                     archive.writestr(name + "/__init__.py", "")

@@ -1,5 +1,5 @@
 """The collection's Kubernetes client layer (plugins/module_utils/k8s/, over the `kubernetes`
-package's dynamic client) against the twin's real API server: what every module relies on -
+collection's urllib3 connection, k8s/rest.py) against the twin's real API server: what every module relies on -
 server-side apply with change detection by a dry run (idempotency, check mode, diffs), field
 ownership, discovery of a CRD applied moments ago, list + watch without a gap, deletes, and
 the workload wait that names a crash-looping container with its last log lines."""

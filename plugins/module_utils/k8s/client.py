@@ -1,14 +1,16 @@
 # Copyright: kindlab.ingress contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The Kubernetes client every module goes through (Client): one dynamic client, server-side
-apply with the collection's field manager and change detection by a dry-run apply, bounded
-watches and lists, pod logs; a server that does not answer or refuses us is one line (errors).
-The collection's one guarded import of the kubernetes package."""
+"""The Kubernetes client every module goes through (Client): server-side apply with the
+collection's field manager and change detection by a dry-run apply, bounded watches and lists,
+pod logs, exec and the pod proxy; a server that does not answer or refuses us is one line
+(errors). Requests go through rest.py's urllib3 connection; the kubernetes package is imported
+only for an exec (its websocket stream) and a kubeconfig whose credentials come from a plugin."""
 from __future__ import annotations
 
 import builtins
 import contextlib
-import copy
+import importlib.util
+import json
 import math
 import os
 import ssl
@@ -31,15 +33,16 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.watch import (
     LIST_READ_TIMEOUT, WATCH_CONNECT_TIMEOUT, WATCH_DEFAULT_SECONDS, WATCH_READ_SLACK, parse_watch_line, watch_lines,
 )
 
-# The collection's one guarded import of the kubernetes client: modules never import it
-# themselves; _module.KindlabModule turns a failed import (K8S_IMPORT_ERROR) into missing_required_lib.
+# The collection's one guarded import of the client's libraries: modules never import them
+# themselves; _module.KindlabModule turns a failure (K8S_IMPORT_ERROR) into missing_required_lib.
+# The kubernetes package is looked up, not imported (an exec imports it).
 K8S_IMPORT_ERROR: str | None
 try:
-    from kubernetes import config as k8s_config
-    from kubernetes.client import ApiClient
-    from kubernetes.dynamic import DynamicClient
-    from kubernetes.client.exceptions import ApiException
-    from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
+    from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.rest import (
+        ApiError, ApiResource, Connection, Discovery, settings_from_kubeconfig,
+    )
+    if importlib.util.find_spec("kubernetes") is None:
+        raise ImportError("No module named 'kubernetes'")
 except ImportError:
     K8S_IMPORT_ERROR = traceback.format_exc()
 else:
@@ -48,14 +51,14 @@ else:
 # Each watch and list on a connection of its own: without retries, a kept-alive connection the
 # server has just dropped would fail the next request and read as an outage.
 _OWN_CONNECTION = {"Connection": "close"}
+_APPLY_PATCH = "application/apply-patch+yaml"  # JSON is YAML: the object is sent as JSON
+_MERGE_PATCH = "application/merge-patch+json"
 
 
 def _api_message(exc: Exception) -> str:
     body = getattr(exc, "body", None)
     if body:
         try:
-            import json
-
             return str(json.loads(body).get("message", body))
         except (ValueError, AttributeError):
             return str(body)
@@ -63,7 +66,7 @@ def _api_message(exc: Exception) -> str:
 
 
 class Client:
-    """Thin wrapper over kubernetes.dynamic with the collection's conventions.
+    """The collection's conventions over the API server's REST interface.
 
     Every module reaches the API server through this class, so this is where a server that
     does not answer or refuses us becomes one line for the user: KubeconfigError when the
@@ -75,19 +78,26 @@ class Client:
         if K8S_IMPORT_ERROR is not None:
             raise K8sError("the kubernetes Python package is required")
         self._kubeconfig, self._context = kubeconfig, context  # named when the server does not answer
-        problem = kubeconfig_problem(kubeconfig_paths(kubeconfig), context)
+        paths = kubeconfig_paths(kubeconfig)
+        problem = kubeconfig_problem(paths, context)
         if problem is not None:
             raise KubeconfigError(problem)
-        try:
-            api_client = k8s_config.new_client_from_config(config_file=kubeconfig, context=context)
-        except Exception as exc:  # the config loader raises several unrelated types
-            raise KubeconfigError("cannot use kubeconfig %s (context %s): %s; fix the file or set kubeconfig and context "
-                                  "to those of a running cluster" % (kubeconfig or os.pathsep.join(kubeconfig_paths()),
-                                                                     context or "(current)", one_line(exc))) from exc
-        self._api_client: ApiClient = api_client
-        self._watch_dyn: Any = None
+        settings = settings_from_kubeconfig(paths, context)
+        self._current_context: str | None = settings.context
+        self._connection = Connection(settings)
+        self._discovery = Discovery(self._connection)
+        # The core group's discovery now, which most modules need anyway: a server that is not
+        # there fails here, in the client's own line, before a module's own waiting begins.
         with self._answered("discovery"):
-            self._dyn = DynamicClient(api_client)
+            self._discovery.find("v1", "Namespace")
+
+    @classmethod
+    def on(cls, connection: "Connection", kubeconfig: str | None = None, context: str | None = None) -> "Client":
+        """A client on a connection made elsewhere (a loopback server in tests), discovery included."""
+        client = cls.__new__(cls)
+        client._kubeconfig, client._context, client._current_context = kubeconfig, context, context
+        client._connection, client._discovery = connection, Discovery(connection)
+        return client
 
     @contextlib.contextmanager
     def _answered(self, what: str | None = None) -> Iterator[None]:
@@ -96,7 +106,7 @@ class Client:
         error becomes a K8sError naming the server (discovery); else it is left to the caller."""
         try:
             yield
-        except ApiException as exc:
+        except ApiError as exc:
             failure = self.rejected(exc)
             if failure is not None:
                 raise failure from exc
@@ -116,7 +126,7 @@ class Client:
 
     def rejected(self, exc: Any) -> K8sError | None:
         """ApiRejected for 401 Unauthorized, and for the kubernetes client's status 0 (its TLS
-        failure when urllib3 does not retry); None for any other API error."""
+        failure, in an exec); None for any other API error."""
         status = getattr(exc, "status", None)
         if status == 401:
             return ApiRejected(rejected_message(self.where(), "401 Unauthorized", self._context_name(), self._kubeconfig))
@@ -124,18 +134,13 @@ class Client:
             return self.unreachable(exc)
         return None
 
-    def resource(self, api_version: str, kind: str) -> Any:
-        """The API resource of a kind, from discovery (its first use may ask the server: callers
+    def resource(self, api_version: str, kind: str) -> ApiResource:
+        """The API resource of a kind, from discovery (its first use asks the server: callers
         run it inside _answered(), or the watch's _resource_answering())."""
-        try:
-            return self._dyn.resources.get(api_version=api_version, kind=kind)
-        except ResourceNotFoundError:
-            # A CRD applied moments ago is not in the discovery cache yet.
-            self._dyn.resources.invalidate_cache()
-            try:
-                return self._dyn.resources.get(api_version=api_version, kind=kind)
-            except ResourceNotFoundError as exc:
-                raise KindNotServed("the cluster does not serve %s %s" % (api_version, kind)) from exc
+        found = self._discovery.find(api_version, kind)
+        if found is None:
+            raise KindNotServed("the cluster does not serve %s %s" % (api_version, kind))
+        return found
 
     def serves(self, api_version: str, kind: str) -> bool:
         """Whether the cluster serves a kind (discovery; a CRD not installed: False)."""
@@ -150,10 +155,10 @@ class Client:
         try:
             with self._answered():
                 res = self.resource(api_version, kind)
-                return dict(res.get(name=name, namespace=namespace).to_dict())
-        except NotFoundError:
-            return None
-        except ApiException as exc:
+                return dict(self._connection.json("GET", res.path(namespace, name)))
+        except ApiError as exc:
+            if exc.status == 404:
+                return None
             raise K8sError("get %s %s failed: %s" % (kind, name, _api_message(exc))) from exc
 
     def list(
@@ -167,10 +172,11 @@ class Client:
         try:
             with self._answered():
                 res = self.resource(api_version, kind)
-                out = res.get(namespace=namespace, label_selector=label_selector, field_selector=field_selector)
-        except ApiException as exc:
+                out = self._connection.json("GET", res.path(namespace), query=(
+                    ("labelSelector", label_selector), ("fieldSelector", field_selector)))
+        except ApiError as exc:
             raise K8sError("list %s failed: %s" % (kind, _api_message(exc))) from exc
-        return [dict(item) for item in out.to_dict().get("items", [])]
+        return [dict(item) for item in out.get("items") or []]
 
     def watch(
         self,
@@ -196,12 +202,12 @@ class Client:
         read = read_timeout if read_timeout is not None else seconds + WATCH_READ_SLACK
         res = self._resource_answering(api_version, kind, "watch", read)
         try:
-            resp = self._watch_client().request(
-                "get", res.path(namespace=namespace), serialize=False, watch=True, allow_watch_bookmarks=True,
-                resource_version=resource_version or None, timeout_seconds=seconds,
-                label_selector=label_selector, field_selector=field_selector, header_params=dict(_OWN_CONNECTION),
-                _request_timeout=(WATCH_CONNECT_TIMEOUT, read))
-        except ApiException as exc:
+            resp = self._connection.request(
+                "GET", res.path(namespace), query=(
+                    ("watch", True), ("allowWatchBookmarks", True), ("resourceVersion", resource_version or None),
+                    ("timeoutSeconds", seconds), ("labelSelector", label_selector), ("fieldSelector", field_selector)),
+                headers=_OWN_CONNECTION, timeout=(WATCH_CONNECT_TIMEOUT, read), stream=True, retries=False)
+        except ApiError as exc:
             raise self._watch_api_error("watch", kind, exc) from exc
         except TRANSPORT_ERRORS as exc:
             raise self.interrupted("watch %s" % kind, exc, read) from exc
@@ -229,26 +235,16 @@ class Client:
         read = read_timeout if read_timeout is not None else LIST_READ_TIMEOUT
         res = self._resource_answering(api_version, kind, "list", read)
         try:
-            out = self._watch_client().get(res, namespace=namespace, label_selector=label_selector, field_selector=field_selector,
-                                           header_params=dict(_OWN_CONNECTION), _request_timeout=(WATCH_CONNECT_TIMEOUT, read)).to_dict()
-        except ApiException as exc:
+            out = self._connection.json(
+                "GET", res.path(namespace), query=(("labelSelector", label_selector), ("fieldSelector", field_selector)),
+                headers=_OWN_CONNECTION, timeout=(WATCH_CONNECT_TIMEOUT, read), retries=False)
+        except ApiError as exc:
             raise self._watch_api_error("list", kind, exc) from exc
         except TRANSPORT_ERRORS as exc:
             raise self.interrupted("list %s" % kind, exc, read) from exc
         return [dict(i) for i in out.get("items", [])], str((out.get("metadata") or {}).get("resourceVersion") or "")
 
-    def _watch_client(self) -> Any:
-        """The dynamic client on a connection pool of its own without urllib3's retries, for
-        watches and their lists: their loop retries itself, within its window."""
-        if self._watch_dyn is None:
-            configuration = copy.copy(self._api_client.configuration)
-            configuration.retries = False
-            dyn = copy.copy(self._dyn)
-            dyn.client, dyn.configuration = ApiClient(configuration), configuration
-            self._watch_dyn = dyn
-        return self._watch_dyn
-
-    def _resource_answering(self, api_version: str, kind: str, verb: str, read: float) -> Any:
+    def _resource_answering(self, api_version: str, kind: str, verb: str, read: float) -> ApiResource:
         """resource(), whose discovery may be the first request to a server that does not answer."""
         try:
             return self.resource(api_version, kind)
@@ -279,39 +275,26 @@ class Client:
 
     def where(self) -> str:
         """api_server_description() of this client: its server URL, context and kubeconfig file."""
-        return api_server_description(str(self._api_client.configuration.host), self._context_name(),
+        return api_server_description(self._connection.host, self._context_name(),
                                       self._kubeconfig or os.pathsep.join(kubeconfig_paths()))
 
     def _context_name(self) -> str | None:
-        """The context asked for, else the kubeconfig's current one (None when it cannot be read)."""
-        context = self._context
-        if not context and K8S_IMPORT_ERROR is None:
-            try:
-                context = k8s_config.list_kube_config_contexts(config_file=self._kubeconfig)[1].get("name")
-            except Exception:  # the config loader raises several unrelated types; the name is only for the message
-                context = None
-        return context
+        """The context asked for, else the kubeconfig's current one."""
+        return self._context or self._current_context
 
     def pod_log(self, namespace: str, name: str, container: str | None = None, since_seconds: int | None = None,
                 tail_lines: int | None = None, previous: bool = False) -> str:
         """A pod's log (the current container, or with `previous` the one before it; for a
         container waiting to restart, the kubelet serves its last terminated run); empty when
         the pod or its log is gone or the container never ran."""
-        from kubernetes.client import CoreV1Api
-
-        kwargs: dict[str, Any] = {"timestamps": False, "_request_timeout": (WATCH_CONNECT_TIMEOUT, LIST_READ_TIMEOUT)}
-        if container:
-            kwargs["container"] = container
-        if since_seconds:
-            kwargs["since_seconds"] = since_seconds
-        if tail_lines:
-            kwargs["tail_lines"] = tail_lines
-        if previous:
-            kwargs["previous"] = True
+        query = (("container", container or None), ("sinceSeconds", since_seconds or None),
+                 ("tailLines", tail_lines or None), ("previous", True if previous else None))
         try:
             with self._answered():
-                return str(CoreV1Api(self._api_client).read_namespaced_pod_log(name, namespace, **kwargs))
-        except ApiException as exc:
+                resp = self._connection.request("GET", "/api/v1/namespaces/%s/pods/%s/log" % (namespace, name), query=query,
+                                                headers={"Accept": "*/*"}, timeout=(WATCH_CONNECT_TIMEOUT, LIST_READ_TIMEOUT))
+                return str(resp.data.decode("utf-8", "replace"))
+        except ApiError as exc:
             if exc.status in (400, 404):
                 return ""
             raise K8sError("log of pod %s/%s failed: %s" % (namespace, name, _api_message(exc))) from exc
@@ -321,14 +304,18 @@ class Client:
         A refused exec (RBAC: 403) or a command that cannot start is an ExecResult saying so, not
         an error: the caller reports it; a server that does not answer raises as everywhere."""
         from kubernetes.client import CoreV1Api
+        from kubernetes.client.exceptions import ApiException
         from kubernetes.stream import stream
 
         try:
             with self._answered():
-                resp = stream(CoreV1Api(self._api_client).connect_get_namespaced_pod_exec, name, namespace,
+                resp = stream(CoreV1Api(self._exec_api_client()).connect_get_namespaced_pod_exec, name, namespace,
                               container=container, command=command, stdin=False, stdout=True, stderr=True, tty=False,
                               _preload_content=False, _request_timeout=timeout)
         except ApiException as exc:
+            failure = self.rejected(exc)
+            if failure is not None:
+                raise failure from exc
             # The websocket client reports a refused upgrade as status 0 with the handshake in its reason.
             reason = str(getattr(exc, "reason", "") or "")
             status = exc.status or handshake_status(reason)
@@ -345,6 +332,16 @@ class Client:
             resp.close()
         return ExecResult(rc, str(stdout or ""), str(stderr or ""), error=error)
 
+    def _exec_api_client(self) -> Any:
+        """The kubernetes package's ApiClient for the same kubeconfig context (its websocket stream)."""
+        from kubernetes import config as k8s_config
+
+        try:
+            return k8s_config.new_client_from_config(config_file=self._kubeconfig, context=self._context)
+        except Exception as exc:  # the config loader raises several unrelated types
+            raise KubeconfigError("cannot use kubeconfig %s (context %s): %s" % (
+                self._kubeconfig or os.pathsep.join(kubeconfig_paths()), self._context_name() or "(current)", one_line(exc))) from exc
+
     def pod_proxy_get(self, namespace: str, name: str, port: int, path: str,
                       query: tuple[tuple[str, str], ...] = (), timeout: float = LIST_READ_TIMEOUT) -> HttpAnswer:
         """GET PATH on a pod's PORT through the API server's pod proxy (`kubectl get --raw
@@ -353,10 +350,8 @@ class Client:
         url = "/api/v1/namespaces/%s/pods/%s:%d/proxy/%s" % (namespace, name, port, path.lstrip("/"))
         try:
             with self._answered():
-                resp = self._dyn.request("get", url, serialize=False, query_params=list(query),
-                                         header_params={"Accept": "application/json"},
-                                         _request_timeout=(WATCH_CONNECT_TIMEOUT, timeout))
-        except ApiException as exc:
+                resp = self._connection.request("GET", url, query=query, timeout=(WATCH_CONNECT_TIMEOUT, timeout))
+        except ApiError as exc:
             body = str(getattr(exc, "body", "") or "")
             return HttpAnswer(int(exc.status or 0), body=body, error=status_message(body or str(exc.reason)))
         data = resp.data
@@ -377,15 +372,14 @@ class Client:
                 after = preview
                 if changed and not check_mode:
                     after = self._ssa(res, obj, namespace, force, dry_run=False)
-        except ApiException as exc:
+        except ApiError as exc:
             raise K8sError("apply %s failed: %s" % (ref_of(obj), _api_message(exc))) from exc
         return ApplyResult(changed=changed, before=before, after=after)
 
-    def _ssa(self, res: Any, obj: Obj, namespace: str | None, force: bool, dry_run: bool) -> Obj:
-        kwargs: dict[str, Any] = {"field_manager": FIELD_MANAGER, "force_conflicts": force}
-        if dry_run:
-            kwargs["dry_run"] = "All"
-        return dict(self._dyn.server_side_apply(res, body=obj, namespace=namespace, **kwargs).to_dict())
+    def _ssa(self, res: ApiResource, obj: Obj, namespace: str | None, force: bool, dry_run: bool) -> Obj:
+        query = (("fieldManager", FIELD_MANAGER), ("force", force), ("dryRun", "All" if dry_run else None))
+        return dict(self._connection.json("PATCH", res.path(namespace, obj["metadata"]["name"]), query=query, body=obj,
+                                          content_type=_APPLY_PATCH))
 
     def apply_all(self, objs: builtins.list[Obj], check_mode: bool = False) -> builtins.list[ApplyResult]:
         """Apply in dependency order. In check mode, objects in a namespace that does not
@@ -410,11 +404,11 @@ class Client:
         try:
             with self._answered():
                 res = self.resource(api_version, kind)
-                out = res.patch(body=body, name=name, namespace=namespace, content_type="application/merge-patch+json",
-                                field_manager=FIELD_MANAGER)
-        except ApiException as exc:
+                out = self._connection.json("PATCH", res.path(namespace, name), query=(("fieldManager", FIELD_MANAGER),),
+                                            body=body, content_type=_MERGE_PATCH)
+        except ApiError as exc:
             raise K8sError("patch %s %s failed: %s" % (kind, name, _api_message(exc))) from exc
-        return dict(out.to_dict())
+        return dict(out)
 
     def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None, check_mode: bool = False) -> bool:
         """Delete if present; returns whether something was (or would be) deleted."""
@@ -425,9 +419,9 @@ class Client:
         try:
             with self._answered():
                 res = self.resource(api_version, kind)
-                res.delete(name=name, namespace=namespace, propagation_policy="Background")
-        except NotFoundError:
-            return False
-        except ApiException as exc:
+                self._connection.request("DELETE", res.path(namespace, name), query=(("propagationPolicy", "Background"),))
+        except ApiError as exc:
+            if exc.status == 404:
+                return False
             raise K8sError("delete %s %s failed: %s" % (kind, name, _api_message(exc))) from exc
         return True

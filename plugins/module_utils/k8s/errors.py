@@ -14,7 +14,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._errors import Kin
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.watch import WATCH_CONNECT_TIMEOUT
 
 # What a request raises when the API server does not answer (refused, reset, silent): the
-# socket's own errors, http.client's, and urllib3's (which the kubernetes client lets through).
+# socket's own errors, http.client's, and urllib3's (which the client's connection lets through).
 TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (OSError, http.client.HTTPException)
 try:
     import urllib3.exceptions as _urllib3_errors

@@ -52,7 +52,7 @@ def kubeconfig_problem(paths: list[str], context: str | None) -> str | None:
     """Why the kubeconfig file(s) at `paths` (merged as kubectl merges them) name no cluster for
     `context` (None: the current context), as one line with what to do; None when they do.
     Only what the file says is checked here, not whether its cluster answers."""
-    if yaml is None:  # the kubernetes client needs PyYAML: it would not have imported
+    if yaml is None:  # the client needs PyYAML: it would not have imported
         return None
     shown = os.pathsep.join(paths)
     head = "cannot use kubeconfig %s (context %s): " % (shown, context or "(current)")

@@ -1,12 +1,11 @@
 # Copyright: kindlab.ingress contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Every module that talks to the Kubernetes API fails in the client layer's one line when the
-cluster is not there: its server refuses the connection (the real kubernetes client against a
+cluster is not there: its server refuses the connection (the client's urllib3 connection against a
 closed port on 127.0.0.1), or its kubeconfig does not exist."""
 from __future__ import annotations
 
 import importlib
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +36,8 @@ MODULES: dict[str, dict[str, Any]] = {
 
 
 @pytest.fixture(autouse=True)
-def fake_exits(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def fake_exits(monkeypatch: pytest.MonkeyPatch) -> None:
     use_fake_exits(monkeypatch)
-    cache = tmp_path / "tmp"  # the dynamic client's discovery cache, per server URL: none left from elsewhere
-    cache.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(cache))
 
 
 def run(name: str, args: dict[str, Any]) -> dict[str, Any]:

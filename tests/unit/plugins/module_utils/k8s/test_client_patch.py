@@ -1,7 +1,7 @@
 # Copyright: kindlab.ingress contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Client.patch: a JSON merge patch (what `kubectl patch --type merge` sends) under the
-collection's field manager, with the real kubernetes client and urllib3 against a loopback
+collection's field manager, with the client's urllib3 connection against a loopback
 server that records each request and answers like kube-apiserver."""
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import FIELD_MANAGER, Client
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.rest import ApiResource, Connection
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError
 
 pytest.importorskip("kubernetes")
@@ -61,20 +62,9 @@ def server() -> Iterator[Recorder]:
 
 
 def deployments_client(url: str) -> Client:
-    """A Client on the real kubernetes client, without the discovery requests of its constructor."""
-    from kubernetes.client import ApiClient, Configuration
-    from kubernetes.dynamic import DynamicClient
-    from kubernetes.dynamic.resource import Resource
-
-    client = Client.__new__(Client)
-    client._api_client = ApiClient(Configuration(host=url))
-    dyn = DynamicClient.__new__(DynamicClient)
-    dyn.client = client._api_client
-    dyn.configuration = client._api_client.configuration
-    client._dyn = dyn
-    client._kubeconfig, client._context, client._watch_dyn = None, None, None
-    deployments = Resource(prefix="apis", group="apps", api_version="v1", kind="Deployment", namespaced=True,
-                           name="deployments", client=dyn)
+    """A Client on the collection's urllib3 connection, without discovery requests (Deployments only)."""
+    client = Client.on(Connection.to(url))
+    deployments = ApiResource("apps/v1", "Deployment", "deployments", namespaced=True)
     client.resource = lambda api_version, kind: deployments  # type: ignore[method-assign]
     return client
 

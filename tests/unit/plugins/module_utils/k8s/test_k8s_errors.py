@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Errors a person can act on: the client layer against an API server that is not there, answers
 401, presents a certificate the kubeconfig does not trust, or a kubeconfig that names no cluster.
-The real kubernetes client and urllib3 run against loopback servers on 127.0.0.1; every failure
+The client's urllib3 connection runs against loopback servers on 127.0.0.1; every failure
 is one line naming the server URL, the kubeconfig context and file, and what to do."""
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import ipaddress
 import json
 import socket
 import ssl
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -43,15 +42,6 @@ UNAUTHORIZED = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": 
 __all__ = ["serve"]  # the loopback server fixture of test_watch, imported to be used here
 
 
-@pytest.fixture(autouse=True)
-def own_discovery_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The dynamic client caches discovery per server URL in the temporary directory; a cache
-    another run left for the same loopback port would skip the requests these tests are about."""
-    cache = tmp_path / "tmp"
-    cache.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(cache))
-
-
 def write_kubeconfig(path: Path, url: str, ca_pem: bytes | None = None, current: str | None = CONTEXT,
                      contexts: tuple[str, ...] = (CONTEXT,)) -> str:
     cluster: Obj = {"server": url}
@@ -75,19 +65,10 @@ def assert_one_line(text: str, *parts: str) -> None:
 
 
 def built_client(url: str, path: str) -> Client:
-    """A client as if built while its server answered (client_for, with a dynamic client that
-    sends its requests): what a module holds when the server goes away under it."""
-    from kubernetes.dynamic import DynamicClient
-    from kubernetes.dynamic.resource import Resource
-
+    """A client as if built while its server answered, whose discovery has read Ingresses: what a
+    module holds when the server goes away under it."""
     client = client_for(url, path)
     client._context = CONTEXT
-    dyn = DynamicClient.__new__(DynamicClient)
-    dyn.client, dyn.configuration = client._api_client, client._api_client.configuration
-    client._dyn = dyn
-    ingresses = Resource(prefix="apis", group="networking.k8s.io", api_version="v1", kind="Ingress", namespaced=True,
-                         name="ingresses", client=dyn)
-    client.resource = lambda api_version, kind: ingresses  # type: ignore[method-assign]
     return client
 
 

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Watch requests that end whatever the API server does: the client's watch and list against a
 loopback HTTP server that answers like kube-apiserver (chunked watch events), resets, stays
-silent or is not there, with the real kubernetes client and urllib3 underneath."""
+silent or is not there, with the collection's urllib3 connection underneath."""
 from __future__ import annotations
 
 import http.client
@@ -18,6 +18,7 @@ import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s import client as k8s_client
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.rest import ApiResource, Connection
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import (
     ApiUnreachable, K8sError, KindNotServed, WatchExpired, WatchInterrupted, api_server_description, transport_cause, unreachable_message,
 )
@@ -164,20 +165,12 @@ def kubeconfig(tmp_path: Path, url: str) -> str:
 
 
 def client_for(url: str, config: str | None = None) -> Client:
-    """A Client on the real kubernetes client and urllib3, without the discovery requests of
-    its constructor (the loopback server serves Ingresses only)."""
-    from kubernetes.client import ApiClient, Configuration
-    from kubernetes.dynamic import DynamicClient
-    from kubernetes.dynamic.resource import Resource
+    """A Client on the collection's urllib3 connection to URL, without the discovery requests (the
+    loopback server serves Ingresses only); with CONFIG, named as kubeconfig's current context."""
+    client = Client.on(Connection.to(url), config, "kind-ingress-lab" if config else None)
+    ingresses = ApiResource("networking.k8s.io/v1", "Ingress", "ingresses", namespaced=True)
 
-    client = Client.__new__(Client)
-    client._api_client = ApiClient(Configuration(host=url))
-    client._dyn = DynamicClient.__new__(DynamicClient)
-    client._kubeconfig, client._context, client._watch_dyn = config, None, None
-    ingresses = Resource(prefix="apis", group="networking.k8s.io", api_version="v1", kind="Ingress", namespaced=True,
-                         name="ingresses", client=None)
-
-    def resource(api_version: str, kind: str) -> Resource:
+    def resource(api_version: str, kind: str) -> ApiResource:
         if kind != "Ingress":
             raise KindNotServed("the cluster does not serve %s %s" % (api_version, kind))
         return ingresses
