@@ -14,7 +14,6 @@ import json
 import math
 import os
 import ssl
-import traceback
 from typing import Any, Iterator
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import FIELD_MANAGER
@@ -29,30 +28,39 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import (
     ExecResult, HttpAnswer, exec_outcome, handshake_status, status_message,
 )
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.rest import (
+    URLLIB3_IMPORT_ERROR, ApiError, ApiResource, Connection, Discovery, settings_from_kubeconfig,
+)
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.watch import (
     LIST_READ_TIMEOUT, WATCH_CONNECT_TIMEOUT, WATCH_DEFAULT_SECONDS, WATCH_READ_SLACK, parse_watch_line, watch_lines,
 )
 
-# The collection's one guarded import of the client's libraries: modules never import them
-# themselves; _module.KindlabModule turns a failure (K8S_IMPORT_ERROR) into missing_required_lib.
-# The kubernetes package is looked up, not imported (an exec imports it).
-K8S_IMPORT_ERROR: str | None
-try:
-    from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.rest import (
-        ApiError, ApiResource, Connection, Discovery, settings_from_kubeconfig,
-    )
-    if importlib.util.find_spec("kubernetes") is None:
-        raise ImportError("No module named 'kubernetes'")
-except ImportError:
-    K8S_IMPORT_ERROR = traceback.format_exc()
-else:
-    K8S_IMPORT_ERROR = None
+# Whether the client's libraries are there: urllib3 (rest.py's guarded import) and the kubernetes
+# package (looked up, not imported: an exec imports it). Modules never import them themselves;
+# _module.KindlabModule turns K8S_IMPORT_ERROR into missing_required_lib.
+K8S_IMPORT_ERROR: str | None = URLLIB3_IMPORT_ERROR
+if K8S_IMPORT_ERROR is None and importlib.util.find_spec("kubernetes") is None:
+    K8S_IMPORT_ERROR = "ModuleNotFoundError: No module named 'kubernetes'"
 
 # Each watch and list on a connection of its own: without retries, a kept-alive connection the
 # server has just dropped would fail the next request and read as an outage.
 _OWN_CONNECTION = {"Connection": "close"}
 _APPLY_PATCH = "application/apply-patch+yaml"  # JSON is YAML: the object is sent as JSON
 _MERGE_PATCH = "application/merge-patch+json"
+
+
+def _items(listing: Any) -> list[Obj]:
+    """A List's items, each with its apiVersion and kind, which the server leaves out of them."""
+    listing = listing or {}
+    kind = str(listing.get("kind") or "")
+    kind = kind[:-4] if kind.endswith("List") else kind
+    items = []
+    for item in listing.get("items") or []:
+        item = dict(item)
+        item.setdefault("apiVersion", listing.get("apiVersion"))
+        item.setdefault("kind", kind)
+        items.append(item)
+    return items
 
 
 def _api_message(exc: Exception) -> str:
@@ -176,7 +184,7 @@ class Client:
                     ("labelSelector", label_selector), ("fieldSelector", field_selector)))
         except ApiError as exc:
             raise K8sError("list %s failed: %s" % (kind, _api_message(exc))) from exc
-        return [dict(item) for item in out.get("items") or []]
+        return _items(out)
 
     def watch(
         self,
@@ -242,7 +250,7 @@ class Client:
             raise self._watch_api_error("list", kind, exc) from exc
         except TRANSPORT_ERRORS as exc:
             raise self.interrupted("list %s" % kind, exc, read) from exc
-        return [dict(i) for i in out.get("items", [])], str((out.get("metadata") or {}).get("resourceVersion") or "")
+        return _items(out), str((out.get("metadata") or {}).get("resourceVersion") or "")
 
     def _resource_answering(self, api_version: str, kind: str, verb: str, read: float) -> ApiResource:
         """resource(), whose discovery may be the first request to a server that does not answer."""

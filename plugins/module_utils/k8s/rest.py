@@ -15,11 +15,20 @@ import json
 import os
 import ssl
 import tempfile
+import traceback
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Tuple, Union
 from urllib.parse import urlencode
 
-import urllib3
+# Guarded like every third-party import of module_utils: client.py reports it (K8S_IMPORT_ERROR).
+URLLIB3_IMPORT_ERROR: str | None
+try:
+    import urllib3
+except ImportError:
+    urllib3 = None  # type: ignore[assignment]
+    URLLIB3_IMPORT_ERROR = traceback.format_exc()
+else:
+    URLLIB3_IMPORT_ERROR = None
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAMLError, yaml
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError, KubeconfigError, one_line

@@ -1,8 +1,9 @@
 # Copyright: kindlab.ingress contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Client.patch: a JSON merge patch (what `kubectl patch --type merge` sends) under the
-collection's field manager, with the client's urllib3 connection against a loopback
-server that records each request and answers like kube-apiserver."""
+"""The requests the client sends, with its urllib3 connection against a loopback server that records
+each request and answers like kube-apiserver: Client.patch, a JSON merge patch (what `kubectl patch
+--type merge` sends) under the collection's field manager; apply's dry run and server-side apply;
+delete; and a list's items, which get the apiVersion and kind the server leaves out of them."""
 from __future__ import annotations
 
 import json
@@ -48,6 +49,8 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    do_GET = do_DELETE = do_PATCH  # noqa: N815  # pylint: disable=invalid-name
+
     def log_message(self, format: str, *args: Any) -> None:  # pylint: disable=redefined-builtin
         pass
 
@@ -89,3 +92,39 @@ def test_a_refused_patch_is_a_k8s_error_naming_the_object(server: Recorder) -> N
     url = "http://127.0.0.1:%d" % server.server_address[1]
     with pytest.raises(K8sError, match=r'^patch Deployment gone failed: deployments\.apps "gone" not found$'):
         deployments_client(url).patch("apps/v1", "Deployment", "gone", "one", {"spec": {"replicas": 1}})
+
+
+def test_list_items_carry_the_apiversion_and_kind_the_server_leaves_out(server: Recorder) -> None:
+    server.answers.append((200, {"kind": "DeploymentList", "apiVersion": "apps/v1", "metadata": {"resourceVersion": "7"},
+                                 "items": [{"metadata": {"namespace": "one", "name": "shop"}}]}))
+    url = "http://127.0.0.1:%d" % server.server_address[1]
+    items = deployments_client(url).list("apps/v1", "Deployment", "one", label_selector="app=shop")
+    assert items == [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"namespace": "one", "name": "shop"}}]
+    assert server.requests[0]["path"] == "/apis/apps/v1/namespaces/one/deployments"
+    assert server.requests[0]["query"] == {"labelSelector": ["app=shop"]}
+
+
+def test_apply_is_a_dry_run_then_a_server_side_apply_under_the_field_manager(server: Recorder) -> None:
+    obj = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"namespace": "one", "name": "shop"}, "spec": {"replicas": 2}}
+    stored = dict(obj, metadata=dict(obj["metadata"], uid="u1"))
+    server.answers += [(404, {"kind": "Status", "code": 404, "message": "not found"}), (200, stored), (200, stored)]
+    url = "http://127.0.0.1:%d" % server.server_address[1]
+    result = deployments_client(url).apply(obj)
+    assert result.changed and result.before is None and result.after == stored
+    get, dry, real = server.requests
+    assert (get["method"], get["path"]) == ("GET", "/apis/apps/v1/namespaces/one/deployments/shop")
+    for request in (dry, real):
+        assert (request["method"], request["path"]) == ("PATCH", "/apis/apps/v1/namespaces/one/deployments/shop")
+        assert request["content_type"] == "application/apply-patch+yaml" and request["body"] == obj
+    assert dry["query"] == {"fieldManager": [FIELD_MANAGER], "force": ["true"], "dryRun": ["All"]}
+    assert real["query"] == {"fieldManager": [FIELD_MANAGER], "force": ["true"]}
+
+
+def test_delete_asks_for_background_propagation(server: Recorder) -> None:
+    obj = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"namespace": "one", "name": "shop"}}
+    server.answers += [(200, obj), (200, {"kind": "Status", "status": "Success"})]
+    url = "http://127.0.0.1:%d" % server.server_address[1]
+    assert deployments_client(url).delete("apps/v1", "Deployment", "shop", "one")
+    assert [(r["method"], r["path"]) for r in server.requests] == [
+        ("GET", "/apis/apps/v1/namespaces/one/deployments/shop"), ("DELETE", "/apis/apps/v1/namespaces/one/deployments/shop")]
+    assert server.requests[1]["query"] == {"propagationPolicy": ["Background"]}
