@@ -17,13 +17,14 @@ import ssl
 from typing import Any, Iterator
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import FIELD_MANAGER
+from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAML_IMPORT_ERROR
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import ApplyResult, apply_order, comparable
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import (
-    TRANSPORT_ERRORS, ApiRejected, ApiUnreachable, K8sError, KindNotServed, KubeconfigError, WatchExpired, WatchForbidden,
+    TRANSPORT_ERRORS, ApiRejected, ApiUnreachable, K8sError, KindNotServed, WatchExpired, WatchForbidden,
     WatchInterrupted, api_server_description, exception_chain, one_line, rejected_message, transport_cause,
     unreachable_message,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.kubeconfig import kubeconfig_paths, kubeconfig_problem
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.kubeconfig import LOADER_HINT, kubeconfig_paths, read_kubeconfig, unusable
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import Obj, ref_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import (
     ExecResult, HttpAnswer, exec_outcome, handshake_status, status_message,
@@ -35,10 +36,10 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.watch import (
     LIST_READ_TIMEOUT, WATCH_CONNECT_TIMEOUT, WATCH_DEFAULT_SECONDS, WATCH_READ_SLACK, parse_watch_line, watch_lines,
 )
 
-# Whether the client's libraries are there: urllib3 (rest.py's guarded import) and the kubernetes
+# Whether the client's libraries are there: urllib3 (rest.py's guarded import), PyYAML and the kubernetes
 # package (looked up, not imported: an exec imports it). Modules never import them themselves;
 # _module.KindlabModule turns K8S_IMPORT_ERROR into missing_required_lib.
-K8S_IMPORT_ERROR: str | None = URLLIB3_IMPORT_ERROR
+K8S_IMPORT_ERROR: str | None = URLLIB3_IMPORT_ERROR or YAML_IMPORT_ERROR
 if K8S_IMPORT_ERROR is None and importlib.util.find_spec("kubernetes") is None:
     K8S_IMPORT_ERROR = "ModuleNotFoundError: No module named 'kubernetes'"
 
@@ -86,11 +87,7 @@ class Client:
         if K8S_IMPORT_ERROR is not None:
             raise K8sError("the kubernetes Python package is required")
         self._kubeconfig, self._context = kubeconfig, context  # named when the server does not answer
-        paths = kubeconfig_paths(kubeconfig)
-        problem = kubeconfig_problem(paths, context)
-        if problem is not None:
-            raise KubeconfigError(problem)
-        settings = settings_from_kubeconfig(paths, context)
+        settings = settings_from_kubeconfig(read_kubeconfig(kubeconfig_paths(kubeconfig), context))
         self._current_context: str | None = settings.context
         self._connection = Connection(settings)
         self._discovery = Discovery(self._connection)
@@ -347,8 +344,7 @@ class Client:
         try:
             return k8s_config.new_client_from_config(config_file=self._kubeconfig, context=self._context)
         except Exception as exc:  # the config loader raises several unrelated types
-            raise KubeconfigError("cannot use kubeconfig %s (context %s): %s" % (
-                self._kubeconfig or os.pathsep.join(kubeconfig_paths()), self._context_name() or "(current)", one_line(exc))) from exc
+            raise unusable(kubeconfig_paths(self._kubeconfig), self._context, "%s; %s" % (one_line(exc), LOADER_HINT)) from exc
 
     def pod_proxy_get(self, namespace: str, name: str, port: int, path: str,
                       query: tuple[tuple[str, str], ...] = (), timeout: float = LIST_READ_TIMEOUT) -> HttpAnswer:

@@ -30,11 +30,10 @@ except ImportError:
 else:
     URLLIB3_IMPORT_ERROR = None
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAMLError, yaml
-from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError, KubeconfigError, one_line
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError, one_line
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.kubeconfig import LOADER_HINT, Kubeconfig
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import Obj
 
-LOADER_HINT = "fix the file or set kubeconfig and context to those of a running cluster"
 USER_AGENT = "kindlab.ingress"
 # Threads of one module (the status watches, the pollers) share the pool: as many kept-alive
 # connections as the kubernetes client kept (5 per core on 2 cores), beyond that one per request.
@@ -83,29 +82,6 @@ class Settings:
     proxy: str | None = None
 
 
-def _merged(paths: list[str]) -> tuple[dict[str, tuple[Obj, str]], str]:
-    """The kubeconfig files merged as kubectl merges them: each cluster, context and user from the
-    first file that names it (with that file's directory, against which its paths resolve), and
-    the first current-context set."""
-    named: dict[str, tuple[Obj, str]] = {}
-    current = ""
-    for path in paths:
-        if not os.path.isfile(path):
-            continue
-        try:
-            with open(path, encoding="utf-8") as handle:
-                doc = yaml.safe_load(handle) or {}
-        except (OSError, UnicodeDecodeError, YAMLError) as exc:
-            raise KubeconfigError("cannot use kubeconfig %s: %s; %s" % (path, one_line(exc), LOADER_HINT)) from exc
-        base = os.path.dirname(os.path.abspath(path))
-        for section in ("clusters", "contexts", "users"):
-            for entry in doc.get(section) or []:
-                if isinstance(entry, dict) and entry.get("name"):
-                    named.setdefault("%s/%s" % (section, entry["name"]), (dict(entry.get(section[:-1]) or {}), base))
-        current = current or str(doc.get("current-context") or "")
-    return named, current
-
-
 def _file_or_data(entry: Obj, key: str, base: str) -> bytes | None:
     """A kubeconfig's `KEY-data` (base64) or `KEY` (a file, relative to the kubeconfig's directory)."""
     data = entry.get(key + "-data")
@@ -130,22 +106,18 @@ def _load_cert_chain(context: ssl.SSLContext, cert: bytes, key: bytes) -> None:
         context.load_cert_chain(paths[0], paths[1])
 
 
-def settings_from_kubeconfig(paths: list[str], context: str | None) -> Settings:
-    """The connection of CONTEXT (None: the current one) in the kubeconfig files PATHS, which
-    kubeconfig_problem() has found to name it. A broken entry (a missing certificate file, no
-    server) is a KubeconfigError naming it."""
-    shown = os.pathsep.join(paths)
+def settings_from_kubeconfig(config: Kubeconfig) -> Settings:
+    """The connection of the context read_kubeconfig() chose. A broken entry (a missing
+    certificate file, no server) is a KubeconfigError naming it."""
     try:
-        named, current = _merged(paths)
-        name = context or current
-        ctx = named.get("contexts/" + name, ({}, ""))[0]
-        cluster, cluster_base = named.get("clusters/%s" % ctx.get("cluster"), ({}, ""))
-        user, user_base = named.get("users/%s" % ctx.get("user"), ({}, ""))
+        ctx = config.entry("contexts", config.context)[0]
+        cluster, cluster_base = config.entry("clusters", ctx.get("cluster"))
+        user, user_base = config.entry("users", ctx.get("user"))
         if not cluster.get("server"):
-            raise ValueError("context %s names cluster %s, which has no server" % (name, ctx.get("cluster")))
+            raise ValueError("context %s names cluster %s, which has no server" % (config.context, ctx.get("cluster")))
         if user.get("exec") or user.get("auth-provider"):
-            return _plugin_settings(paths, name)
-        settings = Settings(host=str(cluster["server"]).rstrip("/"), context=name,
+            return _plugin_settings(config.paths, config.context)
+        settings = Settings(host=str(cluster["server"]).rstrip("/"), context=config.context,
                             server_hostname=cluster.get("tls-server-name"), proxy=cluster.get("proxy-url"))
         if settings.host.startswith("https:"):
             tls = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
@@ -170,11 +142,8 @@ def settings_from_kubeconfig(paths: list[str], context: str | None) -> Settings:
             basic = base64.b64encode(("%s:%s" % (user["username"], user.get("password") or "")).encode()).decode()
             settings.headers["Authorization"] = "Basic %s" % basic
         return settings
-    except KubeconfigError:
-        raise
     except (OSError, ValueError, ssl.SSLError, TypeError) as exc:
-        raise KubeconfigError("cannot use kubeconfig %s (context %s): %s; %s" % (
-            shown, context or "(current)", one_line(exc), LOADER_HINT)) from exc
+        raise config.unusable("%s; %s" % (one_line(exc), LOADER_HINT)) from exc
 
 
 def _plugin_settings(paths: list[str], context: str) -> Settings:
@@ -205,7 +174,6 @@ class Connection:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.host = settings.host
         kwargs: dict[str, Any] = {"num_pools": 4, "maxsize": POOL_SIZE}
         if settings.ssl_context is not None:
             kwargs["ssl_context"] = settings.ssl_context
@@ -215,6 +183,10 @@ class Connection:
             kwargs["server_hostname"] = settings.server_hostname
         self._pool: urllib3.PoolManager = (urllib3.ProxyManager(settings.proxy, **kwargs) if settings.proxy
                                            else urllib3.PoolManager(**kwargs))
+
+    @property
+    def host(self) -> str:
+        return self.settings.host
 
     @classmethod
     def to(cls, host: str) -> "Connection":

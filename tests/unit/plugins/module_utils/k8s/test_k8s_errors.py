@@ -67,9 +67,7 @@ def assert_one_line(text: str, *parts: str) -> None:
 def built_client(url: str, path: str) -> Client:
     """A client as if built while its server answered, whose discovery has read Ingresses: what a
     module holds when the server goes away under it."""
-    client = client_for(url, path)
-    client._context = CONTEXT
-    return client
+    return client_for(url, path)  # named as its kubeconfig's context, CONTEXT
 
 
 def fails(path: str | None, context: str | None = None) -> K8sError:
