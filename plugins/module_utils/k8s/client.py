@@ -91,6 +91,7 @@ class Client:
         self._current_context: str | None = settings.context
         self._connection = Connection(settings)
         self._discovery = Discovery(self._connection)
+        self._exec_client: Any = None  # the kubernetes package's ApiClient, made at the first exec
         # The core group's discovery now, which most modules need anyway: a server that is not
         # there fails here, in the client's own line, before a module's own waiting begins.
         with self._answered("discovery"):
@@ -101,7 +102,7 @@ class Client:
         """A client on a connection made elsewhere (a loopback server in tests), discovery included."""
         client = cls.__new__(cls)
         client._kubeconfig, client._context, client._current_context = kubeconfig, context, context
-        client._connection, client._discovery = connection, Discovery(connection)
+        client._connection, client._discovery, client._exec_client = connection, Discovery(connection), None
         return client
 
     @contextlib.contextmanager
@@ -338,13 +339,16 @@ class Client:
         return ExecResult(rc, str(stdout or ""), str(stderr or ""), error=error)
 
     def _exec_api_client(self) -> Any:
-        """The kubernetes package's ApiClient for the same kubeconfig context (its websocket stream)."""
-        from kubernetes import config as k8s_config
+        """The kubernetes package's ApiClient for the same kubeconfig context (its websocket stream),
+        made once per client: a module may exec in every replica, every second of a window."""
+        if self._exec_client is None:
+            from kubernetes import config as k8s_config
 
-        try:
-            return k8s_config.new_client_from_config(config_file=self._kubeconfig, context=self._context)
-        except Exception as exc:  # the config loader raises several unrelated types
-            raise unusable(kubeconfig_paths(self._kubeconfig), self._context, "%s; %s" % (one_line(exc), LOADER_HINT)) from exc
+            try:
+                self._exec_client = k8s_config.new_client_from_config(config_file=self._kubeconfig, context=self._context)
+            except Exception as exc:  # the config loader raises several unrelated types
+                raise unusable(kubeconfig_paths(self._kubeconfig), self._context, "%s; %s" % (one_line(exc), LOADER_HINT)) from exc
+        return self._exec_client
 
     def pod_proxy_get(self, namespace: str, name: str, port: int, path: str,
                       query: tuple[tuple[str, str], ...] = (), timeout: float = LIST_READ_TIMEOUT) -> HttpAnswer:
