@@ -17,12 +17,7 @@
 # engine existed: nothing there may pick the lab's engine up; and it has a KINDLAB_TWIN_HOME of its
 # own. Its output is kept in a file and printed when it ends, so the log reads one track at a time.
 # The kind track's side cluster (hack/test-kind.sh: the diagnose table and the fault test beside the
-# scenarios) comes up and runs the fault test when the checks track reaches SIDE_FROM (KINDLAB_CHECKS_ENDING
-# is touched as that stage starts): from sanity to the end, about 850 s, the heaviest CPU of the track,
-# unit, is over and the machine has been about 20 % idle (/proc/stat), while the side cluster's start and
-# the fault test take about 290 s, mostly waiting. Its diagnose table, which installs up to eight
-# controllers at once, starts when the checks track has ended: KINDLAB_CHECKS_DONE is touched then, failed
-# or not.
+# scenarios) starts when the checks track has ended: KINDLAB_CHECKS_DONE is touched then, failed or not.
 # Every stage runs even after one has failed (the table then shows every stage's cost); the exit
 # status is non-zero when any failed.
 set -euo pipefail
@@ -32,14 +27,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 FIRST=(setup chromium helm test-binaries)
 CHECKS=(unit-inputs unit mypy syntax lint sanity collection workflows molecule)
 KIND=(engine-test test-kind)
-SIDE_FROM=sanity
 
 KINDLAB_STAGE_LOG="$(mktemp /tmp/kindlab-stages.XXXXXX)"
 export KINDLAB_STAGE_LOG
 FAILED="$(mktemp /tmp/kindlab-stages-failed.XXXXXX)"
 CHECKS_LOG=""
 KINDLAB_CHECKS_DONE="$(mktemp -u /tmp/kindlab-checks-done.XXXXXX)"
-KINDLAB_CHECKS_ENDING="$(mktemp -u /tmp/kindlab-checks-ending.XXXXXX)"
 started_all=$SECONDS
 
 table() {
@@ -47,7 +40,7 @@ table() {
     awk -F'\t' '{ printf "%-60s %7d  %s\n", $1, $2, $3 }' "$KINDLAB_STAGE_LOG"
     printf '%-60s %7d  %s\n' "total (wall clock)" "$((SECONDS - started_all))" \
         "$(if [ -s "$FAILED" ]; then echo "failed: $(tr '\n' ' ' <"$FAILED")"; fi)"
-    rm -f "$KINDLAB_STAGE_LOG" "$FAILED" "${CHECKS_LOG:-}" "$KINDLAB_CHECKS_DONE" "$KINDLAB_CHECKS_ENDING"
+    rm -f "$KINDLAB_STAGE_LOG" "$FAILED" "${CHECKS_LOG:-}" "$KINDLAB_CHECKS_DONE"
 }
 trap table EXIT
 
@@ -63,15 +56,11 @@ stage() {
     rm -f "$parts"
 }
 
-# track NAME STAGE...: the stages one after another, and the track's own line. ENDING_FLAG, when set, is
-# touched as stage SIDE_FROM starts.
+# track NAME STAGE...: the stages one after another, and the track's own line.
 track() {
     local name="$1" started=$SECONDS
     shift
-    for s in "$@"; do
-        [ "$s" != "$SIDE_FROM" ] || [ -z "${ENDING_FLAG:-}" ] || touch "$ENDING_FLAG"
-        stage "$s"
-    done
+    for s in "$@"; do stage "$s"; done
     printf '%s\t%d\t%s\n' "track $name (wall clock)" "$((SECONDS - started))" "" >>"$KINDLAB_STAGE_LOG"
 }
 
@@ -80,13 +69,12 @@ if [ "$#" -gt 0 ]; then
 else
     for s in "${FIRST[@]}"; do stage "$s"; done
     CHECKS_LOG="$(mktemp /tmp/kindlab-checks.XXXXXX)"
-    export KINDLAB_CHECKS_DONE KINDLAB_CHECKS_ENDING  # (only here: a stage run alone has no checks track to wait for)
+    export KINDLAB_CHECKS_DONE  # (only here: a stage run alone has no checks track to wait for)
     printf '\n==== the checks track (%s) runs beside the kind track; its output follows when it ends ====\n' \
         "${CHECKS[*]}" >&2
     # Its own twin home too: molecule's twin and the kind track's twin series never meet.
     (DOCKER_HOST=unix:///nonexistent/kindlab-checks-track-sees-no-engine \
-        KINDLAB_TWIN_HOME="$(mktemp -d /tmp/kindlab-checks-twins.XXXXXX)" ENDING_FLAG="$KINDLAB_CHECKS_ENDING" \
-        track checks "${CHECKS[@]}"; touch "$KINDLAB_CHECKS_ENDING" "$KINDLAB_CHECKS_DONE") \
+        KINDLAB_TWIN_HOME="$(mktemp -d /tmp/kindlab-checks-twins.XXXXXX)" track checks "${CHECKS[@]}"; touch "$KINDLAB_CHECKS_DONE") \
         >"$CHECKS_LOG" 2>&1 &
     checks_pid=$!
     track kind "${KIND[@]}"

@@ -481,21 +481,20 @@ run_queued() {
 # restart and a controller restart (tests/kind/fault_test.py, which prints what was written, seen, blind and
 # by whom). They ran after the scenarios, on the emptied cluster; here they run beside them. (The broken lab
 # and the rehearsal are not a third series: beside the others, at a506971, three kind clusters shared the 2
-# cores and CI's kind track took 4625 s against 2686 s; they are the queue's last items.) Under make test the
-# cluster comes up, and runs the fault test, once the checks track has reached its last stages
-# (hack/ci-stages.sh touches KINDLAB_CHECKS_ENDING), and the diagnose table waits until that track has
-# ended (KINDLAB_CHECKS_DONE), so that the CPU the unit tests take is not shared three ways. Its output goes
-# to $WORK/side.log, printed after the scenarios; its failures to $WORK/side-failures.
+# cores and CI's kind track took 4625 s against 2686 s; they are the queue's last items.) Under make test it
+# starts when the checks track has ended (hack/ci-stages.sh touches KINDLAB_CHECKS_DONE), so that the CPU the
+# unit tests and molecule take is not shared three ways. Its output goes to $WORK/side.log, printed after the
+# scenarios; its failures to $WORK/side-failures.
 side_kind() {
     failures=()
     failed_dirs=()
     retried_dirs=()
     local dir="$WORK/kind/side" started=$SECONDS
     mkdir -p "$dir"
-    # (each wait at most an hour: a checks track that died without saying so must not hold the kind track)
-    if [ -n "${KINDLAB_CHECKS_ENDING:-}" ]; then
-        while [ ! -e "$KINDLAB_CHECKS_ENDING" ] && [ $((SECONDS - started)) -lt 3600 ]; do sleep 5; done
-        echo "test-kind: the side cluster comes up as the checks track reaches its last stages, after $((SECONDS - started)) s" >&2
+    if [ -n "${KINDLAB_CHECKS_DONE:-}" ]; then
+        # (at most an hour: a checks track that died without saying so must not hold the kind track)
+        while [ ! -e "$KINDLAB_CHECKS_DONE" ] && [ $((SECONDS - started)) -lt 3600 ]; do sleep 5; done
+        echo "test-kind: the side cluster starts when the checks track has ended, after $((SECONDS - started)) s" >&2
     fi
     started=$SECONDS
     if ! side_lab up "$ROOT/tests/kind/side/base.yml" -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1; then
@@ -503,19 +502,6 @@ side_kind() {
         failures+=("the side cluster (diagnose table and fault test)")
     else
         stage_record "side cluster up (beside the scenarios)" "$((SECONDS - started))"
-        banner "ingress_status through an API server restart and a controller restart (on the side cluster)"
-        started=$SECONDS
-        if ! PYTHONPATH="$ROOT/.collections" "$KIND_LAB" exec "$VENV/bin/python" "$ROOT/tests/kind/fault_test.py" \
-                "$dir/kubeconfig" "$(kind_node "$dir")" "$TOOLS/helm" >&2; then
-            failures+=("fault test")
-        fi
-        echo "test-kind: fault test in $((SECONDS - started)) s" >&2
-        stage_record "fault test (beside the scenarios)" "$((SECONDS - started))"
-        if [ -n "${KINDLAB_CHECKS_DONE:-}" ]; then
-            started=$SECONDS
-            while [ ! -e "$KINDLAB_CHECKS_DONE" ] && [ $((SECONDS - started)) -lt 3600 ]; do sleep 5; done
-            echo "test-kind: the diagnose table starts when the checks track has ended, $((SECONDS - started)) s after the fault test" >&2
-        fi
         banner "diagnose vs the real controller (one configuration per row; on the side cluster)"
         started=$SECONDS
         # (each type's chart and image: the registry's offline inputs, which the scripts read themselves)
@@ -525,6 +511,14 @@ side_kind() {
         fi
         echo "test-kind: diagnose table in $((SECONDS - started)) s" >&2
         stage_record "diagnose table (beside the scenarios)" "$((SECONDS - started))"
+        banner "ingress_status through an API server restart and a controller restart (on the side cluster)"
+        started=$SECONDS
+        if ! PYTHONPATH="$ROOT/.collections" "$KIND_LAB" exec "$VENV/bin/python" "$ROOT/tests/kind/fault_test.py" \
+                "$dir/kubeconfig" "$(kind_node "$dir")" "$TOOLS/helm" >&2; then
+            failures+=("fault test")
+        fi
+        echo "test-kind: fault test in $((SECONDS - started)) s" >&2
+        stage_record "fault test (beside the scenarios)" "$((SECONDS - started))"
         if [ "${KINDLAB_SIDE_SCENARIOS:-1}" = 1 ] && reset_kind "$dir"; then
             RUNNER=side
             local i queue=("${SIDE_QUEUE[@]}" "${CHECKS[@]}")
