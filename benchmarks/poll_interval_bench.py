@@ -3,10 +3,10 @@ numbers; asserts nothing.
 
     .venv/bin/python benchmarks/poll_interval_bench.py [--a 0.001] [--b 0.01] [--rounds N] [--wait S]
 
-Written for ansible.cfg's `internal_poll_interval = 0.01`. While a task runs, ansible-playbook's strategy
-loop looks for its result every `internal_poll_interval` seconds (default 0.001); a lab run spends most of
-its time in long tasks (the verify window, helm, the controllers' rollout). Each round runs two playbooks
-on localhost, A then B, each with an ansible.cfg holding only that interval:
+Written to weigh `internal_poll_interval = 0.01` in ansible.cfg (not taken: docs/benchmarks.md). While a task
+runs, ansible-playbook's strategy loop looks for its result every `internal_poll_interval` seconds (default
+0.001); a lab run spends much of its time in long tasks (the verify window, helm, the controllers' rollout).
+Each round runs two playbooks on localhost, A then B, each with an ansible.cfg holding only that interval:
   wait   one task that sleeps S seconds: the CPU of waiting;
   quick  100 short tasks (set_fact, every fifth a command): whether a longer interval slows a run of
          short tasks down.
@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-VENV = Path(__file__).resolve().parent.parent / ".venv"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from python_cpu_bench import REPO, timed  # noqa: E402
+
+VENV = REPO / ".venv"
 
 
 def playbooks(directory: Path, wait: float) -> dict[str, Path]:
@@ -46,22 +46,19 @@ def playbooks(directory: Path, wait: float) -> dict[str, Path]:
 
 
 def run(playbook: Path, config: Path) -> tuple[float, float]:
-    """Wall clock and CPU seconds of one ansible-playbook run (its children's rusage)."""
-    env = dict(os.environ, ANSIBLE_CONFIG=str(config))
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.monotonic()
-    subprocess.run([str(VENV / "bin" / "ansible-playbook"), "-i", "localhost,", "-c", "local",
-                    "-e", "ansible_python_interpreter=" + str(VENV / "bin" / "python"), str(playbook)],
-                   env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wall = time.monotonic() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    """Wall clock and CPU seconds of one ansible-playbook run (it and its workers)."""
+    argv = [str(VENV / "bin" / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+            "-e", "ansible_python_interpreter=" + str(VENV / "bin" / "python"), str(playbook)]
+    cpu, wall, status = timed(argv, dict(os.environ, ANSIBLE_CONFIG=str(config)))
+    if status != 0:
+        sys.exit("%s failed (exit status %d)" % (" ".join(argv), status))
+    return wall, cpu
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--a", type=float, default=0.001, help="A's internal_poll_interval (ansible's default)")
-    parser.add_argument("--b", type=float, default=0.01, help="B's internal_poll_interval (ansible.cfg's)")
+    parser.add_argument("--b", type=float, default=0.01, help="B's internal_poll_interval")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--wait", type=float, default=20.0, help="seconds the waiting task sleeps")
     args = parser.parse_args()

@@ -443,7 +443,7 @@ run_kind_scenario() {
     no_lab_address_here "after $scenario on kind"
 }
 
-# The scenarios are one queue for two clusters: the lab's takes them from the start of the list; the side
+# The scenarios are one queue for two clusters: the lab's takes them from the start (LAB_QUEUE below); the side
 # cluster, once its diagnose table and fault test are done, from the end (SIDE_QUEUE), until they meet.
 # Before, the last ~20 minutes of the kind track ran one scenario at a time on the 2 cores, about one
 # core busy. claim SCENARIO: true for the one runner that takes it (mkdir is atomic).
