@@ -482,19 +482,19 @@ run_queued() {
 # by whom). They ran after the scenarios, on the emptied cluster; here they run beside them. (The broken lab
 # and the rehearsal are not a third series: beside the others, at a506971, three kind clusters shared the 2
 # cores and CI's kind track took 4625 s against 2686 s; they are the queue's last items.) Under make test it
-# starts when the checks track has ended (hack/ci-stages.sh touches KINDLAB_CHECKS_DONE), so that the CPU the
-# unit tests and molecule take is not shared three ways. Its output goes to $WORK/side.log, printed after the
-# scenarios; its failures to $WORK/side-failures.
+# starts when the unit tests have ended (hack/ci-stages.sh touches KINDLAB_SIDE_GO), so that the CPU they take
+# is not shared three ways; the static checks and molecule run beside it. Its output goes to $WORK/side.log,
+# printed after the scenarios; its failures to $WORK/side-failures.
 side_kind() {
     failures=()
     failed_dirs=()
     retried_dirs=()
     local dir="$WORK/kind/side" started=$SECONDS
     mkdir -p "$dir"
-    if [ -n "${KINDLAB_CHECKS_DONE:-}" ]; then
+    if [ -n "${KINDLAB_SIDE_GO:-}" ]; then
         # (at most an hour: a checks track that died without saying so must not hold the kind track)
-        while [ ! -e "$KINDLAB_CHECKS_DONE" ] && [ $((SECONDS - started)) -lt 3600 ]; do sleep 5; done
-        echo "test-kind: the side cluster starts when the checks track has ended, after $((SECONDS - started)) s" >&2
+        while [ ! -e "$KINDLAB_SIDE_GO" ] && [ $((SECONDS - started)) -lt 3600 ]; do sleep 5; done
+        echo "test-kind: the side cluster starts when the unit tests have ended, after $((SECONDS - started)) s" >&2
     fi
     started=$SECONDS
     if ! side_lab up "$ROOT/tests/kind/side/base.yml" -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1; then
