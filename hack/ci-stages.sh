@@ -31,7 +31,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 FIRST=(setup chromium helm test-binaries)
 CHECKS=(unit-inputs unit mypy syntax lint sanity collection workflows molecule)
 KIND=(engine-test test-kind)
-SIDE_FROM=unit-inputs  # (experiment: the side cluster from the start)
+SIDE_FROM=mypy  # the stage after unit
 
 KINDLAB_STAGE_LOG="$(mktemp /tmp/kindlab-stages.XXXXXX)"
 export KINDLAB_STAGE_LOG
