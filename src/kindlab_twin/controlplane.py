@@ -52,6 +52,12 @@ COMPONENT_PORTS = {"etcd": ("etcd_client", "etcd_peer"), "kube-apiserver": ("api
 # EADDRINUSE text, matched in lower case); it runs again on new ports, this many times in all.
 ADDRESS_IN_USE = "address already in use"
 BIND_ATTEMPTS = 5
+# kwok v0.8.0 (v0.7.0 alike) builds each lifecycle stage's CEL environment on the stage's first
+# event, without a lock (pkg/utils/lifecycle, Stage.init). Once in CI (the unit run of stop 50)
+# it crashed there as the cluster started: exit 2, a Go trace through this frame. kwok keeps no state of its own, so start() runs it again, this many
+# times at most; a crash elsewhere, or once the cluster is up, is reported as before.
+STARTUP_CRASHES = {"kwok": "lifecycle.(*Stage).init"}
+STARTUP_RESTARTS = 2
 KUBELET_PORT = 10250  # what nodes advertise (daemonEndpoints), as a kubelet does
 KWOK_API = "kwok.x-k8s.io/v1alpha1"
 KWOK_CRD_PREFIX = "kwok.x-k8s.io_"
@@ -382,6 +388,7 @@ class ControlPlane:
         self.egress: EgressProxy | None = None
         self._bins: dict[str, Path] = {}
         self._log_offsets: dict[str, int] = {}  # where each component's current run starts in its log
+        self._restarts: dict[str, int] = {}  # runs again after a STARTUP_CRASHES crash, per component
 
     @property
     def server(self) -> str:
@@ -469,7 +476,7 @@ class ControlPlane:
                     if set(self.ports.of(c)) <= listening_ports(proc.pid):
                         waiting.remove(c)
                 elif not self._lost_port(c):
-                    raise self._exited(c)
+                    self._run_again_or_raise(c)
                 elif runs[c] == BIND_ATTEMPTS:
                     raise self._exited(c, f" after another process took its port(s) {BIND_ATTEMPTS} times in a row")
                 else:
@@ -479,7 +486,7 @@ class ControlPlane:
                     log.warning("%s: port(s) %s taken by another process; starting it again on %s",
                                 c, taken, self.ports.of(c))
                     self._spawn(c)
-            self.check(skip=waiting)
+            self._check_starting(skip=waiting)
             if waiting and time.monotonic() > deadline:
                 raise ControlPlaneError(f"timed out waiting for {', '.join(waiting)} to listen on "
                                         f"{[self.ports.of(c) for c in waiting]}; last lines of the component logs:\n"
@@ -488,12 +495,38 @@ class ControlPlane:
 
     def _lost_port(self, component: str) -> bool:
         """Whether the component's current run logged that a port of its was taken."""
+        return ADDRESS_IN_USE in self._current_log(component).lower()
+
+    def _current_log(self, component: str) -> str:
+        """What the component's current run wrote to its log ("" if unreadable)."""
         try:
             with open(self.layout.log_file(component), "rb") as f:
                 f.seek(self._log_offsets.get(component, 0))
-                return ADDRESS_IN_USE in f.read().decode(errors="replace").lower()
+                return f.read().decode(errors="replace")
         except OSError:
-            return False
+            return ""
+
+    def _check_starting(self, skip: Collection[str] = ()) -> None:
+        """check() while starting, but with _run_again_or_raise for a component that exited."""
+        for component, proc in list(self.procs.items()):
+            if component not in skip and proc.poll() is not None:
+                self._run_again_or_raise(component)
+
+    def _run_again_or_raise(self, component: str) -> None:
+        """Start an exited component again if its run crashed as STARTUP_CRASHES names (at most
+        STARTUP_RESTARTS times; its log keeps every run), else raise as check() does."""
+        crash = STARTUP_CRASHES.get(component)
+        if crash is None or crash not in self._current_log(component):
+            raise self._exited(component)
+        runs_again = self._restarts.get(component, 0)
+        if runs_again == STARTUP_RESTARTS:
+            raise self._exited(component, f" (crashed in {crash} {runs_again + 1} times in a row)")
+        self._restarts[component] = runs_again + 1
+        first_line = next((line for line in self._current_log(component).splitlines()
+                           if line.startswith(("fatal error", "panic"))), "see its log")
+        log.warning("%s exited with status %s while starting, in %s (%s); starting it again",
+                    component, self.procs[component].returncode, crash, first_line)
+        self._spawn(component)
 
     def _kwok_listening(self) -> bool:
         """kwok binds port 0: read the kernel's choice back and point the egress proxy at it."""
@@ -507,7 +540,7 @@ class ControlPlane:
 
     def _wait(self, what: str, ready: Callable[[], bool], deadline: float) -> None:
         while True:
-            self.check()
+            self._check_starting()
             try:
                 if ready():
                     return

@@ -239,3 +239,50 @@ def test_a_start_that_fails_leaves_nothing_running(tmp_path: Path) -> None:
     assert plane.procs == {}
     out = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True, check=False).stdout
     assert out == "", out
+
+
+def _kwok_that_crashes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, times: int, frame: str) -> None:
+    """kwok behind a wrapper whose first TIMES runs print a Go crash trace through FRAME and exit 2,
+    as kwok v0.8.0 did once in CI; later runs are the real kwok."""
+    real = binaries.binary_path
+    runs = tmp_path / "kwok-runs"
+    wrapper = tmp_path / "kwok"
+    wrapper.write_text(f"""#!/bin/sh
+echo run >> {runs}
+if [ "$(wc -l < {runs})" -le {times} ]; then
+  echo 'fatal error: concurrent map writes'
+  echo 'sigs.k8s.io/kwok/pkg/{frame}(0x3b1fdc92c900, 0x3b1fdca61020)'
+  exit 2
+fi
+exec {real("kwok")} "$@"
+""")
+    wrapper.chmod(0o755)
+    monkeypatch.setattr(binaries, "binary_path", lambda name: wrapper if name == "kwok" else real(name))
+
+
+def test_kwok_crashing_in_its_stage_init_while_starting_runs_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    _kwok_that_crashes(tmp_path, monkeypatch, times=2, frame="utils/lifecycle.(*Stage).init")
+    plane = control_plane("cpcrash", tmp_path / "cp", {})
+    try:
+        plane.start(timeout=90)
+        assert (tmp_path / "kwok-runs").read_text().count("run") == 3
+        warnings = [r.getMessage() for r in caplog.records if "starting it again" in r.getMessage()]
+        assert len(warnings) == 2 and "fatal error: concurrent map writes" in warnings[0], warnings
+        assert plane.layout.log_file("kwok").read_text().count("fatal error") == 2  # both runs kept
+        plane.check()  # up: nodes Ready, kwok serving
+    finally:
+        plane.stop()
+
+
+@pytest.mark.parametrize("times, frame, why", [
+    (3, "utils/lifecycle.(*Stage).init", r"kwok exited with status 2 \(crashed in lifecycle\.\(\*Stage\)\.init 3 times"),
+    (1, "kwok/controllers.(*NodeController).preprocess", r"kwok exited with status 2; last lines of its log"),
+], ids=["the-third-stage-init-crash", "another-crash"])
+def test_other_kwok_crashes_while_starting_still_fail_the_start(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, times: int, frame: str, why: str) -> None:
+    _kwok_that_crashes(tmp_path, monkeypatch, times=times, frame=frame)
+    plane = control_plane("cpcrash", tmp_path / "cp", {})
+    with pytest.raises(ControlPlaneError, match=why):
+        plane.start(timeout=90)
+    assert plane.procs == {}
