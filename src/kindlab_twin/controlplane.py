@@ -54,8 +54,9 @@ ADDRESS_IN_USE = "address already in use"
 BIND_ATTEMPTS = 5
 # kwok v0.8.0 (v0.7.0 alike) builds each lifecycle stage's CEL environment on the stage's first
 # event, without a lock (pkg/utils/lifecycle, Stage.init). Once in CI (the unit run of stop 50)
-# it crashed there as the cluster started: exit 2, a Go trace through this frame. kwok keeps no state of its own, so start() runs it again, this many
-# times at most; a crash elsewhere, or once the cluster is up, is reported as before.
+# it crashed there as the cluster started: exit 2, a Go trace through this frame. kwok keeps no
+# state of its own, so start() runs it again, this many times at most; a crash elsewhere, or once
+# the cluster is up, is reported as before.
 STARTUP_CRASHES = {"kwok": "lifecycle.(*Stage).init"}
 STARTUP_RESTARTS = 2
 KUBELET_PORT = 10250  # what nodes advertise (daemonEndpoints), as a kubelet does
@@ -522,11 +523,15 @@ class ControlPlane:
         if runs_again == STARTUP_RESTARTS:
             raise self._exited(component, f" (crashed in {crash} {runs_again + 1} times in a row)")
         self._restarts[component] = runs_again + 1
-        first_line = next((line for line in self._current_log(component).splitlines()
-                           if line.startswith(("fatal error", "panic"))), "see its log")
         log.warning("%s exited with status %s while starting, in %s (%s); starting it again",
-                    component, self.procs[component].returncode, crash, first_line)
+                    component, self.procs[component].returncode, crash, self._go_crash(component) or "see its log")
         self._spawn(component)
+
+    def _go_crash(self, component: str) -> str:
+        """The first line of a Go crash in the component's current run ("fatal error: ...",
+        "panic: ..."), which a long trace pushes out of the log's last lines; "" if none."""
+        return next((line for line in self._current_log(component).splitlines()
+                     if line.startswith(("fatal error:", "panic:"))), "")
 
     def _kwok_listening(self) -> bool:
         """kwok binds port 0: read the kernel's choice back and point the egress proxy at it."""
@@ -568,8 +573,10 @@ class ControlPlane:
 
     def _exited(self, component: str, why: str = "") -> ControlPlaneError:
         log_file = self.layout.log_file(component)
-        return ControlPlaneError(f"{component} exited with status {self.procs[component].returncode}{why}; "
-                                 f"last lines of its log ({log_file}):\n" + last_lines(log_file))
+        crash = self._go_crash(component)
+        return ControlPlaneError(f"{component} exited with status {self.procs[component].returncode}{why}"
+                                 + (f", {crash}" if crash else "")
+                                 + f"; last lines of its log ({log_file}):\n" + last_lines(log_file))
 
     def stop(self, grace: float = 10.0) -> None:
         for component in reversed(list(self.procs)):

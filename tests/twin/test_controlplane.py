@@ -276,8 +276,10 @@ def test_kwok_crashing_in_its_stage_init_while_starting_runs_again(
 
 
 @pytest.mark.parametrize("times, frame, why", [
-    (3, "utils/lifecycle.(*Stage).init", r"kwok exited with status 2 \(crashed in lifecycle\.\(\*Stage\)\.init 3 times"),
-    (1, "kwok/controllers.(*NodeController).preprocess", r"kwok exited with status 2; last lines of its log"),
+    (3, "utils/lifecycle.(*Stage).init",
+     r"kwok exited with status 2 \(crashed in lifecycle\.\(\*Stage\)\.init 3 times in a row\), fatal error: "),
+    (1, "kwok/controllers.(*NodeController).preprocess",
+     r"kwok exited with status 2, fatal error: concurrent map writes; last lines of its log"),
 ], ids=["the-third-stage-init-crash", "another-crash"])
 def test_other_kwok_crashes_while_starting_still_fail_the_start(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, times: int, frame: str, why: str) -> None:
