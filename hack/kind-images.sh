@@ -85,6 +85,17 @@ inputs_hash() {
     cat "$@" "${BASH_SOURCE[0]}" | sha256sum | cut -c1-16
 }
 
+# Inputs are named without the checkout's or the cache's path, so that another clone, another HOME or
+# another way of calling this script finds the same images current (the node image takes 45-70 s).
+# tree_sums DIR [PATH...]: each file under DIR (or its PATHs) by its path relative to DIR, and its sha256.
+tree_sums() {
+    local dir="$1"
+    shift
+    (cd "$dir" && find "${@:-.}" -type f -print0 | sort -z | xargs -0 sha256sum)
+}
+# pinned_name LINK: the cached binary LINK points at, by its versioned file name.
+pinned_name() { basename "$(readlink -f "$1")"; }
+
 # from_files IMAGE HASH ENTRYPOINT DIR: an image of DIR's files alone (static binaries).
 from_files() {
     local image="$1" hash="$2" entrypoint="$3" dir="$4"
@@ -218,9 +229,10 @@ fi
 INGRESS_NGINX_FILES="$HERE/ingress-nginx"
 INGRESS_NGINX_ASSETS="$("$VENV/bin/python" -c 'from kindlab_twin import binaries; print(binaries.assets_dir("ingress-nginx-controller"))')"
 [ -f "$INGRESS_NGINX_ASSETS/etc/nginx/template/nginx.tmpl" ] || die "no ingress-nginx rootfs in $INGRESS_NGINX_ASSETS"
-hash="$( { readlink -f "$BIN/ingress-nginx-controller" "$BIN/ingress-nginx-wait-shutdown" "$BIN/ingress-nginx-dbg"
+hash="$( { for name in ingress-nginx-controller ingress-nginx-wait-shutdown ingress-nginx-dbg; do pinned_name "$BIN/$name"; done
            docker image inspect -f '{{.Id}}' "$INGRESS_NGINX_BASE"
-           find "$INGRESS_NGINX_FILES" "$INGRESS_NGINX_ASSETS/etc" -type f -print0 | sort -z | xargs -0 sha256sum
+           tree_sums "$INGRESS_NGINX_FILES"
+           tree_sums "$INGRESS_NGINX_ASSETS" etc
          } | sha256sum | cut -c1-16)"
 if step "$INGRESS_NGINX_IMAGE" "$hash"; then
     ctx="$WORK/ctx-ingress-nginx"
@@ -259,10 +271,11 @@ node_inputs() {
     local image
     for image in $NODE_PRELOADED $NODE_BASE; do docker image inspect -f '{{.Id}}' "$image"; done
     for name in kubelet kubeadm kubectl containerd containerd-shim-runc-v2 ctr crictl runc ptp host-local loopback portmap; do
-        readlink -f "$BIN/$name"
+        pinned_name "$BIN/$name"
     done
-    find "$KIND_FILES" -type f -print0 | sort -z | xargs -0 sha256sum
-    sha256sum "$HERE/default-cni.yaml" "$HERE/default-storage.yaml" "${BASH_SOURCE[0]}"
+    tree_sums "$KIND_FILES"
+    tree_sums "$HERE" default-cni.yaml default-storage.yaml
+    sha256sum <"${BASH_SOURCE[0]}"
     cap_sys_resource_bounded && echo "CAP_SYS_RESOURCE bounded" || echo "CAP_SYS_RESOURCE missing"
 }
 hash="$(node_inputs | sha256sum | cut -c1-16)"
