@@ -487,7 +487,7 @@ class ControlPlane:
                     log.warning("%s: port(s) %s taken by another process; starting it again on %s",
                                 c, taken, self.ports.of(c))
                     self._spawn(c)
-            self._check_starting(skip=waiting)
+            self.check(skip=waiting, starting=True)
             if waiting and time.monotonic() > deadline:
                 raise ControlPlaneError(f"timed out waiting for {', '.join(waiting)} to listen on "
                                         f"{[self.ports.of(c) for c in waiting]}; last lines of the component logs:\n"
@@ -506,12 +506,6 @@ class ControlPlane:
                 return f.read().decode(errors="replace")
         except OSError:
             return ""
-
-    def _check_starting(self, skip: Collection[str] = ()) -> None:
-        """check() while starting, but with _run_again_or_raise for a component that exited."""
-        for component, proc in list(self.procs.items()):
-            if component not in skip and proc.poll() is not None:
-                self._run_again_or_raise(component)
 
     def _run_again_or_raise(self, component: str) -> None:
         """Start an exited component again if its run crashed as STARTUP_CRASHES names (at most
@@ -545,7 +539,7 @@ class ControlPlane:
 
     def _wait(self, what: str, ready: Callable[[], bool], deadline: float) -> None:
         while True:
-            self._check_starting()
+            self.check(starting=True)
             try:
                 if ready():
                     return
@@ -564,12 +558,14 @@ class ControlPlane:
         return all(n.name in ready for n in self.nodes)
 
     # -- watch and stop ----------------------------------------------------------------------
-    def check(self, skip: Collection[str] = ()) -> None:
+    def check(self, skip: Collection[str] = (), *, starting: bool = False) -> None:
         """Raise ControlPlaneError naming the first component that exited (but those in SKIP),
-        with its last log lines."""
+        with its last log lines; STARTING (start() only): _run_again_or_raise instead."""
         for component, proc in self.procs.items():
             if component not in skip and proc.poll() is not None:
-                raise self._exited(component)
+                if not starting:
+                    raise self._exited(component)
+                self._run_again_or_raise(component)
 
     def _exited(self, component: str, why: str = "") -> ControlPlaneError:
         log_file = self.layout.log_file(component)
