@@ -44,8 +44,9 @@ failed_dirs=()
 current=""        # the scenario whose kind cluster is up, for the cleanup
 current_src=""    # where its variables come from: its name in scenarios/, or a captured file's path
 TWIN_SERIES=""    # the pid of the twin's series while it runs
-# The rehearsal's own kind cluster (rehearsal_kind below) runs beside the lab's, with a pool of its own.
-REHEARSAL_POOLS='{"lab_metallb_pools": [{"name": "rehearsal-pool", "addresses": ["100.66.0.0/16"]}]}'
+# The rehearsal's own kind cluster (rehearsal_kind below) runs beside the lab's and the side cluster, with the pool
+# it chooses clear of theirs (written into its rehearsal.yml, which its teardown reads).
+REHEARSAL_LAB="$WORK/kind/team/rehearsal/rehearsal.yml"
 rehearsal_left() { "$KIND_LAB" exec kind get clusters 2>/dev/null | grep -qx rehearsal; }
 # The side cluster (side_kind below): the diagnose table and the fault test, beside the scenarios, with a pool of its own.
 SIDE_POOLS='{"lab_metallb_pools": [{"name": "side-pool", "addresses": ["100.65.0.0/16"]}]}'
@@ -70,7 +71,7 @@ RUNNER=main
 lab_cmd() { if [ "$RUNNER" = side ]; then side_lab "$@"; else "$KIND_LAB" "$@"; fi; }
 on_runner() { [ "$RUNNER" = main ] || echo " (side cluster)"; }
 rehearsal_down() {
-    KINDLAB_CLUSTER=rehearsal "$KIND_LAB" down "" -e "$REHEARSAL_POOLS" -e "lab_state_dir=$WORK/kind/team/rehearsal"
+    KINDLAB_CLUSTER=rehearsal "$KIND_LAB" down "" -e "@$REHEARSAL_LAB" -e "lab_state_dir=$WORK/kind/team/rehearsal"
 }
 # keep_reports DIR: every run's report.json (DIR/BACKEND/SCENARIO/verify/report.json) and the side cluster's
 # output (the diagnose table), kept past the run: KINDLAB_KEEP_REPORTS=DIR; compare two runs' verdicts with
@@ -377,7 +378,7 @@ broken_lab_kind() {
 }
 
 # The rehearsal of a hand-built cluster (issue 32), on an emptied cluster (either runner's): tests/kind/team/base.yml gives it
-# MetalLB and ingress-nginx, kubectl applies the team's own objects (tests/kind/team/shop.yaml), then the one
+# MetalLB and ingress-nginx, kubectl applies the team's own objects (tests/kind/team/shop.yaml, tenants.yaml), then the one
 # command a user runs, playbooks/rehearse.yml (hack/kind-lab.sh rehearse), captures it, rebuilds it in a kind
 # cluster of its own beside it (its own pool), captures the rebuild back, translates it with ingress2gateway,
 # replays the requests through ingress-nginx, Traefik's ingress-nginx provider and the translation, and
@@ -391,14 +392,16 @@ rehearsal_kind() {
     current=team
     current_src="$ROOT/tests/kind/team/base.yml"
     if ! lab_cmd up "$current_src" -e "lab_state_dir=$dir" >"$dir/lab.log" 2>&1 \
-            || ! "$KIND_LAB" exec kubectl --kubeconfig "$dir/kubeconfig" apply -f "$dir/shop.yaml" >>"$dir/lab.log" 2>&1 \
+            || ! "$KIND_LAB" exec kubectl --kubeconfig "$dir/kubeconfig" apply -f "$dir/shop.yaml" \
+                -f "$ROOT/tests/kind/team/tenants.yaml" >>"$dir/lab.log" 2>&1 \
             || ! "$KIND_LAB" exec kubectl --kubeconfig "$dir/kubeconfig" -n shop rollout status deployment/api deployment/web \
                 --timeout=180s >>"$dir/lab.log" 2>&1; then
         tail -n 30 "$dir/lab.log" >&2
         failures+=("rehearsal: the hand-built cluster")
-    # (the rehearsal's own cluster beside it has a pool of its own, whichever runner's cluster is rehearsed)
+    # (no pool given: the rehearsal must choose one clear of the lab's 100.64.0.0/16 and the side cluster's, as a
+    # user's rehearsal beside their own kind cluster on the default pool must)
     elif ! "$KIND_LAB" rehearse -e "rehearse_kubeconfig=$dir/kubeconfig" -e '{"rehearse_namespaces": ["shop"], "rehearse_targets": ["traefik-nginx-provider", "gateway-api", "own-routes"]}' \
-            -e "rehearse_dir=$dir/rehearsal" -e "$REHEARSAL_POOLS" >"$dir/rehearse.log" 2>&1; then
+            -e "rehearse_dir=$dir/rehearsal" >"$dir/rehearse.log" 2>&1; then
         tail -n 40 "$dir/rehearse.log" >&2
         failures+=("rehearsal: playbooks/rehearse.yml")
     fi

@@ -62,7 +62,29 @@ options:
         rehearsal with its error and nothing is built on kind.
     type: str
     default: ingress2gateway
+  pool:
+    description:
+      - The rehearsal cluster's MetalLB pool (C(lab_metallb_pools)), a CIDR or an a-b range. Refused when it overlaps an
+        address the captured cluster or another kind cluster announces (see O(kind_clusters)).
+      - When omitted, the first C(/16) of C(100.64.0.0/10) that none of them announces is chosen, and said in RV(notes)
+        and RV(pool). Beside a cluster on the same kind network, the rehearsal's Services would otherwise get
+        addresses that cluster already answers on, and the replay would measure that cluster.
+    type: str
+  kind_clusters:
+    description:
+      - Read the addresses every other kind cluster on the engine announces (C(kind get clusters), then each one's
+        LoadBalancer Services, Ingress statuses and MetalLB pools), besides the captured cluster's (O(kubeconfig)),
+        and keep the rehearsal's pool clear of them. A cluster that cannot be read is warned about.
+    type: bool
+    default: true
+  kind_binary:
+    description: The kind binary that lists the other clusters (a path, or a name on PATH).
+    type: str
+    default: kind
+notes:
+  - O(kubeconfig) and O(context) name the captured cluster, which is only read (its announced addresses).
 extends_documentation_fragment:
+  - kindlab.ingress.cluster
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
@@ -109,6 +131,15 @@ notes:
   returned: success
   type: list
   elements: str
+pool:
+  description: The rehearsal's MetalLB pool, as asked (O(pool)) or chosen clear of every announced address.
+  returned: success
+  type: str
+  sample: 100.66.0.0/16
+held:
+  description: What was read of the clusters the pool keeps clear of, by where (network -> what holds it).
+  returned: success
+  type: dict
 targets:
   description: The targets as C(lab_expect.migration.targets) names them.
   returned: success
@@ -116,7 +147,7 @@ targets:
   elements: dict
 """
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._args import with_args
+from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, with_args
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.rehearsal import DEFAULT_TARGETS, TARGETS, run_rehearsal_lab
 
@@ -124,12 +155,16 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.rehearsa
 def main() -> None:
     KindlabModule(
         argument_spec=with_args(
+            CLUSTER_ARGS,
             src={"type": "path", "required": True},
             dest={"type": "path", "required": True},
             targets={"type": "list", "elements": "str", "default": list(DEFAULT_TARGETS), "choices": list(TARGETS)},
             namespaces={"type": "list", "elements": "str", "default": []},
             cluster_name={"type": "str", "default": "rehearsal"},
             ingress2gateway={"type": "str", "default": "ingress2gateway"},
+            pool={"type": "str"},
+            kind_clusters={"type": "bool", "default": True},
+            kind_binary={"type": "str", "default": "kind"},
         ),
         requires=("PyYAML",),
     ).run(run_rehearsal_lab)

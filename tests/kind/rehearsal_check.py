@@ -5,9 +5,12 @@
 REHEARSE_DIR holds captured.yml (the capture of the team's cluster), recaptured.yml (the rebuild captured back)
 and verify/report.json (the rehearsal). It checks:
 - the capture kept what routing depends on: both Ingresses on shop.example.test, every rule and host of web,
+  the catch-all's default backend alone,
   backends by port name and number with the Services' port numbers and names, TLS hosts,
   and the auth-url Ingress marked as not rebuilt;
 - the rebuild captured back says the same of the Services and Ingresses (the round trip);
+- the rehearsal's pool, chosen clear of the lab's default pool beside it; the corpus: the wildcard host's names
+  (never the literal `*.`), its parent and the server-alias requested; the default backend's unknown host;
 - the rehearsal: the baseline served nine in ten requests or more; no difference is unexplained; account's requests are not compared; and
   the differences seen on kind, with their causes: ingress-nginx redirects web's paths on shop.example.test to
   HTTPS because api gives the host's server its certificate, which Traefik's ingress-nginx provider does not
@@ -21,6 +24,7 @@ Prints one line per check; exit 1 when any fails. Standalone on purpose (no impo
 """
 from __future__ import annotations
 
+import ipaddress
 import json
 import sys
 from pathlib import Path
@@ -108,14 +112,50 @@ def main(directory: str) -> int:
     captured = yaml.safe_load((base / "captured.yml").read_text())
     recaptured = yaml.safe_load((base / "recaptured.yml").read_text())
     report = json.loads((base / "verify" / "report.json").read_text())
+    rehearsal = yaml.safe_load((base / "rehearsal.yml").read_text())
+    summary = (base / "verify" / "summary.md").read_text()
     ings = ingresses(captured)
     services = {w["name"]: w.get("ports", [{"name": "http", "port": 80}]) for w in captured["lab_workloads"]}
     migration = report["results"]["migration"]
     checks: list[tuple[str, Callable[[], bool]]] = [
-        ("capture: the three Ingresses, api and web both on shop.example.test",
-         lambda: set(ings) == {"api", "web", "account"}
+        ("capture: the seven Ingresses, api and web both on shop.example.test",
+         lambda: set(ings) == {"api", "web", "account", "tenants", "catch-all", "checkout", "checkout-canary"}
          and {r.get("host") for r in rules_of(ings["web"])} == {"shop.example.test", "www.example.test"}
          and rules_of(ings["api"])[0]["host"] == "shop.example.test"),
+        ("capture: the catch-all keeps only its default backend (no rule is made up for it)",
+         lambda: ings["catch-all"].get("rules") == [] and ings["catch-all"]["workload"] == "fallback"
+         and ings["catch-all"]["default_backend"] == {"port": 80}),
+        ("pool: the rehearsal chose one clear of the lab's default pool 100.64.0.0/16 beside it, and says so",
+         lambda: not ipaddress.ip_network(rehearsal["lab_metallb_pools"][0]["addresses"][0]).overlaps(
+             ipaddress.ip_network("100.64.0.0/16"))
+         and "(rehearsal-pool, chosen): clear of the captured cluster" in (base / "rehearsal.yml").read_text()),
+        ("corpus: no Host is a literal wildcard; a name below *.tenants.example.test, one two labels below, its parent "
+         "and the server-alias are each requested",
+         lambda: not [r for r in migration["corpus"] if "*" in r["host"]]
+         and {(r["kind"], r["host"]) for r in migration["corpus"] if r["ingress"] == "shop/tenants"} >= {
+             ("path", "kindlab-sub.tenants.example.test"), ("wildcard-depth", "a.kindlab-sub.tenants.example.test"),
+             ("wildcard-parent", "tenants.example.test"), ("alias", "tenants.example.org")}),
+        ("traefik-nginx-provider: the server-alias and a tenant's name answer as ingress-nginx does",
+         lambda: find(report, "traefik-nginx-provider", "shop/tenants", "tenants.example.org", "/", "alias")["outcome"] == "same"
+         and find(report, "traefik-nginx-provider", "shop/tenants", "kindlab-sub.tenants.example.test", "/", "path")["outcome"]
+         == "same"),
+        ("gateway-api: the translation drops the server-alias (ingress-nginx answers from web, the target 404)",
+         lambda: (lambda row: row["baseline"]["backend"] == "shop/web" and row["answer"]["status"] == 404)(
+             find(report, "gateway-api", "shop/tenants", "tenants.example.org", "/", "alias"))),
+        ("default backend: ingress-nginx answers a host no rule names from the catch-all's Service (shop/fallback)",
+         lambda: all(find(report, t, "shop/catch-all", "unknown-host.kindlab.test", "/kindlab-unmatched", "default-host")
+                     .get("answered", "").endswith("shop/fallback")
+                     or find(report, t, "shop/catch-all", "unknown-host.kindlab.test", "/kindlab-unmatched",
+                             "default-host")["baseline"]["backend"] == "shop/fallback"
+                     for t in ("traefik-nginx-provider", "gateway-api"))),
+        ("traefik-nginx-provider: /ADMIN on www.example.test, 404 on ingress-nginx, is answered from the catch-all's "
+         "default backend, and the cause says so",
+         lambda: (lambda row: row["baseline"]["status"] == 404 and row["answer"]["backend"] == "shop/fallback"
+                  and cause_of(row, "status").startswith("traefik-nginx-provider answers from the defaultBackend of "
+                                                         "shop/catch-all (Service shop/fallback)"))(
+             find(report, "traefik-nginx-provider", "shop/web", "www.example.test", "/ADMIN", "case"))),
+        ("report: summary.md opens with what changes if you switch, before the checks",
+         lambda: 0 < summary.index("## What changes if you switch") < summary.index("| check | subject")),
         ("capture: backends by port name and number, the Services' ports",
          lambda: port_of(rules_of(ings["api"])[0]["paths"][0], services["api"]) == "web"
          and services["api"] == [{"name": "web", "port": 8080}]

@@ -315,8 +315,8 @@ def capture_ingresses(state: ClusterState) -> tuple[list[Obj], dict[str, str], l
         spec = ing.get("spec") or {}
         if spec.get("ingressClassName"):
             ingress["class"] = spec["ingressClassName"]
-        if rules:
-            ingress["rules"] = rules
+        # (rules: [] too: without it the lab's short form would give a default-backend-only Ingress a host-less / rule)
+        ingress["rules"] = rules
         if default is not None:
             ingress["default_backend"] = default
         tls = [{"hosts": list(t["hosts"])} for t in spec.get("tls") or [] if t.get("hosts")]

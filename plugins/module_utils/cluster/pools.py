@@ -234,6 +234,28 @@ def check_cluster_overlap(pools: list[Pool], networks: ClusterNetworks, allow: b
     return warnings
 
 
+# Where a pool is chosen for a lab beside other clusters (the rehearsal's): /16s of the shared address space
+# (RFC 6598), whose first one is the lab's default pool.
+FREE_POOL_SPACE = "100.64.0.0/10"
+FREE_POOL_PREFIX = 16
+
+
+def entry_network(entry: Any) -> list[IPNetwork]:
+    """The networks an address, a CIDR or an a-b range covers (pool entries, Service addresses);
+    a PoolError for anything else."""
+    r = parse_entry("", entry)
+    return list(ipaddress.summarize_address_range(r.first, r.last))
+
+
+def free_network(taken: Iterable[IPNetwork], space: str = FREE_POOL_SPACE, prefix: int = FREE_POOL_PREFIX) -> IPNetwork | None:
+    """The first /PREFIX of SPACE that overlaps none of TAKEN, or None when every one does."""
+    held = list(taken)
+    for candidate in ipaddress.ip_network(space).subnets(new_prefix=prefix):
+        if not any(candidate.version == t.version and candidate.overlaps(t) for t in held):
+            return candidate
+    return None
+
+
 def address_in_pools(ip: Any, pools: Iterable[Pool]) -> str | None:
     """The name of the pool holding `ip`, or None (also None for something that is not an IP)."""
     try:

@@ -492,6 +492,9 @@ class ControllerType:
     # How test machinery stops its syncing while its proxy serves, or None with why it cannot.
     sync_freeze: SyncFreeze | None = None
     no_sync_freeze: str = ""
+    # The request header its proxy adds to every request it passes on, naming its own pod (its hostname); "" when it
+    # adds none. An answer proves which proxy passed it by this header (the rehearsal's proof of origin).
+    proxy_marker: str = ""
 
     def installer(self) -> InstallPart:
         """Its install part; a ControllerError naming the field when it declares none (the lab cannot install it)."""

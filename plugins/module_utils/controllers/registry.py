@@ -61,6 +61,11 @@ def annotation_prefixes() -> tuple[str, ...]:
     return tuple(t.ingress.annotation_prefix for t in REGISTRY.values() if t.ingress is not None and t.ingress.annotation_prefix)
 
 
+def proxy_markers() -> tuple[str, ...]:
+    """The request headers by which the known types' proxies name their pod (ControllerType.proxy_marker)."""
+    return tuple(sorted({t.proxy_marker for t in REGISTRY.values() if t.proxy_marker}))
+
+
 def default_gateway_controller_name() -> str:
     """The controllerName of the first known type that implements Gateway API: what a lab's GatewayClass
     names unless it names another."""

@@ -40,6 +40,11 @@ class Context:
     target_redirected: bool = False  # the target answered with a redirect (3xx)
     gateway_target: bool = False  # the target serves a Gateway's HTTPRoutes
     target_route: Match | None = None  # the rule of them that takes the request, as Gateway API chooses (routes.choose)
+    # Which Service answered on each side (namespace/name, "" for none), and the Services the Ingresses' spec.defaultBackend
+    # name, with their Ingress: an answer from one of those is the default backend's, whatever rule the request was for.
+    baseline_backend: str = ""
+    target_backend: str = ""
+    default_backends: tuple[tuple[str, str], ...] = ()
 
 
 def _ann(ctx: Context, name: str) -> str:
@@ -197,6 +202,29 @@ def _tls_listed_only(ctx: Context) -> Cause | None:
                  "redirects every host a spec.tls lists to HTTPS)" % (ctx.request.host, listing, ctx.target))
 
 
+def _default_backend(ctx: Context) -> Cause | None:
+    """One side answered from a Service an Ingress's spec.defaultBackend names, the other not: the default backend is
+    used for other requests on one side (read from which Service answered, not from the rule)."""
+    if not _routing(ctx):
+        return None
+    defaults = dict(ctx.default_backends)
+    base, target = defaults.get(ctx.baseline_backend), defaults.get(ctx.target_backend)
+    if ctx.baseline_backend == ctx.target_backend or not (base or target):
+        return None
+    if target:
+        return Cause("spec.defaultBackend of %s" % target,
+                     "%s answers from the defaultBackend of %s (Service %s), %s; ingress-nginx uses an Ingress's "
+                     "defaultBackend for the hosts and paths no rule serves on its own servers only (a rule-less "
+                     "Ingress's for hosts no rule names)" % (ctx.target, target, ctx.target_backend,
+                                                             "where ingress-nginx answers from Service %s"
+                                                             % ctx.baseline_backend if ctx.baseline_backend
+                                                             else "where ingress-nginx serves no rule"))
+    return Cause("spec.defaultBackend of %s" % base,
+                 "ingress-nginx answers from the defaultBackend of %s (Service %s); %s %s" % (
+                     base, ctx.baseline_backend, ctx.target, "answers from Service %s" % ctx.target_backend
+                     if ctx.target_backend else "does not use it here"))
+
+
 def _snippet(ctx: Context) -> Cause | None:
     value = _ann(ctx, "configuration-snippet")
     if not value:
@@ -265,6 +293,7 @@ def _received_header(ctx: Context) -> Cause | None:
 CAUSES: tuple[Callable[[Context], Cause | None], ...] = (
     _tls_redirect,
     _tls_listed_only,
+    _default_backend,
     _regex_literal,
     _normalise,
     _annotation("rewrite-target", "rewrite-target {value} rewrites the path ingress-nginx passes on (with the regex's "

@@ -79,7 +79,8 @@ class Plane:
 
 def compare(corpus: Sequence[Request], rules_of: Sequence[Rule | None], answers: dict[str, list[list[Answer]]],
             baseline: Plane, targets: Sequence[Plane], regex_hosts: dict[str, list[str]],
-            unfaithful: dict[int, str], tls_hosts: dict[str, HostTLS] | None = None) -> Obj:
+            unfaithful: dict[int, str], tls_hosts: dict[str, HostTLS] | None = None,
+            default_backends: tuple[tuple[str, str], ...] = ()) -> Obj:
     """The rehearsal's comparison (UNFAITHFUL: request index → why it is not compared): per target, one row per
     request with its outcome, the fields that
     differ with their causes and the curl lines that reproduce them; counts; the headers that differ
@@ -95,7 +96,7 @@ def compare(corpus: Sequence[Request], rules_of: Sequence[Rule | None], answers:
         for i, req in enumerate(corpus):
             rows.append(_row(i, req, rules_of[i], base[i], answers[target.name][i][0], baseline, target,
                              regex_hosts, unfaithful.get(i), serves_rule.get((req.ingress, req.host, req.rule), True),
-                             (tls_hosts or {}).get(req.host, HostTLS())))
+                             (tls_hosts or {}).get(req.host, HostTLS()), default_backends))
         everywhere = _everywhere(rows)
         # A field that is noise in every request the baseline served (a random request id) says nothing of
         # one request: such a request counts as noise only for its other noisy fields.
@@ -112,7 +113,7 @@ def compare(corpus: Sequence[Request], rules_of: Sequence[Rule | None], answers:
 
 def _row(index: int, req: Request, rule: Rule | None, samples: list[Answer], answer: Answer, baseline: Plane,
          target: Plane, regex_hosts: dict[str, list[str]], unfaithful: str | None, serves_rule: bool = True,
-         tls: HostTLS = HostTLS()) -> Obj:
+         tls: HostTLS = HostTLS(), default_backends: tuple[tuple[str, str], ...] = ()) -> Obj:
     first = samples[0]
     b1 = fields(first, req)
     noise = sorted(set().union(*(_diff(b1, fields(s, req)) for s in samples[1:]))) if len(samples) > 1 else []
@@ -121,6 +122,9 @@ def _row(index: int, req: Request, rule: Rule | None, samples: list[Answer], ans
                 "kind": req.kind, "rule": req.rule, "method": req.method, "annotation": req.annotation,
                 "baseline": first.as_dict(), "answer": answer.as_dict(), "noise": noise, "differences": [],
                 "curl": {baseline.name: curl(req, baseline.address), target.name: curl(req, target.address)}}
+    if not unfaithful and (first.stand_in or answer.stand_in):
+        unfaithful = ("the backend stand-in answered by itself (echo-basic's own %s), not echoing: no backend says what "
+                      "arrived, not compared" % req.target.split("?")[0])
     if unfaithful:
         row.update(outcome="not_faithful", reason=unfaithful)
         return row
@@ -140,7 +144,9 @@ def _row(index: int, req: Request, rule: Rule | None, samples: list[Answer], ans
                                  target_serves_rule=serves_rule, tls=tls,
                                  status_differs=bool({"status", "statuses"} & set(differing)),
                                  target_redirected=answer.status is not None and 300 <= answer.status < 400,
-                                 gateway_target=target.routes is not None, target_route=taken)) for f in differing}
+                                 gateway_target=target.routes is not None, target_route=taken,
+                                 baseline_backend=first.backend, target_backend=answer.backend,
+                                 default_backends=default_backends)) for f in differing}
     # backend, path and Location follow from the status: where only the status's cause is known, it is theirs too
     known = [causes[f] for f in ("status", "statuses") if f in causes and not unexplained(causes[f])]
     for f in differing:

@@ -27,6 +27,9 @@ Obj = dict[str, Any]
 NGINX = "nginx.ingress.kubernetes.io/"
 # Where a host-less rule is sent: any Host matches such a rule.
 ANY_HOST = "any-host.kindlab.test"
+# A host no rule names, and a path no rule serves: where a default backend answers.
+UNKNOWN_HOST = "unknown-host.kindlab.test"
+UNMATCHED = "/kindlab-unmatched"
 # Marks of the requests the generator makes up, so that an answer can be traced to them.
 SUB = "kindlab-sub"
 ORIGIN = "https://origin.kindlab.test"
@@ -54,8 +57,16 @@ KINDS = {
     "slow": "an answer slower than proxy-read-timeout",
     "burst": "a burst over limit-rps",
     "tls": "the path over HTTPS (SNI: the host)",
+    "wildcard-depth": "a name two labels below a wildcard host",
+    "wildcard-parent": "the parent name of a wildcard host (which it must not match)",
+    "alias": "a server-alias host",
+    "canary-cookie": "the canary cookie",
+    "default-host": "a host no rule names (the default backend's)",
+    "default-path": "a path no rule of the host serves (the default backend's)",
     "scenario": "a request the scenario adds",
 }
+# The rule label of a default backend's requests (Request.rule).
+DEFAULT_BACKEND = "(default backend)"
 
 
 class CorpusError(OptionError):
@@ -76,6 +87,7 @@ class Request:
     annotation: str = ""  # the annotation whose effect it shows (without the nginx prefix)
     repeat: int = 1  # >1: sent that many times back to back, answered by the distinct statuses
     scheme: str = "http"  # https: TLS with the host as SNI, to the data plane's HTTPS port
+    served_as: str = ""  # the host as the rule names it, where Host differs (a wildcard's subdomain, a server-alias)
 
     def as_dict(self) -> Obj:
         out = asdict(self)
@@ -310,6 +322,15 @@ def _annotation_requests(rule: Rule) -> list[Obj]:
             for v in values:
                 out.append({"kind": "canary-header", "target": base, "annotation": "canary-by-header",
                             "headers": ((header, v),)})
+        pattern = a.get("canary-by-header-pattern")
+        if header and pattern and not a.get("canary-by-header-value"):
+            out.append({"kind": "canary-header", "target": base, "annotation": "canary-by-header-pattern",
+                        "headers": ((header, regex_sample(pattern).lstrip("/")),)})
+        cookie = a.get("canary-by-cookie")
+        if cookie:
+            for v in ("always", "never"):
+                out.append({"kind": "canary-cookie", "target": base, "annotation": "canary-by-cookie",
+                            "headers": (("Cookie", "%s=%s" % (cookie, v)),)})
         if a.get("canary-weight"):
             out.append({"kind": "canary-weight", "target": base, "annotation": "canary-weight", "repeat": 20})
     timeout = _int(a.get("proxy-read-timeout", ""))
@@ -324,6 +345,26 @@ def _annotation_requests(rule: Rule) -> list[Obj]:
     return out
 
 
+def default_backends(ingresses: list[Obj]) -> list[Rule]:
+    """A rule for each Ingress's spec.defaultBackend (its host: "" for a host no rule names)."""
+    out = []
+    for ing in ingresses:
+        if (ing.get("spec") or {}).get("defaultBackend"):
+            out.append(Rule(ingress=key_of(ing), host="", path="", path_type="DefaultBackend", regex=False,
+                            annotations=nginx_annotations(ing)))
+    return out
+
+
+def default_backend_services(ingresses: list[Obj]) -> tuple[tuple[str, str], ...]:
+    """(namespace/Service, namespace/Ingress) of each spec.defaultBackend that names a Service."""
+    out = []
+    for ing in ingresses:
+        service = (((ing.get("spec") or {}).get("defaultBackend") or {}).get("service") or {}).get("name")
+        if service:
+            out.append(("%s/%s" % ((ing.get("metadata") or {}).get("namespace"), service), key_of(ing)))
+    return tuple(out)
+
+
 def rules_of(requests: list[Request], ingresses: list[Obj]) -> list[Rule | None]:
     """The rule each request exercises: the one it was generated from, or for a request the scenario
     adds, the first rule of its Ingress on its host (None when there is none)."""
@@ -332,40 +373,78 @@ def rules_of(requests: list[Request], ingresses: list[Obj]) -> list[Rule | None]
     for rule in rules(ingresses):
         by_label.setdefault((rule.ingress, rule.host, rule.label), rule)
         first.setdefault((rule.ingress, rule.host), rule)
-    return [first.get((r.ingress, r.host)) if r.kind == "scenario" else by_label.get((r.ingress, r.host, r.rule))
-            for r in requests]
+    defaults = {rule.ingress: rule for rule in default_backends(ingresses)}
+    return [first.get((r.ingress, r.host)) if r.kind == "scenario"
+            else defaults.get(r.ingress) if r.rule == DEFAULT_BACKEND
+            else by_label.get((r.ingress, r.served_as or r.host, r.rule)) for r in requests]
 
 
 def _request_id(rule: Rule, kind: str, target: str) -> str:
     return "%s %s%s [%s] %s" % (rule.ingress, rule.host, rule.path, kind, target)
 
 
+def concrete_host(host: str) -> str:
+    """The Host a request to a rule's host sends: a wildcard's one-label subdomain (never the literal `*.`)."""
+    return SUB + host[1:] if host.startswith("*.") else host
+
+
+def _host_requests(rule: Rule) -> list[Obj]:
+    """The requests that show which names reach the rule: below and at the parent of a wildcard host, and each
+    server-alias of its Ingress (each on the rule's own path)."""
+    base = regex_sample(rule.path) if rule.regex or is_regex(rule.path) else rule.path
+    out: list[Obj] = []
+    if rule.host.startswith("*."):
+        out.append({"kind": "wildcard-depth", "target": base, "host": "a." + concrete_host(rule.host)})
+        out.append({"kind": "wildcard-parent", "target": base, "host": rule.host[2:]})
+    for alias in (a.strip() for a in rule.annotations.get("server-alias", "").split(",")):
+        if alias:
+            out.append({"kind": "alias", "target": base, "host": concrete_host(alias), "annotation": "server-alias"})
+    return out
+
+
+def _default_backend_requests(ingresses: list[Obj]) -> list[Request]:
+    """For each Ingress with spec.defaultBackend: a host no rule names, and a path no rule serves on each of its hosts."""
+    out = []
+    for rule in default_backends(ingresses):
+        ing = next(i for i in ingresses if key_of(i) == rule.ingress)
+        hosts = [UNKNOWN_HOST] + sorted({concrete_host(str(r.get("host"))) for r in (ing.get("spec") or {}).get("rules") or []
+                                         if r.get("host")})
+        for host in hosts:
+            kind = "default-host" if host == UNKNOWN_HOST else "default-path"
+            out.append(Request(id="%s %s [%s] %s" % (rule.ingress, host, kind, UNMATCHED), ingress=rule.ingress, host=host,
+                               target=UNMATCHED, kind=kind, rule=DEFAULT_BACKEND))
+    return out
+
+
 def generate(ingresses: list[Obj]) -> list[Request]:
     """Every request the Ingresses call for, in rule order, each once (a request that two kinds of
     one host produce is kept under the first, or under the annotation it shows: app-root's / is
-    also the root rule's path)."""
+    also the root rule's path), then the default backends' requests."""
     out: list[Request] = []
     seen: dict[tuple[str, str, str, str, tuple[tuple[str, str], ...], int], int] = {}
     for rule in rules(ingresses):
         label = rule.label
-        candidates: list[Obj] = [{"kind": k, "target": t} for k, t in _path_requests(rule)] + _annotation_requests(rule)
+        candidates: list[Obj] = ([{"kind": k, "target": t} for k, t in _path_requests(rule)] + _annotation_requests(rule)
+                                 + _host_requests(rule))
         for c in candidates:
             headers = tuple(c.get("headers", ()))
             method = c.get("method", "GET")
             body = int(c.get("body_size", 0))
             scheme = c.get("scheme", "http")
-            dedupe = (rule.host, scheme + c["target"], method, c["kind"] if c["kind"] in ("burst", "canary-weight") else "",
+            host = c.get("host") or concrete_host(rule.host)
+            dedupe = (host, scheme + c["target"], method, c["kind"] if c["kind"] in ("burst", "canary-weight") else "",
                       headers, body)
-            request = Request(id=_request_id(rule, c["kind"], c["target"]), ingress=rule.ingress, host=rule.host,
+            request = Request(id=_request_id(rule, c["kind"], c["target"]) + ("" if host == rule.host else " (Host: %s)" % host),
+                              ingress=rule.ingress, host=host,
                               target=c["target"], kind=c["kind"], rule=label, method=method, headers=headers,
                               body_size=body, annotation=c.get("annotation", ""), repeat=int(c.get("repeat", 1)),
-                              scheme=scheme)
+                              scheme=scheme, served_as="" if host == rule.host else rule.host)
             if dedupe not in seen:
                 seen[dedupe] = len(out)
                 out.append(request)
             elif request.annotation and not out[seen[dedupe]].annotation and out[seen[dedupe]].ingress == request.ingress:
                 out[seen[dedupe]] = request
-    return out
+    return out + _default_backend_requests(ingresses)
 
 
 _REQUEST_KEYS = {"ingress", "host", "path", "method", "headers", "body_size", "repeat", "name"}

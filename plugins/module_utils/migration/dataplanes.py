@@ -27,6 +27,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes i
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.route_conflicts import Match
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.translate import notes_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import meta
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import detect
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import API_VERSION as GATEWAY_API_VERSION
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.gateway_api import parent_gateway
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
@@ -59,6 +60,10 @@ class DataPlane:
     # What a translator said of this data plane's configuration: (the hosts the note's object routes, () for all; the note)
     notes: tuple[tuple[tuple[str, ...], Obj], ...] = ()
     routes: tuple[Match, ...] | None = None  # a Gateway's: the matches of the HTTPRoutes attached to it
+    # Who may answer for it (the proof of origin): the pods behind its Service, and the header their proxy names its
+    # pod by ("" when its type adds none). No pods: not known (a data plane given by address).
+    pods: frozenset[str] = frozenset()
+    marker: str = ""
 
 
 def parse(raw: Any, where: str) -> DataPlaneSpec:
@@ -149,21 +154,37 @@ def _by_service(client: Any, spec: DataPlaneSpec) -> DataPlane:
         raise KindlabError("%s: Service %s/%s has no LoadBalancer address yet (MetalLB assigns one; is the pool "
                            "full?)" % (spec.where, spec.namespace, svc["metadata"]["name"]))
     address = Address(ip=ips[0], port=_port(svc, _HTTP_PORT_NAMES, 80), tls_port=_port(svc, _TLS_PORT_NAMES, 443))
-    return DataPlane(name=spec.name, address=address, unfaithful=_unfaithful(client, svc),
+    pods = _behind(client, svc)
+    return DataPlane(name=spec.name, address=address, unfaithful=_unfaithful(pods),
+                     pods=frozenset(str(meta(p).get("name")) for p in pods), marker=_marker(pods),
                      described="Service %s/%s at %s:%d" % (spec.namespace, svc["metadata"]["name"], address.ip, address.port))
 
 
-def _unfaithful(client: Any, service: Obj) -> tuple[tuple[str, str], ...]:
-    """What the pods behind the Service cannot do as upstream's do: the offline ingress-nginx image's gaps."""
+def _behind(client: Any, service: Obj) -> list[Obj]:
+    """The pods the Service selects (none for a Service without a selector)."""
     selector = (service.get("spec") or {}).get("selector") or {}
     if not selector:
-        return ()
-    pods = client.list("v1", "Pod", namespace=service["metadata"]["namespace"],
-                       label_selector=",".join("%s=%s" % kv for kv in sorted(selector.items())))
+        return []
+    return list(client.list("v1", "Pod", namespace=service["metadata"]["namespace"],
+                            label_selector=",".join("%s=%s" % kv for kv in sorted(selector.items()))))
+
+
+def _unfaithful(pods: list[Obj]) -> tuple[tuple[str, str], ...]:
+    """What the PODS (behind a data plane's Service) cannot do as upstream's do: the offline ingress-nginx image's gaps."""
     images = [c.get("image", "") for p in pods for c in (p.get("spec") or {}).get("containers") or []]
     if any(is_offline_image(i) for i in images):
         return tuple(sorted(UNFAITHFUL_ANNOTATIONS.items()))
     return ()
+
+
+def _marker(pods: list[Obj]) -> str:
+    """The header the PODS' proxy names its pod by: the proxy_marker of the controller type their container runs."""
+    for pod in pods:
+        for container in (pod.get("spec") or {}).get("containers") or []:
+            ctype = detect(container)
+            if ctype is not None:
+                return ctype.proxy_marker
+    return ""
 
 
 def _by_gateway(client: Any, spec: DataPlaneSpec) -> DataPlane:
@@ -186,7 +207,9 @@ def _by_gateway(client: Any, spec: DataPlaneSpec) -> DataPlane:
     notes: list[tuple[tuple[str, ...], Obj]] = [((), n) for n in notes_of(gateway)]
     notes += [(tuple(str(h) for h in (r.get("spec") or {}).get("hostnames") or []), n) for r in routes for n in notes_of(r)]
     behind = "Service %s" % key_of(services[0]) if services else "no Service found"
+    pods = _behind(client, services[0]) if services else []
     return DataPlane(name=spec.name, address=Address(ip=addresses[0], port=port), notes=tuple(notes),
+                     pods=frozenset(str(meta(p).get("name")) for p in pods), marker=_marker(pods),
                      routes=tuple(route_matches(routes)), described="Gateway %s at %s:%d (%s)" % (spec.gateway, addresses[0], port, behind))
 
 

@@ -13,12 +13,14 @@ Pure: the playbook reads the capture and writes the result (playbooks/rehearse.y
 from __future__ import annotations
 
 import copy
+import tempfile
 from typing import TYPE_CHECKING, Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._files import write_if_changed
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_dns1123_label
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import yaml
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import PoolError, entry_network, free_network
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CLASS_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.chart import rehearsal_values
@@ -46,8 +48,40 @@ GATEWAY_CLASS = "kindlab-rehearsal"  # the GatewayClass the translation's Gatewa
 _DEFAULT_CLASS, _DEFAULT_CONTROLLER_VALUE = "nginx", "k8s.io/ingress-nginx"
 
 
+POOL_NAME = "rehearsal-pool"
+
+
 class RehearsalError(OptionError):
     """The rehearsal cannot be composed as asked; the message names the option."""
+
+
+def choose_pool(held: dict[str, dict[str, list[str]]], requested: str = "") -> tuple[str, str]:
+    """The rehearsal's MetalLB pool, clear of every address HELD (where it was read, e.g. "kind cluster lab" ->
+    announced(): network -> what holds it), and the line that says which it took. Beside a cluster whose addresses
+    it shares, the rehearsal's Services would get addresses that cluster already answers on, and its requests would
+    measure that cluster. REQUESTED (a CIDR or an a-b range): the user's pool, refused when it overlaps one."""
+    taken = [(net, where, text, who) for where, found in held.items() for text, whos in found.items()
+             for net in entry_network(text) for who in whos]
+    clear = "clear of %s" % ("; ".join("%s: %d address(es) and pool(s)" % (where, len(found))
+                                       for where, found in held.items()) or "nothing read")
+    if requested:
+        try:
+            wanted = entry_network(requested)
+        except PoolError:
+            raise RehearsalError("pool: expected a CIDR (100.66.0.0/16) or a range (100.66.0.10-100.66.0.250), got %r"
+                                 % requested) from None
+        clash = list(dict.fromkeys((text, where, who) for net, where, text, who in taken
+                                   if any(w.version == net.version and w.overlaps(net) for w in wanted)))
+        if clash:
+            net, where, who = clash[0]
+            raise RehearsalError("pool: %s overlaps %s, held by %s in %s%s: the rehearsal's Services would get addresses "
+                                 "that cluster answers on; choose another pool, or leave it unset to have one chosen"
+                                 % (requested, net, who, where, " (and %d more)" % (len(clash) - 1) if len(clash) > 1 else ""))
+        return requested, "pool %s (%s, as asked): %s" % (requested, POOL_NAME, clear)
+    free = free_network(net for net, _where, _text, _who in taken)
+    if free is None:
+        raise RehearsalError("pool: every /16 of 100.64.0.0/10 holds an address a cluster announces; give pool")
+    return str(free), "pool %s (%s, chosen): %s" % (free, POOL_NAME, clear)
 
 
 def lab_ingresses(lab: Obj) -> list[tuple[str, Obj]]:
@@ -120,8 +154,10 @@ def _own_routes_gateway(lab: Obj, namespaces: list[str], target: str) -> tuple[s
     return found[0], said
 
 
-def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: str, notes: list[str] | None = None) -> Obj:
-    """The rehearsal's lab definition from the captured LAB (see the module docstring)."""
+def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: str, notes: list[str] | None = None,
+            pool: str = "") -> Obj:
+    """The rehearsal's lab definition from the captured LAB (see the module docstring); POOL: its MetalLB pool
+    (choose_pool), else the inventory's."""
     unknown = [t for t in targets if t not in TARGETS]
     if not targets or unknown:
         raise RehearsalError("targets: expected a non-empty list of %s, got %r" % (", ".join(TARGETS), unknown or targets))
@@ -151,6 +187,8 @@ def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: s
     out = copy.deepcopy(lab)
     out["lab_scenario"] = "%s-rehearsal" % lab.get("lab_scenario", "captured")
     out["lab_cluster"] = {"name": cluster_name, "workers": 0, "kind_config": {}}
+    if pool:
+        out["lab_metallb_pools"] = [{"name": POOL_NAME, "addresses": [pool]}]
     controllers, migration_targets = list(out.get("lab_controllers") or []), []
     for target in targets:
         namespace, provider = TARGETS[target]
@@ -230,6 +268,40 @@ def preflight_translation(lab: Obj, binary: str, run: Any) -> int:
     return made
 
 
+def held_addresses(params: Params, module: Module) -> dict[str, dict[str, list[str]]]:
+    """What the captured cluster (the module's kubeconfig and context) and every other kind cluster on the engine
+    announce (discovery.announced), by where it was read. A kind cluster whose API does not answer is said in
+    its entry ("(not read: why)"): its addresses cannot be kept clear of, and the replay's proof of origin is the
+    guard left."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.kind import KindProvider
+    from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import ClusterError, context_name
+    from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.announced import announced
+    from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError
+
+    held: dict[str, dict[str, list[str]]] = {}
+    if params.get("kubeconfig"):
+        held["the captured cluster"] = announced(module.client(params["kubeconfig"], params.get("context")))
+    if not params.get("kind_clusters", True):
+        return held
+    provider = KindProvider(module.run_command, module.which, {"kind": params.get("kind_binary") or "kind"})
+    try:
+        names = [n for n in provider.list_clusters() if n != params["cluster_name"]]
+    except ClusterError as exc:
+        module.warn("the other kind clusters were not read (%s): the rehearsal's pool keeps clear of the captured "
+                    "cluster's addresses only" % exc)
+        return held
+    for name in names:
+        try:
+            with tempfile.NamedTemporaryFile("w", suffix=".kubeconfig") as handle:
+                handle.write(provider.kubeconfig(name))
+                handle.flush()
+                held["kind cluster %s" % name] = announced(module.client(handle.name, context_name(name)))
+        except (ClusterError, K8sError) as exc:
+            module.warn("kind cluster %s: its addresses were not read (%s); the rehearsal's pool may overlap them"
+                        % (name, str(exc).splitlines()[0]))
+    return held
+
+
 def run_rehearsal_lab(params: Params, module: Module) -> Obj:
     """The rehearsal_lab module: read the capture, compose the rehearsal, write it when it changed."""
     src, dest = params["src"], params["dest"]
@@ -240,13 +312,16 @@ def run_rehearsal_lab(params: Params, module: Module) -> Obj:
         raise RehearsalError("src: cannot read the captured lab definition %s (%s)" % (src, exc)) from None
     if not isinstance(captured, dict) or "lab_workloads" not in captured:
         raise RehearsalError("src: %s is not a lab definition written by lab_capture (no lab_workloads)" % src)
-    notes: list[str] = []
-    lab = compose(captured, params["targets"], params["namespaces"], params["cluster_name"], notes)
+    held = held_addresses(params, module)
+    pool, said_pool = choose_pool(held, params["pool"] or "")
+    notes: list[str] = [said_pool]
+    lab = compose(captured, params["targets"], params["namespaces"], params["cluster_name"], notes, pool)
     translated = preflight_translation(lab, params["ingress2gateway"], module.run_command) if "gateway-api" in params["targets"] else 0
     said = "".join("# %s\n" % n for n in notes)
     text = "---\n# A migration rehearsal of %s (kindlab.ingress.rehearsal_lab); build it: playbooks/rehearse.yml\n%s%s" % (
         src, said, yaml.safe_dump(lab, default_flow_style=False, sort_keys=False, width=120))
     changed, before = write_if_changed(dest, text, module.check_mode)
     return {"changed": changed, "dest": dest, "lab": lab, "baseline": lab["lab_expect"]["migration"]["baseline"],
+            "pool": pool, "held": held,
             "translated": translated, "notes": notes,
             "targets": lab["lab_expect"]["migration"]["targets"], "diff": {"before": before, "after": text}}

@@ -15,6 +15,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration import c
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import Plane, compare
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.dataplanes import DataPlaneSpec, parse_all, resolve
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import SAME_KEYS, answered, judge, parse_expected
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration import provenance
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.provenance import Origin
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import replay
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.translate import set_beside_requests
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controllers import find_controllers, servers_of
@@ -122,9 +124,11 @@ def rehearse(client: Any, params: Params) -> Obj:
     planes = [(baseline.name, baseline.address, samples)] + [(t.name, t.address, 1) for t in targets]
     answers = replay(planes, corpus, workers=params["workers"])
     timings["replay"] = round(time.monotonic() - t0, 3)
+    provenance.check(answers, corpus, [Origin(p.name, p.address, p.pods, p.marker) for p in [baseline] + targets],
+                     provenance.backend_pods(client))
     comparison = compare(corpus, rules_of, answers, Plane(baseline.name, baseline.address),
                          [Plane(t.name, t.address, t.routes) for t in targets], corpus_mod.regex_hosts(ingresses), unfaithful,
-                         corpus_mod.tls_hosts(ingresses))
+                         corpus_mod.tls_hosts(ingresses), corpus_mod.default_backend_services(ingresses))
     for t in targets:
         if t.notes:
             set_beside_requests(comparison["targets"][t.name], t.notes)

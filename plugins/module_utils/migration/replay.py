@@ -28,6 +28,8 @@ _UNCOMPARED_RESPONSE = {"date", "content-length", "content-type", "server", "con
                         "transfer-encoding", "x-content-type-options", "etag", "last-modified", "accept-ranges",
                         "strict-transport-security", "location"}
 USER_AGENT = "kindlab-migration/1"
+# What the echo stand-in (echo-basic) answers itself on its health path (conformance/echo-basic: /health).
+STAND_IN_OWN_ANSWER = b"OK"
 
 
 @dataclass
@@ -40,6 +42,9 @@ class Answer:
     pod: str = ""
     path: str = ""  # the request target the backend received (path and query)
     received: dict[str, str] = field(default_factory=dict)  # request headers the backend received
+    # The echo stand-in answered by itself instead of echoing (echo-basic answers its own /health with "OK"): no
+    # backend says what arrived, so the answer is never counted the same as another.
+    stand_in: bool = False
     statuses: dict[str, int] = field(default_factory=dict)  # repeat > 1: status -> count
     backends: dict[str, int] = field(default_factory=dict)  # repeat > 1: backend -> count
     seconds: float = 0.0
@@ -111,6 +116,7 @@ def send_once(conn: http.client.HTTPConnection, req: Request) -> Answer:
     answer.location = resp.getheader("Location") or ""
     answer.headers = {k.lower(): v for k, v in resp.getheaders() if k.lower() not in _UNCOMPARED_RESPONSE}
     echo = _echo(data)
+    answer.stand_in = echo is None and resp.status == 200 and data.strip() == STAND_IN_OWN_ANSWER
     if echo is not None:
         answer.backend = "%s/%s" % (echo.get("namespace") or "", echo.get("service") or "")
         answer.pod = str(echo.get("pod") or "")

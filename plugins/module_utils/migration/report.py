@@ -115,6 +115,70 @@ def _difference_rows(result: Obj) -> list[tuple[str, Obj, Obj]]:
     return rows
 
 
+def behaviours(result: Obj) -> dict[str, list[Obj]]:
+    """Target -> the distinct behaviours that change there, most requests first: the differences grouped by what is
+    responsible and their cause, each with the Ingresses and requests it changes and one row's curl pair."""
+    out: dict[str, list[Obj]] = {target: [] for target in sorted(result["comparison"]["targets"])}
+    grouped: dict[tuple[str, str, str], Obj] = {}
+    for target, row, folded in _difference_rows(result):
+        key = (target, folded["responsible"], folded["cause"])
+        if key not in grouped:
+            grouped[key] = {"responsible": folded["responsible"], "cause": folded["cause"], "ingresses": [], "requests": 0,
+                            "example": "%s %s (%s)" % (row["method"], row["target"], row["kind"]),
+                            "curl": [row["curl"][result["comparison"]["baseline"]], row["curl"][target]]}
+            out[target].append(grouped[key])
+        grouped[key]["requests"] += 1
+        if row["ingress"] not in grouped[key]["ingresses"]:
+            grouped[key]["ingresses"].append(row["ingress"])
+    for found in out.values():
+        found.sort(key=lambda b: -int(b["requests"]))
+    return out
+
+
+def answer_lines(result: Obj) -> list[str]:
+    """The rehearsal's answer, for the top of summary.md: per target, how many requests change, and each behaviour
+    that changes in one line (what is responsible, why, the Ingresses and requests, a curl pair to see it)."""
+    if not result or "comparison" not in result:
+        return []
+    c = result["comparison"]
+    lines = ["", "## What changes if you switch", ""]
+    for target, found in behaviours(result).items():
+        counts = c["targets"][target]["counts"]
+        compared = sum(counts[o] for o in ("same", "differ", "noise"))
+        lines.append("**%s**: %d of the %d requests compared change (%s); %s." % (
+            target, counts["differ"], compared, _counts_text(counts),
+            "%d behaviour(s) to change or accept before the switch" % len(found) if found else "nothing to change before the switch"))
+        lines.append("")
+        for i, b in enumerate(found, 1):
+            lines.append("%d. **%s**: %s. %d request(s) of %s; e.g. `%s`:" % (
+                i, _cell(b["responsible"]), _cell(b["cause"]), b["requests"], ", ".join(b["ingresses"]), _cell(b["example"])))
+            lines += ["   ```sh"] + ["   " + line for line in b["curl"]] + ["   ```"]
+        lines.append("")
+    return lines
+
+
+def answer_html(result: Obj) -> str:
+    """answer_lines for the top of report.html."""
+    if not result or "comparison" not in result:
+        return ""
+    e = html.escape
+    c = result["comparison"]
+    out = ['<section id="migration-answer"><h2>What changes if you switch</h2>']
+    for target, found in behaviours(result).items():
+        counts = c["targets"][target]["counts"]
+        compared = sum(counts[o] for o in ("same", "differ", "noise"))
+        out.append('<p data-target="%s"><strong>%s</strong>: %d of the %d requests compared change; %s.</p>' % (
+            e(target), e(target), counts["differ"], compared,
+            "%d behaviour(s) to change or accept before the switch" % len(found) if found else "nothing to change before the switch"))
+        if found:
+            out.append("<ol>%s</ol>" % "".join(
+                "<li><strong>%s</strong>: %s. %d request(s) of %s; e.g. <code>%s</code><br><code>%s</code><br><code>%s</code></li>"
+                % (e(b["responsible"]), e(b["cause"]), b["requests"], e(", ".join(b["ingresses"])), e(b["example"]),
+                   e(b["curl"][0]), e(b["curl"][1])) for b in found))
+    out.append("</section>")
+    return "".join(out)
+
+
 def _translation_notes(comparison: Obj) -> list[tuple[str, str]]:
     """(target, note) for what a translator said of a target's whole translation (translate.set_beside_requests)."""
     return [(t, n) for t, b in sorted(comparison["targets"].items()) for n in b.get("translation_notes") or []]

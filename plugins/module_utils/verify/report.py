@@ -591,6 +591,10 @@ def markdown(scenario: str, backend: str, verdicts: list[Verdict], results: Obj,
         "",
         "Backend: **%s**. %d checks, %d as expected, %d unmet: **%s**."
         % (backend, len(verdicts), len(verdicts) - len(unmet), len(unmet), "PASS" if not unmet else "FAIL"),
+    ]
+    # A rehearsal's answer comes first: what changes if you switch (its full table follows the checks).
+    lines += migration_report.answer_lines(results.get("migration") or {})
+    lines += [
         "",
         "| check | subject | expected | observed | |",
         "|---|---|---|---|---|",

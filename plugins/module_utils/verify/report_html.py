@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import answer_html as migration_answer
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import html_section as migration_html
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.dataplane import MISSING, STALE, UNREAD
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.motion import IN_STEP, STATES, Motion, motion
@@ -477,6 +478,7 @@ def render(doc: Obj) -> str:
         (" Status watched for %s from %s." % (_fmt_s(length), start.isoformat(timespec="seconds").replace("+00:00", "Z"))
          if start else (" Status watched for %s." % _fmt_s(length) if status else ""))))
 
+    out.append(migration_answer(results.get("migration") or {}))  # a rehearsal's answer first
     out.append('<h2>Verdicts</h2><table id="verdicts"><thead><tr><th>check</th><th>subject</th><th>expected</th>'
                "<th>observed</th><th></th></tr></thead><tbody>%s</tbody></table>" % _verdict_rows(verdicts))
 

@@ -37,6 +37,8 @@ TYPE = ControllerType(
     field_manager=binary.FIELD_MANAGER,
     on_twin=False,
     dataplane=dataplane.READER,
+    # forwardedheaders: X-Forwarded-Server is set to os.Hostname(), the pod's name
+    proxy_marker="X-Forwarded-Server",
     install=InstallPart(
         chart_name=CHART_NAME,
         chart_repo=CHART_REPO,

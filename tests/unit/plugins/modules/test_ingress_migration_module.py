@@ -17,7 +17,13 @@ INGRESS = {"metadata": {"namespace": "shop", "name": "docs"},
                {"path": "/docs/", "pathType": "Prefix", "backend": {"service": {"name": "docs", "port": {"number": 80}}}}]}}]}}
 
 
-def handler(redirects: bool) -> type[BaseHTTPRequestHandler]:
+def endpoint_slice(service: str, *pods: str) -> dict[str, Any]:
+    return {"metadata": {"namespace": "shop", "name": service + "-abcde", "labels": {"kubernetes.io/service-name": service}},
+            "endpoints": [{"addresses": ["10.244.0.%d" % (i + 9)], "targetRef": {"kind": "Pod", "name": p}}
+                          for i, p in enumerate(pods)]}
+
+
+def handler(redirects: bool, pod: str = "docs-0") -> type[BaseHTTPRequestHandler]:
     class Echo(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
             path = self.path.split("?")[0]
@@ -33,7 +39,7 @@ def handler(redirects: bool) -> type[BaseHTTPRequestHandler]:
                 self.end_headers()
                 return
             body = json.dumps({"path": self.path, "host": self.headers.get("Host"), "headers": {},
-                               "namespace": "shop", "service": "docs", "pod": "docs-0"}).encode()
+                               "namespace": "shop", "service": "docs", "pod": pod}).encode()
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -54,15 +60,25 @@ def planes() -> Iterator[tuple[str, str]]:
         s.shutdown()
 
 
+@pytest.fixture
+def other_cluster() -> Iterator[str]:
+    """A data plane whose echo names a pod this cluster's EndpointSlices do not hold (another cluster's)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler(False, pod="docs-7d9f-elsewhere"))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield "127.0.0.1:%d" % server.server_address[1]
+    server.shutdown()
+
+
 class FakeClient:
     def __init__(self, services: list[dict[str, Any]] | None = None) -> None:
         self.services = services or []
+        self.slices = [endpoint_slice("docs", "docs-0")]
         self.calls: list[Any] = []
 
     def list(self, api_version: str, kind: str, namespace: str | None = None, label_selector: str | None = None,
              field_selector: str | None = None) -> list[dict[str, Any]]:
         self.calls.append((kind, namespace))
-        return {"Ingress": [INGRESS], "Service": self.services}.get(kind, [])
+        return {"Ingress": [INGRESS], "Service": self.services, "EndpointSlice": self.slices}.get(kind, [])
 
 
 def run(args: dict[str, Any], client: FakeClient, monkeypatch: pytest.MonkeyPatch) -> Exit:
@@ -110,3 +126,21 @@ def test_a_target_namespace_without_a_load_balancer_is_named(monkeypatch: pytest
             monkeypatch)
     assert r.failed and r.result["msg"] == ("targets[0].namespace: expected exactly one LoadBalancer Service in namespace "
                                             "traefik (the data plane's), found none: name it with targets[0].service")
+
+
+def test_an_answer_from_a_pod_this_cluster_does_not_hold_stops_the_rehearsal_before_any_verdict(
+        planes: tuple[str, str], other_cluster: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    base, _target = planes
+    args = {"baseline": {"name": "nginx", "address": base}, "targets": [{"name": "traefik", "address": other_cluster}],
+            "fail_on_difference": False}
+    r = run(args, FakeClient(), monkeypatch)
+    assert r.failed and "verdict" not in r.result and "comparison" not in r.result
+    msg = r.result["msg"]
+    assert "\n" not in msg and msg.startswith("the answers did not all come from the rehearsal's own data planes")
+    assert ("traefik at %s (given by address), GET http://d.test/docs/: pod docs-7d9f-elsewhere of Service shop/docs answered, "
+            "which no EndpointSlice of that Service in this cluster holds (and " % other_cluster) in msg
+    # the same data plane, once its pod is this cluster's, is compared
+    client = FakeClient()
+    client.slices = [endpoint_slice("docs", "docs-0", "docs-7d9f-elsewhere")]
+    r = run(args, client, monkeypatch)
+    assert not r.failed and r.result["comparison"]["targets"]["traefik"]["counts"]["same"] >= 4

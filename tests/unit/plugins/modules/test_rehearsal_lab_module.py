@@ -38,7 +38,9 @@ def binary() -> str:
 
 
 def run(args: dict[str, Any], check_mode: bool = False) -> Exit:
-    return run_module(rehearsal_lab.main, dict({"ingress2gateway": binary()}, **args, _ansible_check_mode=check_mode))
+    """The module with the real ingress2gateway, reading no other kind cluster (this machine's are not the test's)."""
+    return run_module(rehearsal_lab.main, dict({"ingress2gateway": binary(), "kind_clusters": False}, **args,
+                                               _ansible_check_mode=check_mode))
 
 
 @pytest.fixture
@@ -186,3 +188,74 @@ def test_the_translation_runs_before_any_cluster_and_its_failure_writes_nothing(
     # without the gateway-api target the translator is not needed
     r = run({"src": str(captured), "dest": str(dest), "targets": ["traefik-nginx-provider"], "ingress2gateway": "no-such-translator"})
     assert not r.failed and r.result["translated"] == 0
+
+
+class AnnouncingCluster:
+    """A cluster as announced() reads it: LoadBalancer Services, Ingress statuses, MetalLB pools."""
+
+    def __init__(self, services: list[Obj] = (), pools: list[str] = ()) -> None:  # type: ignore[assignment]
+        self.services, self.pools = list(services), list(pools)
+
+    def serves(self, api_version: str, kind: str) -> bool:
+        return bool(self.pools)
+
+    def list(self, api_version: str, kind: str, namespace: str | None = None, **_kw: Any) -> list[Obj]:
+        if kind == "IPAddressPool":
+            return [{"metadata": {"namespace": "metallb-system", "name": "lab-pool"}, "spec": {"addresses": self.pools}}]
+        return self.services if kind == "Service" else []
+
+
+def lb_service(namespace: str, name: str, ip: str) -> Obj:
+    return {"metadata": {"namespace": namespace, "name": name}, "spec": {"type": "LoadBalancer"},
+            "status": {"loadBalancer": {"ingress": [{"ip": ip}]}}}
+
+
+@pytest.fixture
+def beside_other_clusters(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """The captured cluster (its ingress-nginx at 100.64.0.2), and the kind clusters lab (MetalLB pool 100.65.0.0/16)
+    and rehearsal (a rehearsal left up: not read) on the engine, as a fake kind binary lists them."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils import _module
+
+    clusters = {"captured.kubeconfig": AnnouncingCluster([lb_service("ingress", "ingress-nginx-controller", "100.64.0.2")]),
+                "kind-lab": AnnouncingCluster(pools=["100.65.0.0/16"])}
+    monkeypatch.setattr(_module, "Client", lambda kubeconfig=None, context=None: clusters[context or kubeconfig])
+    kind = tmp_path / "kind"
+    kind.write_text('#!/bin/sh\ncase "$1 $2" in\n  "get clusters") printf "lab\\nrehearsal\\n" ;;\n'
+                    '  "get kubeconfig") echo "apiVersion: v1" ;;\n  *) exit 1 ;;\nesac\n')
+    kind.chmod(0o755)
+    return kind
+
+
+def run_beside(args: dict[str, Any], kind: Path) -> Exit:
+    return run_module(rehearsal_lab.main, dict({"targets": ["traefik-nginx-provider"], "kubeconfig": "captured.kubeconfig",
+                                                "kind_binary": str(kind)}, **args))
+
+
+def test_the_pool_is_chosen_clear_of_every_address_the_captured_and_other_kind_clusters_announce(
+        captured: Path, beside_other_clusters: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "rehearsal.yml"
+    r = run_beside({"src": str(captured), "dest": str(dest)}, beside_other_clusters)
+    assert not r.failed, r.result
+    assert r.result["pool"] == "100.66.0.0/16"
+    assert r.result["lab"]["lab_metallb_pools"] == [{"name": "rehearsal-pool", "addresses": ["100.66.0.0/16"]}]
+    assert r.result["held"] == {"the captured cluster": {"100.64.0.2": ["Service ingress/ingress-nginx-controller"]},
+                                "kind cluster lab": {"100.65.0.0/16": ["MetalLB pool metallb-system/lab-pool"]}}
+    assert r.result["notes"][0] == ("pool 100.66.0.0/16 (rehearsal-pool, chosen): clear of the captured cluster: 1 address(es) "
+                                    "and pool(s); kind cluster lab: 1 address(es) and pool(s)")
+    assert "# pool 100.66.0.0/16 (rehearsal-pool, chosen)" in dest.read_text()
+
+
+@pytest.mark.parametrize("pool, message", [
+    ("100.65.3.0/24", "pool: 100.65.3.0/24 overlaps 100.65.0.0/16, held by MetalLB pool metallb-system/lab-pool in kind "
+                      "cluster lab: the rehearsal's Services would get addresses that cluster answers on"),
+    ("100.64.0.0-100.64.0.9", "pool: 100.64.0.0-100.64.0.9 overlaps 100.64.0.2, held by Service "
+                              "ingress/ingress-nginx-controller in the captured cluster"),
+    ("shop.example", "pool: expected a CIDR (100.66.0.0/16) or a range"),
+])
+def test_a_pool_that_overlaps_an_announced_address_is_refused_before_anything_is_written(
+        captured: Path, beside_other_clusters: Path, tmp_path: Path, pool: str, message: str) -> None:
+    dest = tmp_path / "rehearsal.yml"
+    r = run_beside({"src": str(captured), "dest": str(dest), "pool": pool}, beside_other_clusters)
+    assert r.failed and r.result["msg"].startswith(message) and not dest.exists()
+    r = run_beside({"src": str(captured), "dest": str(dest), "pool": "100.70.0.0/16"}, beside_other_clusters)
+    assert not r.failed and r.result["lab"]["lab_metallb_pools"][0]["addresses"] == ["100.70.0.0/16"]

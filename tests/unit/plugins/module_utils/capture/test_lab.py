@@ -333,3 +333,20 @@ def test_the_round_trip_says_what_the_rebuild_routes_by_differently() -> None:
         'shop/web ports: captured [{"name": "http", "port": 80}, {"name": "admin", "port": 9000}], rebuilt '
         '[{"name": "http", "port": 80}, {"name": "admin", "port": 9001}]']
     assert cap.round_trip_differences(first, changed, ["elsewhere"]) == []
+
+
+def test_a_default_backend_only_ingress_is_rebuilt_without_a_rule_and_round_trips() -> None:
+    """An Ingress with spec.defaultBackend and no rule (the catch-all a team keeps) gets no host-less / rule in the
+    rebuild: that rule would serve every host's unmatched paths on Traefik, which the cluster does not do."""
+    state = base.ClusterState(namespaces=[{"metadata": {"name": "shop"}}])
+    svc, dep = backend("shop", "fallback", 1)
+    state.services.append(svc)
+    state.workloads.append(dep)
+    state.ingresses = [ingress("shop", "catch-all", [], {"kubernetes.io/ingress.class": "nginx"},
+                               defaultBackend={"service": {"name": "fallback", "port": {"number": 80}}})]
+    state.ingresses[0]["spec"].pop("rules")
+    first = cap.capture(state, "team")
+    cap.check(first.lab)
+    [spec] = [i["spec"] for i in rebuilt(first.lab).ingresses]
+    assert "rules" not in spec and spec["defaultBackend"] == {"service": {"name": "fallback", "port": {"number": 80}}}
+    assert cap.round_trip_differences(first.lab, cap.capture(rebuilt(first.lab), "team").lab, []) == []

@@ -229,3 +229,15 @@ def test_subtract_splits_ranges() -> None:
     r = pl.parse_entry("x", "100.64.0.0/29")
     parts = pl.subtract(r, [ipaddress.ip_address("100.64.0.3"), ipaddress.ip_address("100.64.0.0")])
     assert [p.metallb() for p in parts] == ["100.64.0.1-100.64.0.2", "100.64.0.4/30"]
+
+
+def test_free_network_is_the_first_16_of_the_shared_space_nothing_announced_overlaps() -> None:
+    from ipaddress import ip_network
+
+    from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import entry_network, free_network
+
+    assert free_network([]) == ip_network("100.64.0.0/16")
+    taken = entry_network("100.64.0.2") + entry_network("100.65.0.0-100.65.0.255") + [ip_network("fd00::/8")]
+    assert free_network(taken) == ip_network("100.66.0.0/16")
+    assert free_network(entry_network("100.64.0.0/10")) is None
+    assert entry_network("100.64.0.0-100.64.0.9") == [ip_network("100.64.0.0/29"), ip_network("100.64.0.8/31")]

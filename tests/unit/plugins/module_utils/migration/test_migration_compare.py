@@ -262,3 +262,61 @@ def test_a_slash_added_to_an_exact_path_in_regex_mode_is_a_longer_path() -> None
     text = explain(Context(request=corpus[i], rule=rules[i], field="status", target="t", regex_ingresses=("shop/app",),
                            target_served=False)).text
     assert text.startswith("ingress-nginx anchors a regex path only at its start (location ~* ^/login)")
+
+
+def test_an_answer_the_stand_in_gives_itself_is_never_the_same() -> None:
+    """echo-basic answers its own /health with OK: a team's /health route has no backend known on either side."""
+    import http.client
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import send
+
+    class Health(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"OK")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Health)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        corpus = generate([ingress("ops", "o.test", [("/health", "Exact")])])[:1]
+        address = Address("127.0.0.1", server.server_address[1])
+        answers = replay([("nginx", address, 2), ("traefik", address, 1)], corpus, sender=send)
+    finally:
+        server.shutdown()
+    assert answers["traefik"][0][0].stand_in and answers["traefik"][0][0].status == http.client.OK
+    comparison = compare(corpus, [None], answers, Plane("nginx", address), [Plane("traefik", address)], {}, {})
+    row = comparison["targets"]["traefik"]["rows"][0]
+    assert row["outcome"] == "not_faithful" and row["reason"].startswith(
+        "the backend stand-in answered by itself (echo-basic's own /health), not echoing")
+
+
+def test_an_answer_from_a_default_backends_service_is_put_down_to_that_default_backend() -> None:
+    """Traefik's ingress-nginx provider serves a rule-less Ingress's defaultBackend for every host's unmatched paths
+    (its router default-backend@kubernetesingressnginx, PathPrefix("/") at the lowest priority, seen on kind);
+    ingress-nginx answers 404 there. The cause comes from which Service answered, not from the rule."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Rule
+
+    admin = Request(id="x", ingress="shop/web", host="www.example.test", target="/ADMIN", kind="case", rule="/admin (Prefix)")
+    rule = Rule("shop/web", "www.example.test", "/admin", "Prefix", regex=False)
+    defaults = (("shop/fallback", "shop/catch-all"),)
+    cause = explain(Context(admin, rule, "status", "traefik-nginx-provider", (), baseline_served=False, target_served=True,
+                            target_backend="shop/fallback", default_backends=defaults))
+    assert cause.responsible == "spec.defaultBackend of shop/catch-all"
+    assert cause.text.startswith("traefik-nginx-provider answers from the defaultBackend of shop/catch-all (Service "
+                                 "shop/fallback), where ingress-nginx serves no rule")
+    cause = explain(Context(admin, rule, "backend", "gateway-api", (), baseline_backend="shop/fallback",
+                            default_backends=defaults, target_served=False))
+    assert cause.text == ("ingress-nginx answers from the defaultBackend of shop/catch-all (Service shop/fallback); "
+                          "gateway-api does not use it here")
+    # the same Service on both sides, or no default backend's: another entry, or unexplained
+    same = explain(Context(admin, rule, "path", "t", (), baseline_backend="shop/fallback", target_backend="shop/fallback",
+                           default_backends=defaults))
+    assert not same.responsible.startswith("spec.defaultBackend")

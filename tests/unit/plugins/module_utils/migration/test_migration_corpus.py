@@ -102,3 +102,51 @@ def test_each_request_finds_its_own_rule_by_host_and_path() -> None:
     found = rules_of(reqs, [ing])
     assert all(rule is not None and rule.host == req.host for req, rule in zip(reqs, found))
     assert {rule.path_type for req, rule in zip(reqs, found) if req.host == "b.test"} == {"Exact"}
+
+
+def test_a_wildcard_host_is_sent_as_names_below_it_and_its_parent_never_literally() -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import rules_of
+
+    ings = [ingress("tenants", "*.tenants.example.test", [("/", "Prefix")])]
+    reqs = generate(ings)
+    assert not any("*" in r.host for r in reqs)
+    by_kind = {r.kind: (r.host, r.target) for r in reqs}
+    assert by_kind["path"] == ("kindlab-sub.tenants.example.test", "/")
+    assert by_kind["wildcard-depth"] == ("a.kindlab-sub.tenants.example.test", "/")
+    assert by_kind["wildcard-parent"] == ("tenants.example.test", "/")
+    assert {r.served_as for r in reqs} == {"*.tenants.example.test"}
+    # each request still names the rule it exercises
+    assert all(rule is not None and rule.host == "*.tenants.example.test" for rule in rules_of(reqs, ings))
+
+
+def test_every_server_alias_is_requested_on_the_rules_paths() -> None:
+    ings = [ingress("www", "www.example.test", [("/", "Prefix"), ("/docs", "Prefix")],
+                    {"server-alias": "example.test, legacy.example.test"})]
+    aliases = sorted((r.host, r.target) for r in generate(ings) if r.kind == "alias")
+    assert aliases == [("example.test", "/"), ("example.test", "/docs"), ("legacy.example.test", "/"),
+                       ("legacy.example.test", "/docs")]
+
+
+def test_a_default_backend_is_asked_for_by_an_unknown_host_and_an_unmatched_path_of_each_host() -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import DEFAULT_BACKEND, rules_of
+
+    only = {"metadata": {"namespace": "shop", "name": "catch-all", "annotations": {}},
+            "spec": {"defaultBackend": {"service": {"name": "fallback", "port": {"number": 80}}}}}
+    with_rules = ingress("web", "*.web.test", [("/app", "Prefix")])
+    with_rules["spec"]["defaultBackend"] = {"service": {"name": "web", "port": {"number": 80}}}
+    reqs = [r for r in generate([only, with_rules]) if r.rule == DEFAULT_BACKEND]
+    assert [(r.ingress, r.kind, r.host, r.target) for r in reqs] == [
+        ("shop/catch-all", "default-host", "unknown-host.kindlab.test", "/kindlab-unmatched"),
+        ("shop/web", "default-host", "unknown-host.kindlab.test", "/kindlab-unmatched"),
+        ("shop/web", "default-path", "kindlab-sub.web.test", "/kindlab-unmatched")]
+    assert [r.path_type for r in rules_of(reqs, [only, with_rules])] == ["DefaultBackend"] * 3
+
+
+def test_every_canary_form_gets_its_header_or_cookie() -> None:
+    ings = [ingress("canary", "c.test", [("/", "Prefix")],
+                    {"canary": "true", "canary-by-header": "X-Canary", "canary-by-header-pattern": "^(beta|gamma)$",
+                     "canary-by-cookie": "canary", "canary-weight": "30"})]
+    sent = sorted((r.kind, r.headers) for r in generate(ings) if r.kind.startswith("canary"))
+    assert sent == [("canary-cookie", (("Cookie", "canary=always"),)), ("canary-cookie", (("Cookie", "canary=never"),)),
+                    ("canary-header", (("X-Canary", "always"),)), ("canary-header", (("X-Canary", "beta"),)),
+                    ("canary-header", (("X-Canary", "never"),)), ("canary-weight", ())]

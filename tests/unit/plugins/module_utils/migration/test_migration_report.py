@@ -68,3 +68,23 @@ def test_summary_and_html_show_the_differences_with_causes_and_curl() -> None:
     assert "curl -sS -i --path-as-is" in md
     page = render({"scenario": "migration", "backend": "kind", "verdicts": [], "results": {"migration": res}})
     assert 'id="migration-differences"' in page and "ingress-nginx matches regex paths case-insensitively" in page
+
+
+def test_the_answer_comes_first_one_line_per_behaviour_with_its_requests_and_a_curl_pair() -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import behaviours
+
+    res = result()
+    found = behaviours(res)["traefik"]
+    differing = [r for r in res["comparison"]["targets"]["traefik"]["rows"] if r["differences"]]
+    # every request that differs is in exactly one behaviour, each cause once, most requests first
+    assert sum(b["requests"] for b in found) == len(differing) == res["comparison"]["targets"]["traefik"]["counts"]["differ"]
+    assert len({(b["responsible"], b["cause"]) for b in found}) == len(found)
+    assert [b["requests"] for b in found] == sorted((b["requests"] for b in found), reverse=True)
+    case = next(b for b in found if "case-insensitively" in b["cause"])
+    assert case["ingresses"] == ["shop/api"] and case["curl"][0].startswith("curl ") and "192.0.2.2" in case["curl"][1]
+    md = markdown("migration", "kind", evaluate({"migration": res}, {"migration": GOOD}), {"migration": res})
+    answer, checks, table = md.index("## What changes if you switch"), md.index("| check | subject"), md.index("## Migration rehearsal")
+    assert answer < checks < table
+    assert "**traefik**: %d of the" % len(differing) in md and "%d behaviour(s) to change or accept" % len(found) in md
+    page = render({"scenario": "migration", "backend": "kind", "verdicts": [], "results": {"migration": res}})
+    assert page.index('id="migration-answer"') < page.index('id="verdicts"') < page.index('id="migration-differences"')
