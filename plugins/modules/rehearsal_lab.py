@@ -33,13 +33,17 @@ version_added: 0.1.0
 author: kindlab.ingress developers (@kindlab)
 options:
   src:
-    description: The captured lab definition (M(kindlab.ingress.lab_capture)'s O(kindlab.ingress.lab_capture#module:dest)).
+    description:
+      - The captured lab definition (M(kindlab.ingress.lab_capture)'s O(kindlab.ingress.lab_capture#module:dest)).
+      - When omitted, the module only checks the options against the cluster before anything is captured (each target,
+        the cluster name, each of O(namespaces) a namespace of the captured cluster, the pool clear of every announced
+        address) and returns RV(pool) and RV(held); nothing is written.
     type: path
-    required: true
   dest:
-    description: Where the rehearsal's lab definition is written (YAML, for C(ansible-playbook playbooks/lab.yml -e @dest)).
+    description:
+      - Where the rehearsal's lab definition is written (YAML, for C(ansible-playbook playbooks/lab.yml -e @dest)).
+      - Required with O(src).
     type: path
-    required: true
   targets:
     description: The targets, each once.
     type: list
@@ -102,6 +106,12 @@ EXAMPLES = r"""
     namespaces: [shop]
     dest: /tmp/shop-captured.yml
 
+- name: Check the options against the cluster before capturing anything
+  kindlab.ingress.rehearsal_lab:
+    kubeconfig: ~/.kube/prod
+    namespaces: [shop]
+    targets: [traefik-nginx-provider, gateway-api]
+
 - name: Rehearse its move to Traefik and to Gateway API
   kindlab.ingress.rehearsal_lab:
     src: /tmp/shop-captured.yml
@@ -112,22 +122,24 @@ EXAMPLES = r"""
 RETURN = r"""
 dest:
   description: The file written (or that would be, in check mode).
-  returned: success
+  returned: with src
   type: str
 lab:
   description: The rehearsal's lab definition (the lab_* variables).
-  returned: success
+  returned: with src
   type: dict
 baseline:
   description: The baseline of the rehearsal, C(name) and C(namespace) (the captured ingress-nginx's).
-  returned: success
+  returned: with src
   type: dict
 translated:
   description: How many Gateway API objects the pre-flight translation made (C(0) without the C(gateway-api) target).
-  returned: success
+  returned: with src
   type: int
 notes:
-  description: What the rehearsal changed of the captured objects to serve a target (also written as comments in O(dest)).
+  description:
+    - The pool it took and what it kept clear of, then what the rehearsal changed of the captured objects to serve a
+      target (also written as comments in O(dest)).
   returned: success
   type: list
   elements: str
@@ -137,12 +149,12 @@ pool:
   type: str
   sample: 100.66.0.0/16
 held:
-  description: What was read of the clusters the pool keeps clear of, by where (network -> what holds it).
+  description: What was read of the clusters the pool keeps clear of, by where (address, CIDR or range -> what holds it).
   returned: success
   type: dict
 targets:
   description: The targets as C(lab_expect.migration.targets) names them.
-  returned: success
+  returned: with src
   type: list
   elements: dict
 """
@@ -156,8 +168,8 @@ def main() -> None:
     KindlabModule(
         argument_spec=with_args(
             CLUSTER_ARGS,
-            src={"type": "path", "required": True},
-            dest={"type": "path", "required": True},
+            src={"type": "path"},
+            dest={"type": "path"},
             targets={"type": "list", "elements": "str", "default": list(DEFAULT_TARGETS), "choices": list(TARGETS)},
             namespaces={"type": "list", "elements": "str", "default": []},
             cluster_name={"type": "str", "default": "rehearsal"},
@@ -167,6 +179,7 @@ def main() -> None:
             kind_binary={"type": "str", "default": "kind"},
         ),
         requires=("PyYAML",),
+        required_by={"src": "dest"},
     ).run(run_rehearsal_lab)
 
 

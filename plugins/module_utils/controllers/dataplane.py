@@ -73,13 +73,32 @@ class BackendKey:
 
 
 @dataclass(frozen=True)
+class Router:
+    """One route a data plane says it built, in its own words: its name and rule, its priority, whether it serves
+    (`status`: enabled, or disabled with the `errors` that stopped it), and the service it sends to."""
+
+    name: str
+    rule: str
+    priority: int = 0
+    status: str = "enabled"
+    errors: tuple[str, ...] = ()
+    service: str = ""
+
+    @property
+    def refused(self) -> bool:
+        return self.status != "enabled"
+
+
+@dataclass(frozen=True)
 class DataPlaneReader:
     """A type's data-plane reader.
 
     read: (pod access, the pod, the controller's container in the workload's template) →
     Reading; never raises for what a cluster may refuse (RBAC, API off): it returns an unread
     Reading. names: (the controller's settings, backend) → (the names its data plane may store
-    the backend under, why none when it does not route that backend at all)."""
+    the backend under, why none when it does not route that backend at all). routers (a type
+    whose data plane lists what it built): the same access → (its routers, why unread or "")."""
 
     read: Callable[[PodAccess, Obj, Obj], Reading]
     names: Callable[[Mapping[str, Any], BackendKey], "tuple[tuple[str, ...], str]"]
+    routers: "Callable[[PodAccess, Obj, Obj], tuple[tuple[Router, ...], str]] | None" = None

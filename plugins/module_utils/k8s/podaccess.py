@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -76,3 +77,18 @@ def exec_outcome(error_channel: str) -> tuple[int | None, str]:
             except (TypeError, ValueError):
                 break
     return None, str(status.get("message") or status.get("reason") or "exec failed")
+
+
+class ClientPodAccess:
+    """One pod through the Client (a controllers.dataplane.PodAccess): exec and the pod proxy, bounded by TIMEOUT seconds."""
+
+    def __init__(self, client: Any, namespace: str, name: str, timeout: float) -> None:
+        self.client, self.namespace, self.name, self.timeout = client, namespace, name, timeout
+
+    def exec(self, container: str, command: list[str]) -> ExecResult:
+        result: ExecResult = self.client.pod_exec(self.namespace, self.name, container, command, self.timeout)
+        return result
+
+    def get(self, port: int, path: str, query: tuple[tuple[str, str], ...] = ()) -> HttpAnswer:
+        answer: HttpAnswer = self.client.pod_proxy_get(self.namespace, self.name, port, path, query, self.timeout)
+        return answer

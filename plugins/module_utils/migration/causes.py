@@ -14,7 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import KINDS, HostTLS, Request, Rule, is_regex
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import Router
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import (
+    DEFAULT_BACKEND, KINDS, HostTLS, Request, Rule, is_regex)
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes import describe
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.route_conflicts import Match
 
@@ -45,6 +47,7 @@ class Context:
     baseline_backend: str = ""
     target_backend: str = ""
     default_backends: tuple[tuple[str, str], ...] = ()
+    refused_routers: tuple[Router, ...] = ()  # the routers the target says it refused (its own account)
 
 
 def _ann(ctx: Context, name: str) -> str:
@@ -202,6 +205,22 @@ def _tls_listed_only(ctx: Context) -> Cause | None:
                  "redirects every host a spec.tls lists to HTTPS)" % (ctx.request.host, listing, ctx.target))
 
 
+def _refused_router(ctx: Context) -> Cause | None:
+    """The target says it refused the router it made of this rule (its own account: status and error): its host and
+    the rule's path are in the router's rule, or, for a default backend's request, the router has no rule at all."""
+    if not _routing(ctx):
+        return None
+    host, path = ctx.request.served_as or ctx.request.host, ctx.rule.path if ctx.rule else ""
+    mine = [r for r in ctx.refused_routers if (host in r.rule and path in r.rule)
+            or (not r.rule.strip() and ctx.request.rule == DEFAULT_BACKEND)]
+    if not mine:
+        return None
+    return Cause("%s router %s" % (ctx.target, mine[0].name),
+                 "%s refused the router it made of this rule (its own account, /api/http/routers: %s%s): %s; the request "
+                 "falls to its other routers" % (ctx.target, mine[0].status, " rule %s" % mine[0].rule if mine[0].rule else "",
+                                                  "; ".join(mine[0].errors) or "no error given"))
+
+
 def _default_backend(ctx: Context) -> Cause | None:
     """One side answered from a Service an Ingress's spec.defaultBackend names, the other not: the default backend is
     used for other requests on one side (read from which Service answered, not from the rule)."""
@@ -291,6 +310,7 @@ def _received_header(ctx: Context) -> Cause | None:
 
 # In order: the first that applies names the cause.
 CAUSES: tuple[Callable[[Context], Cause | None], ...] = (
+    _refused_router,
     _tls_redirect,
     _tls_listed_only,
     _default_backend,

@@ -27,13 +27,16 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes i
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.route_conflicts import Match
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.translate import notes_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import meta
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import Router
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import detect
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ClientPodAccess
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import API_VERSION as GATEWAY_API_VERSION
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.gateway_api import parent_gateway
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 
 Obj = dict[str, Any]
 _HTTP_PORT_NAMES = ("http", "web")
+ROUTERS_TIMEOUT = 10.0  # seconds for one page of a data plane's routers through the pod proxy
 _TLS_PORT_NAMES = ("https", "websecure")
 
 
@@ -64,6 +67,9 @@ class DataPlane:
     # pod by ("" when its type adds none). No pods: not known (a data plane given by address).
     pods: frozenset[str] = frozenset()
     marker: str = ""
+    # What the data plane says it built (its type's DataPlaneReader.routers, read once from one pod), or why not.
+    routers: tuple[Router, ...] = ()
+    routers_unread: str = ""
 
 
 def parse(raw: Any, where: str) -> DataPlaneSpec:
@@ -155,8 +161,7 @@ def _by_service(client: Any, spec: DataPlaneSpec) -> DataPlane:
                            "full?)" % (spec.where, spec.namespace, svc["metadata"]["name"]))
     address = Address(ip=ips[0], port=_port(svc, _HTTP_PORT_NAMES, 80), tls_port=_port(svc, _TLS_PORT_NAMES, 443))
     pods = _behind(client, svc)
-    return DataPlane(name=spec.name, address=address, unfaithful=_unfaithful(pods),
-                     pods=frozenset(str(meta(p).get("name")) for p in pods), marker=_marker(pods),
+    return DataPlane(name=spec.name, address=address, unfaithful=_unfaithful(pods), **_proxy(client, pods),
                      described="Service %s/%s at %s:%d" % (spec.namespace, svc["metadata"]["name"], address.ip, address.port))
 
 
@@ -177,14 +182,22 @@ def _unfaithful(pods: list[Obj]) -> tuple[tuple[str, str], ...]:
     return ()
 
 
-def _marker(pods: list[Obj]) -> str:
-    """The header the PODS' proxy names its pod by: the proxy_marker of the controller type their container runs."""
+def _proxy(client: Any, pods: list[Obj]) -> Obj:
+    """Who answers for a data plane whose Service selects PODS (DataPlane's pods, marker, routers, routers_unread): the
+    controller type their container runs gives the header its proxy names its pod by, and, where its data plane
+    lists what it built, the routers read from the first pod."""
+    out: Obj = {"pods": frozenset(str(meta(p).get("name")) for p in pods)}
     for pod in pods:
         for container in (pod.get("spec") or {}).get("containers") or []:
             ctype = detect(container)
-            if ctype is not None:
-                return ctype.proxy_marker
-    return ""
+            if ctype is None:
+                continue
+            out["marker"] = ctype.proxy_marker
+            if ctype.dataplane.routers is not None:
+                access = ClientPodAccess(client, str(meta(pod).get("namespace")), str(meta(pod).get("name")), ROUTERS_TIMEOUT)
+                out["routers"], out["routers_unread"] = ctype.dataplane.routers(access, pod, container)
+            return out
+    return out
 
 
 def _by_gateway(client: Any, spec: DataPlaneSpec) -> DataPlane:
@@ -208,8 +221,7 @@ def _by_gateway(client: Any, spec: DataPlaneSpec) -> DataPlane:
     notes += [(tuple(str(h) for h in (r.get("spec") or {}).get("hostnames") or []), n) for r in routes for n in notes_of(r)]
     behind = "Service %s" % key_of(services[0]) if services else "no Service found"
     pods = _behind(client, services[0]) if services else []
-    return DataPlane(name=spec.name, address=Address(ip=addresses[0], port=port), notes=tuple(notes),
-                     pods=frozenset(str(meta(p).get("name")) for p in pods), marker=_marker(pods),
+    return DataPlane(name=spec.name, address=Address(ip=addresses[0], port=port), notes=tuple(notes), **_proxy(client, pods),
                      routes=tuple(route_matches(routes)), described="Gateway %s at %s:%d (%s)" % (spec.gateway, addresses[0], port, behind))
 
 

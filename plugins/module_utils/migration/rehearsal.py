@@ -302,9 +302,34 @@ def held_addresses(params: Params, module: Module) -> dict[str, dict[str, list[s
     return held
 
 
+def check_options(params: Params, module: Module) -> Obj:
+    """The rehearsal's options against the cluster, before anything is captured: each target once and known, the
+    cluster name, each namespace one the captured cluster has (read with the module's kubeconfig), and the pool
+    clear of every announced address. The pool it would take, and what was read."""
+    targets = params["targets"]
+    unknown = [t for t in targets if t not in TARGETS]
+    if not targets or unknown or len(set(targets)) < len(targets):
+        raise RehearsalError("targets: expected each of %s at most once, got %r" % (", ".join(TARGETS), targets))
+    if not is_dns1123_label(params["cluster_name"]):
+        raise RehearsalError("cluster_name: expected a kind cluster name (a DNS label), got %r" % params["cluster_name"])
+    if params["namespaces"] and params.get("kubeconfig"):
+        have = sorted(str((n.get("metadata") or {}).get("name")) for n in
+                      module.client(params["kubeconfig"], params.get("context")).list("v1", "Namespace"))
+        missing = [ns for ns in params["namespaces"] if ns not in have]
+        if missing:
+            raise RehearsalError("namespaces: %s not in the captured cluster (its namespaces: %s)"
+                                 % (" and ".join(missing) + (" is" if len(missing) == 1 else " are"), ", ".join(have)))
+    held = held_addresses(params, module)
+    pool, said = choose_pool(held, params["pool"] or "")
+    return {"changed": False, "pool": pool, "held": held, "notes": [said]}
+
+
 def run_rehearsal_lab(params: Params, module: Module) -> Obj:
-    """The rehearsal_lab module: read the capture, compose the rehearsal, write it when it changed."""
+    """The rehearsal_lab module: read the capture, compose the rehearsal, write it when it changed; without src,
+    only check the options against the cluster (check_options)."""
     src, dest = params["src"], params["dest"]
+    if not src:
+        return check_options(params, module)
     try:
         with open(src, encoding="utf-8") as handle:
             captured = yaml.safe_load(handle)

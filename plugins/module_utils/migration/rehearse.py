@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import CheckFailed, KindlabError, OptionError
@@ -127,7 +128,7 @@ def rehearse(client: Any, params: Params) -> Obj:
     provenance.check(answers, corpus, [Origin(p.name, p.address, p.pods, p.marker) for p in [baseline] + targets],
                      provenance.backend_pods(client))
     comparison = compare(corpus, rules_of, answers, Plane(baseline.name, baseline.address),
-                         [Plane(t.name, t.address, t.routes) for t in targets], corpus_mod.regex_hosts(ingresses), unfaithful,
+                         [Plane(t.name, t.address, t.routes, tuple(r for r in t.routers if r.refused)) for t in targets], corpus_mod.regex_hosts(ingresses), unfaithful,
                          corpus_mod.tls_hosts(ingresses), corpus_mod.default_backend_services(ingresses))
     for t in targets:
         if t.notes:
@@ -142,6 +143,9 @@ def rehearse(client: Any, params: Params) -> Obj:
         "baseline": {"name": baseline.name, "at": baseline.described,
                      "not_faithful": dict(baseline.unfaithful)},
         "targets": {t.name: t.described for t in targets},
+        # What each data plane says it refused to build (its own account), or why it could not be read.
+        "refused": {p.name: {"routers": [asdict(r) for r in p.routers if r.refused], "unread": p.routers_unread}
+                    for p in [baseline] + targets if p.routers or p.routers_unread},
         "ingresses": [key_of(i) for i in ingresses],
         "not_served": skipped,
         "corpus": [r.as_dict() for r in corpus],

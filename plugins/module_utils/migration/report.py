@@ -149,6 +149,14 @@ def answer_lines(result: Obj) -> list[str]:
             target, counts["differ"], compared, _counts_text(counts),
             "%d behaviour(s) to change or accept before the switch" % len(found) if found else "nothing to change before the switch"))
         lines.append("")
+        account = (result.get("refused") or {}).get(target) or {}
+        for router in account.get("routers") or []:
+            lines.append("- %s refused its router `%s` (its own account, /api/http/routers: %s): %s" % (
+                target, _cell(router["name"]), router["status"], _cell("; ".join(router["errors"]) or "no error given")))
+        if account.get("unread"):
+            lines.append("- what %s built could not be read: %s" % (target, _cell(account["unread"])))
+        if account.get("routers") or account.get("unread"):
+            lines.append("")
         for i, b in enumerate(found, 1):
             lines.append("%d. **%s**: %s. %d request(s) of %s; e.g. `%s`:" % (
                 i, _cell(b["responsible"]), _cell(b["cause"]), b["requests"], ", ".join(b["ingresses"]), _cell(b["example"])))
@@ -170,6 +178,13 @@ def answer_html(result: Obj) -> str:
         out.append('<p data-target="%s"><strong>%s</strong>: %d of the %d requests compared change; %s.</p>' % (
             e(target), e(target), counts["differ"], compared,
             "%d behaviour(s) to change or accept before the switch" % len(found) if found else "nothing to change before the switch"))
+        account = (result.get("refused") or {}).get(target) or {}
+        said = ["%s refused its router <code>%s</code> (its own account, /api/http/routers: %s): %s" % (
+            e(target), e(r["name"]), e(r["status"]), e("; ".join(r["errors"]) or "no error given"))
+            for r in account.get("routers") or []]
+        said += ["what %s built could not be read: %s" % (e(target), e(account["unread"]))] if account.get("unread") else []
+        if said:
+            out.append('<ul class="refused">%s</ul>' % "".join("<li>%s</li>" % line for line in said))
         if found:
             out.append("<ol>%s</ol>" % "".join(
                 "<li><strong>%s</strong>: %s. %d request(s) of %s; e.g. <code>%s</code><br><code>%s</code><br><code>%s</code></li>"

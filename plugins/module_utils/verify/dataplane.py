@@ -28,7 +28,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.datapl
     Upstream,
     target,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult, HttpAnswer
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ClientPodAccess
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.backends import (
     SERVICE_NAME_LABEL,
     BackendRef,
@@ -265,21 +265,6 @@ def check(
 
 
 # ---------------------------------------------------------------- reading the cluster
-
-
-class ClientPodAccess:
-    """PodAccess through the Client: exec and the pod proxy, bounded by TIMEOUT seconds."""
-
-    def __init__(self, client: Any, namespace: str, name: str, timeout: float) -> None:
-        self.client, self.namespace, self.name, self.timeout = client, namespace, name, timeout
-
-    def exec(self, container: str, command: list[str]) -> ExecResult:
-        result: ExecResult = self.client.pod_exec(self.namespace, self.name, container, command, self.timeout)
-        return result
-
-    def get(self, port: int, path: str, query: tuple[tuple[str, str], ...] = ()) -> HttpAnswer:
-        answer: HttpAnswer = self.client.pod_proxy_get(self.namespace, self.name, port, path, query, self.timeout)
-        return answer
 
 
 def run(client: Any, selection: Selection, fail_on: tuple[str, ...] = KINDS, timeout: float = 10.0,

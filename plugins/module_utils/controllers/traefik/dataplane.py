@@ -1,6 +1,6 @@
 # Copyright: kindlab.ingress contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Traefik's data plane: the servers of each HTTP service, read from one pod's API.
+"""Traefik's data plane: the servers of each HTTP service, and the routers it built, read from one pod's API.
 
 Read from traefik v3.7 (pkg/api, pkg/provider/kubernetes/ingress and ingress-nginx):
 - pkg/api/handler.go, handler_http.go, criterion.go: GET /api/http/services lists every
@@ -34,6 +34,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.datapl
     DataPlaneReader,
     PodAccess,
     Reading,
+    Router,
     Upstream,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.chart import parse_args
@@ -41,6 +42,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefi
 Obj = dict[str, Any]
 
 SERVICES_PATH = "/api/http/services"
+ROUTERS_PATH = "/api/http/routers"
 DEFAULT_API_PORT = 8080
 PER_PAGE = 1000
 MAX_PAGES = 100  # a bound on a server that keeps naming a next page
@@ -119,6 +121,49 @@ def read(access: PodAccess, pod: Obj, container: Obj) -> Reading:
     return Reading(source, unread="more than %d pages of services" % MAX_PAGES)
 
 
+def parse_routers(text: str) -> list[Router]:
+    """One page of /api/http/routers → its routers (runtime.RouterInfo: name, rule, priority, service, status
+    enabled/disabled/warning, and `error`, the messages that disabled it)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise DataPlaneError("routers: expected the JSON array of /api/http/routers, got %r"
+                             % (text.strip().splitlines() or [""])[0][:200]) from None
+    if not isinstance(data, list):
+        raise DataPlaneError("routers: expected a JSON array, got %s" % type(data).__name__)
+    out = []
+    for i, router in enumerate(data):
+        if not isinstance(router, dict) or not isinstance(router.get("name"), str):
+            raise DataPlaneError("routers[%d].name: expected a string" % i)
+        errors = router.get("error") or []
+        out.append(Router(name=router["name"], rule=str(router.get("rule") or ""), priority=int(router.get("priority") or 0),
+                          status=str(router.get("status") or "enabled"), service=str(router.get("service") or ""),
+                          errors=tuple(str(e) for e in (errors if isinstance(errors, list) else [errors]))))
+    return out
+
+
+def read_routers(access: PodAccess, pod: Obj, container: Obj) -> tuple[tuple[Router, ...], str]:
+    """Every page of the pod's /api/http/routers through the pod proxy: what this Traefik says it built, with each
+    router's status and error; "" or why they could not be read."""
+    port = api_port(container, str(meta(pod).get("namespace")))
+    routers: list[Router] = []
+    page = 1
+    for _page in range(MAX_PAGES):
+        answer = access.get(port, ROUTERS_PATH, (("per_page", str(PER_PAGE)), ("page", str(page))))
+        if answer.status != 200:
+            return (), "GET :%d%s: HTTP %s: %s (%s)" % (port, ROUTERS_PATH, answer.status or "-",
+                                                      answer.error or answer.body.strip()[:200] or "no answer", API_FIX)
+        try:
+            routers += parse_routers(answer.body)
+        except DataPlaneError as exc:
+            return (), "GET :%d%s: unexpected answer: %s" % (port, ROUTERS_PATH, exc)
+        following = answer.headers.get("x-next-page", "1")
+        if not following.isdigit() or int(following) <= page:
+            return tuple(routers), ""
+        page = int(following)
+    return tuple(routers), "more than %d pages of routers" % MAX_PAGES
+
+
 def names(settings: Mapping[str, Any], key: BackendKey) -> tuple[tuple[str, ...], str]:
     """The service names of one Ingress backend, by the provider the controller stands for."""
     provider = str(settings.get("provider") or INGRESS_PROVIDER)
@@ -135,4 +180,4 @@ def names(settings: Mapping[str, Any], key: BackendKey) -> tuple[tuple[str, ...]
     return (normalize("%s-%s-%s" % (key.namespace, key.service, key.port)) + suffix,), ""
 
 
-READER = DataPlaneReader(read=read, names=names)
+READER = DataPlaneReader(read=read, names=names, routers=read_routers)

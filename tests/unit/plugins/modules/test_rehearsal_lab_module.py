@@ -259,3 +259,33 @@ def test_a_pool_that_overlaps_an_announced_address_is_refused_before_anything_is
     assert r.failed and r.result["msg"].startswith(message) and not dest.exists()
     r = run_beside({"src": str(captured), "dest": str(dest), "pool": "100.70.0.0/16"}, beside_other_clusters)
     assert not r.failed and r.result["lab"]["lab_metallb_pools"][0]["addresses"] == ["100.70.0.0/16"]
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"targets": ["traefik", "gateway-api"]}, "value of targets must be one or more of"),
+    ({"namespaces": ["shop", "payments"]}, "namespaces: payments is not in the captured cluster (its namespaces: "
+                                           "default, ingress, shop)"),
+    ({"pool": "100.65.0.0/24"}, "pool: 100.65.0.0/24 overlaps 100.65.0.0/16, held by MetalLB pool"),
+    ({"cluster_name": "Rehearsal"}, "cluster_name: expected a kind cluster name"),
+])
+def test_without_src_the_options_are_checked_against_the_cluster_before_anything_is_captured(
+        beside_other_clusters: Path, monkeypatch: pytest.MonkeyPatch, args: Obj, message: str) -> None:
+    class Namespaces(AnnouncingCluster):
+        def list(self, api_version: str, kind: str, namespace: str | None = None, **kw: Any) -> list[Obj]:
+            if kind == "Namespace":
+                return [{"metadata": {"name": n}} for n in ("default", "ingress", "shop")]
+            return super().list(api_version, kind, namespace, **kw)
+
+    from ansible_collections.kindlab.ingress.plugins.module_utils import _module
+
+    use_fake_exits(monkeypatch, None)
+    clusters = {"captured.kubeconfig": Namespaces([lb_service("ingress", "ingress-nginx-controller", "100.64.0.2")]),
+                "kind-lab": AnnouncingCluster(pools=["100.65.0.0/16"])}
+    monkeypatch.setattr(_module, "Client", lambda kubeconfig=None, context=None: clusters[context or kubeconfig])
+    ok = run_beside({"namespaces": ["shop"]}, beside_other_clusters)
+    assert not ok.failed and ok.result["changed"] is False and ok.result["pool"] == "100.66.0.0/16"
+    assert "lab" not in ok.result and "dest" not in ok.result
+    r = run_beside(args, beside_other_clusters)
+    assert r.failed and message in r.result["msg"]
+    r = run_module(rehearsal_lab.main, {"src": "captured.yml", "kind_clusters": False})
+    assert r.failed and "missing parameter(s) required by 'src': dest" in r.result["msg"]

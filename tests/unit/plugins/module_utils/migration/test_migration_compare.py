@@ -320,3 +320,28 @@ def test_an_answer_from_a_default_backends_service_is_put_down_to_that_default_b
     same = explain(Context(admin, rule, "path", "t", (), baseline_backend="shop/fallback", target_backend="shop/fallback",
                            default_backends=defaults))
     assert not same.responsible.startswith("spec.defaultBackend")
+
+
+def test_a_router_the_target_refused_names_the_targets_own_error() -> None:
+    """Go's regexp cannot compile a lookahead: Traefik disables the router and says why; the cause is its words."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import Router
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Rule
+
+    rule = Rule("shop/legacy", "legacy.example.test", "/(?!internal/).*", "ImplementationSpecific", regex=True,
+                annotations={"use-regex": "true"})
+    req = Request(id="x", ingress="shop/legacy", host="legacy.example.test", target="/seg", kind="path",
+                  rule="/(?!internal/).* (ImplementationSpecific)")
+    refused = (Router("shop-legacy-rule-0-path-0@kubernetesingressnginx",
+                      'Host("legacy.example.test") && PathRegexp("(?i)^/(?!internal/).*")', 70, "disabled",
+                      ("error parsing regexp: invalid or unsupported Perl syntax: `(?!`",)),)
+    cause = explain(Context(req, rule, "status", "traefik-nginx-provider", ("shop/legacy",), target_served=False,
+                            target_serves_rule=False, refused_routers=refused))
+    assert cause.responsible == "traefik-nginx-provider router shop-legacy-rule-0-path-0@kubernetesingressnginx"
+    assert "(its own account, /api/http/routers: disabled rule" in cause.text
+    assert cause.text.endswith("error parsing regexp: invalid or unsupported Perl syntax: `(?!`; the request falls to "
+                               "its other routers")
+    # a refused router of another host says nothing of this request
+    other = Request(id="y", ingress="shop/web", host="www.example.test", target="/seg", kind="path", rule="/ (Prefix)")
+    assert not explain(Context(other, Rule("shop/web", "www.example.test", "/", "Prefix", regex=False), "status", "t", (),
+                               refused_routers=refused)).responsible.startswith("t router")

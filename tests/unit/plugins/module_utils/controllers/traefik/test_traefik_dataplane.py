@@ -92,3 +92,30 @@ def test_names_by_provider() -> None:
 
 def test_the_type_declares_its_reader() -> None:
     assert controller_type("traefik").dataplane is tr.READER
+
+
+# The shape of GET /api/http/routers as Traefik v3.7.13 answered on kind (runtime.RouterInfo: the router, its status
+# and, for one it refused, `error`, the messages that disabled it).
+ROUTERS = json.dumps([
+    {"entryPoints": ["web"], "service": "shop-api-api-web", "rule": 'Host("shop.example.test") && PathRegexp("(?i)^/api(/|$)(.*)")',
+     "priority": 61, "status": "enabled", "using": ["web"], "name": "shop-api-rule-0-path-0@kubernetesingressnginx",
+     "provider": "kubernetesingressnginx"},
+    {"entryPoints": ["web"], "service": "shop-legacy-web-http", "rule": 'Host("legacy.example.test") && PathRegexp("(?i)^/(?!internal/).*")',
+     "priority": 70, "status": "disabled", "error": ["error parsing regexp: invalid or unsupported Perl syntax: `(?!`"],
+     "name": "shop-legacy-rule-0-path-0@kubernetesingressnginx", "provider": "kubernetesingressnginx"},
+])
+
+
+def test_read_routers_says_what_traefik_built_and_refused() -> None:
+    access = Access([HttpAnswer(200, ROUTERS, {"x-next-page": "1"})])
+    routers, unread = tr.read_routers(access, POD, CONTAINER)
+    assert unread == "" and access.calls == [(9000, "/api/http/routers", {"per_page": "1000", "page": "1"})]
+    assert [(r.name, r.refused) for r in routers] == [("shop-api-rule-0-path-0@kubernetesingressnginx", False),
+                                                      ("shop-legacy-rule-0-path-0@kubernetesingressnginx", True)]
+    assert routers[1].errors == ("error parsing regexp: invalid or unsupported Perl syntax: `(?!`",)
+    assert routers[0].priority == 61 and routers[0].service == "shop-api-api-web"
+    routers, unread = tr.read_routers(Access([HttpAnswer(404, "404 page not found")]), POD, CONTAINER)
+    assert routers == () and unread.startswith("GET :9000/api/http/routers: HTTP 404: 404 page not found (turn the API on")
+    with pytest.raises(DataPlaneError, match=r"routers\[0\].name: expected a string"):
+        tr.parse_routers(json.dumps([{"rule": "x"}]))
+    assert controller_type("traefik").dataplane.routers is tr.read_routers
