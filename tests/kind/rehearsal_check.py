@@ -10,7 +10,8 @@ and verify/report.json (the rehearsal). It checks:
   and the auth-url Ingress marked as not rebuilt;
 - the rebuild captured back says the same of the Services and Ingresses (the round trip);
 - the rehearsal's pool, chosen clear of the lab's default pool beside it; the corpus: the wildcard host's names
-  (never the literal `*.`), its parent and the server-alias requested; the default backend's unknown host;
+  (never the literal `*.`), its parent and the server-alias requested; the default backend's unknown host; the
+  lookahead regex Traefik refuses, in its own words, and the path the lookahead kept out answered after the move;
 - the rehearsal: the baseline served nine in ten requests or more; no difference is unexplained; account's requests are not compared; and
   the differences seen on kind, with their causes: ingress-nginx redirects web's paths on shop.example.test to
   HTTPS because api gives the host's server its certificate, which Traefik's ingress-nginx provider does not
@@ -118,8 +119,8 @@ def main(directory: str) -> int:
     services = {w["name"]: w.get("ports", [{"name": "http", "port": 80}]) for w in captured["lab_workloads"]}
     migration = report["results"]["migration"]
     checks: list[tuple[str, Callable[[], bool]]] = [
-        ("capture: the seven Ingresses, api and web both on shop.example.test",
-         lambda: set(ings) == {"api", "web", "account", "tenants", "catch-all", "checkout", "checkout-canary"}
+        ("capture: the eight Ingresses, api and web both on shop.example.test",
+         lambda: set(ings) == {"api", "web", "account", "tenants", "catch-all", "checkout", "checkout-canary", "legacy"}
          and {r.get("host") for r in rules_of(ings["web"])} == {"shop.example.test", "www.example.test"}
          and rules_of(ings["api"])[0]["host"] == "shop.example.test"),
         ("capture: the catch-all keeps only its default backend (no rule is made up for it)",
@@ -154,6 +155,18 @@ def main(directory: str) -> int:
                   and cause_of(row, "status").startswith("traefik-nginx-provider answers from the defaultBackend of "
                                                          "shop/catch-all (Service shop/fallback)"))(
              find(report, "traefik-nginx-provider", "shop/web", "www.example.test", "/ADMIN", "case"))),
+        ("traefik-nginx-provider, gateway-api: Traefik refuses the lookahead's routers in its own words (Go's regexp: "
+         "`(?!`), the report lists them, and /seg's difference names them",
+         lambda: all(any("invalid or unsupported Perl syntax: `(?!`" in e for r in migration["refused"][t]["routers"]
+                         for e in r["errors"]) and "(?!internal/)" in summary.split(t + " refused its router", 1)[1][:300]
+                     and cause_of(find(report, t, "shop/legacy", "legacy.example.test", "/seg", "path"), "status"
+                                  if find(report, t, "shop/legacy", "legacy.example.test", "/seg", "path")["answer"]["status"]
+                                  != 200 else "backend").startswith(t + " refused the router")
+                     for t in ("traefik-nginx-provider", "gateway-api"))),
+        ("traefik-nginx-provider: the lookahead kept /internal/seg out on ingress-nginx (404); on Traefik the catch-all's "
+         "default backend answers it",
+         lambda: (lambda row: row["baseline"]["status"] == 404 and row["answer"]["backend"] == "shop/fallback")(
+             find(report, "traefik-nginx-provider", "shop/legacy", "legacy.example.test", "/internal/seg", "regex-excluded"))),
         ("report: summary.md opens with what changes if you switch, before the checks",
          lambda: 0 < summary.index("## What changes if you switch") < summary.index("| check | subject")),
         ("capture: backends by port name and number, the Services' ports",

@@ -125,6 +125,8 @@ def _regex_literal(ctx: Context) -> Cause | None:
         return None
     if not ctx.baseline_served or ctx.target_served or ctx.target_serves_rule:
         return None
+    if ctx.gateway_target and ctx.target_route is None:
+        return None  # no HTTPRoute of the target takes the request at all: _route_taken says so
     annotation = "rewrite-target" if _ann(ctx, "rewrite-target") else "use-regex"
     return Cause("nginx.ingress.kubernetes.io/" + annotation,
                  "ingress-nginx reads %s as a regex (%s); %s does not serve it: it reads the path literally "
@@ -215,9 +217,11 @@ def _refused_router(ctx: Context) -> Cause | None:
             or (not r.rule.strip() and ctx.request.rule == DEFAULT_BACKEND)]
     if not mine:
         return None
-    return Cause("%s router %s" % (ctx.target, mine[0].name),
-                 "%s refused the router it made of this rule (its own account, /api/http/routers: %s%s): %s; the request "
-                 "falls to its other routers" % (ctx.target, mine[0].status, " rule %s" % mine[0].rule if mine[0].rule else "",
+    names = " and ".join(r.name for r in mine)
+    return Cause("%s router%s %s" % (ctx.target, "s" if len(mine) > 1 else "", names),
+                 "%s refused the router%s it made of this rule (its own account, /api/http/routers: %s%s): %s; the request "
+                 "falls to its other routers" % (ctx.target, "s" if len(mine) > 1 else "", mine[0].status,
+                                                  " rule %s" % mine[0].rule if mine[0].rule else "",
                                                   "; ".join(mine[0].errors) or "no error given"))
 
 

@@ -47,6 +47,7 @@ KINDS = {
     "double-slash": "a double slash",
     "query": "a query string",
     "regex-prefix": "a string the regex matches only as a prefix",
+    "regex-excluded": "a path the regex's negative lookahead refuses",
     "rewrite": "a path through the rewrite's capture groups",
     "app-root": "the root of an app-root host",
     "preflight": "a CORS preflight",
@@ -174,11 +175,16 @@ def rules(ingresses: list[Obj]) -> list[Rule]:
 
 # --- a string a regex matches --------------------------------------------------------------------
 
-def _sample(parsed: Any, groups: dict[int, str]) -> str:
+def _sample(parsed: Any, groups: dict[int, str], excluded: list[bool] | None = None) -> str:
+    """A string PARSED matches; with EXCLUDED ([False]), the first negative lookahead's own text is written where it
+    stands instead (a string the lookahead exists to refuse), and EXCLUDED becomes [True]."""
     out = []
     for op, arg in parsed:
         name = str(op)
-        if name == "LITERAL":
+        if name == "ASSERT_NOT" and excluded is not None and not excluded[0]:
+            excluded[0] = True
+            out.append(_sample(arg[1], groups))
+        elif name == "LITERAL":
             out.append(chr(arg))
         elif name == "NOT_LITERAL":
             out.append("a" if chr(arg) != "a" else "b")
@@ -188,7 +194,7 @@ def _sample(parsed: Any, groups: dict[int, str]) -> str:
             out.append(_in_sample(arg))
         elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
             low, high, sub = arg
-            body = _sample(sub, groups)
+            body = _sample(sub, groups, excluded)
             # ".*" and friends: one short segment, so that a rewrite's capture shows what it carried
             count = low if low > 0 else (1 if high != 0 else 0)
             if all(str(o) == "ANY" for o, _arg in sub) and low == 0:
@@ -196,7 +202,7 @@ def _sample(parsed: Any, groups: dict[int, str]) -> str:
             out.append(body * count)
         elif name == "SUBPATTERN":
             group, _add, _del, sub = arg
-            text = _sample(sub, groups)
+            text = _sample(sub, groups, excluded)
             if group:
                 groups[group] = text
             out.append(text)
@@ -247,6 +253,19 @@ def regex_sample(pattern: str) -> str:
     return re.sub(r"[\\^$.|?*+()\[\]{}]", "", pattern) or "/"
 
 
+def regex_excluded(pattern: str) -> str | None:
+    """A path the regex's first negative lookahead refuses (`/(?!internal/).*` → /internal/seg), or None when it has
+    none: what ingress-nginx (PCRE) keeps from the rule and an engine that cannot read the lookahead may not."""
+    excluded = [False]
+    try:
+        sample = _sample(_sre.parse(pattern), {}, excluded)
+    except (re.error, StopIteration, TypeError, ValueError, RecursionError):
+        return None
+    if not excluded[0]:
+        return None
+    return sample if sample.startswith("/") else "/" + sample
+
+
 def is_regex(path: str) -> bool:
     return bool(re.search(r"[\\^$.|?*+()\[\]{}]", path))
 
@@ -291,6 +310,9 @@ def _path_requests(rule: Rule) -> list[tuple[str, str]]:
     out.append(("query", base + ("&" if "?" in base else "?") + "kindlab=1"))
     if regex:
         out.append(("regex-prefix", trimmed + "-" + SUB))
+        refused = regex_excluded(rule.path)
+        if refused:
+            out.append(("regex-excluded", refused))
     return out
 
 

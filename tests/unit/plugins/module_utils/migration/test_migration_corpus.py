@@ -150,3 +150,15 @@ def test_every_canary_form_gets_its_header_or_cookie() -> None:
     assert sent == [("canary-cookie", (("Cookie", "canary=always"),)), ("canary-cookie", (("Cookie", "canary=never"),)),
                     ("canary-header", (("X-Canary", "always"),)), ("canary-header", (("X-Canary", "beta"),)),
                     ("canary-header", (("X-Canary", "never"),)), ("canary-weight", ())]
+
+
+def test_a_negative_lookahead_gets_the_path_it_refuses() -> None:
+    """PCRE (ingress-nginx) reads (?!...); Go's regexp (Traefik) cannot: the corpus asks for what the lookahead keeps
+    out as well as what it lets in."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import regex_excluded
+
+    assert regex_excluded("/(?!internal/).*") == "/internal/seg"
+    assert not re.fullmatch("/(?!internal/).*", "/internal/seg") and re.fullmatch("/(?!internal/).*", regex_sample("/(?!internal/).*"))
+    assert regex_excluded("/api/v[0-9]+") is None
+    reqs = generate([ingress("legacy", "l.test", [("/(?!internal/).*", "ImplementationSpecific")], {"use-regex": "true"})])
+    assert {r.kind: r.target for r in reqs}["regex-excluded"] == "/internal/seg"
