@@ -8,7 +8,9 @@ does not have) is one unmet verdict with its error, and the rest of the report i
 """
 from __future__ import annotations
 
+import dataclasses
 import html
+import re
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import OUTCOMES
@@ -115,6 +117,35 @@ def _difference_rows(result: Obj) -> list[tuple[str, Obj, Obj]]:
     return rows
 
 
+FINDING = "finding of %s: "
+
+
+def target_findings(verdicts: list[Any], targets: list[Obj]) -> list[Any]:
+    """In a rehearsal (report_only), an unmet verdict of another check about a Gateway target's own objects (its
+    Gateway named in what was observed: a route its listener does not accept, two of its routes tied) is a finding of
+    that target, not a failure of the rehearsal: met, and its observed text says whose finding it is. VERDICTS: the
+    verify report's (dataclasses with check, observed and met)."""
+    gateways = {str(t["gateway"]): str(t["name"]) for t in targets if t.get("gateway")}
+    out = []
+    for v in verdicts:
+        owner = None if v.met or v.check == "migration" else next(
+            (name for ref, name in gateways.items() if re.search(r"(?<![\w/-])%s(?![\w-])" % re.escape(ref), v.observed)), None)
+        out.append(dataclasses.replace(v, met=True, observed=FINDING % owner + re.sub(r"^fail: ", "", v.observed))
+                   if owner else v)
+    return out
+
+
+def findings_by_target(said: list[tuple[str, str, str]]) -> dict[str, list[str]]:
+    """Target -> its findings ("check subject: what was observed"), from (check, subject, observed) of the verdicts
+    target_findings marked."""
+    out: dict[str, list[str]] = {}
+    for check, subject, observed in said:
+        m = re.match(r"finding of ([^:]+): (.*)", observed, re.S)
+        if m:
+            out.setdefault(m.group(1), []).append("%s %s: %s" % (check, subject, m.group(2)))
+    return out
+
+
 def behaviours(result: Obj) -> dict[str, list[Obj]]:
     """Target -> the distinct behaviours that change there, most requests first: the differences grouped by what is
     responsible and their cause, each with the Ingresses and requests it changes and one row's curl pair."""
@@ -135,9 +166,10 @@ def behaviours(result: Obj) -> dict[str, list[Obj]]:
     return out
 
 
-def answer_lines(result: Obj) -> list[str]:
-    """The rehearsal's answer, for the top of summary.md: per target, how many requests change, and each behaviour
-    that changes in one line (what is responsible, why, the Ingresses and requests, a curl pair to see it)."""
+def answer_lines(result: Obj, findings: dict[str, list[str]] | None = None) -> list[str]:
+    """The rehearsal's answer, for the top of summary.md: per target, how many requests change, what the target
+    refused or found wrong with its own objects (FINDINGS: findings_by_target), and each behaviour that changes in
+    one line (what is responsible, why, the Ingresses and requests, a curl pair to see it)."""
     if not result or "comparison" not in result:
         return []
     c = result["comparison"]
@@ -155,7 +187,9 @@ def answer_lines(result: Obj) -> list[str]:
                 target, _cell(router["name"]), router["status"], _cell("; ".join(router["errors"]) or "no error given")))
         if account.get("unread"):
             lines.append("- what %s built could not be read: %s" % (target, _cell(account["unread"])))
-        if account.get("routers") or account.get("unread"):
+        for finding in (findings or {}).get(target) or []:
+            lines.append("- a finding of %s's own objects: %s" % (target, _cell(finding)))
+        if account.get("routers") or account.get("unread") or (findings or {}).get(target):
             lines.append("")
         for i, b in enumerate(found, 1):
             lines.append("%d. **%s**: %s. %d request(s) of %s; e.g. `%s`:" % (
@@ -165,7 +199,7 @@ def answer_lines(result: Obj) -> list[str]:
     return lines
 
 
-def answer_html(result: Obj) -> str:
+def answer_html(result: Obj, findings: dict[str, list[str]] | None = None) -> str:
     """answer_lines for the top of report.html."""
     if not result or "comparison" not in result:
         return ""
@@ -183,6 +217,7 @@ def answer_html(result: Obj) -> str:
             e(target), e(r["name"]), e(r["status"]), e("; ".join(r["errors"]) or "no error given"))
             for r in account.get("routers") or []]
         said += ["what %s built could not be read: %s" % (e(target), e(account["unread"]))] if account.get("unread") else []
+        said += ["a finding of %s's own objects: %s" % (e(target), e(f)) for f in (findings or {}).get(target) or []]
         if said:
             out.append('<ul class="refused">%s</ul>' % "".join("<li>%s</li>" % line for line in said))
         if found:

@@ -563,6 +563,8 @@ def evaluate(results: Obj, expect: Obj) -> list[Verdict]:
         verdicts += [Verdict("migration", subject, expected, ("pass: " if met else "fail: ") + observed, met)
                      for subject, expected, observed, met in migration_report.verdicts(
                          rehearsal, bool((expect.get("migration") or {}).get("report_only")))]
+    if (expect.get("migration") or {}).get("report_only"):  # a rehearsal: its targets' own findings never fail it
+        verdicts = migration_report.target_findings(verdicts, (expect.get("migration") or {}).get("targets") or [])
     return verdicts
 
 
@@ -593,7 +595,8 @@ def markdown(scenario: str, backend: str, verdicts: list[Verdict], results: Obj,
         % (backend, len(verdicts), len(verdicts) - len(unmet), len(unmet), "PASS" if not unmet else "FAIL"),
     ]
     # A rehearsal's answer comes first: what changes if you switch (its full table follows the checks).
-    lines += migration_report.answer_lines(results.get("migration") or {})
+    lines += migration_report.answer_lines(results.get("migration") or {}, migration_report.findings_by_target(
+        [(v.check, v.subject, v.observed) for v in verdicts]))
     lines += [
         "",
         "| check | subject | expected | observed | |",

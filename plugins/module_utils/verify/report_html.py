@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import answer_html as migration_answer
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import findings_by_target
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import html_section as migration_html
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.dataplane import MISSING, STALE, UNREAD
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.motion import IN_STEP, STATES, Motion, motion
@@ -478,7 +479,8 @@ def render(doc: Obj) -> str:
         (" Status watched for %s from %s." % (_fmt_s(length), start.isoformat(timespec="seconds").replace("+00:00", "Z"))
          if start else (" Status watched for %s." % _fmt_s(length) if status else ""))))
 
-    out.append(migration_answer(results.get("migration") or {}))  # a rehearsal's answer first
+    out.append(migration_answer(results.get("migration") or {}, findings_by_target(  # a rehearsal's answer first
+        [(str(v.get("check")), str(v.get("subject")), str(v.get("observed"))) for v in verdicts])))
     out.append('<h2>Verdicts</h2><table id="verdicts"><thead><tr><th>check</th><th>subject</th><th>expected</th>'
                "<th>observed</th><th></th></tr></thead><tbody>%s</tbody></table>" % _verdict_rows(verdicts))
 

@@ -88,3 +88,32 @@ def test_the_answer_comes_first_one_line_per_behaviour_with_its_requests_and_a_c
     assert "**traefik**: %d of the" % len(differing) in md and "%d behaviour(s) to change or accept" % len(found) in md
     page = render({"scenario": "migration", "backend": "kind", "verdicts": [], "results": {"migration": res}})
     assert page.index('id="migration-answer"') < page.index('id="verdicts"') < page.index('id="migration-differences"')
+
+
+def test_a_gateway_targets_own_findings_are_its_findings_not_a_failure_of_the_rehearsal() -> None:
+    """Seen on kind: the translated HTTPRoutes of a default backend tie on Traefik, and a route names a listener the
+    translated Gateway lacks; in a rehearsal these are findings of the gateway-api target, listed at the top."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import findings_by_target, target_findings
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import Verdict
+
+    tie = Verdict("conflicts", "shop/a vs shop/b", "no conflict",
+                  "HTTPRoutes shop/a and shop/b both route x.test PathPrefix / on Gateway shop/nginx listener x", False)
+    other = Verdict("conflicts", "shop/c vs shop/d", "no conflict", "Ingresses shop/c and shop/d both route y.test /", False)
+    elsewhere = Verdict("routes", "shop/e", "pass", "fail: parent shop/nginx-2/http by t: not Accepted", False)
+    targets = [{"name": "traefik-nginx-provider", "namespace": "rehearse-traefik"}, {"name": "gateway-api", "gateway": "shop/nginx"}]
+    out = target_findings([tie, other, elsewhere], targets)
+    assert [v.met for v in out] == [True, False, False]
+    assert out[0].observed.startswith("finding of gateway-api: HTTPRoutes shop/a and shop/b")
+    assert findings_by_target([(v.check, v.subject, v.observed) for v in out]) == {
+        "gateway-api": ["conflicts shop/a vs shop/b: HTTPRoutes shop/a and shop/b both route x.test PathPrefix / on Gateway "
+                        "shop/nginx listener x"]}
+    # the report: a rehearsal whose target traefik serves Gateway shop/nginx says its finding at the top, and passes
+    res = result()
+    expect = {"migration": {"baseline": GOOD["baseline"], "targets": [{"name": "traefik", "gateway": "shop/nginx"}],
+                            "report_only": True}}
+    verdicts = evaluate({"migration": res, "conflicts": {"conflicts": []}}, expect)
+    verdicts = target_findings(verdicts + [tie], expect["migration"]["targets"])
+    assert all(v.met for v in verdicts)
+    md = markdown("migration", "kind", verdicts, {"migration": res})
+    assert md.index("- a finding of traefik's own objects: conflicts shop/a vs shop/b") < md.index("| check | subject")
+    assert "0 unmet: **PASS**" in md
