@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -64,6 +65,26 @@ def find(report: Obj, target: str, ingress: str, host: str, path: str, kind: str
     if len(found) != 1:
         raise AssertionError("%s %s %s %s %s: %d rows" % (target, ingress, host, path, kind, len(found)))
     return found[0]
+
+
+def labelled_causes(report: Obj, labels: list[Obj]) -> tuple[int, list[str]]:
+    """How many of the LABELS (tests/kind/team/causes.yml) the rehearsal put down to the labelled cause, and what it
+    said of each other one. A label names its request; among its rows, the one that differs counts (a canary's two
+    cookies share host and path); a label whose request did not differ counts as missed."""
+    right, wrong = 0, []
+    for label in labels:
+        found = [r for r in rows(report, label["target"], label["ingress"]) if r["host"] == label["host"]
+                 and r["target"] == label["path"] and r["kind"] == label["kind"] and r.get("differences")]
+        if len(found) != 1:
+            wrong.append("%s %s %s%s: %d differing rows" % (label["target"], label["kind"], label["host"], label["path"], len(found)))
+            continue
+        said = [d for d in found[0]["differences"] if d["field"] in ("status", "backend", "path", "location")] or found[0]["differences"]
+        if ("responsible" in label and re.search(label["responsible"], said[0]["responsible"])) or (
+                "cause" in label and re.search(label["cause"], said[0]["cause"])):
+            right += 1
+        else:
+            wrong.append("%s %s %s%s: %s" % (label["target"], label["kind"], label["host"], label["path"], said[0]["responsible"]))
+    return right, wrong
 
 
 def cause_of(row: Obj, field: str) -> str:
@@ -108,6 +129,14 @@ def team_redirect(row: Obj) -> bool:
                 and row["target_route"].startswith("HTTPRoute shop/storefront rule 2 (Exact /Cart; RequestRedirect"))
 
 
+def accuracy(counted: tuple[int, list[str]]) -> bool:
+    right, wrong = counted
+    print("causes: %d of %d labelled differences put down to the labelled cause (%.0f %%)%s" % (
+        right, right + len(wrong), 100.0 * right / max(1, right + len(wrong)),
+        "".join("\n  missed: %s" % w for w in wrong)))
+    return right >= 0.95 * (right + len(wrong)) and right > 0
+
+
 def main(directory: str) -> int:
     base = Path(directory)
     captured = yaml.safe_load((base / "captured.yml").read_text())
@@ -115,6 +144,7 @@ def main(directory: str) -> int:
     report = json.loads((base / "verify" / "report.json").read_text())
     rehearsal = yaml.safe_load((base / "rehearsal.yml").read_text())
     summary = (base / "verify" / "summary.md").read_text()
+    labels = yaml.safe_load((Path(__file__).parent / "team" / "causes.yml").read_text())
     ings = ingresses(captured)
     services = {w["name"]: w.get("ports", [{"name": "http", "port": 80}]) for w in captured["lab_workloads"]}
     migration = report["results"]["migration"]
@@ -167,6 +197,8 @@ def main(directory: str) -> int:
          "default backend answers it",
          lambda: (lambda row: row["baseline"]["status"] == 404 and row["answer"]["backend"] == "shop/fallback")(
              find(report, "traefik-nginx-provider", "shop/legacy", "legacy.example.test", "/internal/seg", "regex-excluded"))),
+        ("causes: 95 % or more of the differences labelled by hand (tests/kind/team/causes.yml) are put down to what "
+         "the data planes built", lambda: accuracy(labelled_causes(report, labels))),
         ("report: summary.md opens with what changes if you switch, before the checks",
          lambda: 0 < summary.index("## What changes if you switch") < summary.index("| check | subject")),
         ("capture: backends by port name and number, the Services' ports",

@@ -11,6 +11,7 @@ guessed at.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -48,6 +49,7 @@ class Context:
     target_backend: str = ""
     default_backends: tuple[tuple[str, str], ...] = ()
     refused_routers: tuple[Router, ...] = ()  # the routers the target says it refused (its own account)
+    routers: tuple[Router, ...] = ()  # every router the target says it built (its own account; empty: not read)
 
 
 def _ann(ctx: Context, name: str) -> str:
@@ -225,6 +227,54 @@ def _refused_router(ctx: Context) -> Cause | None:
                                                   "; ".join(mine[0].errors) or "no error given"))
 
 
+def _names_host(rule: str, host: str) -> bool | None:
+    """Whether a router's RULE routes HOST: True when it names it (Host: the name, or a wildcard one label above it;
+    HostRegexp: a regex that matches it) or names no host at all, False when it names only other hosts; None when a
+    HostRegexp is not a regex Python reads as Go's regexp does."""
+    named = re.findall(r"""(?<!\w)Host\(\s*["`]([^"`]+)["`]""", rule)
+    patterns = re.findall(r"""HostRegexp\(\s*["`]([^"`]+)["`]""", rule)
+    if not named and not patterns:
+        return True
+    parent = host.split(".", 1)[1] if "." in host else ""
+    if host in named or ("*." + parent) in named:
+        return True
+    try:
+        return any(re.search(p.replace("\\\\", "\\"), host) for p in patterns)
+    except re.error:
+        return None
+
+
+def _host_not_routed(ctx: Context) -> Cause | None:
+    """The target answered 404 and none of the routers it says it built routes the request's host: the host was lost
+    on the way (a translation that dropped a wildcard or an alias), read from the target's own account."""
+    if not _routing(ctx) or ctx.target_served or not ctx.baseline_served:
+        return None
+    built = [r for r in ctx.routers if not r.refused and not r.name.endswith("@internal")]
+    if not built:
+        return None
+    routed = [_names_host(r.rule, ctx.request.host) for r in built]
+    if any(x is None or x for x in routed):
+        return None
+    return Cause("%s's routers" % ctx.target,
+                 "%s built no router for host %s (its own account, /api/http/routers: none of its %d routers names it), "
+                 "where ingress-nginx serves it%s" % (ctx.target, ctx.request.host, len(built),
+                                                     " by rule %s of %s" % (ctx.request.rule, ctx.request.ingress)
+                                                     if ctx.rule else ""))
+
+
+def _wildcard_depth(ctx: Context) -> Cause | None:
+    """A name two labels below a wildcard host: ingress-nginx writes `*.example.test` as a server_name regex of one
+    label (seen on kind: a [\\w-]+ label before the rest), as the Ingress spec says; Gateway API's wildcard hostnames
+    match any number of labels (Traefik's HostRegexp: a [a-z0-9-.]+ run before the rest)."""
+    if ctx.request.kind != "wildcard-depth" or not _routing(ctx):
+        return None
+    return Cause("host %s" % ctx.request.served_as,
+                 "ingress-nginx's wildcard host %s matches one label only (its server_name is a regex of one label), so "
+                 "%s is not that host there; %s %s" % (
+                     ctx.request.served_as, ctx.request.host, ctx.target,
+                     "matches it (a wildcard of any depth)" if ctx.target_served else "does not serve it either way"))
+
+
 def _default_backend(ctx: Context) -> Cause | None:
     """One side answered from a Service an Ingress's spec.defaultBackend names, the other not: the default backend is
     used for other requests on one side (read from which Service answered, not from the rule)."""
@@ -317,7 +367,9 @@ CAUSES: tuple[Callable[[Context], Cause | None], ...] = (
     _refused_router,
     _tls_redirect,
     _tls_listed_only,
+    _wildcard_depth,
     _default_backend,
+    _host_not_routed,
     _regex_literal,
     _normalise,
     _annotation("rewrite-target", "rewrite-target {value} rewrites the path ingress-nginx passes on (with the regex's "
@@ -343,6 +395,8 @@ CAUSES: tuple[Callable[[Context], Cause | None], ...] = (
                              "{target} answers otherwise (Traefik's rate limit answers 429)", kinds=("burst",)),
     _annotation("canary-by-header", "canary-by-header {value}: ingress-nginx routes on the header (always/never or "
                                     "its value); {target} routes otherwise", kinds=("canary-header",)),
+    _annotation("canary-by-cookie", "canary-by-cookie {value}: ingress-nginx routes on the cookie (always: the "
+                                    "canary, never: the main backend); {target} routes otherwise", kinds=("canary-cookie",)),
     _annotation("canary-weight", "canary-weight {value}: the split between the canary and the main backend differs",
                 kinds=("canary-weight",)),
     _annotation("proxy-read-timeout", "proxy-read-timeout {value} s: ingress-nginx gives up on a slower backend "

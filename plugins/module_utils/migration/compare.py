@@ -76,7 +76,7 @@ class Plane:
     name: str
     address: Address
     routes: tuple[Match, ...] | None = None  # a Gateway's: the matches of its HTTPRoutes (None: not a Gateway)
-    refused: tuple[Router, ...] = ()  # the routers it says it refused (dataplanes.DataPlane.routers)
+    routers: tuple[Router, ...] = ()  # the routers it says it built (dataplanes.DataPlane.routers), refused ones too
 
 
 def compare(corpus: Sequence[Request], rules_of: Sequence[Rule | None], answers: dict[str, list[list[Answer]]],
@@ -148,7 +148,8 @@ def _row(index: int, req: Request, rule: Rule | None, samples: list[Answer], ans
                                  target_redirected=answer.status is not None and 300 <= answer.status < 400,
                                  gateway_target=target.routes is not None, target_route=taken,
                                  baseline_backend=first.backend, target_backend=answer.backend,
-                                 default_backends=default_backends, refused_routers=target.refused)) for f in differing}
+                                 default_backends=default_backends, routers=target.routers,
+                                 refused_routers=tuple(r for r in target.routers if r.refused))) for f in differing}
     # backend, path and Location follow from the status: where only the status's cause is known, it is theirs too
     known = [causes[f] for f in ("status", "statuses") if f in causes and not unexplained(causes[f])]
     for f in differing:

@@ -128,7 +128,7 @@ def rehearse(client: Any, params: Params) -> Obj:
     provenance.check(answers, corpus, [Origin(p.name, p.address, p.pods, p.marker) for p in [baseline] + targets],
                      provenance.backend_pods(client))
     comparison = compare(corpus, rules_of, answers, Plane(baseline.name, baseline.address),
-                         [Plane(t.name, t.address, t.routes, tuple(r for r in t.routers if r.refused)) for t in targets], corpus_mod.regex_hosts(ingresses), unfaithful,
+                         [Plane(t.name, t.address, t.routes, t.routers) for t in targets], corpus_mod.regex_hosts(ingresses), unfaithful,
                          corpus_mod.tls_hosts(ingresses), corpus_mod.default_backend_services(ingresses))
     for t in targets:
         if t.notes:

@@ -345,3 +345,33 @@ def test_a_router_the_target_refused_names_the_targets_own_error() -> None:
     other = Request(id="y", ingress="shop/web", host="www.example.test", target="/seg", kind="path", rule="/ (Prefix)")
     assert not explain(Context(other, Rule("shop/web", "www.example.test", "/", "Prefix", regex=False), "status", "t", (),
                                refused_routers=refused)).responsible.startswith("t router")
+
+
+def test_a_host_none_of_the_targets_routers_names_is_said_from_its_own_account() -> None:
+    """ingress2gateway dropped the server-alias host: the gateway target 404s, and none of the routers Traefik says
+    it built names the host (seen on kind); a catch-all router without a host, or a HostRegexp, routes it or may."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import Router
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, _names_host, explain
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Rule
+
+    assert _names_host('Host("shop.example.test") && PathPrefix("/")', "shop.example.test") is True
+    assert _names_host('(Host("*.tenants.example.test") || Host(`tenants.example.org`)) && PathPrefix("/")',
+                       "kindlab-sub.tenants.example.test") is True
+    assert _names_host('Host("shop.example.test")', "tenants.example.org") is False
+    assert _names_host('PathPrefix("/")', "tenants.example.org") is True
+    # as Traefik's Gateway provider writes a wildcard hostname (seen on kind): a regex, which matches deeper names too
+    wildcard = 'HostRegexp("^[a-z0-9-\\\\.]+\\\\.tenants\\\\.example\\\\.test$") && PathPrefix("/")'
+    assert _names_host(wildcard, "a.kindlab-sub.tenants.example.test") is True
+    assert _names_host(wildcard, "tenants.example.test") is False
+    assert _names_host('HostRegexp("^(?P<x[$")', "tenants.example.org") is None
+    req = Request(id="x", ingress="shop/tenants", host="tenants.example.org", target="/", kind="alias", rule="/ (Prefix)",
+                  served_as="*.tenants.example.test")
+    rule = Rule("shop/tenants", "*.tenants.example.test", "/", "Prefix", regex=False, annotations={"server-alias": "tenants.example.org"})
+    built = (Router("httproute-shop-tenants-gw@kubernetesgateway", 'Host("kindlab.tenants.example.test") && PathPrefix("/")'),
+             Router("ping@internal", 'PathPrefix("/ping")'))
+    cause = explain(Context(req, rule, "status", "gateway-api", (), target_served=False, routers=built))
+    assert cause.responsible == "gateway-api's routers"
+    assert cause.text == ("gateway-api built no router for host tenants.example.org (its own account, /api/http/routers: "
+                          "none of its 1 routers names it), where ingress-nginx serves it by rule / (Prefix) of shop/tenants")
+    catch_all = built + (Router("default-backend@kubernetesingressnginx", 'PathPrefix("/")', -2147483648),)
+    assert explain(Context(req, rule, "status", "t", (), target_served=False, routers=catch_all)).responsible != "t's routers"
