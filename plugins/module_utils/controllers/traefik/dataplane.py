@@ -66,16 +66,22 @@ def api_port(container: Obj, namespace: str) -> int:
     return int(m.group(1)) if m else DEFAULT_API_PORT
 
 
-def parse_services(text: str) -> dict[str, tuple[Upstream, ...]]:
-    """One page of /api/http/services → service name → its servers. Services without a
-    loadBalancer (weighted, mirroring, failover) route through others and are left out."""
+def _json_array(text: str, what: str, path: str) -> list[Any]:
+    """One page of an API list (PATH), decoded; a DataPlaneError naming WHAT when it is not a JSON array."""
     try:
         data = json.loads(text)
     except ValueError:
-        raise DataPlaneError("services: expected the JSON array of /api/http/services, got %r"
-                             % (text.strip().splitlines() or [""])[0][:200]) from None
+        raise DataPlaneError("%s: expected the JSON array of %s, got %r"
+                             % (what, path, (text.strip().splitlines() or [""])[0][:200])) from None
     if not isinstance(data, list):
-        raise DataPlaneError("services: expected a JSON array, got %s" % type(data).__name__)
+        raise DataPlaneError("%s: expected a JSON array, got %s" % (what, type(data).__name__))
+    return data
+
+
+def parse_services(text: str) -> dict[str, tuple[Upstream, ...]]:
+    """One page of /api/http/services → service name → its servers. Services without a
+    loadBalancer (weighted, mirroring, failover) route through others and are left out."""
+    data = _json_array(text, "services", SERVICES_PATH)
     out: dict[str, tuple[Upstream, ...]] = {}
     for i, service in enumerate(data):
         if not isinstance(service, dict) or not isinstance(service.get("name"), str):
@@ -124,13 +130,7 @@ def read(access: PodAccess, pod: Obj, container: Obj) -> Reading:
 def parse_routers(text: str) -> list[Router]:
     """One page of /api/http/routers → its routers (runtime.RouterInfo: name, rule, priority, service, status
     enabled/disabled/warning, and `error`, the messages that disabled it)."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        raise DataPlaneError("routers: expected the JSON array of /api/http/routers, got %r"
-                             % (text.strip().splitlines() or [""])[0][:200]) from None
-    if not isinstance(data, list):
-        raise DataPlaneError("routers: expected a JSON array, got %s" % type(data).__name__)
+    data = _json_array(text, "routers", ROUTERS_PATH)
     out = []
     for i, router in enumerate(data):
         if not isinstance(router, dict) or not isinstance(router.get("name"), str):
