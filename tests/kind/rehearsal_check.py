@@ -87,6 +87,37 @@ def labelled_causes(report: Obj, labels: list[Obj]) -> tuple[int, list[str]]:
     return right, wrong
 
 
+def baseline_answer(row: Obj) -> tuple[int | None, str]:
+    """(status, namespace/Service) the baseline answered: a row that differs keeps both answers whole, one answered
+    the same on both sides only `answered` ("200 shop/web")."""
+    if "baseline" in row:
+        return row["baseline"]["status"], row["baseline"]["backend"]
+    status, _space, backend = row["answered"].partition(" ")
+    return int(status), backend
+
+
+def lost_by_target(row: Obj, backend: str) -> bool:
+    """The baseline answered from BACKEND, the target 404."""
+    return bool(baseline_answer(row) == (200, backend) and row["answer"]["status"] == 404)
+
+
+def fallback_where_nginx_404(row: Obj) -> bool:
+    """ingress-nginx 404, the target answered from the catch-all's default backend (shop/fallback)."""
+    return bool(baseline_answer(row)[0] == 404 and row["answer"]["backend"] == "shop/fallback")
+
+
+def refused_in_traefiks_words(report: Obj, summary: str, target: str) -> bool:
+    """TARGET says it refused the lookahead's routers (Go's regexp: `(?!`), the answer at the top lists them, and the
+    difference of /seg names them."""
+    migration = report["results"]["migration"]
+    seg = find(report, target, "shop/legacy", "legacy.example.test", "/seg", "path")
+    return bool(any("invalid or unsupported Perl syntax: `(?!`" in e for r in migration["refused"][target]["routers"]
+                    for e in r["errors"])
+                and "(?!internal/)" in summary.split(target + " refused its router", 1)[1][:300]
+                and cause_of(seg, "status" if seg["answer"]["status"] != 200 else "backend").startswith(
+                    target + " refused the router"))
+
+
 def cause_of(row: Obj, field: str) -> str:
     return next(d["cause"] for d in row["differences"] if d["field"] == field)
 
@@ -171,32 +202,23 @@ def main(directory: str) -> int:
          and find(report, "traefik-nginx-provider", "shop/tenants", "kindlab-sub.tenants.example.test", "/", "path")["outcome"]
          == "same"),
         ("gateway-api: the translation drops the server-alias (ingress-nginx answers from web, the target 404)",
-         lambda: (lambda row: row["baseline"]["backend"] == "shop/web" and row["answer"]["status"] == 404)(
-             find(report, "gateway-api", "shop/tenants", "tenants.example.org", "/", "alias"))),
+         lambda: lost_by_target(find(report, "gateway-api", "shop/tenants", "tenants.example.org", "/", "alias"), "shop/web")),
         ("default backend: ingress-nginx answers a host no rule names from the catch-all's Service (shop/fallback)",
-         lambda: all(find(report, t, "shop/catch-all", "unknown-host.kindlab.test", "/kindlab-unmatched", "default-host")
-                     .get("answered", "").endswith("shop/fallback")
-                     or find(report, t, "shop/catch-all", "unknown-host.kindlab.test", "/kindlab-unmatched",
-                             "default-host")["baseline"]["backend"] == "shop/fallback"
+         lambda: all(baseline_answer(find(report, t, "shop/catch-all", "unknown-host.kindlab.test", "/kindlab-unmatched",
+                                          "default-host")) == (200, "shop/fallback")
                      for t in ("traefik-nginx-provider", "gateway-api"))),
         ("traefik-nginx-provider: /ADMIN on www.example.test, 404 on ingress-nginx, is answered from the catch-all's "
          "default backend, and the cause says so",
-         lambda: (lambda row: row["baseline"]["status"] == 404 and row["answer"]["backend"] == "shop/fallback"
-                  and cause_of(row, "status").startswith("traefik-nginx-provider answers from the defaultBackend of "
-                                                         "shop/catch-all (Service shop/fallback)"))(
-             find(report, "traefik-nginx-provider", "shop/web", "www.example.test", "/ADMIN", "case"))),
+         lambda: fallback_where_nginx_404(find(report, "traefik-nginx-provider", "shop/web", "www.example.test", "/ADMIN", "case"))
+         and cause_of(find(report, "traefik-nginx-provider", "shop/web", "www.example.test", "/ADMIN", "case"), "status")
+         .startswith("traefik-nginx-provider answers from the defaultBackend of shop/catch-all (Service shop/fallback)")),
         ("traefik-nginx-provider, gateway-api: Traefik refuses the lookahead's routers in its own words (Go's regexp: "
          "`(?!`), the report lists them, and /seg's difference names them",
-         lambda: all(any("invalid or unsupported Perl syntax: `(?!`" in e for r in migration["refused"][t]["routers"]
-                         for e in r["errors"]) and "(?!internal/)" in summary.split(t + " refused its router", 1)[1][:300]
-                     and cause_of(find(report, t, "shop/legacy", "legacy.example.test", "/seg", "path"), "status"
-                                  if find(report, t, "shop/legacy", "legacy.example.test", "/seg", "path")["answer"]["status"]
-                                  != 200 else "backend").startswith(t + " refused the router")
-                     for t in ("traefik-nginx-provider", "gateway-api"))),
+         lambda: all(refused_in_traefiks_words(report, summary, t) for t in ("traefik-nginx-provider", "gateway-api"))),
         ("traefik-nginx-provider: the lookahead kept /internal/seg out on ingress-nginx (404); on Traefik the catch-all's "
          "default backend answers it",
-         lambda: (lambda row: row["baseline"]["status"] == 404 and row["answer"]["backend"] == "shop/fallback")(
-             find(report, "traefik-nginx-provider", "shop/legacy", "legacy.example.test", "/internal/seg", "regex-excluded"))),
+         lambda: fallback_where_nginx_404(find(report, "traefik-nginx-provider", "shop/legacy", "legacy.example.test",
+                                               "/internal/seg", "regex-excluded"))),
         ("causes: 95 % or more of the differences labelled by hand (tests/kind/team/causes.yml) are put down to what "
          "the data planes built", lambda: accuracy(labelled_causes(report, labels))),
         ("report: summary.md opens with what changes if you switch, before the checks",

@@ -219,11 +219,11 @@ def _refused_router(ctx: Context) -> Cause | None:
             or (not r.rule.strip() and ctx.request.rule == DEFAULT_BACKEND)]
     if not mine:
         return None
-    names = " and ".join(r.name for r in mine)
-    return Cause("%s router%s %s" % (ctx.target, "s" if len(mine) > 1 else "", names),
+    plural = "s" if len(mine) > 1 else ""
+    rule = " rule %s" % mine[0].rule if mine[0].rule else ""
+    return Cause("%s router%s %s" % (ctx.target, plural, " and ".join(r.name for r in mine)),
                  "%s refused the router%s it made of this rule (its own account, /api/http/routers: %s%s): %s; the request "
-                 "falls to its other routers" % (ctx.target, "s" if len(mine) > 1 else "", mine[0].status,
-                                                  " rule %s" % mine[0].rule if mine[0].rule else "",
+                 "falls to its other routers" % (ctx.target, plural, mine[0].status, rule,
                                                   "; ".join(mine[0].errors) or "no error given"))
 
 
@@ -255,11 +255,10 @@ def _host_not_routed(ctx: Context) -> Cause | None:
     routed = [_names_host(r.rule, ctx.request.host) for r in built]
     if any(x is None or x for x in routed):
         return None
+    by_rule = " by rule %s of %s" % (ctx.request.rule, ctx.request.ingress) if ctx.rule else ""
     return Cause("%s's routers" % ctx.target,
                  "%s built no router for host %s (its own account, /api/http/routers: none of its %d routers names it), "
-                 "where ingress-nginx serves it%s" % (ctx.target, ctx.request.host, len(built),
-                                                     " by rule %s of %s" % (ctx.request.rule, ctx.request.ingress)
-                                                     if ctx.rule else ""))
+                 "where ingress-nginx serves it%s" % (ctx.target, ctx.request.host, len(built), by_rule))
 
 
 def _wildcard_depth(ctx: Context) -> Cause | None:

@@ -151,8 +151,8 @@ def read_routers(access: PodAccess, pod: Obj, container: Obj) -> tuple[tuple[Rou
     for _page in range(MAX_PAGES):
         answer = access.get(port, ROUTERS_PATH, (("per_page", str(PER_PAGE)), ("page", str(page))))
         if answer.status != 200:
-            return (), "GET :%d%s: HTTP %s: %s (%s)" % (port, ROUTERS_PATH, answer.status or "-",
-                                                      answer.error or answer.body.strip()[:200] or "no answer", API_FIX)
+            why = answer.error or answer.body.strip()[:200] or "no answer"
+            return (), "GET :%d%s: HTTP %s: %s (%s)" % (port, ROUTERS_PATH, answer.status or "-", why, API_FIX)
         try:
             routers += parse_routers(answer.body)
         except DataPlaneError as exc:

@@ -65,6 +65,7 @@ def test_backend_pods_reads_every_slice_of_a_service() -> None:
     class Client:
         def list(self, api_version: str, kind: str) -> list[dict]:
             assert (api_version, kind) == ("discovery.k8s.io/v1", "EndpointSlice")
+
             def eps(name: str, *pods: str) -> dict:
                 return {"metadata": {"namespace": "shop", "name": name, "labels": {"kubernetes.io/service-name": "web"}},
                         "endpoints": [{"targetRef": {"kind": "Pod", "name": p}} for p in pods]}
