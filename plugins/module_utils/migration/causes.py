@@ -221,10 +221,10 @@ def _refused_router(ctx: Context) -> Cause | None:
         return None
     plural = "s" if len(mine) > 1 else ""
     rule = " rule %s" % mine[0].rule if mine[0].rule else ""
+    errors = "; ".join(mine[0].errors) or "no error given"
     return Cause("%s router%s %s" % (ctx.target, plural, " and ".join(r.name for r in mine)),
                  "%s refused the router%s it made of this rule (its own account, /api/http/routers: %s%s): %s; the request "
-                 "falls to its other routers" % (ctx.target, plural, mine[0].status, rule,
-                                                  "; ".join(mine[0].errors) or "no error given"))
+                 "falls to its other routers" % (ctx.target, plural, mine[0].status, rule, errors))
 
 
 def _names_host(rule: str, host: str) -> bool | None:
