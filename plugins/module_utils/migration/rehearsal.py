@@ -154,10 +154,9 @@ def _own_routes_gateway(lab: Obj, namespaces: list[str], target: str) -> tuple[s
     return found[0], said
 
 
-def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: str, notes: list[str] | None = None,
-            pool: str = "") -> Obj:
-    """The rehearsal's lab definition from the captured LAB (see the module docstring); POOL: its MetalLB pool
-    (choose_pool), else the inventory's."""
+def check_targets_and_name(targets: list[str], cluster_name: str) -> None:
+    """A RehearsalError naming the option: TARGETS not a non-empty list of known targets, each once; CLUSTER_NAME
+    not a kind cluster name."""
     unknown = [t for t in targets if t not in TARGETS]
     if not targets or unknown:
         raise RehearsalError("targets: expected a non-empty list of %s, got %r" % (", ".join(TARGETS), unknown or targets))
@@ -165,6 +164,13 @@ def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: s
         raise RehearsalError("targets: expected each target once, got %r" % targets)
     if not is_dns1123_label(cluster_name):
         raise RehearsalError("cluster_name: expected a kind cluster name (a DNS label), got %r" % cluster_name)
+
+
+def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: str, notes: list[str] | None = None,
+            pool: str = "") -> Obj:
+    """The rehearsal's lab definition from the captured LAB (see the module docstring); POOL: its MetalLB pool
+    (choose_pool), else the inventory's."""
+    check_targets_and_name(targets, cluster_name)
     ingresses = lab_ingresses(lab)
     captured_namespaces = sorted({ns for ns, _ing in ingresses})
     for ns in namespaces:
@@ -306,12 +312,7 @@ def check_options(params: Params, module: Module) -> Obj:
     """The rehearsal's options against the cluster, before anything is captured: each target once and known, the
     cluster name, each namespace one the captured cluster has (read with the module's kubeconfig), and the pool
     clear of every announced address. The pool it would take, and what was read."""
-    targets = params["targets"]
-    unknown = [t for t in targets if t not in TARGETS]
-    if not targets or unknown or len(set(targets)) < len(targets):
-        raise RehearsalError("targets: expected each of %s at most once, got %r" % (", ".join(TARGETS), targets))
-    if not is_dns1123_label(params["cluster_name"]):
-        raise RehearsalError("cluster_name: expected a kind cluster name (a DNS label), got %r" % params["cluster_name"])
+    check_targets_and_name(params["targets"], params["cluster_name"])
     if params["namespaces"] and params.get("kubeconfig"):
         have = sorted(str((n.get("metadata") or {}).get("name")) for n in
                       module.client(params["kubeconfig"], params.get("context")).list("v1", "Namespace"))
