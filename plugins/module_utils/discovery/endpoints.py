@@ -12,6 +12,8 @@ from typing import Any
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import target
 
 Obj = dict[str, Any]
+# The label an EndpointSlice names its Service by.
+SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,12 @@ from typing import Any, Sequence
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import proxy_markers
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.endpoints import SERVICE_NAME_LABEL
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Request
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address, Answer
 
 Obj = dict[str, Any]
 SLICE_API = "discovery.k8s.io/v1"
-SERVICE_LABEL = "kubernetes.io/service-name"
 
 
 class ForeignAnswer(KindlabError):
@@ -42,7 +42,7 @@ def backend_pods(client: Any) -> dict[str, frozenset[str]]:
     out: dict[str, set[str]] = {}
     for eps in client.list(SLICE_API, "EndpointSlice"):
         metadata = eps.get("metadata") or {}
-        service = (metadata.get("labels") or {}).get(SERVICE_LABEL)
+        service = (metadata.get("labels") or {}).get(SERVICE_NAME_LABEL)
         if not service:
             continue
         pods = out.setdefault("%s/%s" % (metadata.get("namespace"), service), set())

@@ -12,12 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.endpoints import ready_endpoints
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.endpoints import SERVICE_NAME_LABEL, ready_endpoints
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 
 Obj = dict[str, Any]
-
-SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 
 
 @dataclass(frozen=True)
