@@ -21,7 +21,7 @@
 # KINDLAB_SIDE_GO is touched as stage SIDE_AFTER ends (and when the track ends, failed or not). It used to
 # wait for the whole track, while the static checks and molecule left the machine 20-30 % idle; in the cold
 # run of 1c08dea it started 530 s earlier and the kind track, the longer one, ended about 130 s earlier
-# (docs/testing.md). Starting it with the unit tests gained nothing: the machine was saturated.
+# (changelogs/fragments/testing-figures-history.yml). Starting it with the unit tests gained nothing: the machine was saturated.
 # Every stage runs even after one has failed (the table then shows every stage's cost); the exit
 # status is non-zero when any failed.
 set -euo pipefail

@@ -96,6 +96,8 @@ def stale_fragments(changelog: dict) -> list[str]:
             continue
         changes = release.get("changes") or {}
         for section, entries in (yaml.safe_load(read(path)) or {}).items():
+            if section == "trivial":
+                continue  # antsibull-changelog keeps these in the fragment only (changes.py: "Ignore trivial section entries")
             held = changes.get(section)
             kept = entries == held if isinstance(entries, str) else all(e in (held or []) for e in entries or [])
             if not kept:
