@@ -212,12 +212,16 @@ def _ingress_rules(ing: Obj, where: str, notes: list[str]) -> tuple[list[Obj], O
 
 def _annotations(ing: Obj, where: str, notes: list[str]) -> tuple[dict[str, str], list[str]]:
     """(the routing annotations kept, what is not rebuilt): every ingress-nginx and Traefik annotation and the
-    class annotation, but those that may hold credentials or code, which stay in the cluster."""
+    class annotation, but those that may hold credentials or code, which stay in the cluster. Basic auth is kept
+    (registry.credential_secrets): the rebuilt lab checks requests against a Secret of its own of that name."""
     kept: dict[str, str] = {}
     dropped: list[str] = []
-    for key, value in sorted((meta(ing).get("annotations") or {}).items()):
+    raw = {str(k): str(v) for k, v in (meta(ing).get("annotations") or {}).items()}
+    # The annotations that name a credential Secret only name it: the lab generates one of its own under that name.
+    naming = {a for s in registry.credential_secrets(str(meta(ing).get("namespace")), raw) for a in s.annotations}
+    for key, value in sorted(raw.items()):
         routing = key == CLASS_ANNOTATION or key.startswith(registry.annotation_prefixes())
-        if routing and not any(word in key.lower() for word in _SECRET_WORDS):
+        if routing and (key in naming or not any(word in key.lower() for word in _SECRET_WORDS)):
             kept[key] = str(value)
         elif routing:
             dropped.append(key)

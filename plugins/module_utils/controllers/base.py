@@ -355,6 +355,17 @@ class SyncFreeze:
 
 
 @dataclass(frozen=True)
+class CredentialSecret:
+    """A Secret of credentials an Ingress's annotations name (ingress-nginx's basic auth): a lab generates it with
+    credentials of its own, and a capture keeps the annotations that name it, never the Secret."""
+
+    namespace: str
+    name: str
+    format: str  # how the users are written: "auth-file" (htpasswd lines under key `auth`) or "auth-map" (user -> hash)
+    annotations: tuple[str, ...]  # the annotations (full keys) that ask for it: what a capture keeps
+
+
+@dataclass(frozen=True)
 class IngressPart:
     """What a type does with Ingresses (ingress_diagnose, ingress_conflicts, the status writers):
     the part of a type that serves Ingresses; None on a type that serves only Gateway API."""
@@ -377,6 +388,8 @@ class IngressPart:
     companion: Callable[[Obj, Obj], str] | None = None
     # The prefix of the Ingress annotations it routes by ("" for none): what a capture keeps of an Ingress.
     annotation_prefix: str = ""
+    # (namespace, an Ingress's annotations) → the credential Secrets they ask it to check requests against.
+    credential_secrets: Callable[[str, Mapping[str, str]], "list[CredentialSecret]"] | None = None
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ verify/dataplane.py compares the readings with the EndpointSlices."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerError
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult, HttpAnswer
@@ -83,6 +83,12 @@ class Router:
     status: str = "enabled"
     errors: tuple[str, ...] = ()
     service: str = ""
+    # Where a type's account says more: the host names it serves (a server's names), the Ingress it was made from
+    # (namespace/name), and the settings that shape the answer (directive or option, value), in its own words.
+    hosts: tuple[str, ...] = ()
+    ingress: str = ""
+    settings: tuple[tuple[str, str], ...] = ()
+    tls: bool = False  # served on the HTTPS entry point only
 
     @property
     def refused(self) -> bool:
@@ -97,8 +103,13 @@ class DataPlaneReader:
     Reading; never raises for what a cluster may refuse (RBAC, API off): it returns an unread
     Reading. names: (the controller's settings, backend) → (the names its data plane may store
     the backend under, why none when it does not route that backend at all). routers (a type
-    whose data plane lists what it built): the same access → (its routers, why unread or "")."""
+    whose data plane lists what it built): the same access → (its routers, why unread or ""); take and describe
+    then read them as the data plane does."""
 
     read: Callable[[PodAccess, Obj, Obj], Reading]
     names: Callable[[Mapping[str, Any], BackendKey], "tuple[tuple[str, ...], str]"]
     routers: "Callable[[PodAccess, Obj, Obj], tuple[tuple[Router, ...], str]] | None" = None
+    # (its routers, scheme, host, request target, method, headers) → the one that takes that request, as the data plane
+    # chooses; and one line that says a router in its own words.
+    take: Callable[[Sequence[Router], str, str, str, str, Sequence[tuple[str, str]]], Router | None] | None = None
+    describe: Callable[[Router], str] | None = None

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import ingress_nginx, traefik
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerError, ControllerType, IngressPart, InstallPart
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import (
+    ControllerError, ControllerType, CredentialSecret, IngressPart, InstallPart)
 
 REGISTRY: dict[str, ControllerType] = {t.name: t for t in (ingress_nginx.TYPE, traefik.TYPE)}
 
@@ -59,6 +60,13 @@ def ingress_part(name: str) -> IngressPart | None:
 def annotation_prefixes() -> tuple[str, ...]:
     """The prefixes of the Ingress annotations the known types route by."""
     return tuple(t.ingress.annotation_prefix for t in REGISTRY.values() if t.ingress is not None and t.ingress.annotation_prefix)
+
+
+def credential_secrets(namespace: str, annotations: Mapping[str, str]) -> list[CredentialSecret]:
+    """The credential Secrets an Ingress in NAMESPACE with these annotations asks any known type to check requests
+    against (IngressPart.credential_secrets)."""
+    return [s for t in REGISTRY.values() if t.ingress is not None and t.ingress.credential_secrets is not None
+            for s in t.ingress.credential_secrets(namespace, annotations)]
 
 
 def proxy_markers() -> tuple[str, ...]:

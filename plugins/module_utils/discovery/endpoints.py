@@ -14,6 +14,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.datapl
 Obj = dict[str, Any]
 # The label an EndpointSlice names its Service by.
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
+SLICE_API = "discovery.k8s.io/v1"
 
 
 @dataclass(frozen=True)
@@ -58,3 +59,19 @@ def ready_endpoints(slices: list[Obj], port_name: str | None) -> tuple[list[str]
     """(the ready addresses, how many addresses) of the Service port named PORT_NAME (slice_endpoints)."""
     endpoints = slice_endpoints(slices, port_name)
     return sorted({e.address for e in endpoints if e.ready}), len({e.address for e in endpoints})
+
+
+def backend_pods(client: Any) -> dict[str, frozenset[str]]:
+    """namespace/Service -> the pods its EndpointSlices hold (ready or not), over the whole cluster."""
+    out: dict[str, set[str]] = {}
+    for eps in client.list(SLICE_API, "EndpointSlice"):
+        metadata = eps.get("metadata") or {}
+        service = (metadata.get("labels") or {}).get(SERVICE_NAME_LABEL)
+        if not service:
+            continue
+        pods = out.setdefault("%s/%s" % (metadata.get("namespace"), service), set())
+        for endpoint in eps.get("endpoints") or []:
+            ref = endpoint.get("targetRef") or {}
+            if ref.get("kind") == "Pod" and ref.get("name"):
+                pods.add(str(ref["name"]))
+    return {k: frozenset(v) for k, v in out.items()}

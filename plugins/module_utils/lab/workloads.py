@@ -16,6 +16,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._images import EXP
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import valid_image
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import DNS1123_LABEL, is_dns1123_label, is_dns1123_subdomain
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import ECHO_APP_IMAGE, TEST_APP_IMAGE
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CredentialSecret
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.credentials import ensure_credentials, read_credentials, secrets_asked
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import HOSTNAME, ensure_certificates, valid_hostname
 
 if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
@@ -834,9 +836,12 @@ def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
     from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import ref_of
 
     objs = [obj for wl in workloads for obj in render(wl, workloads)]
+    asked = credential_secrets(workloads)
     if state == "absent":
         secrets = [{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": ns}}
                    for ns, name, _host in tls_secrets(workloads)]
+        secrets += [{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": s.name, "namespace": s.namespace}}
+                    for s in asked if read_credentials(client, s) is not None]  # only those the lab made
         return delete_all(client, objs + secrets, check_mode)
 
     namespaces = sorted({wl.namespace for wl in workloads})
@@ -849,7 +854,8 @@ def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
     unserved = [o for o in objs if routes_unserved and o["kind"] == "HTTPRoute"]
     result = summarize(client.apply_all([o for o in objs if o["metadata"]["namespace"] not in missing and o not in unserved],
                                         check_mode)
-                       + ensure_certificates(client, tls_secrets(workloads), missing, check_mode))
+                       + ensure_certificates(client, tls_secrets(workloads), missing, check_mode)
+                       + ensure_credentials(client, asked, missing, check_mode, {_PART_OF_LABEL: PART_OF}))
     for obj in unserved:
         if obj["metadata"]["namespace"] not in missing:
             result["objects"].append({"object": ref_of(obj), "action": "created"})
@@ -872,6 +878,11 @@ def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
 def tls_secrets(workloads: list[Workload]) -> list[tuple[str, str, str | list[str]]]:
     """(namespace, Secret, hosts) of every tls entry of every Ingress: its certificate, generated once."""
     return [(wl.namespace, ing.tls_secret(i), hosts) for wl in workloads for ing in wl.ingresses for i, hosts in enumerate(ing.tls)]
+
+
+def credential_secrets(workloads: list[Workload]) -> list[CredentialSecret]:
+    """The credential Secrets the Ingresses ask for (a basic-auth Ingress's), which the lab generates."""
+    return secrets_asked([(wl.namespace, ing.annotations) for wl in workloads for ing in wl.ingresses])
 
 
 def _serves_httproutes(client: Any) -> bool:

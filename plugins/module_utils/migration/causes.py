@@ -50,6 +50,11 @@ class Context:
     default_backends: tuple[tuple[str, str], ...] = ()
     refused_routers: tuple[Router, ...] = ()  # the routers the target says it refused (its own account)
     routers: tuple[Router, ...] = ()  # every router the target says it built (its own account; empty: not read)
+    # What took the request on each side in its own account (the baseline's location, the target's router; None: not
+    # read or none took it), and both said in words ((data plane, what took it) each), for what no entry explains.
+    baseline_record: Router | None = None
+    target_record: Router | None = None
+    records: tuple[tuple[str, str], ...] = ()
 
 
 def _ann(ctx: Context, name: str) -> str:
@@ -274,6 +279,21 @@ def _wildcard_depth(ctx: Context) -> Cause | None:
                      "matches it (a wildcard of any depth)" if ctx.target_served else "does not serve it either way"))
 
 
+def _location_of_another_ingress(ctx: Context) -> Cause | None:
+    """The baseline's own account says the location that took the request was rendered from another Ingress (a
+    canary's, the first of two with one host and path): that Ingress's annotations shaped the answer, not those of the
+    request's own."""
+    record = ctx.baseline_record
+    if record is None or not record.ingress or record.ingress == ctx.request.ingress or ctx.request.rule == DEFAULT_BACKEND:
+        return None
+    said = dict(ctx.records)
+    return Cause("location of Ingress %s" % record.ingress,
+                 "ingress-nginx took it by the location it rendered from Ingress %s, not from %s, so the annotations of %s "
+                 "shaped its answer (%s); %s took it by %s"
+                 % (record.ingress, ctx.request.ingress, record.ingress, next(iter(said.values()), "its location"),
+                    ctx.target, said.get(ctx.target, "its own route")))
+
+
 def _default_backend(ctx: Context) -> Cause | None:
     """One side answered from a Service an Ingress's spec.defaultBackend names, the other not: the default backend is
     used for other requests on one side (read from which Service answered, not from the rule)."""
@@ -369,8 +389,12 @@ CAUSES: tuple[Callable[[Context], Cause | None], ...] = (
     _wildcard_depth,
     _default_backend,
     _host_not_routed,
+    _location_of_another_ingress,
     _regex_literal,
     _normalise,
+    _annotation("auth-type", "auth-type {value}: ingress-nginx asks for credentials (401 without them or with a wrong "
+                             "password, from the Secret of auth-secret); {target} answers otherwise",
+                kinds=("auth-missing", "auth-wrong")),
     _annotation("rewrite-target", "rewrite-target {value} rewrites the path ingress-nginx passes on (with the regex's "
                                   "capture groups); {target} passes another path", fields=("path", "status", "backend")),
     _annotation("app-root", "app-root {value} redirects / to {value} on ingress-nginx; {target} answers otherwise",
@@ -438,6 +462,7 @@ def explain(ctx: Context) -> Cause:
             return found
     where = "rule %s of %s" % (ctx.request.rule, ctx.request.ingress)
     annotations = sorted(ctx.rule.annotations) if ctx.rule else []
-    return Cause(where, "unexplained: %s (%s)%s differs in %s; no entry of the rehearsal's table of causes applies"
+    took = "; ".join("%s took it by %s" % (plane, said) for plane, said in ctx.records)
+    return Cause(where, "unexplained: %s (%s)%s differs in %s; no entry of the rehearsal's table of causes applies%s"
                  % (KINDS.get(ctx.request.kind, ctx.request.kind), ctx.request.target,
-                    (" under " + ", ".join(annotations)) if annotations else "", ctx.field))
+                    (" under " + ", ".join(annotations)) if annotations else "", ctx.field, ("; " + took) if took else ""))

@@ -21,7 +21,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import Router
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneReader, Router
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain, unexplained
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import HostTLS, Request, Rule
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address, Answer
@@ -77,6 +77,18 @@ class Plane:
     address: Address
     routes: tuple[Match, ...] | None = None  # a Gateway's: the matches of its HTTPRoutes (None: not a Gateway)
     routers: tuple[Router, ...] = ()  # the routers it says it built (dataplanes.DataPlane.routers), refused ones too
+    reader: DataPlaneReader | None = None  # its type's reader: which of them takes a request, and how it says one
+
+    def record(self, request: Request) -> Router | None:
+        """The router (location, ...) that takes REQUEST in its own account; None when it has none or none takes it."""
+        if self.reader is None or self.reader.take is None or not self.routers:
+            return None
+        return self.reader.take(self.routers, request.scheme, request.host, request.target, request.method, request.headers)
+
+    def said(self, record: Router | None) -> str:
+        if not self.routers or self.reader is None or self.reader.describe is None:
+            return "not read"
+        return self.reader.describe(record) if record is not None else "none of its routes"
 
 
 def compare(corpus: Sequence[Request], rules_of: Sequence[Rule | None], answers: dict[str, list[list[Answer]]],
@@ -137,6 +149,10 @@ def _row(index: int, req: Request, rule: Rule | None, samples: list[Answer], ans
                  # what a backend received is compared where both sides reached one (else `backend` says it)
                  and (not f.startswith("received.") or (first.backend and answer.backend))]
     regex_ingresses = tuple(regex_hosts.get(req.host, ()))
+    # what took the request on each side, in each data plane's own account (its rendered configuration, its routers)
+    records = (baseline.record(req), target.record(req)) if differing else (None, None)
+    if differing:
+        row["records"] = {baseline.name: baseline.said(records[0]), target.name: target.said(records[1])}
     taken = None
     if target.routes is not None:
         taken = choose(target.routes, req.host, req.target, req.method, req.headers)
@@ -149,7 +165,9 @@ def _row(index: int, req: Request, rule: Rule | None, samples: list[Answer], ans
                                  gateway_target=target.routes is not None, target_route=taken,
                                  baseline_backend=first.backend, target_backend=answer.backend,
                                  default_backends=default_backends, routers=target.routers,
-                                 refused_routers=tuple(r for r in target.routers if r.refused))) for f in differing}
+                                 refused_routers=tuple(r for r in target.routers if r.refused),
+                                 baseline_record=records[0], target_record=records[1],
+                                 records=tuple(row.get("records", {}).items()))) for f in differing}
     # backend, path and Location follow from the status: where only the status's cause is known, it is theirs too
     known = [causes[f] for f in ("status", "statuses") if f in causes and not unexplained(causes[f])]
     for f in differing:

@@ -13,6 +13,7 @@ the API returns them.
 """
 from __future__ import annotations
 
+import base64
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
@@ -64,6 +65,8 @@ KINDS = {
     "canary-cookie": "the canary cookie",
     "default-host": "a host no rule names (the default backend's)",
     "default-path": "a path no rule of the host serves (the default backend's)",
+    "auth-missing": "the path without credentials (auth-type: basic)",
+    "auth-wrong": "the path with a wrong password (auth-type: basic)",
     "scenario": "a request the scenario adds",
 }
 # The rule label of a default backend's requests (Request.rule).
@@ -438,17 +441,41 @@ def _default_backend_requests(ingresses: list[Obj]) -> list[Request]:
     return out
 
 
-def generate(ingresses: list[Obj]) -> list[Request]:
+def basic_auth(user: str, password: str) -> tuple[str, str]:
+    """The Authorization header of USER and PASSWORD (RFC 7617)."""
+    return ("Authorization", "Basic " + base64.b64encode(("%s:%s" % (user, password)).encode()).decode())
+
+
+def _auth_requests(rule: Rule, credentials: tuple[str, str] | None) -> list[Obj]:
+    """For a rule whose Ingress asks for basic auth: its path without credentials, and with a wrong password when
+    the right ones are known (every other request of the rule carries those); over HTTPS on a TLS host."""
+    if rule.annotations.get("auth-type", "").strip().lower() != "basic":
+        return []
+    base = regex_sample(rule.path) if rule.regex or is_regex(rule.path) else rule.path
+    scheme = "https" if rule.tls else "http"  # a TLS host's plain HTTP is redirected before any credentials are asked for
+    out: list[Obj] = [{"kind": "auth-missing", "target": base, "annotation": "auth-type", "scheme": scheme}]
+    if credentials:
+        out.append({"kind": "auth-wrong", "target": base, "annotation": "auth-type", "scheme": scheme,
+                    "headers": (basic_auth(credentials[0], credentials[1] + "-wrong"),)})
+    return out
+
+
+def generate(ingresses: list[Obj], credentials: dict[str, tuple[str, str]] | None = None) -> list[Request]:
     """Every request the Ingresses call for, in rule order, each once (a request that two kinds of
     one host produce is kept under the first, or under the annotation it shows: app-root's / is
-    also the root rule's path), then the default backends' requests."""
+    also the root rule's path), then the default backends' requests. CREDENTIALS: Ingress -> (user, password)
+    of the basic auth it asks for (the lab's own), sent with each of its requests but those that show the auth."""
     out: list[Request] = []
     seen: dict[tuple[str, str, str, str, tuple[tuple[str, str], ...], int], int] = {}
     for rule in rules(ingresses):
         label = rule.label
+        known = (credentials or {}).get(rule.ingress)
         candidates: list[Obj] = ([{"kind": k, "target": t} for k, t in _path_requests(rule)] + _annotation_requests(rule)
                                  + _host_requests(rule))
-        for c in candidates:
+        if known:
+            for c in candidates:
+                c["headers"] = tuple(c.get("headers", ())) + (basic_auth(*known),)
+        for c in candidates + _auth_requests(rule, known):
             headers = tuple(c.get("headers", ()))
             method = c.get("method", "GET")
             body = int(c.get("body_size", 0))

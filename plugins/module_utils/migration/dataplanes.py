@@ -27,7 +27,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes i
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.route_conflicts import Match
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.translate import notes_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import meta
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import Router
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneReader, Router
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import detect
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ClientPodAccess
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import API_VERSION as GATEWAY_API_VERSION
@@ -70,6 +70,7 @@ class DataPlane:
     # What the data plane says it built (its type's DataPlaneReader.routers, read once from one pod), or why not.
     routers: tuple[Router, ...] = ()
     routers_unread: str = ""
+    reader: DataPlaneReader | None = None  # its type's reader: which router takes a request, in its words
 
 
 def parse(raw: Any, where: str) -> DataPlaneSpec:
@@ -193,6 +194,7 @@ def _proxy(client: Any, pods: list[Obj]) -> Obj:
             if ctype is None:
                 continue
             out["marker"] = ctype.proxy_marker
+            out["reader"] = ctype.dataplane
             if ctype.dataplane.routers is not None:
                 access = ClientPodAccess(client, str(meta(pod).get("namespace")), str(meta(pod).get("name")), ROUTERS_TIMEOUT)
                 out["routers"], out["routers_unread"] = ctype.dataplane.routers(access, pod, container)

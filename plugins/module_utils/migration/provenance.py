@@ -16,12 +16,10 @@ from typing import Any, Sequence
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import proxy_markers
-from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.endpoints import SERVICE_NAME_LABEL
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Request
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address, Answer
 
 Obj = dict[str, Any]
-SLICE_API = "discovery.k8s.io/v1"
 
 
 class ForeignAnswer(KindlabError):
@@ -35,22 +33,6 @@ class Origin:
     address: Address
     pods: frozenset[str]  # the pods behind its Service; empty: not known (given by address)
     marker: str  # the header its proxy names its pod by; "" when its type adds none
-
-
-def backend_pods(client: Any) -> dict[str, frozenset[str]]:
-    """namespace/Service -> the pods its EndpointSlices hold (ready or not), over the whole cluster."""
-    out: dict[str, set[str]] = {}
-    for eps in client.list(SLICE_API, "EndpointSlice"):
-        metadata = eps.get("metadata") or {}
-        service = (metadata.get("labels") or {}).get(SERVICE_NAME_LABEL)
-        if not service:
-            continue
-        pods = out.setdefault("%s/%s" % (metadata.get("namespace"), service), set())
-        for endpoint in eps.get("endpoints") or []:
-            ref = endpoint.get("targetRef") or {}
-            if ref.get("kind") == "Pod" and ref.get("name"):
-                pods.add(str(ref["name"]))
-    return {k: frozenset(v) for k, v in out.items()}
 
 
 def _header(received: dict[str, str], name: str) -> str:

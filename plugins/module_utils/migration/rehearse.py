@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import CheckFailed, KindlabError, OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils.capture.lab import NOT_REBUILT_ANNOTATION
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.credentials import read_credentials, secrets_asked
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import corpus as corpus_mod
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import Plane, compare
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.dataplanes import DataPlaneSpec, parse_all, resolve
@@ -21,6 +22,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.provenan
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import replay
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.translate import set_beside_requests
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controllers import find_controllers, servers_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.endpoints import backend_pods
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.snapshot import read_state
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, list_ingresses, parse_selection
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
@@ -79,6 +81,21 @@ def not_compared(corpus: list[corpus_mod.Request], rules_of: list[corpus_mod.Rul
     return out
 
 
+def known_credentials(client: Any, ingresses: list[Obj]) -> dict[str, tuple[str, str]]:
+    """Ingress -> (user, password) of the credential Secret it asks for, where the lab generated that Secret (a
+    rehearsal rebuilt from a capture): its requests carry them. Another cluster's credentials are never known."""
+    out = {}
+    for ing in ingresses:
+        meta = ing.get("metadata") or {}
+        annotations = {str(k): str(v) for k, v in (meta.get("annotations") or {}).items()}
+        for secret in secrets_asked([(str(meta.get("namespace")), annotations)]):
+            found = read_credentials(client, secret)
+            if found:
+                out[key_of(ing)] = found
+                break
+    return out
+
+
 def _slim(comparison: Obj) -> Obj:
     """Rows without differences keep their outcome, their request and what both answered in short
     (`answered`: status and backend), not the whole answers (the result stays small)."""
@@ -117,7 +134,7 @@ def rehearse(client: Any, params: Params) -> Obj:
         if r.ingress not in served:
             raise OptionError("requests[%d].ingress: %s is not served by the baseline: %s"
                               % (i, r.ingress, "; ".join(w for w in skipped if w.startswith(r.ingress + ":"))))
-    corpus = corpus_mod.generate(ingresses) + extra
+    corpus = corpus_mod.generate(ingresses, known_credentials(client, ingresses)) + extra
     rules_of = corpus_mod.rules_of(corpus, ingresses)
     timings["corpus"] = round(time.monotonic() - t0, 3)
     unfaithful = not_compared(corpus, rules_of, ingresses, dict(baseline.unfaithful))
@@ -126,9 +143,9 @@ def rehearse(client: Any, params: Params) -> Obj:
     answers = replay(planes, corpus, workers=params["workers"])
     timings["replay"] = round(time.monotonic() - t0, 3)
     provenance.check(answers, corpus, [Origin(p.name, p.address, p.pods, p.marker) for p in [baseline] + targets],
-                     provenance.backend_pods(client))
-    comparison = compare(corpus, rules_of, answers, Plane(baseline.name, baseline.address),
-                         [Plane(t.name, t.address, t.routes, t.routers) for t in targets], corpus_mod.regex_hosts(ingresses), unfaithful,
+                     backend_pods(client))
+    comparison = compare(corpus, rules_of, answers, Plane(baseline.name, baseline.address, None, baseline.routers, baseline.reader),
+                         [Plane(t.name, t.address, t.routes, t.routers, t.reader) for t in targets], corpus_mod.regex_hosts(ingresses), unfaithful,
                          corpus_mod.tls_hosts(ingresses), corpus_mod.default_backend_services(ingresses))
     for t in targets:
         if t.notes:

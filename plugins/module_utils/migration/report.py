@@ -99,6 +99,11 @@ def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _took(row: Obj) -> str:
+    """What took the request on each side, in each data plane's own account (compare's `records`)."""
+    return "; ".join("%s: %s" % (plane, said) for plane, said in (row.get("records") or {}).items()) or "-"
+
+
 def _difference_rows(result: Obj) -> list[tuple[str, Obj, Obj]]:
     """One entry per request that differs: (target, row, the differences folded into one: each field's
     baseline and target values, the responsible rules or annotations and causes, each once)."""
@@ -259,12 +264,12 @@ def markdown_lines(result: Obj) -> list[str]:
         lines += ["- %s: %s" % (t, n) for t, n in said]
     rows = _difference_rows(result)
     if rows:
-        lines += ["", "| target | Ingress | request | baseline answered | target answered | responsible | cause |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += ["", "| target | Ingress | request | baseline answered | target answered | responsible | cause | what took it |",
+                  "|---|---|---|---|---|---|---|---|"]
         for target, row, d in rows[:_LIMIT]:
-            lines.append("| %s | %s | `%s %s` (%s) | %s | %s | %s | %s |" % tuple(_cell(x) for x in (
+            lines.append("| %s | %s | `%s %s` (%s) | %s | %s | %s | %s | %s |" % tuple(_cell(x) for x in (
                 target, row["ingress"], row["method"], row["target"], row["kind"], d["baseline"], d["target"],
-                d["responsible"], d["cause"])))
+                d["responsible"], d["cause"], _took(row))))
         if len(rows) > _LIMIT:
             lines.append("")
             lines.append("%d more in report.json." % (len(rows) - _LIMIT))
@@ -303,12 +308,13 @@ def html_section(result: Obj) -> str:
     rows = _difference_rows(result)
     if rows:
         out.append('<table id="migration-differences"><thead><tr><th>target</th><th>Ingress</th><th>request</th>'
-                   "<th>baseline answered</th><th>target answered</th><th>cause</th><th>reproduce</th></tr></thead><tbody>")
+                   "<th>baseline answered</th><th>target answered</th><th>cause</th><th>what took it</th><th>reproduce</th>"
+                   "</tr></thead><tbody>")
         for target, row, d in rows[:_LIMIT]:
             out.append("<tr><td>%s</td><td>%s</td><td><code>%s %s</code> (%s)</td><td>%s</td><td>%s</td>"
-                       "<td><strong>%s</strong>: %s</td><td><code>%s</code><br><code>%s</code></td></tr>" % (
+                       "<td><strong>%s</strong>: %s</td><td>%s</td><td><code>%s</code><br><code>%s</code></td></tr>" % (
                            e(target), e(row["ingress"]), e(row["method"]), e(row["target"]), e(row["kind"]),
-                           e(d["baseline"]), e(d["target"]), e(d["responsible"]), e(d["cause"]),
+                           e(d["baseline"]), e(d["target"]), e(d["responsible"]), e(d["cause"]), e(_took(row)),
                            e(row["curl"][result["comparison"]["baseline"]]), e(row["curl"][target])))
         out.append("</tbody></table>")
     return "".join(out)

@@ -31,6 +31,7 @@ from ansible.module_utils.urls import open_url
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import CheckFailed, OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._time import iso
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify import probe_origin
 
 if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
@@ -924,8 +925,10 @@ def probe_from_module(
             return _node_window(params, spec, make_client, run_command, docker, node)
     else:
         send = host_send(open_url, http_error, bool(params.get("validate_certs", True)))
-    lookup = _checked_lookup(params, spec, make_client)
-    result = run_probe(spec, send, lookup)
+    client, ingresses = _checked_ingresses(params, spec, make_client)
+    origin = _Origin(spec, client, ingresses)
+    result = run_probe(spec, send, ingress_lookup(client, spec.ingresses) if client is not None else None)
+    origin.check(result)
     result["via"] = "node" if node else "host"
     if node:
         result["node"] = node
@@ -934,20 +937,44 @@ def probe_from_module(
     return result
 
 
-def _checked_lookup(params: Obj, spec: ProbeSpec, make_client: Callable[..., Any]) -> Lookup | None:
-    """The Ingresses' lookup, after checking each exists (none with url)."""
+def _checked_ingresses(params: Obj, spec: ProbeSpec, make_client: Callable[..., Any]) -> tuple[Any, list[Obj]]:
+    """(the client, the probed Ingresses), after checking each exists; (None, []) for a URL."""
     if not spec.ingresses:
-        return None
+        return None, []
     client = make_client(params.get("kubeconfig"), params.get("context"))
-    missing = ["%s/%s" % (ns, name) for ns, name in spec.ingresses if client.get("networking.k8s.io/v1", "Ingress", name, ns) is None]
+    found = [(ns, name, client.get("networking.k8s.io/v1", "Ingress", name, ns)) for ns, name in spec.ingresses]
+    missing = ["%s/%s" % (ns, name) for ns, name, obj in found if obj is None]
     if missing:
         raise ProbeError("ingress: Ingress %s not found" % ", ".join(missing))
-    return ingress_lookup(client, spec.ingresses)
+    return client, [obj for _ns, _name, obj in found if obj is not None]
+
+
+class _Origin:
+    """The check that a probe of Ingresses was answered from this cluster (probe_origin): the pods behind their
+    Services read before the probe and again after it. Nothing to check for a URL, or with a backend_regex of the
+    scenario's own (it may not name pods)."""
+
+    def __init__(self, spec: ProbeSpec, client: Any, ingresses: list[Obj]) -> None:
+        self.refs = spec.ingresses
+        self.client = client if spec.backend_regex.pattern == DEFAULT_BACKEND_REGEX else None
+        self.services = probe_origin.services_of(ingresses) if self.client is not None else []
+        self.before = probe_origin.pods_behind(self.client, self.services)
+
+    def check(self, result: Obj) -> None:
+        if self.client is None:
+            return
+        known = self.before | probe_origin.pods_behind(self.client, self.services)
+        foreign = probe_origin.foreign_pods(self.client, result.get("distribution") or {}, known,
+                                            sorted({ns for ns, _name in self.refs}))
+        probe_origin.refuse_foreign(result, foreign, self.refs)
 
 
 def _node_window(params: Obj, spec: ProbeSpec, make_client: Callable[..., Any],
                  run_command: Callable[[list[str]], tuple[int, str, str]], docker: str, node: str) -> Obj:
-    result = node_continuous(spec, run_command, docker, node, _checked_lookup(params, spec, make_client))
+    client, ingresses = _checked_ingresses(params, spec, make_client)
+    origin = _Origin(spec, client, ingresses)
+    result = node_continuous(spec, run_command, docker, node, ingress_lookup(client, spec.ingresses) if client is not None else None)
+    origin.check(result)
     result.update(via="node", node=node)
     if spec.ingresses:
         result["ingresses"] = ["%s/%s" % ref for ref in spec.ingresses]

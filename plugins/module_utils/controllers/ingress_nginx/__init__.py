@@ -18,8 +18,9 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base i
     OfflinePart,
     SyncFreeze,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import binary, chart, dataplane, inverse, manifests
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import basic_auth, binary, chart, dataplane, inverse, manifests
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.values import (
+    ANNOTATION_PREFIX,
     CHART_NAME,
     CHART_REPO,
     CHART_VERSION,
@@ -56,7 +57,8 @@ TYPE = ControllerType(
         companion=binary.companion,
         # Without use-regex it writes an ImplementationSpecific path as `location <path>` (binary.select_route).
         string_prefix_path_types=("ImplementationSpecific",),
-        annotation_prefix="nginx.ingress.kubernetes.io/",
+        annotation_prefix=ANNOTATION_PREFIX,
+        credential_secrets=basic_auth.credential_secrets,
     ),
     capture=CapturePart(inverse.args_to_values, inverse.effective_args, inverse.capture_values, inverse.SECRET_FLAGS),
     # The real controller v1.11.0 on Debian's nginx, and chart 4.11.0, both from the module the Go proxy serves.

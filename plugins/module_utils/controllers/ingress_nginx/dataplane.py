@@ -30,6 +30,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.datapl
     Reading,
     Upstream,
 )
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import nginxconf
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.binary import parse_nginx_flags
 
 Obj = dict[str, Any]
@@ -103,4 +104,4 @@ def names(_settings: Mapping[str, Any], key: BackendKey) -> tuple[tuple[str, ...
     return (upstream_name(key.namespace, key.service, key.port),), ""
 
 
-READER = DataPlaneReader(read=read, names=names)
+READER = DataPlaneReader(read=read, names=names, routers=nginxconf.read_routers, take=nginxconf.take, describe=nginxconf.describe)

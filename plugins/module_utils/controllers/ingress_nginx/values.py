@@ -26,6 +26,8 @@ Values = dict[str, Any]
 Obj = dict[str, Any]
 
 
+# The prefix of the Ingress annotations ingress-nginx routes by.
+ANNOTATION_PREFIX = "nginx.ingress.kubernetes.io/"
 CHART_NAME = "ingress-nginx"
 CHART_REPO = INGRESS_NGINX_CHART_REPO
 CHART_VERSION = INGRESS_NGINX_CHART_VERSION

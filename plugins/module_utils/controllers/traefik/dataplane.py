@@ -37,6 +37,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.datapl
     Router,
     Upstream,
 )
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import rules
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.chart import parse_args
 
 Obj = dict[str, Any]
@@ -138,7 +139,9 @@ def parse_routers(text: str) -> list[Router]:
         errors = router.get("error") or []
         out.append(Router(name=router["name"], rule=str(router.get("rule") or ""), priority=int(router.get("priority") or 0),
                           status=str(router.get("status") or "enabled"), service=str(router.get("service") or ""),
-                          errors=tuple(str(e) for e in (errors if isinstance(errors, list) else [errors]))))
+                          errors=tuple(str(e) for e in (errors if isinstance(errors, list) else [errors])),
+                          tls=bool(router.get("tls")),
+                          settings=tuple(("middleware", str(m)) for m in router.get("middlewares") or [])))
     return out
 
 
@@ -180,4 +183,4 @@ def names(settings: Mapping[str, Any], key: BackendKey) -> tuple[tuple[str, ...]
     return (normalize("%s-%s-%s" % (key.namespace, key.service, key.port)) + suffix,), ""
 
 
-READER = DataPlaneReader(read=read, names=names, routers=read_routers)
+READER = DataPlaneReader(read=read, names=names, routers=read_routers, take=rules.take, describe=rules.describe)

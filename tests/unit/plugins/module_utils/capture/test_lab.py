@@ -350,3 +350,28 @@ def test_a_default_backend_only_ingress_is_rebuilt_without_a_rule_and_round_trip
     [spec] = [i["spec"] for i in rebuilt(first.lab).ingresses]
     assert "rules" not in spec and spec["defaultBackend"] == {"service": {"name": "fallback", "port": {"number": 80}}}
     assert cap.round_trip_differences(first.lab, cap.capture(rebuilt(first.lab), "team").lab, []) == []
+
+
+def test_basic_auth_is_rebuilt_by_the_secret_s_name_and_the_credentials_stay_in_the_cluster() -> None:
+    """The annotations that ask for basic auth only name a Secret: the rebuild keeps them (the lab generates a Secret of
+    that name with its own user), while another auth annotation (an auth-url's service) stays in the cluster."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import credential_secrets, parse_workloads
+
+    n = "nginx.ingress.kubernetes.io/"
+    state = base.ClusterState(namespaces=[{"metadata": {"name": "shop"}}])
+    svc, dep = backend("shop", "web", 1)
+    state.services.append(svc)
+    state.workloads.append(dep)
+    state.secrets = [{"metadata": {"namespace": "shop", "name": "admins"}, "data": {"auth": "dGVhbTp7U0hBfXh5eg=="}}]
+    basic = {n + "auth-type": "basic", n + "auth-secret": "admins", n + "auth-realm": "Staff only"}
+    state.ingresses = [ingress("shop", "admin", [rule("web", "admin.shop.test", "/admin")], dict(basic)),
+                       ingress("shop", "sso", [rule("web", "sso.shop.test")], {n + "auth-url": "http://oauth.sso/verify"})]
+    first = cap.capture(state, "team")
+    cap.check(first.lab)
+    ingresses = lab_ingresses(first.lab)
+    assert ingresses[("shop", "admin")]["annotations"] == basic
+    assert ingresses[("shop", "sso")]["annotations"][cap.NOT_REBUILT_ANNOTATION].count("auth-url") == 1
+    assert "dGVhbTp7U0hBfXh5eg==" not in cap.render(first, "x")
+    asked = credential_secrets(parse_workloads(first.lab["lab_workloads"]))
+    assert [(s.namespace, s.name, s.format) for s in asked] == [("shop", "admins", "auth-file")]
+    assert cap.round_trip_differences(first.lab, cap.capture(rebuilt(first.lab), "team").lab, []) == []

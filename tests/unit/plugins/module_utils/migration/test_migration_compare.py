@@ -375,3 +375,59 @@ def test_a_host_none_of_the_targets_routers_names_is_said_from_its_own_account()
                           "none of its 1 routers names it), where ingress-nginx serves it by rule / (Prefix) of shop/tenants")
     catch_all = built + (Router("default-backend@kubernetesingressnginx", 'PathPrefix("/")', -2147483648),)
     assert explain(Context(req, rule, "status", "t", (), target_served=False, routers=catch_all)).responsible != "t's routers"
+
+
+def test_basic_auth_a_target_does_not_ask_for_is_named_by_its_annotation() -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain, unexplained
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Rule
+
+    rule = Rule("shop/admin", "a.test", "/admin", "Prefix", regex=False, annotations={"auth-type": "basic", "auth-secret": "admins"})
+    for kind in ("auth-missing", "auth-wrong"):
+        request = Request(id=kind, ingress="shop/admin", host="a.test", target="/admin", kind=kind, rule="/admin (Prefix)")
+        cause = explain(Context(request, rule, "status", "gateway-api", ()))
+        assert cause.responsible == "nginx.ingress.kubernetes.io/auth-type" and "401" in cause.text, cause
+        assert not unexplained(cause)
+
+
+def test_each_difference_names_what_took_it_on_each_side_from_their_own_accounts() -> None:
+    """The baseline's location and the target's router that took a request, read from what each built: a location
+    rendered from another Ingress (a canary's) is the cause; what nothing explains shows both records."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import Router
+    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import controller_type
+
+    nginx_reader = controller_type("ingress_nginx").dataplane
+    traefik_reader = controller_type("traefik").dataplane
+    locations = (Router("server d.test location /docs/", "/docs/", 1, service="shop/docs-canary:80", hosts=("d.test",),
+                        ingress="shop/docs-canary",
+                        settings=(("proxy_set_header Host", "$best_http_host"), ("proxy_pass", "http://upstream_balancer"))),
+                 Router("server q.test location ~* ^/api/v[0-9]+", '~* ^/api/v[0-9]+', 2, service="shop/api:80",
+                        hosts=("q.test",), ingress="shop/api"),
+                 Router("server _ location /", "/", 3, hosts=("_",)))
+    routers = (Router("docs@kubernetesingressnginx", "Host(`d.test`) && PathPrefix(`/docs/`)", service="shop-docs-80"),
+               Router("api@kubernetesingressnginx", "Host(`q.test`) && PathRegexp(`^/api/v[0-9]+$`)", service="shop-api-80"))
+    corpus = generate(INGS)
+    rules_of = corpus_rules_of(corpus, INGS)
+
+    def sender(address: Address, req: Request) -> Answer:
+        return (nginx_like if address == BASE else traefik_like)(address, req)
+
+    answers = replay([("nginx", BASE, 2), ("traefik", TARGET, 1)], corpus, sender=sender)
+    comparison = compare(corpus, rules_of, answers, Plane("nginx", BASE, None, locations, nginx_reader),
+                         [Plane("traefik", TARGET, None, routers, traefik_reader)], regex_hosts(INGS), {})
+    rows = rows_by(comparison)
+    slash = rows[("shop/docs", "slash")]  # /docs: 301 on nginx, 200 on Traefik
+    assert slash["records"] == {
+        "nginx": "location /docs/ of server d.test; from Ingress shop/docs-canary to shop/docs-canary:80; "
+                 "proxy_set_header Host $best_http_host",
+        "traefik": "none of its routes"}
+    status = next(d for d in slash["differences"] if d["field"] == "status")
+    assert status["responsible"] == "location of Ingress shop/docs-canary"
+    assert "rendered from Ingress shop/docs-canary, not from shop/docs" in status["cause"]
+    case = rows[("shop/api", "case")]  # /API/V0: served by nginx (~*), 404 on Traefik
+    assert case["records"]["traefik"] == "none of its routes"
+    assert case["records"]["nginx"].startswith("location ~* ^/api/v[0-9]+ of server q.test; from Ingress shop/api")
+    # a difference no entry explains says what took it on both sides
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain
+    request = Request(id="x", ingress="shop/api", host="q.test", target="/api/v1", kind="query", rule="/api/v[0-9]+ (x)")
+    said = explain(Context(request, None, "header.x-odd", "traefik", (), records=(("nginx", "A"), ("traefik", "B"))))
+    assert said.text.endswith("; nginx took it by A; traefik took it by B")

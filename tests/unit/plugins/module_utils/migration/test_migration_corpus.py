@@ -162,3 +162,23 @@ def test_a_negative_lookahead_gets_the_path_it_refuses() -> None:
     assert regex_excluded("/api/v[0-9]+") is None
     reqs = generate([ingress("legacy", "l.test", [("/(?!internal/).*", "ImplementationSpecific")], {"use-regex": "true"})])
     assert {r.kind: r.target for r in reqs}["regex-excluded"] == "/internal/seg"
+
+
+def test_a_basic_auth_ingress_is_asked_without_credentials_and_with_wrong_ones_and_the_rest_carry_the_right_ones() -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import basic_auth
+
+    ings = [ingress("admin", "a.test", [("/admin", "Prefix")], {"auth-type": "basic", "auth-secret": "admins"}),
+            ingress("open", "a.test", [("/open", "Prefix")])]
+    right = basic_auth("kindlab", "pw")
+    assert right == ("Authorization", "Basic a2luZGxhYjpwdw==")  # base64("kindlab:pw")
+    reqs = generate(ings, {"shop/admin": ("kindlab", "pw")})
+    admin = [r for r in reqs if r.ingress == "shop/admin"]
+    by_kind = {r.kind: r for r in admin}
+    assert by_kind["auth-missing"].headers == () and by_kind["auth-missing"].target == "/admin"
+    assert by_kind["auth-wrong"].headers == (basic_auth("kindlab", "pw-wrong"),)
+    assert all(right in r.headers for r in admin if not r.kind.startswith("auth-")) and len(admin) > 3
+    assert all(not r.headers for r in reqs if r.ingress == "shop/open")
+    # credentials unknown (another cluster's Secret): only the request without them, the others sent as they are
+    unknown = [r for r in generate(ings) if r.ingress == "shop/admin"]
+    assert [r.kind for r in unknown if r.kind.startswith("auth-")] == ["auth-missing"]
+    assert all(not r.headers for r in unknown)

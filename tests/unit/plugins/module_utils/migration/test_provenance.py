@@ -70,4 +70,6 @@ def test_backend_pods_reads_every_slice_of_a_service() -> None:
                 return {"metadata": {"namespace": "shop", "name": name, "labels": {"kubernetes.io/service-name": "web"}},
                         "endpoints": [{"targetRef": {"kind": "Pod", "name": p}} for p in pods]}
             return [eps("web-a", "web-1"), eps("web-b", "web-2"), {"metadata": {"namespace": "x", "name": "mirror"}}]
-    assert provenance.backend_pods(Client()) == {"shop/web": frozenset({"web-1", "web-2"})}
+    from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.endpoints import backend_pods
+
+    assert backend_pods(Client()) == {"shop/web": frozenset({"web-1", "web-2"})}
