@@ -160,6 +160,35 @@ def team_redirect(row: Obj) -> bool:
                 and row["target_route"].startswith("HTTPRoute shop/storefront rule 2 (Exact /Cart; RequestRedirect"))
 
 
+def auth_as_nginx(row: Obj) -> bool:
+    """The request without (or with wrong) credentials: 401 on ingress-nginx, and the same on the target."""
+    return row["outcome"] == "same" and row["answered"].startswith("401")
+
+
+def credentials_passed(row: Obj) -> bool:
+    diffs = {d["field"]: d for d in row.get("differences") or []}
+    said = (row.get("records") or {}).get("ingress-nginx", "")
+    return (set(diffs) == {"received.Authorization"} and diffs["received.Authorization"]["baseline"] == ""
+            and diffs["received.Authorization"]["target"].startswith("Basic ")
+            and diffs["received.Authorization"]["responsible"] == "nginx.ingress.kubernetes.io/auth-type"
+            and 'proxy_set_header Authorization ""' in said and "auth_basic Ops only" in said)
+
+
+def auth_lost(row: Obj) -> bool:
+    status = next((d for d in row.get("differences") or [] if d["field"] == "status"), None)
+    return (status is not None and status["baseline"] == "401" and status["target"] != "401"
+            and status["responsible"] == "nginx.ingress.kubernetes.io/auth-type")
+
+
+def records_read(report: Obj) -> bool:
+    """Every differing row says what took it on the baseline (a location of nginx.conf) and on its target."""
+    rows = [(t, r) for t, body in report["results"]["migration"]["comparison"]["targets"].items() for r in body["rows"]
+            if r.get("differences")]
+    return bool(rows) and all(
+        set(r.get("records") or {}) == {"ingress-nginx", t} and r["records"][t] != "not read"
+        and r["records"]["ingress-nginx"] != "not read" for t, r in rows)
+
+
 def accuracy(counted: tuple[int, list[str]]) -> bool:
     right, wrong = counted
     print("causes: %d of %d labelled differences put down to the labelled cause (%.0f %%)%s" % (
@@ -180,8 +209,8 @@ def main(directory: str) -> int:
     services = {w["name"]: w.get("ports", [{"name": "http", "port": 80}]) for w in captured["lab_workloads"]}
     migration = report["results"]["migration"]
     checks: list[tuple[str, Callable[[], bool]]] = [
-        ("capture: the eight Ingresses, api and web both on shop.example.test",
-         lambda: set(ings) == {"api", "web", "account", "tenants", "catch-all", "checkout", "checkout-canary", "legacy"}
+        ("capture: the nine Ingresses, api and web both on shop.example.test",
+         lambda: set(ings) == {"api", "web", "account", "tenants", "catch-all", "checkout", "checkout-canary", "legacy", "ops"}
          and {r.get("host") for r in rules_of(ings["web"])} == {"shop.example.test", "www.example.test"}
          and rules_of(ings["api"])[0]["host"] == "shop.example.test"),
         ("capture: the catch-all keeps only its default backend (no rule is made up for it)",
@@ -234,6 +263,26 @@ def main(directory: str) -> int:
         ("capture: auth-url stays in the cluster, and the Ingress says it is not rebuilt",
          lambda: "nginx.ingress.kubernetes.io/auth-url" not in ings["account"]["annotations"]
          and "auth-url" in ings["account"]["annotations"]["kindlab.ingress/not-rebuilt"]),
+        ("capture: basic auth is kept by the Secret's name (the team's users stay in its cluster), and ops's two TLS "
+         "blocks stay two",
+         lambda: {k: v for k, v in ings["ops"]["annotations"].items() if "auth" in k} == {
+             "nginx.ingress.kubernetes.io/auth-type": "basic", "nginx.ingress.kubernetes.io/auth-secret": "ops-users",
+             "nginx.ingress.kubernetes.io/auth-realm": "Ops only"}
+         and "jXe3M7dQmHCsHJG6lMurjuCjq8E" not in (base / "captured.yml").read_text()
+         and ings["ops"]["tls"] == [{"hosts": ["ops.example.test"]}, {"hosts": ["status.example.test"]}]),
+        ("traefik-nginx-provider: the rehearsal's own credentials are asked for as on ingress-nginx (401 without them or "
+         "with a wrong password, on both hosts of ops)",
+         lambda: all(auth_as_nginx(find(report, "traefik-nginx-provider", "shop/ops", host, path, kind))
+                     for host, path in (("ops.example.test", "/"), ("status.example.test", "/oncall"))
+                     for kind in ("auth-missing", "auth-wrong"))),
+        ("traefik-nginx-provider: with them, ops answers as on ingress-nginx but that Traefik passes the credentials on "
+         "(ingress-nginx empties Authorization: its own nginx.conf says so)",
+         lambda: credentials_passed(find(report, "traefik-nginx-provider", "shop/ops", "ops.example.test", "/", "tls"))),
+        ("gateway-api: the translation serves ops without asking (ingress2gateway has no basic auth), put down to auth-type",
+         lambda: auth_lost(find(report, "gateway-api", "shop/ops", "status.example.test", "/oncall", "auth-missing"))),
+        ("records: each difference names what took it on both sides, read from ingress-nginx's nginx.conf and each "
+         "Traefik's routers",
+         lambda: records_read(report)),
         ("round trip: the rebuild captured back has the same Services and Ingresses",
          lambda: {w["name"]: {k: v for k, v in w.items() if k != "httproute"} for w in recaptured["lab_workloads"]
                   if w["namespace"] == "shop"}

@@ -286,12 +286,28 @@ def _location_of_another_ingress(ctx: Context) -> Cause | None:
     record = ctx.baseline_record
     if record is None or not record.ingress or record.ingress == ctx.request.ingress or ctx.request.rule == DEFAULT_BACKEND:
         return None
+    if _ann(ctx, "canary").lower() == "true":
+        return None  # a canary never has a location of its own: it is an alternative backend of its main Ingress's
     said = dict(ctx.records)
     return Cause("location of Ingress %s" % record.ingress,
                  "ingress-nginx took it by the location it rendered from Ingress %s, not from %s, so the annotations of %s "
                  "shaped its answer (%s); %s took it by %s"
                  % (record.ingress, ctx.request.ingress, record.ingress, next(iter(said.values()), "its location"),
                     ctx.target, said.get(ctx.target, "its own route")))
+
+
+def _credentials_passed(ctx: Context) -> Cause | None:
+    """ingress-nginx empties the Authorization header where its basic auth checked it; a target may pass it on."""
+    if ctx.field != "received.Authorization":
+        return None
+    record = ctx.baseline_record
+    emptied = record is not None and ("proxy_set_header Authorization", "") in record.settings
+    if not emptied and _ann(ctx, "auth-type").lower() != "basic":
+        return None
+    return Cause("nginx.ingress.kubernetes.io/auth-type",
+                 "ingress-nginx checks the credentials and does not pass them on (%s); %s passes the Authorization "
+                 "header to the backend" % ("proxy_set_header Authorization \"\" in the location that took it" if emptied
+                                              else "auth-type basic", ctx.target))
 
 
 def _default_backend(ctx: Context) -> Cause | None:
@@ -390,6 +406,7 @@ CAUSES: tuple[Callable[[Context], Cause | None], ...] = (
     _default_backend,
     _host_not_routed,
     _location_of_another_ingress,
+    _credentials_passed,
     _regex_literal,
     _normalise,
     _annotation("auth-type", "auth-type {value}: ingress-nginx asks for credentials (401 without them or with a wrong "

@@ -11,7 +11,7 @@ Read from the controller v1.11.0's rootfs/etc/nginx/template/nginx.tmpl and temp
   (use-regex, rewrite-target: enforceRegexModifier), else the plain prefix `/p`; inside it `set $namespace`,
   `$ingress_name`, `$service_name`, `$service_port` name the Ingress and backend it was rendered from;
 - the settings a difference can come from: `proxy_set_header Host` (upstream-vhost), `X-Forwarded-Prefix`,
-  `rewrite` (rewrite-target), `return` (redirects, app-root, permanent-redirect), `auth_basic`, and the Lua
+  `Authorization` (emptied where basic auth checked it), `rewrite` (rewrite-target), `return` (redirects, app-root, permanent-redirect), `auth_basic`, and the Lua
   table of rewrite_by_lua_block (force_ssl_redirect, ssl_redirect).
 
 nginx chooses (ngx_http_core_module): the server by exact name, then the longest leading wildcard, then the first
@@ -36,7 +36,7 @@ CONF = "/etc/nginx/nginx.conf"
 DEFAULT_SERVER = "_"
 # The location directives a rehearsal's difference can come from, each as nginx.conf writes it.
 _SETTINGS = ("rewrite", "return", "auth_basic", "proxy_pass")
-_HEADERS = ("host", "x-forwarded-prefix")
+_HEADERS = ("host", "x-forwarded-prefix", "authorization")
 _LUA_FLAGS = re.compile(r"\b(force_ssl_redirect|ssl_redirect)\s*=\s*(true|false)")
 _TOKEN = re.compile(r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'|([{};])|([^\s{};"\']+)')
 
@@ -231,10 +231,11 @@ def take(records: Sequence[Router], scheme: str, host: str, target: str, method:
     locations = [r for r in records if r.hosts == server]
     prefix: Router | None = None
     prefix_kind = ""
+    exact = [r for r in locations if _location_matches(r.rule) == ("=", uri)]
+    if exact:
+        return exact[0]
     for r in locations:
         kind, what = _location_matches(r.rule)
-        if kind == "=" and what == uri:
-            return r
         if kind in ("", "^~") and what == uri + "/" and any(k == "proxy_pass" for k, _v in r.settings):
             return r  # auto_redirect: nginx answers 301 to the location's own path from it, before any regex
         if kind in ("", "^~") and uri.startswith(what) and (prefix is None or len(what) > len(_location_matches(prefix.rule)[1])):
@@ -252,8 +253,9 @@ def describe(record: Router) -> str:
     """One line: where it is, what it was rendered from, the settings a difference can come from."""
     said = ["location %s of server %s" % (record.rule, " ".join(record.hosts))]
     if record.ingress:
-        said.append("from Ingress %s to %s" % (record.ingress, record.service))
-    said += ["%s %s" % (k, v) for k, v in record.settings if k != "proxy_pass"]
+        said.append("from Ingress %s to %s" % (record.ingress, record.service) if record.service else
+                    "from Ingress %s, the host's root location ingress-nginx adds (its default backend answers)" % record.ingress)
+    said += ["%s %s" % (k, v if v else '""') for k, v in record.settings if k != "proxy_pass"]
     return "; ".join(said)
 
 

@@ -8,13 +8,15 @@ Read from Traefik v3's pkg/muxer/http (matcher.go, mux.go) and pkg/server/router
   PathRegexp (Go's regexp on the path, found anywhere unless anchored), Header and HeaderRegexp, Method, Query and
   QueryRegexp; ClientIP matches (the rehearsal's one client);
 - routers are tried by priority, highest first; a router without one has its rule's length; the first that
-  matches takes the request; a router with TLS serves only the HTTPS entry point, one without only HTTP;
+  matches takes the request (between equal priorities Traefik's order is not defined: the router taken says which
+  it is tied with); a router with TLS serves only the HTTPS entry point, one without only HTTP;
 - the path matched is the one the entry point sanitised (dot segments resolved, slashes merged).
 A rule this reader cannot read matches nothing, and says so (`unread`)."""
 from __future__ import annotations
 
 import posixpath
 import re
+from dataclasses import replace
 from typing import Callable, Mapping, Sequence
 from urllib.parse import parse_qs, urlsplit
 
@@ -176,17 +178,25 @@ def take(routers: Sequence[Router], scheme: str, host: str, target: str, method:
     rule matches it; None when none does (or none could be read)."""
     view = RequestView(scheme, host, target, method, headers)
     candidates = [r for r in routers if not r.refused and r.tls == (scheme == "https")]
+    matching = []
     for router in sorted(candidates, key=priority, reverse=True):
         try:
             if compile_rule(router.rule)(view):
-                return router
+                matching.append(router)
         except RuleError:
             continue
-    return None
+    if not matching:
+        return None
+    # Traefik sorts its routes with sort.Sort (mux.go, routes.Less): between equal priorities the order is not defined.
+    tied = [r.name for r in matching[1:] if priority(r) == priority(matching[0])]
+    return replace(matching[0], settings=matching[0].settings + tuple(("tied with", name) for name in tied))
 
 
 def describe(router: Router) -> str:
     """One line: the router, its rule and priority, where it sends, what it was made from."""
     said = "router %s: %s (priority %d) to %s" % (router.name, router.rule, priority(router), router.service or "-")
-    return said + ("; middlewares %s" % ", ".join(v for k, v in router.settings if k == "middleware")
-                   if any(k == "middleware" for k, _v in router.settings) else "")
+    middlewares = [v for k, v in router.settings if k == "middleware"]
+    tied = [v for k, v in router.settings if k == "tied with"]
+    return (said + ("; middlewares %s" % ", ".join(middlewares) if middlewares else "")
+            + ("; tied at that priority with %s: which one Traefik tries first is not defined" % ", ".join(tied)
+               if tied else ""))

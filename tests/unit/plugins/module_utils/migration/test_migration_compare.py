@@ -431,3 +431,23 @@ def test_each_difference_names_what_took_it_on_each_side_from_their_own_accounts
     request = Request(id="x", ingress="shop/api", host="q.test", target="/api/v1", kind="query", rule="/api/v[0-9]+ (x)")
     said = explain(Context(request, None, "header.x-odd", "traefik", (), records=(("nginx", "A"), ("traefik", "B"))))
     assert said.text.endswith("; nginx took it by A; traefik took it by B")
+
+
+def test_credentials_ingress_nginx_keeps_from_the_backend_and_a_canary_s_own_location_are_read_from_the_records() -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import Router
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Rule
+
+    location = Router("server o.test location /", "/", 1, service="shop/web:http", hosts=("o.test",), ingress="shop/ops",
+                      settings=(("auth_basic", "Ops only"), ("proxy_set_header Authorization", "")))
+    request = Request(id="t", ingress="shop/ops", host="o.test", target="/", kind="tls", rule="/ (Prefix)", scheme="https")
+    cause = explain(Context(request, Rule("shop/ops", "o.test", "/", "Prefix", False), "received.Authorization", "t", (),
+                            baseline_record=location))
+    assert cause.responsible == "nginx.ingress.kubernetes.io/auth-type"
+    assert 'proxy_set_header Authorization "" in the location that took it' in cause.text
+    # a canary's request is always taken by its main Ingress's location: that says nothing
+    canary = Rule("shop/c", "p.test", "/checkout", "Prefix", False, annotations={"canary": "true", "canary-by-cookie": "c"})
+    main = Router("server p.test location = /checkout", "= /checkout", 1, hosts=("p.test",), ingress="shop/checkout")
+    request = Request(id="c", ingress="shop/c", host="p.test", target="/checkout", kind="canary-cookie", rule="/checkout (Prefix)")
+    assert explain(Context(request, canary, "backend", "t", (), baseline_record=main)).responsible == (
+        "nginx.ingress.kubernetes.io/canary-by-cookie")

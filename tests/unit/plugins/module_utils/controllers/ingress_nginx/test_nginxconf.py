@@ -76,6 +76,13 @@ http {
     server {
         server_name ~^(?<subdomain>[\w-]+)\.tenants\.example\.test$ tenants.example.org ;
         listen 80 ;
+        location /status/ {
+            set $namespace      "shop";
+            set $ingress_name   "tenants";
+            set $service_name   "api";
+            set $service_port   "web";
+            proxy_pass http://upstream_balancer;
+        }
         location = /status {
             set $namespace      "shop";
             set $ingress_name   "tenants";
@@ -128,6 +135,7 @@ def test_every_location_of_a_named_server_is_a_record_of_its_ingress_and_setting
         "server _ location /", "server _ location /healthz",
         'server shop.example.test location ~* ^/api(/|$)(.*)', "server shop.example.test location ~* ^/docs",
         "server shop.example.test location ~* ^/",
+        r"server ~^(?<subdomain>[\w-]+)\.tenants\.example\.test$ location /status/",
         r"server ~^(?<subdomain>[\w-]+)\.tenants\.example\.test$ location = /status",
         r"server ~^(?<subdomain>[\w-]+)\.tenants\.example\.test$ location /app/",
         r"server ~^(?<subdomain>[\w-]+)\.tenants\.example\.test$ location /"])
@@ -148,8 +156,9 @@ def test_every_location_of_a_named_server_is_a_record_of_its_ingress_and_setting
     ("shop.example.test", "/docs/x", "~* ^/docs"),
     ("shop.example.test", "/other", "~* ^/"),
     ("shop.example.test", "/x/../api/seg?q=1", "~* ^/api(/|$)(.*)"),  # the normalised URI
-    ("a.tenants.example.test", "/status", "= /status"),
-    ("a.tenants.example.test", "/status/x", "/"),  # = is exact; / is the longest prefix then
+    ("a.tenants.example.test", "/status", "= /status"),  # written after /status/, whose auto_redirect it wins over
+    ("a.tenants.example.test", "/status/x", "/status/"),  # = is exact; /status/ is the longest prefix then
+    ("a.tenants.example.test", "/statusx", "/"),
     ("a.tenants.example.test", "/app/x", "/app/"),
     ("a.tenants.example.test", "/app", "/app/"),  # proxied /app/ answers /app with its 301 (auto_redirect)
     ("tenants.example.org", "//app//x", "/app/"),  # the alias; slashes merged
@@ -196,7 +205,7 @@ def test_read_by_exec_of_cat_or_why_not() -> None:
     pod, container = {"metadata": {"namespace": "ingress", "name": "c"}}, {"name": "controller"}
     access = Access(ExecResult(0, CONF))
     got, unread = nginxconf.read_routers(access, pod, container)
-    assert unread == "" and len(got) == 8 and access.calls == [("controller", ["cat", "/etc/nginx/nginx.conf"])]
+    assert unread == "" and len(got) == 9 and access.calls == [("controller", ["cat", "/etc/nginx/nginx.conf"])]
     assert nginxconf.read_routers(Access(ExecResult(None, refused=403, error="forbidden")), pod, container)[1].startswith(
         "exec refused by the API server (403): forbidden; grant create on pods/exec in namespace ingress")
     assert nginxconf.read_routers(Access(ExecResult(0, "http {")), pod, container)[1] == "nginx.conf: the block http is never closed"

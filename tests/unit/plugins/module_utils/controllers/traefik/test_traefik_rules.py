@@ -63,3 +63,14 @@ def test_negation_parentheses_method_and_query() -> None:
     assert not match(rules.RequestView("http", "h", "/?v=12&debug=1", "GET", ()))
     assert not match(rules.RequestView("http", "h", "/?v=x", "HEAD", ()))
     assert not match(rules.RequestView("http", "h", "/?v=1", "POST", ()))
+
+
+def test_routers_tied_at_one_priority_are_named_since_traefik_s_order_between_them_is_not_defined() -> None:
+    tied = [Router("catch-all@gw", "Host(`t.test`) && PathPrefix(`/`)", priority=24),
+            Router("tenants@gw", "Host(`t.test`) && PathPrefix(`/`)", priority=24),
+            Router("low@gw", "PathPrefix(`/`)", priority=1)]
+    got = rules.take(tied, "http", "t.test", "/")
+    assert got is not None and got.name == "catch-all@gw"
+    assert rules.describe(got).endswith("; tied at that priority with tenants@gw: which one Traefik tries first is not defined")
+    alone = rules.take(tied, "http", "other.test", "/")
+    assert alone is not None and "tied" not in rules.describe(alone)
