@@ -28,7 +28,6 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 KIND_LAB = str(REPO / "hack" / "kind-lab.sh")
 TARGET = 600.0
-POOLS = '{"lab_metallb_pools": [{"name": "rehearsal-pool", "addresses": ["100.66.0.0/16"]}]}'
 
 
 def manifest(ingresses: int, namespaces: int, echo_image: str) -> list[dict[str, Any]]:
@@ -95,7 +94,7 @@ def main() -> int:
         started = time.monotonic()
         proc = subprocess.run([KIND_LAB, "rehearse", "-e", "rehearse_kubeconfig=%s" % (team / "kubeconfig"),
                                "-e", '{"rehearse_targets": ["traefik-nginx-provider", "traefik-ingress-provider"]}',
-                               "-e", "rehearse_dir=%s" % (work / "rehearsal"), "-e", POOLS],
+                               "-e", "rehearse_dir=%s" % (work / "rehearsal")],  # (the rehearsal chooses its own pool)
                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
         total = time.monotonic() - started
         (work / "rehearse.log").write_text(proc.stdout)

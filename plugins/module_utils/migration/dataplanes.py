@@ -216,15 +216,22 @@ def _by_gateway(client: Any, spec: DataPlaneSpec) -> DataPlane:
                            "class %s?)" % (spec.where, spec.gateway, (gateway.get("spec") or {}).get("gatewayClassName")))
     services = [s for s in client.list("v1", "Service") if addresses[0] in _lb_ips(s)]
     port = _port(services[0], _HTTP_PORT_NAMES, 80) if services else 80
+    # What answers at that address serves every Gateway there (a translation makes one per class): their routes all
+    # take requests sent to it.
+    beside = [g for g in client.list(GATEWAY_API_VERSION, "Gateway") if key_of(g) != spec.gateway
+              and addresses[0] in [str(a.get("value")) for a in (g.get("status") or {}).get("addresses") or []]]
+    served = {spec.gateway} | {key_of(g) for g in beside}
     routes = [r for r in client.list(GATEWAY_API_VERSION, "HTTPRoute")
-              if any(parent_gateway(str(meta(r).get("namespace")), p) == spec.gateway
+              if any(parent_gateway(str(meta(r).get("namespace")), p) in served
                      for p in (r.get("spec") or {}).get("parentRefs") or [])]
-    notes: list[tuple[tuple[str, ...], Obj]] = [((), n) for n in notes_of(gateway)]
+    notes: list[tuple[tuple[str, ...], Obj]] = [((), n) for g in [gateway] + beside for n in notes_of(g)]
     notes += [(tuple(str(h) for h in (r.get("spec") or {}).get("hostnames") or []), n) for r in routes for n in notes_of(r)]
     behind = "Service %s" % key_of(services[0]) if services else "no Service found"
+    also = " with %s at the same address" % ", ".join(sorted(key_of(g) for g in beside)) if beside else ""
     pods = _behind(client, services[0]) if services else []
     return DataPlane(name=spec.name, address=Address(ip=addresses[0], port=port), notes=tuple(notes), **_proxy(client, pods),
-                     routes=tuple(route_matches(routes)), described="Gateway %s at %s:%d (%s)" % (spec.gateway, addresses[0], port, behind))
+                     routes=tuple(route_matches(routes)),
+                     described="Gateway %s%s at %s:%d (%s)" % (spec.gateway, also, addresses[0], port, behind))
 
 
 # How each kind of data plane is found: its spec key -> resolver.

@@ -221,21 +221,19 @@ def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: s
         if len(served_namespaces) > 1:
             raise RehearsalError("namespaces: gateway-api rehearses one namespace at a time (ingress2gateway makes a "
                                  "Gateway per namespace); choose one of %s" % ", ".join(served_namespaces))
-        # ingress2gateway selects by the class an Ingress names (spec.ingressClassName, else the annotation)
+        # ingress2gateway selects by the class an Ingress names (spec.ingressClassName, else the annotation): the
+        # baseline claims both its IngressClass's name and its annotation's value, so each name is translated, one
+        # Gateway each, all served by the target's one Traefik at one address
         named = sorted({ing.get("class") or (ing.get("annotations") or {}).get(CLASS_ANNOTATION, "")
                         for _ns, ing in rehearsed if _claims(baseline, ing)})
-        if len(named) != 1:
-            raise RehearsalError("targets: gateway-api translates the Ingresses of one class name, and those of %s name "
-                                 "theirs %s (spec.ingressClassName or the class annotation)"
-                                 % (served_namespaces[0], " and ".join(named)))
-        translated_class = named[0]
         gateways = dict(out.get("lab_gateways") or {})
         gateways["classes"] = list(gateways.get("classes") or []) + [{"name": GATEWAY_CLASS, "labels": {TARGET_LABEL: target}}]
         gateways["translations"] = list(gateways.get("translations") or []) + [
-            {"namespaces": served_namespaces, "class": GATEWAY_CLASS, "ingress_class": translated_class}]
+            {"namespaces": served_namespaces, "class": GATEWAY_CLASS, "ingress_class": name} for name in named]
         out["lab_gateways"] = gateways
-        # ingress2gateway names the Gateway of each namespace after the class
-        migration_targets.append({"name": target, "gateway": "%s/%s" % (served_namespaces[0], translated_class)})
+        # ingress2gateway names the Gateway of each namespace after the class; the replay goes through the first, whose
+        # address serves the others' routes too (dataplanes: every Gateway at that address)
+        migration_targets.append({"name": target, "gateway": "%s/%s" % (served_namespaces[0], named[0])})
     out["lab_controllers"] = controllers
     expect = dict(out.get("lab_expect") or {})
     expect["migration"] = {"namespaces": served_namespaces, "report_only": True,

@@ -76,6 +76,28 @@ def test_the_rehearsal_adds_each_target_beside_the_captured_baseline_and_validat
     assert summary["cluster"]["name"] == "rehearsal"
 
 
+def test_ingresses_that_name_the_baseline_by_its_class_and_by_its_annotation_are_translated_class_by_class() -> None:
+    """The baseline claims its IngressClass's name (nginx-two) and its annotation's value (nginx): ingress2gateway
+    selects by one name, so each is translated (a Gateway each, served by the target's one Traefik) and replayed
+    through the first; none is refused."""
+    lab = team_capture()
+    shop = next(w for w in lab["lab_workloads"] if w["namespace"] == "shop" and w.get("ingress"))
+    first = shop["ingress"][0] if isinstance(shop["ingress"], list) else shop["ingress"]
+    spec_class = dict(first, name="by-class", annotations={}, **{"class": "nginx-two"})
+    shop["ingress"] = [first, spec_class] if not isinstance(shop["ingress"], list) else shop["ingress"] + [spec_class]
+    out = rehearsal.compose(lab, ["gateway-api"], ["shop"], "rehearsal")
+    assert out["lab_gateways"]["translations"] == [
+        {"namespaces": ["shop"], "class": rehearsal.GATEWAY_CLASS, "ingress_class": name} for name in ("nginx", "nginx-two")]
+    assert out["lab_expect"]["migration"]["targets"] == [{"name": "gateway-api", "gateway": "shop/nginx"}]
+    # the real ingress2gateway translates both, before any cluster exists
+
+    def run_command(argv: list[str]) -> tuple[int, str, str]:
+        import subprocess
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        return done.returncode, done.stdout, done.stderr
+    assert rehearsal.preflight_translation(out, binary(), run_command) >= 4  # a Gateway and an HTTPRoute per class at least
+
+
 def with_own_routes(lab: Obj, controller_name: str = "example.net/gateway-controller") -> Obj:
     """LAB plus the team's own Gateway (another implementation's class, port 80 and 443) and an HTTPRoute of shop."""
     lab = dict(lab, lab_gateway_api=True, lab_gateways={

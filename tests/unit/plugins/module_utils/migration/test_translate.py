@@ -151,6 +151,29 @@ def test_a_gateway_target_is_its_implementations_service_with_the_notes() -> Non
         dataplanes.parse({"name": "g", "gateway": "shop/nginx", "address": "100.64.0.2"}, "targets[0]")
 
 
+def test_a_gateway_target_takes_the_routes_of_every_gateway_at_its_address() -> None:
+    """A translation of two class names makes two Gateways, both served by the target's Traefik at one address: a
+    request sent there can be taken by the routes of either."""
+    import copy
+
+    gateway, route = translate.retarget(produced(), translate.parse_notes(STDERR), "traefik", 8000, "ingress2gateway v1.2.0", 8443)
+    gateway["status"] = {"addresses": [{"type": "IPAddress", "value": "100.64.0.2"}]}
+    other, other_route = copy.deepcopy(gateway), copy.deepcopy(route)
+    other["metadata"]["name"] = "nginx-public"
+    other_route["metadata"]["name"] = "public-route"
+    other_route["spec"]["parentRefs"] = [{"name": "nginx-public"}]
+    other_route["spec"]["hostnames"] = ["public.example.test"]
+    elsewhere = dict(copy.deepcopy(gateway), status={"addresses": [{"type": "IPAddress", "value": "100.64.0.9"}]})
+    elsewhere["metadata"]["name"] = "unrelated"
+    svc = {"kind": "Service", "metadata": {"name": "traefik", "namespace": "traefik"},
+           "spec": {"type": "LoadBalancer", "ports": [{"name": "web", "port": 80}]},
+           "status": {"loadBalancer": {"ingress": [{"ip": "100.64.0.2"}]}}}
+    plane = dataplanes.resolve(FakeClient([gateway, route, other, other_route, elsewhere, svc]),
+                               dataplanes.parse({"name": "gateway-api", "gateway": "shop/nginx"}, "targets[0]"))
+    assert plane.described == "Gateway shop/nginx with shop/nginx-public at the same address at 100.64.0.2:80 (Service traefik/traefik)"
+    assert sorted({m.route for m in plane.routes or ()}) == sorted({"shop/%s" % route["metadata"]["name"], "shop/public-route"})
+
+
 def test_the_lab_names_its_translations_and_their_mistakes() -> None:
     lab = parse_gateways({"classes": [{"name": "traefik"}], "translations": [{"namespaces": ["shop"], "class": "traefik"}]})
     [t] = lab.translations
