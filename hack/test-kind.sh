@@ -411,8 +411,28 @@ rehearsal_kind() {
         failures+=("rehearsal: its kind cluster was left behind")
         rehearsal_down >>"$dir/rehearse.log" 2>&1 || true
     fi
+    rehearsal_gate_kind
     reset_kind "$dir" || failures+=("reset after the rehearsal on kind")
     stage_record "rehearsal of a hand-built cluster$(on_runner)" "$((SECONDS - started))" "$([ "${#failures[@]}" = "$before" ] && echo ok || echo FAILED)"
+}
+# The rehearsal as a CI gate on a team's manifests (tests/kind/team/manifests: no cluster is captured), every
+# behaviour allowed but the Gateway API target's answer for the store's default backend: the run must fail naming
+# that one Ingress alone (tests/kind/gate_check.py), its junit.xml saying which case failed.
+rehearsal_gate_kind() {
+    local dir="$WORK/kind/store" rc=0
+    mkdir -p "$dir"
+    "$KIND_LAB" rehearse -e "rehearse_manifests=$ROOT/tests/kind/team/manifests" -e "rehearse_dir=$dir/rehearsal" \
+        -e '{"rehearse_targets": ["traefik-nginx-provider", "gateway-api"], "rehearse_fail_on_change": true,
+             "rehearse_allow": [{"target": "traefik-nginx-provider"}, {"ingress": "^\\*$"},
+                                {"target": "gateway-api", "ingress": "^store/(catalog|catalog-next|storefront)$"}]}' \
+        >"$dir/rehearse.log" 2>&1 || rc=$?
+    "$VENV/bin/python" "$ROOT/tests/kind/gate_check.py" "$rc" "$dir/rehearse.log" "$dir/rehearsal" >&2 \
+        || failures+=("rehearsal: the gate on a team's manifests")
+    if rehearsal_left; then
+        failures+=("rehearsal: the gate's kind cluster was left behind")
+        KINDLAB_CLUSTER=rehearsal "$KIND_LAB" down "" -e "@$dir/rehearsal/rehearsal.yml" -e "lab_state_dir=$dir/rehearsal" \
+            >>"$dir/rehearse.log" 2>&1 || true
+    fi
 }
 # A scenario that fails on kind gets one more try on the emptied cluster (KINDLAB_KIND_TRIES=1: none).
 # On this 2-core machine the kind series shares the CPU with the twin's series and, under `make

@@ -11,7 +11,7 @@ require_venv_tool shellcheck
 cd "$ROOT"
 actionlint="${ACTIONLINT:-$ROOT/.tools/bin/actionlint}"
 [ -x "$actionlint" ] || die "$actionlint is missing: run 'make workflows' (it builds it)"
-workflows=(.github/workflows/*.yml)
+workflows=(.github/workflows/*.yml examples/ci/rehearse.yml)
 [ -e "${workflows[0]}" ] || die "no workflow under .github/workflows"
 run "$actionlint" -shellcheck "$VENV/bin/shellcheck" "${workflows[@]}"
 run zizmor --offline --no-progress --min-severity low "${workflows[@]}"

@@ -61,6 +61,14 @@ options:
     type: list
     elements: dict
     default: []
+  allowed:
+    description:
+      - Differences the caller accepts, in the shape of O(expected); unlike O(expected), one no difference matches is
+        fine. A CI gate lists here the behaviours a move may change (C(playbooks/rehearse.yml)'s C(rehearse_allow)).
+    type: list
+    elements: dict
+    default: []
+    version_added: 0.1.0
   same:
     description:
       - Answers the caller expects to be the same on both sides; each a mapping of regular expressions over C(target),
@@ -145,6 +153,7 @@ def main() -> None:
             requests={"type": "list", "elements": "dict", "default": []},
             expected={"type": "list", "elements": "dict", "default": []},
             same={"type": "list", "elements": "dict", "default": []},
+            allowed={"type": "list", "elements": "dict", "default": []},
             samples={"type": "int", "default": 2},
             workers={"type": "int", "default": 16},
             fail_on_difference={"type": "bool", "default": True},

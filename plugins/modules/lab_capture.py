@@ -29,7 +29,11 @@ description:
   - "What cannot be rebuilt is said, and the rebuilt Ingress lists it in the annotation C(kindlab.ingress/not-rebuilt),
     so that M(kindlab.ingress.ingress_migration) does not compare its requests: annotations that may hold credentials
     or code (snippets, auth, secrets, tokens), which stay in the cluster, and ExternalName Services (a stand-in
-    answers instead)."
+    answers instead). ingress-nginx basic auth (C(auth-type) C(basic) and the annotations naming its Secret) is kept,
+    since it only names the Secret, which the lab generates with its own user (the cluster's users stay there)."
+  - "With O(manifests), YAML files are read instead of a cluster (a team's manifests, C(helm template) or
+    C(kustomize build) output): the same capture of their objects; when they hold no ingress-nginx, the chart's own is
+    added for the class they name (the rehearsal's baseline)."
   - C(lab_expect) holds the error findings the diagnosis makes now, the controllers that cannot start
     (C(controllers.failing)), the Ingresses nobody gives an address (C(addresses.failing)), the status the diagnosis
     predicts and, with O(watch), what a short watch of the status saw.
@@ -76,6 +80,14 @@ options:
         see stays expected, and both are said in RV(unexpressed).
     type: float
     default: 0
+  manifests:
+    description:
+      - "A YAML file, or a directory of them, to capture instead of a cluster (O(kubeconfig) and O(context) are then
+        not used). Every document is an object (the items of a C(List) too); Secrets are never kept. Refused, naming
+        the file and object, when they hold no Ingress, when an Ingress's backend is a Service they do not define, or
+        when a document is not a Kubernetes object."
+    type: path
+    version_added: 0.1.0
   compare_with:
     description:
       - A lab definition an earlier capture wrote. When this cluster is the lab rebuilt from it (a round trip, as
@@ -110,6 +122,11 @@ EXAMPLES = r"""
     anonymize: true
     dest: /tmp/incident.yml
   register: captured
+
+- name: Capture a team's manifests (helm template output) instead of a cluster
+  kindlab.ingress.lab_capture:
+    manifests: rendered/shop.yaml
+    dest: /tmp/shop-captured.yml
 
 - name: Say what the reproduction will not have
   ansible.builtin.debug:
@@ -162,6 +179,7 @@ def main() -> None:
             scenario={"type": "str", "default": "captured"},
             watch={"type": "float", "default": 0},
             compare_with={"type": "path"},
+            manifests={"type": "path"},
         ),
         requires=("PyYAML",),
     ).run(run_lab_capture)

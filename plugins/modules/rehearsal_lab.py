@@ -74,6 +74,29 @@ options:
         and RV(pool). Beside a cluster on the same kind network, the rehearsal's Services would otherwise get
         addresses that cluster already answers on, and the replay would measure that cluster.
     type: str
+  allow:
+    description:
+      - The behaviours the move may change (a CI gate's list), each a mapping of regular expressions over C(target),
+        C(ingress), C(kind), C(request), C(field) and C(cause), as M(kindlab.ingress.ingress_migration)'s C(expected);
+        written as C(lab_expect.migration.allowed). An allowance no difference matches is fine.
+    type: list
+    elements: dict
+    default: []
+    version_added: 0.1.0
+  baseline_class:
+    description:
+      - The IngressClass of the captured ingress-nginx whose move is rehearsed. By default the one that claims most of
+        the rehearsed Ingresses; the Ingresses another ingress-nginx claims are named in RV(notes), to rehearse in a run
+        of their own with this option.
+    type: str
+    version_added: 0.1.0
+  fail_on_change:
+    description:
+      - Make a difference that O(allow) does not match fail the rehearsal (C(lab_expect.migration.report_only) false),
+        for a CI gate; by default every difference is reported and none fails it.
+    type: bool
+    default: false
+    version_added: 0.1.0
   kind_clusters:
     description:
       - Read the addresses every other kind cluster on the engine announces (C(kind get clusters), then each one's
@@ -177,6 +200,9 @@ def main() -> None:
             pool={"type": "str"},
             kind_clusters={"type": "bool", "default": True},
             kind_binary={"type": "str", "default": "kind"},
+            allow={"type": "list", "elements": "dict", "default": []},
+            fail_on_change={"type": "bool", "default": False},
+            baseline_class={"type": "str"},
         ),
         requires=("PyYAML",),
         required_by={"src": "dest"},

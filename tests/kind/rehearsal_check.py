@@ -189,6 +189,12 @@ def records_read(report: Obj) -> bool:
         and r["records"]["ingress-nginx"] != "not read" for t, r in rows)
 
 
+def junit_cases(base: Path) -> int:
+    import xml.etree.ElementTree as ET
+
+    return len(ET.parse(base / "verify" / "junit.xml").getroot().findall("testcase"))
+
+
 def accuracy(counted: tuple[int, list[str]]) -> bool:
     right, wrong = counted
     print("causes: %d of %d labelled differences put down to the labelled cause (%.0f %%)%s" % (
@@ -283,6 +289,8 @@ def main(directory: str) -> int:
         ("records: each difference names what took it on both sides, read from ingress-nginx's nginx.conf and each "
          "Traefik's routers",
          lambda: records_read(report)),
+        ("junit.xml: one case per behaviour of each target, none failing (the rehearsal only reports)",
+         lambda: junit_cases(base) >= 3 and '<failure' not in (base / "verify" / "junit.xml").read_text()),
         ("round trip: the rebuild captured back has the same Services and Ingresses",
          lambda: {w["name"]: {k: v for k, v in w.items() if k != "httproute"} for w in recaptured["lab_workloads"]
                   if w["namespace"] == "shop"}

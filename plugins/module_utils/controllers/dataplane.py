@@ -7,6 +7,8 @@ DataPlaneReader in its own package (ingress_nginx/dataplane.py, traefik/dataplan
 verify/dataplane.py compares the readings with the EndpointSlices."""
 from __future__ import annotations
 
+import posixpath
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
@@ -113,3 +115,12 @@ class DataPlaneReader:
     # chooses; and one line that says a router in its own words.
     take: Callable[[Sequence[Router], str, str, str, str, Sequence[tuple[str, str]]], Router | None] | None = None
     describe: Callable[[Router], str] | None = None
+
+
+def clean_path(path: str) -> str:
+    """PATH as nginx and Traefik match it (nginx's normalised $uri, Traefik's sanitizePath): slashes merged, dot
+    segments resolved, a trailing slash kept; no query."""
+    merged = re.sub(r"/{2,}", "/", path or "/")
+    clean = posixpath.normpath(merged)
+    clean = "/" if clean in (".", "//") else clean
+    return clean + "/" if merged.endswith("/") and clean != "/" else clean

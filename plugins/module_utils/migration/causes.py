@@ -304,10 +304,10 @@ def _credentials_passed(ctx: Context) -> Cause | None:
     emptied = record is not None and ("proxy_set_header Authorization", "") in record.settings
     if not emptied and _ann(ctx, "auth-type").lower() != "basic":
         return None
+    said = 'proxy_set_header Authorization "" in the location that took it' if emptied else "auth-type basic"
     return Cause("nginx.ingress.kubernetes.io/auth-type",
                  "ingress-nginx checks the credentials and does not pass them on (%s); %s passes the Authorization "
-                 "header to the backend" % ("proxy_set_header Authorization \"\" in the location that took it" if emptied
-                                              else "auth-type basic", ctx.target))
+                 "header to the backend" % (said, ctx.target))
 
 
 def _default_backend(ctx: Context) -> Cause | None:
@@ -427,8 +427,9 @@ CAUSES: tuple[Callable[[Context], Cause | None], ...] = (
     _annotation("enable-cors", "enable-cors: ingress-nginx answers the preflight itself (204) and adds its CORS "
                                "headers to every answer, Origin or not; {target} answers otherwise",
                 kinds=("preflight", "cors")),
-    _annotation("enable-cors", "enable-cors: ingress-nginx adds its CORS headers to every answer, with or without an "
-                               "Origin; {target} does not", fields=("header.access-control-",)),
+    _annotation("enable-cors", "enable-cors: the CORS response headers differ: ingress-nginx sends those its cors-allow-* "
+                               "annotations set, and only where the request's Origin is allowed; {target} sends its own",
+                fields=("header.access-control-",)),
     _annotation("proxy-body-size", "proxy-body-size {value}: ingress-nginx refuses a larger body with 413; {target} "
                                    "answers otherwise", kinds=("body-size",)),
     _annotation("limit-rps", "limit-rps {value}: over the rate ingress-nginx answers 503 (limit-req-status-code); "

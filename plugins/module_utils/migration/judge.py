@@ -106,12 +106,14 @@ def _same_rows(comparison: Obj) -> list[dict[str, str]]:
     return out
 
 
-def judge(comparison: Obj, expected: list[dict[str, str]], same: list[dict[str, str]] | None = None) -> Obj:
-    """unexpected: differences no expectation matches; unseen: expectations no difference matches;
+def judge(comparison: Obj, expected: list[dict[str, str]], same: list[dict[str, str]] | None = None,
+          allowed: list[dict[str, str]] | None = None) -> Obj:
+    """unexpected: differences no expectation (or allowance) matches; unseen: expectations no difference matches
+    (an allowance need not be seen: it accepts a change, as a CI gate's list of accepted behaviours does);
     unseen_same: answers expected the same on both sides that no such request had; baseline_idle: the
     baseline served none of the corpus (nothing was compared)."""
     diffs = differences(comparison)
-    unexpected = [d for d in diffs if not any(_matches(e, d) for e in expected)]
+    unexpected = [d for d in diffs if not any(_matches(e, d) for e in list(expected) + list(allowed or []))]
     unseen = [e for e in expected if not any(_matches(e, d) for d in diffs)]
     rows = _same_rows(comparison)
     unseen_same = [e for e in same or [] if not any(all(re.search(p, r[k]) for k, p in e.items()) for r in rows)]

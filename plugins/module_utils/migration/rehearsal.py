@@ -27,6 +27,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefi
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import (
     DEFAULT_CONTROLLER_NAME, TRANSLATION_LISTENER_PORT, TRANSLATION_TLS_LISTENER_PORT)
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import ingress_mappings
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import parse_expected
 
 if TYPE_CHECKING:
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
@@ -167,10 +168,16 @@ def check_targets_and_name(targets: list[str], cluster_name: str) -> None:
 
 
 def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: str, notes: list[str] | None = None,
-            pool: str = "") -> Obj:
+            pool: str = "", allow: list[Obj] | None = None, fail_on_change: bool = False, baseline_class: str = "") -> Obj:
     """The rehearsal's lab definition from the captured LAB (see the module docstring); POOL: its MetalLB pool
-    (choose_pool), else the inventory's."""
+    (choose_pool), else the inventory's. ALLOW: the behaviours it may change; FAIL_ON_CHANGE: any other fails it.
+    BASELINE_CLASS: the IngressClass of the captured ingress-nginx to rehearse the move off (default: the one that
+    claims most of the rehearsed Ingresses; the others' are named in NOTES, to rehearse in a run of their own)."""
     check_targets_and_name(targets, cluster_name)
+    try:
+        allowed = parse_expected(allow, "allow")
+    except OptionError as exc:
+        raise RehearsalError(str(exc)) from None
     ingresses = lab_ingresses(lab)
     captured_namespaces = sorted({ns for ns, _ing in ingresses})
     for ns in namespaces:
@@ -183,7 +190,21 @@ def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: s
     nginx = [c for c in lab.get("lab_controllers") or [] if c.get("type") == "ingress_nginx"]
     if not nginx:
         raise RehearsalError("src: the captured cluster runs no ingress-nginx: there is no move off it to rehearse")
-    baseline = max(nginx, key=lambda c: sum(1 for _ns, ing in rehearsed if _claims(c, ing)))  # the first of a tie
+    if baseline_class:
+        chosen = [c for c in nginx if _classes(c)[0] == baseline_class]
+        if not chosen:
+            raise RehearsalError("baseline_class: no captured ingress-nginx has IngressClass %s (theirs: %s)"
+                                 % (baseline_class, ", ".join(sorted(_classes(c)[0] for c in nginx))))
+        baseline = chosen[0]
+    else:
+        baseline = max(nginx, key=lambda c: sum(1 for _ns, ing in rehearsed if _claims(c, ing)))  # the first of a tie
+    for other in nginx:
+        left = sorted("%s/%s" % (ns, ing.get("name")) for ns, ing in rehearsed if other is not baseline and _claims(other, ing))
+        if left and notes is not None:
+            notes.append("the Ingresses of class %s (ingress-nginx %s/%s: %s) are not rehearsed in this run; rehearse them in "
+                         "one of their own (baseline_class %s, -e rehearse_class=%s)"
+                         % (_classes(other)[0], other.get("namespace"), other.get("release"), ", ".join(left),
+                            _classes(other)[0], _classes(other)[0]))
     class_name, controller_value, annotation = _classes(baseline)
     served_namespaces = sorted({ns for ns, ing in rehearsed if _claims(baseline, ing)})
     if not served_namespaces:
@@ -236,9 +257,11 @@ def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: s
         migration_targets.append({"name": target, "gateway": "%s/%s" % (served_namespaces[0], named[0])})
     out["lab_controllers"] = controllers
     expect = dict(out.get("lab_expect") or {})
-    expect["migration"] = {"namespaces": served_namespaces, "report_only": True,
+    expect["migration"] = {"namespaces": served_namespaces, "report_only": not fail_on_change,
                            "baseline": {"name": "ingress-nginx", "namespace": baseline["namespace"]},
                            "targets": migration_targets}
+    if allowed:
+        expect["migration"]["allowed"] = allowed
     out["lab_expect"] = expect
     return out
 
@@ -339,7 +362,8 @@ def run_rehearsal_lab(params: Params, module: Module) -> Obj:
     held = held_addresses(params, module)
     pool, said_pool = choose_pool(held, params["pool"] or "")
     notes: list[str] = [said_pool]
-    lab = compose(captured, params["targets"], params["namespaces"], params["cluster_name"], notes, pool)
+    lab = compose(captured, params["targets"], params["namespaces"], params["cluster_name"], notes, pool,
+                  params.get("allow") or [], bool(params.get("fail_on_change")), params.get("baseline_class") or "")
     translated = preflight_translation(lab, params["ingress2gateway"], module.run_command) if "gateway-api" in params["targets"] else 0
     said = "".join("# %s\n" % n for n in notes)
     text = "---\n# A migration rehearsal of %s (kindlab.ingress.rehearsal_lab); build it: playbooks/rehearse.yml\n%s%s" % (

@@ -114,6 +114,7 @@ def rehearse(client: Any, params: Params) -> Obj:
     base_spec, target_specs = parse_all(params["baseline"], params["targets"])
     expected = parse_expected(params["expected"])
     same = parse_expected(params["same"], "same", SAME_KEYS)
+    allowed = parse_expected(params.get("allowed"), "allowed")
     samples = params["samples"]
     if samples < 1:
         raise OptionError("samples: expected at least 1 (2 tells noise from differences), got %r" % samples)
@@ -150,7 +151,7 @@ def rehearse(client: Any, params: Params) -> Obj:
     for t in targets:
         if t.notes:
             set_beside_requests(comparison["targets"][t.name], t.notes)
-    verdict = judge(comparison, expected, same)
+    verdict = judge(comparison, expected, same, allowed)
     timings["total"] = round(time.monotonic() - started, 3)
     sent = sum(max(1, r.repeat) for r in corpus) * (samples + len(targets))
     return {

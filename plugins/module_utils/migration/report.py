@@ -18,7 +18,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.dataplan
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import SAME_KEYS, parse_expected
 
 Obj = dict[str, Any]
-EXPECT_KEYS = {"baseline", "targets", "namespaces", "requests", "expected", "same", "samples", "report_only"}
+EXPECT_KEYS = {"baseline", "targets", "namespaces", "requests", "expected", "same", "samples", "report_only", "allowed"}
 _LIMIT = 200  # rows of differences shown in summary.md and report.html (report.json has them all)
 
 
@@ -39,6 +39,7 @@ def validate(body: Any, where: str = "lab_expect.migration") -> None:
         raise ExpectError("%s.%s" % (where, exc)) from None
     parse_expected(body.get("expected"), where + ".expected")
     parse_expected(body.get("same"), where + ".same", SAME_KEYS)
+    parse_expected(body.get("allowed"), where + ".allowed")
     if not isinstance(body.get("requests", []), list):
         raise ExpectError("%s.requests: expected a list of requests, got %r" % (where, body.get("requests")))
     samples = body.get("samples", 2)
@@ -156,14 +157,19 @@ def behaviours(result: Obj) -> dict[str, list[Obj]]:
     responsible and their cause, each with the Ingresses and requests it changes and one row's curl pair."""
     out: dict[str, list[Obj]] = {target: [] for target in sorted(result["comparison"]["targets"])}
     grouped: dict[tuple[str, str, str], Obj] = {}
+    # the differences the judge found no expectation or allowance for: a behaviour with one of them is not accepted
+    refused = {(d["target"], d["ingress"], d["request"], d["kind"], d["field"])
+               for d in (result.get("verdict") or {}).get("unexpected") or []}
     for target, row, folded in _difference_rows(result):
         key = (target, folded["responsible"], folded["cause"])
         if key not in grouped:
             grouped[key] = {"responsible": folded["responsible"], "cause": folded["cause"], "ingresses": [], "requests": 0,
                             "example": "%s %s (%s)" % (row["method"], row["target"], row["kind"]),
-                            "curl": [row["curl"][result["comparison"]["baseline"]], row["curl"][target]]}
+                            "curl": [row["curl"][result["comparison"]["baseline"]], row["curl"][target]], "accepted": True}
             out[target].append(grouped[key])
         grouped[key]["requests"] += 1
+        if any((target, row["ingress"], row["target"], row["kind"], d["field"]) in refused for d in row["differences"]):
+            grouped[key]["accepted"] = False
         if row["ingress"] not in grouped[key]["ingresses"]:
             grouped[key]["ingresses"].append(row["ingress"])
     for found in out.values():
@@ -197,11 +203,39 @@ def answer_lines(result: Obj, findings: dict[str, list[str]] | None = None) -> l
         if account.get("routers") or account.get("unread") or (findings or {}).get(target):
             lines.append("")
         for i, b in enumerate(found, 1):
-            lines.append("%d. **%s**: %s. %d request(s) of %s; e.g. `%s`:" % (
-                i, _cell(b["responsible"]), _cell(b["cause"]), b["requests"], ", ".join(b["ingresses"]), _cell(b["example"])))
+            lines.append("%d. %s**%s**: %s. %d request(s) of %s; e.g. `%s`:" % (
+                i, "(allowed) " if b["accepted"] and _allows(result) else "", _cell(b["responsible"]), _cell(b["cause"]),
+                b["requests"], ", ".join(b["ingresses"]), _cell(b["example"])))
             lines += ["   ```sh"] + ["   " + line for line in b["curl"]] + ["   ```"]
         lines.append("")
     return lines
+
+
+def _allows(result: Obj) -> bool:
+    """Whether the rehearsal was told what to accept (an allowance or expectation), so that accepted means something."""
+    verdict = result.get("verdict") or {}
+    return int(verdict.get("differences") or 0) > len(verdict.get("unexpected") or [])
+
+
+def junit_xml(result: Obj, gate: bool) -> str:
+    """One JUnit test case per behaviour that changes, per target (and one per target where none does): with GATE (a
+    CI gate: report_only false), a behaviour no allowance accepts is a failure, with its example and curl pair."""
+    from xml.sax.saxutils import escape, quoteattr
+
+    cases = []
+    for target, found in behaviours(result).items():
+        if not found:
+            cases.append('  <testcase classname=%s name="nothing changes"/>' % quoteattr("rehearsal." + target))
+        for b in found:
+            name = "%s: %s" % (b["responsible"], b["cause"])
+            said = "%d request(s) of %s; e.g. %s\n%s\n%s" % (b["requests"], ", ".join(b["ingresses"]), b["example"], *b["curl"])
+            failure = ('<failure message=%s>%s</failure>' % (quoteattr("changes, and rehearse_allow does not allow it"), escape(said))
+                       if gate and not b["accepted"] else "")
+            cases.append("  <testcase classname=%s name=%s>%s<system-out>%s</system-out></testcase>"
+                         % (quoteattr("rehearsal." + target), quoteattr(name[:300]), failure, escape(said)))
+    failures = sum(1 for c in cases if "<failure" in c)
+    return ('<?xml version="1.0" encoding="utf-8"?>\n<testsuite name="migration rehearsal" tests="%d" failures="%d">\n%s\n'
+            "</testsuite>\n" % (len(cases), failures, "\n".join(cases)))
 
 
 def answer_html(result: Obj, findings: dict[str, list[str]] | None = None) -> str:

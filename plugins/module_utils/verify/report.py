@@ -718,6 +718,11 @@ def run_verify_report(params: Params, module: Module) -> Obj:
             # report.html: the same report drawn for people (_report_html), from the JSON as written.
             files[2]: render_html(json.loads(json.dumps(doc, default=str))),
         }
+        rehearsal = params["results"].get("migration") or {}
+        if "comparison" in rehearsal:  # one JUnit case per behaviour that changes (a CI gate reads it)
+            texts[os.path.join(params["output_dir"], "junit.xml")] = migration_report.junit_xml(
+                rehearsal, not (expect.get("migration") or {}).get("report_only"))
+            files.append(os.path.join(params["output_dir"], "junit.xml"))
         os.makedirs(params["output_dir"], exist_ok=True)
         changed = write_files(texts)
     return {"changed": changed, "verdicts": doc["verdicts"], "unmet": doc["unmet"], "passed": doc["passed"], "files": files}

@@ -11,8 +11,8 @@ Read from the controller v1.11.0's rootfs/etc/nginx/template/nginx.tmpl and temp
   (use-regex, rewrite-target: enforceRegexModifier), else the plain prefix `/p`; inside it `set $namespace`,
   `$ingress_name`, `$service_name`, `$service_port` name the Ingress and backend it was rendered from;
 - the settings a difference can come from: `proxy_set_header Host` (upstream-vhost), `X-Forwarded-Prefix`,
-  `Authorization` (emptied where basic auth checked it), `rewrite` (rewrite-target), `return` (redirects, app-root, permanent-redirect), `auth_basic`, and the Lua
-  table of rewrite_by_lua_block (force_ssl_redirect, ssl_redirect).
+  `Authorization` (emptied where basic auth checked it), `rewrite` (rewrite-target), `return` (redirects, app-root,
+  permanent-redirect), `auth_basic`, and the Lua table of rewrite_by_lua_block (force_ssl_redirect, ssl_redirect).
 
 nginx chooses (ngx_http_core_module): the server by exact name, then the longest leading wildcard, then the first
 matching regex name, else the default server; in it the `=` location that equals the path (or a proxied prefix
@@ -22,13 +22,13 @@ dot segments resolved, slashes merged, no query.
 """
 from __future__ import annotations
 
-import posixpath
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import meta
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneError, PodAccess, Router
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneError, PodAccess, Router, clean_path
 
 Obj = dict[str, Any]
 
@@ -191,12 +191,10 @@ def _server_rank(name: str, host: str) -> tuple[int, int] | None:
 
 def normalise(target: str) -> str:
     """The URI nginx matches locations against: without the query, slashes merged, dot segments resolved."""
-    path = re.sub(r"/{2,}", "/", target.split("?", 1)[0] or "/")
-    clean = posixpath.normpath(path)
-    clean = "/" if clean in (".", "//") else clean
-    return clean + "/" if path.endswith("/") and clean != "/" else clean
+    return clean_path(target.split("?", 1)[0])
 
 
+@functools.lru_cache(maxsize=4096)  # asked for every location once per differing request of a rehearsal
 def _location_matches(rule: str) -> tuple[str, Any]:
     """(kind, what) of a location: ("=", path), ("^~", prefix), ("~", regex), or ("", prefix)."""
     parts = rule.split(None, 1)

@@ -14,13 +14,13 @@ Read from Traefik v3's pkg/muxer/http (matcher.go, mux.go) and pkg/server/router
 A rule this reader cannot read matches nothing, and says so (`unread`)."""
 from __future__ import annotations
 
-import posixpath
+import functools
 import re
 from dataclasses import replace
 from typing import Callable, Mapping, Sequence
 from urllib.parse import parse_qs, urlsplit
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import Router
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneError, Router, clean_path
 
 _TOKEN = re.compile(r"\s*(?:(&&|\|\||!|\(|\))|([A-Za-z]+)\(|(`[^`]*`|\"(?:[^\"\\]|\\.)*\")|(,))")
 
@@ -32,16 +32,14 @@ class RequestView:
 
     def __init__(self, scheme: str, host: str, target: str, method: str, headers: Sequence[tuple[str, str]]) -> None:
         parts = urlsplit(target)
-        raw = re.sub(r"/{2,}", "/", parts.path or "/")
-        clean = posixpath.normpath(raw)
-        self.path = "/" if clean in (".", "//") else clean + ("/" if raw.endswith("/") and clean != "/" else "")
+        self.path = clean_path(parts.path)
         self.query = parse_qs(parts.query, keep_blank_values=True)
         self.scheme, self.method = scheme, method.upper()
         self.host = host.split(":", 1)[0].lower().rstrip(".")
         self.headers: Mapping[str, str] = {k.lower(): v for k, v in headers}
 
 
-class RuleError(ValueError):
+class RuleError(DataPlaneError):
     """A rule this reader cannot read."""
 
 
@@ -98,6 +96,7 @@ def _any_of(a: Matcher, b: Matcher) -> Matcher:
     return lambda r: a(r) or b(r)
 
 
+@functools.lru_cache(maxsize=4096)  # a rehearsal asks for every router's rule once per differing request
 def compile_rule(rule: str) -> Matcher:
     """RULE as a predicate over a RequestView; RuleError when it is not a rule this reader reads."""
     tokens: list[tuple[str, str]] = []

@@ -84,3 +84,22 @@ def test_bad_options_fail_naming_them(client: FakeClient, tmp_path: Path, args: 
 def test_an_unwritable_dest_fails_naming_it(client: FakeClient, tmp_path: Path) -> None:
     r = run({"dest": str(tmp_path / "missing-dir" / "x.yml")})
     assert r.failed and r.result["msg"].startswith("dest: cannot write")
+
+
+def test_manifests_are_captured_without_a_cluster_and_a_watch_of_them_is_refused(client: FakeClient, tmp_path: Path) -> None:
+    from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.capture.test_capture_manifests import team
+
+    dest = tmp_path / "out" / "captured.yml"
+    dest.parent.mkdir()
+    (tmp_path / "in").mkdir()
+    manifests = team(tmp_path / "in")
+    r = run_module(lab_capture.main, {"manifests": str(manifests), "dest": str(dest)})
+    assert not r.failed and r.result["changed"], r.result
+    assert client.asked == []  # the cluster is not read
+    written = dest.read_text()
+    assert written.startswith("---\n# Captured by kindlab.ingress.lab_capture from the manifests %s (read-only)." % manifests)
+    assert [c["release"] for c in yaml.safe_load(written)["lab_controllers"]] == ["ingress-nginx"]
+    again = run_module(lab_capture.main, {"manifests": str(manifests), "dest": str(dest)})
+    assert not again.result["changed"]
+    refused = run_module(lab_capture.main, {"manifests": str(manifests), "dest": str(dest), "watch": 5})
+    assert refused.failed and refused.result["msg"].startswith("watch: manifests have no status to watch")

@@ -311,3 +311,46 @@ def test_without_src_the_options_are_checked_against_the_cluster_before_anything
     assert r.failed and message in r.result["msg"]
     r = run_module(rehearsal_lab.main, {"src": "captured.yml", "kind_clusters": False})
     assert r.failed and "missing parameter(s) required by 'src': dest" in r.result["msg"]
+
+
+def test_a_ci_gate_writes_its_allowances_and_no_longer_only_reports() -> None:
+    lab = team_capture()
+    out = rehearsal.compose(lab, ["traefik-nginx-provider"], ["shop"], "rehearsal", allow=[{"cause": "^spec\\.tls"}],
+                            fail_on_change=True)
+    assert out["lab_expect"]["migration"]["report_only"] is False
+    assert out["lab_expect"]["migration"]["allowed"] == [{"cause": "^spec\\.tls"}]
+    assert rehearsal.compose(lab, ["traefik-nginx-provider"], ["shop"], "rehearsal")["lab_expect"]["migration"]["report_only"]
+    with pytest.raises(rehearsal.RehearsalError, match=r"^allow\[0\]\.cause: '\(' is not a valid regular expression"):
+        rehearsal.compose(lab, ["traefik-nginx-provider"], ["shop"], "rehearsal", allow=[{"cause": "("}])
+    with pytest.raises(rehearsal.RehearsalError, match=r"^allow\[0\]: expected only the keys"):
+        rehearsal.compose(lab, ["traefik-nginx-provider"], ["shop"], "rehearsal", allow=[{"host": "x"}])
+
+
+def test_the_ingresses_of_another_ingress_nginx_are_named_and_rehearsed_in_a_run_of_their_own() -> None:
+    """Two ingress-nginx releases share a namespace's Ingresses: the rehearsal takes the one that claims most, names the
+    other's Ingresses, and baseline_class rehearses those."""
+    import copy
+
+    lab = team_capture()
+    two = next(c for c in lab["lab_controllers"] if c["type"] == "ingress_nginx")
+    second = copy.deepcopy(two)
+    second.update(namespace="internal", release="internal")
+    second["values"]["controller"]["ingressClassResource"] = {"name": "nginx-internal",
+                                                              "controllerValue": "k8s.io/ingress-nginx-internal"}
+    second["values"]["controller"]["ingressClass"] = "nginx-internal"
+    lab["lab_controllers"].append(second)
+    lab["lab_namespaces"] = sorted(lab["lab_namespaces"] + ["internal"])
+    other = "nginx-internal"
+    shop = next(w for w in lab["lab_workloads"] if w["namespace"] == "shop" and w.get("ingress"))
+    first = shop["ingress"][0] if isinstance(shop["ingress"], list) else shop["ingress"]
+    internal = dict(first, name="internal", annotations={}, **{"class": other})
+    shop["ingress"] = ([first] if not isinstance(shop["ingress"], list) else shop["ingress"]) + [internal]
+    notes: list[str] = []
+    out = rehearsal.compose(lab, ["traefik-nginx-provider"], ["shop"], "rehearsal", notes)
+    assert out["lab_expect"]["migration"]["baseline"]["namespace"] == "two"
+    assert any(n.startswith("the Ingresses of class %s (ingress-nginx " % other) and "shop/internal" in n
+               and "-e rehearse_class=%s" % other in n for n in notes), notes
+    theirs = rehearsal.compose(lab, ["traefik-nginx-provider"], ["shop"], "rehearsal", baseline_class=other)
+    assert theirs["lab_expect"]["migration"]["baseline"]["namespace"] == "internal"
+    with pytest.raises(rehearsal.RehearsalError, match=r"^baseline_class: no captured ingress-nginx has IngressClass nope \(theirs: "):
+        rehearsal.compose(lab, ["traefik-nginx-provider"], ["shop"], "rehearsal", baseline_class="nope")

@@ -451,3 +451,27 @@ def test_credentials_ingress_nginx_keeps_from_the_backend_and_a_canary_s_own_loc
     request = Request(id="c", ingress="shop/c", host="p.test", target="/checkout", kind="canary-cookie", rule="/checkout (Prefix)")
     assert explain(Context(request, canary, "backend", "t", (), baseline_record=main)).responsible == (
         "nginx.ingress.kubernetes.io/canary-by-cookie")
+
+
+def test_a_ci_gate_accepts_the_allowed_behaviours_fails_on_the_others_and_writes_a_junit_case_per_behaviour() -> None:
+    """allowed: differences accepted without having to be seen; junit.xml: one case per behaviour, failing under the
+    gate when none of its differences is allowed."""
+    import xml.etree.ElementTree as ET
+
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import behaviours, junit_xml
+
+    comparison, everything = run()
+    allowed = parse_expected([{"ingress": "^shop/api$"}, {"ingress": "^shop/nowhere$"}], "allowed")
+    verdict = judge(comparison, [], [], allowed)
+    assert verdict["unexpected"] and all(d["ingress"] != "shop/api" for d in verdict["unexpected"])
+    assert verdict["unseen"] == []  # an allowance no difference matches is fine
+    assert len(everything["unexpected"]) > len(verdict["unexpected"])
+    result = {"comparison": comparison, "verdict": verdict}
+    found = behaviours(result)["traefik"]
+    assert {b["accepted"] for b in found} == {True, False}
+    suite = ET.fromstring(junit_xml(result, gate=True))
+    cases = suite.findall("testcase")
+    assert len(cases) == len(found) and int(suite.get("failures")) == sum(1 for b in found if not b["accepted"])
+    failed = [c for c in cases if c.find("failure") is not None]
+    assert all("shop/api" not in (c.findtext("system-out") or "").split(";")[0] for c in failed)
+    assert all(c.find("failure") is None for c in ET.fromstring(junit_xml(result, gate=False)).findall("testcase"))
