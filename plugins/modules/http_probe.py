@@ -11,6 +11,10 @@ description:
     currently publishes in its status (looked up again before every attempt, as DNS pointing at
     the status would), until the answer has an expected status (and body), then takes N samples
     and counts which backend answered each.
+  - With I(ingress), every answer must come from this cluster - the pod the echo names (the default I(backend_regex))
+    in an EndpointSlice of the Ingress's Services before or after the probe, or a Pod of that name in its namespace -
+    else the probe fails, in one line, naming the pod and the address (another cluster on the same network holding
+    it). With a I(backend_regex) of your own the answers are not checked.
   - I(connect_to) works like curl's C(--connect-to); the request is sent to the mapped peer with
     the original Host header and path. On the twin every LoadBalancer and node address is
     reachable only that way (C(kindlab-twin get connect-to --name CLUSTER), or the

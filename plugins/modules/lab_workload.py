@@ -79,6 +79,10 @@ options:
             default its first). C(default_backend) (C(service), C(port)) is C(spec.defaultBackend); C(tls) may be a
             list of C(hosts) lists, each with a certificate the lab makes for those names (Secret C(<name>-tls),
             C(<name>-tls-1), ...).
+          - An Ingress with ingress-nginx basic auth (annotations C(auth-type) C(basic) and C(auth-secret)) gets that
+            Secret generated once by the lab, with a user and password of its own (the password in the Secret's
+            annotation C(kindlab.ingress/password); none in results or diffs); a Secret the lab did not make is left
+            alone, and only the lab's own are deleted with O(state=absent).
         type: raw
       httproute:
         description:

@@ -739,15 +739,14 @@ def run_lab_capture(params: Params, module: Module) -> dict[str, Any]:
         if watch:
             raise CaptureError("watch: manifests have no status to watch (give one of watch and manifests)")
         result = capture_manifests(params["manifests"], params["namespaces"] or [], scenario, params["anonymize"])
-        source = "the manifests %s" % params["manifests"]
+        source = "an anonymized set of manifests" if params["anonymize"] else "the manifests %s" % params["manifests"]
     else:
         client = module.client()
         state = read_cluster(client, params["namespaces"] or [])
         observed = watch_status(client, params["namespaces"] or [], float(watch)) if watch else None
         result = capture(state, scenario, params["anonymize"], observed)
         check(result.lab)
-        source = client.where() if hasattr(client, "where") else "the cluster"
-    source = "an anonymized %s" % ("set of manifests" if params.get("manifests") else "cluster") if params["anonymize"] else source
+        source = "an anonymized cluster" if params["anonymize"] else (client.where() if hasattr(client, "where") else "the cluster")
     text = render(result, source)
     dest = params["dest"]
     out: dict[str, Any] = {}

@@ -18,20 +18,16 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils.capture.lab import Capture, CaptureError, capture, check, read_cluster
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CLASS_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import DEFAULT_TYPE, type_of_class
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.manifests import ManifestClient, read
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.backends import backends_of
 
 Obj = dict[str, Any]
 
-CLASS_ANNOTATION = "kubernetes.io/ingress.class"
 # Where the chart's own ingress-nginx runs when the manifests hold none (the chart's default release and namespace).
 BASELINE = {"namespace": "ingress-nginx", "release": "ingress-nginx"}
-
-
-def _name(obj: Obj) -> str:
-    m = obj.get("metadata") or {}
-    return "%s/%s" % (m.get("namespace"), m.get("name"))
 
 
 def check_manifests(found: list[tuple[str, Obj]], namespaces: list[str], path: str) -> None:
@@ -40,13 +36,13 @@ def check_manifests(found: list[tuple[str, Obj]], namespaces: list[str], path: s
                  and (not namespaces or o["metadata"]["namespace"] in namespaces)]
     if not ingresses:
         raise CaptureError("manifests: %s holds no Ingress%s" % (path, " in %s" % ", ".join(namespaces) if namespaces else ""))
-    services = {_name(o) for _f, o in found if o["kind"] == "Service"}
+    services = {key_of(o) for _f, o in found if o["kind"] == "Service"}
     for where, ing in ingresses:
         for ref in backends_of(ing):
             wanted = "%s/%s" % (ing["metadata"]["namespace"], ref.service)
             if ref.service and wanted not in services:
                 raise CaptureError("%s: Ingress %s: its backend %s names Service %s, which the manifests do not define"
-                                   % (where, _name(ing), ref.where, wanted))
+                                   % (where, key_of(ing), ref.where, wanted))
 
 
 def baseline_class(found: list[tuple[str, Obj]]) -> str:

@@ -124,3 +124,9 @@ def clean_path(path: str) -> str:
     clean = posixpath.normpath(merged)
     clean = "/" if clean in (".", "//") else clean
     return clean + "/" if merged.endswith("/") and clean != "/" else clean
+
+
+def compile_regex(pattern: str, flags: int = 0) -> "re.Pattern[str]":
+    """PATTERN as nginx's PCRE or Traefik's Go regexp writes it, compiled by Python's re: a named group `(?<name>`
+    is read as Python's `(?P<name>` (Go's `(?P<name>` is Python's already). re.error when Python cannot read it."""
+    return re.compile(re.sub(r"\(\?<(?=[A-Za-z_])", "(?P<", pattern), flags)

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import meta
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneError, PodAccess, Router, clean_path
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import (
+    DataPlaneError, PodAccess, Router, clean_path, compile_regex)
 
 Obj = dict[str, Any]
 
@@ -174,7 +175,7 @@ def routers(text: str) -> list[Router]:
 
 def _server_regex(name: str) -> re.Pattern[str] | None:
     try:
-        return re.compile(re.sub(r"\(\?<(?=[A-Za-z_])", "(?P<", name[1:]), re.IGNORECASE)
+        return compile_regex(name[1:], re.IGNORECASE)
     except re.error:
         return None
 
@@ -202,7 +203,7 @@ def _location_matches(rule: str) -> tuple[str, Any]:
         modifier, path = parts
         if modifier in ("~", "~*"):
             try:
-                return "~", re.compile(re.sub(r"\(\?<(?=[A-Za-z_])", "(?P<", path), re.IGNORECASE if modifier == "~*" else 0)
+                return "~", compile_regex(path, re.IGNORECASE if modifier == "~*" else 0)
             except re.error:
                 return "~", None
         return modifier, path

@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Callable, Mapping, Sequence
 from urllib.parse import parse_qs, urlsplit
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneError, Router, clean_path
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneError, Router, clean_path, compile_regex
 
 _TOKEN = re.compile(r"\s*(?:(&&|\|\||!|\(|\))|([A-Za-z]+)\(|(`[^`]*`|\"(?:[^\"\\]|\\.)*\")|(,))")
 
@@ -50,7 +50,7 @@ def _unquote(text: str) -> str:
 def _matcher(name: str, args: list[str]) -> Matcher:
     def regex(pattern: str) -> re.Pattern[str]:
         try:
-            return re.compile(re.sub(r"\(\?P?<(?=[A-Za-z_])", "(?P<", pattern))
+            return compile_regex(pattern)
         except re.error as exc:
             raise RuleError("%s(`%s`): %s" % (name, pattern, exc)) from None
     if name == "Host":
