@@ -36,6 +36,9 @@ SIDE_AFTER=unit
 KINDLAB_STAGE_LOG="$(mktemp /tmp/kindlab-stages.XXXXXX)"
 export KINDLAB_STAGE_LOG
 FAILED="$(mktemp /tmp/kindlab-stages-failed.XXXXXX)"
+# Each stage's output is also kept here, so that a failed stage's last lines can close the log: a CI
+# page often shows only the log's end, and the table alone says where it failed, not why.
+OUTPUTS="$(mktemp -d /tmp/kindlab-stage-outputs.XXXXXX)"
 CHECKS_LOG=""
 KINDLAB_SIDE_GO="$(mktemp -u /tmp/kindlab-side-go.XXXXXX)"
 started_all=$SECONDS
@@ -45,7 +48,12 @@ table() {
     awk -F'\t' '{ printf "%-60s %7d  %s\n", $1, $2, $3 }' "$KINDLAB_STAGE_LOG"
     printf '%-60s %7d  %s\n' "total (wall clock)" "$((SECONDS - started_all))" \
         "$(if [ -s "$FAILED" ]; then echo "failed: $(tr '\n' ' ' <"$FAILED")"; fi)"
-    rm -f "$KINDLAB_STAGE_LOG" "$FAILED" "${CHECKS_LOG:-}" "$KINDLAB_SIDE_GO"
+    local name
+    while read -r name; do
+        printf '\n==== the last lines of make %s (it failed) ====\n' "$name"
+        tail -n 40 "$OUTPUTS/$name"
+    done <"$FAILED"
+    rm -rf "$KINDLAB_STAGE_LOG" "$FAILED" "${CHECKS_LOG:-}" "$KINDLAB_SIDE_GO" "$OUTPUTS"
 }
 trap table EXIT
 
@@ -54,7 +62,7 @@ stage() {
     local name="$1" started=$SECONDS rc=0 parts
     printf '\n==== make %s ====\n' "$name" >&2
     parts="$(mktemp /tmp/kindlab-stage-parts.XXXXXX)"
-    KINDLAB_STAGE_LOG="$parts" make --no-print-directory -C "$ROOT" "$name" || rc=$?
+    KINDLAB_STAGE_LOG="$parts" make --no-print-directory -C "$ROOT" "$name" 2>&1 | tee "$OUTPUTS/$name" || rc=${PIPESTATUS[0]}
     local result=ok
     if [ "$rc" != 0 ]; then result="FAILED (rc=$rc)"; echo "$name" >>"$FAILED"; fi
     { printf '%s\t%d\t%s\n' "$name" "$((SECONDS - started))" "$result"; sed 's/^/  /' "$parts"; } >>"$KINDLAB_STAGE_LOG"
