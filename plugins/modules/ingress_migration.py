@@ -89,6 +89,26 @@ options:
     description: Fail the task when the rehearsal does not pass; with C(false) the result is returned for collection.
     type: bool
     default: true
+  fix:
+    description:
+      - Prove a fix for each behaviour that changes on each target, in the cluster the data planes run in (meant for a
+        rehearsal cluster, never a team's own). Each target type's table of fixes proposes edits of the target's
+        objects (the Ingresses Traefik's ingress-nginx provider reads, a Gateway target's HTTPRoutes and Gateways), or
+        says that no setting of that target reproduces the behaviour, and why. Each fix is applied, the corpus is
+        replayed through the target, and the fix is kept only when every request of its behaviour then answers as the
+        baseline did and no other request changed; otherwise it is undone. The baseline's answers are those of the
+        first replay. Skipped in check mode. The result's C(fixes) says, per target, what each attempt did.
+    type: bool
+    default: false
+    version_added: 0.1.0
+  migrated_dir:
+    description:
+      - With O(fix), the directory that receives, per target (C(<migrated_dir>/<target>/)), the target's objects after
+        its kept fixes, one file each, each annotated C(kindlab.ingress/keeps) with the behaviours its fixes keep.
+        Empty, none are written.
+    type: path
+    default: ""
+    version_added: 0.1.0
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - kindlab.ingress.read_only
@@ -132,8 +152,16 @@ corpus:
   returned: success
   type: list
   elements: dict
+fixes:
+  description:
+    - With O(fix), per target, the C(attempts) (one per behaviour, most requests first, each with its C(outcome)
+      (closed, not closed, changed other requests, no setting of the target reproduces it, no fix known), what it
+      C(says), the objects it edited, and for a closed one the C(curl) pair to re-check it), how many behaviours are
+      C(kept) by a proven fix and how many C(remain), the C(counts) after the last kept fix, and the C(migrated) files.
+  returned: success
+  type: dict
 seconds:
-  description: How long generating the corpus, the replay and the whole rehearsal took.
+  description: How long generating the corpus, the replay, proving the fixes and the whole rehearsal took.
   returned: success
   type: dict
   sample: {corpus: 0.01, replay: 4.2, total: 4.6}
@@ -157,6 +185,8 @@ def main() -> None:
             samples={"type": "int", "default": 2},
             workers={"type": "int", "default": 16},
             fail_on_difference={"type": "bool", "default": True},
+            fix={"type": "bool", "default": False},
+            migrated_dir={"type": "path", "default": ""},
         ),
     ).run(run_ingress_migration)
 

@@ -97,6 +97,14 @@ options:
     type: bool
     default: false
     version_added: 0.1.0
+  fix:
+    description:
+      - Prove a fix for each behaviour that changes, in the rehearsal cluster (C(lab_expect.migration.fix); see
+        M(kindlab.ingress.ingress_migration)'s O(kindlab.ingress.ingress_migration#module:fix)): each target's migrated
+        manifests are written beside the report, under C(migrated/<target>/).
+    type: bool
+    default: false
+    version_added: 0.1.0
   kind_clusters:
     description:
       - Read the addresses every other kind cluster on the engine announces (C(kind get clusters), then each one's
@@ -202,6 +210,7 @@ def main() -> None:
             kind_binary={"type": "str", "default": "kind"},
             allow={"type": "list", "elements": "dict", "default": []},
             fail_on_change={"type": "bool", "default": False},
+            fix={"type": "bool", "default": False},
             baseline_class={"type": "str"},
         ),
         requires=("PyYAML",),

@@ -71,6 +71,7 @@ class DataPlane:
     routers: tuple[Router, ...] = ()
     routers_unread: str = ""
     reader: DataPlaneReader | None = None  # its type's reader: which router takes a request, in its words
+    gateways: tuple[str, ...] = ()  # a Gateway's: it and the Gateways at its address (namespace/name), whose routes it serves
 
 
 def parse(raw: Any, where: str) -> DataPlaneSpec:
@@ -230,7 +231,7 @@ def _by_gateway(client: Any, spec: DataPlaneSpec) -> DataPlane:
     also = " with %s at the same address" % ", ".join(sorted(key_of(g) for g in beside)) if beside else ""
     pods = _behind(client, services[0]) if services else []
     return DataPlane(name=spec.name, address=Address(ip=addresses[0], port=port), notes=tuple(notes), **_proxy(client, pods),
-                     routes=tuple(route_matches(routes)),
+                     routes=tuple(route_matches(routes)), gateways=tuple(sorted(served)),
                      described="Gateway %s%s at %s:%d (%s)" % (spec.gateway, also, addresses[0], port, behind))
 
 

@@ -168,9 +168,11 @@ def check_targets_and_name(targets: list[str], cluster_name: str) -> None:
 
 
 def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: str, notes: list[str] | None = None,
-            pool: str = "", allow: list[Obj] | None = None, fail_on_change: bool = False, baseline_class: str = "") -> Obj:
+            pool: str = "", allow: list[Obj] | None = None, fail_on_change: bool = False, baseline_class: str = "",
+            fix: bool = False) -> Obj:
     """The rehearsal's lab definition from the captured LAB (see the module docstring); POOL: its MetalLB pool
-    (choose_pool), else the inventory's. ALLOW: the behaviours it may change; FAIL_ON_CHANGE: any other fails it.
+    (choose_pool), else the inventory's. ALLOW: the behaviours it may change; FAIL_ON_CHANGE: any other fails it;
+    FIX: a fix proven for each behaviour in the rehearsal cluster (lab_expect.migration.fix).
     BASELINE_CLASS: the IngressClass of the captured ingress-nginx to rehearse the move off (default: the one that
     claims most of the rehearsed Ingresses; the others' are named in NOTES, to rehearse in a run of their own)."""
     check_targets_and_name(targets, cluster_name)
@@ -262,6 +264,8 @@ def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: s
                            "targets": migration_targets}
     if allowed:
         expect["migration"]["allowed"] = allowed
+    if fix:
+        expect["migration"]["fix"] = True
     out["lab_expect"] = expect
     return out
 
@@ -363,7 +367,8 @@ def run_rehearsal_lab(params: Params, module: Module) -> Obj:
     pool, said_pool = choose_pool(held, params["pool"] or "")
     notes: list[str] = [said_pool]
     lab = compose(captured, params["targets"], params["namespaces"], params["cluster_name"], notes, pool,
-                  params.get("allow") or [], bool(params.get("fail_on_change")), params.get("baseline_class") or "")
+                  params.get("allow") or [], bool(params.get("fail_on_change")), params.get("baseline_class") or "",
+                  bool(params.get("fix")))
     translated = preflight_translation(lab, params["ingress2gateway"], module.run_command) if "gateway-api" in params["targets"] else 0
     said = "".join("# %s\n" % n for n in notes)
     text = "---\n# A migration rehearsal of %s (kindlab.ingress.rehearsal_lab); build it: playbooks/rehearse.yml\n%s%s" % (

@@ -2,10 +2,12 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The ingress_migration module's flow: every option checked, then the Ingresses read, the
 corpus generated, the data planes found, the corpus replayed through each, compared and judged.
-Read-only: it sends HTTP requests to the data planes and changes nothing in the cluster."""
+It sends HTTP requests to the data planes and changes nothing in the cluster, unless told to prove fixes (`fix`,
+meant for a rehearsal cluster): then each target's objects are edited there (migration/prove.py)."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
@@ -15,7 +17,12 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.capture.lab import
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.credentials import read_credentials, secrets_asked
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import corpus as corpus_mod
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import Plane, compare
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.dataplanes import DataPlaneSpec, parse_all, resolve
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.dataplanes import DataPlane, DataPlaneSpec, parse_all, resolve
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes import table_for
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Objects
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration import prove as prove_mod
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import behaviours
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import API_VERSION as GATEWAY_API_VERSION
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import SAME_KEYS, answered, judge, parse_expected
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import provenance
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.provenance import Origin
@@ -26,6 +33,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.endpoint
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.snapshot import read_state
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, list_ingresses, parse_selection
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.gateway_api import parent_gateway
 
 if TYPE_CHECKING:
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
@@ -108,6 +116,79 @@ def _slim(comparison: Obj) -> Obj:
     return comparison
 
 
+def _objects_of(client: Any, plane: DataPlane, ingresses: list[str]) -> Objects:
+    """A target's own objects as the cluster holds them now: a Gateway target's Gateways and the HTTPRoutes attached to
+    them; for every target, the rehearsed Ingresses (an Ingress provider reads them; a default backend is named there)."""
+    out = Objects()
+    for name in ingresses:
+        ns, _slash, short = name.partition("/")
+        found = client.get("networking.k8s.io/v1", "Ingress", short, ns)
+        if found is not None:
+            out.ingresses[name] = found
+    if plane.gateways:
+        for gw in plane.gateways:
+            ns, _slash, short = gw.partition("/")
+            found = client.get(GATEWAY_API_VERSION, "Gateway", short, ns)
+            if found is not None:
+                out.gateways[gw] = found
+        out.routes = {key_of(r): r for r in client.list(GATEWAY_API_VERSION, "HTTPRoute")
+                      if any(parent_gateway(str((r.get("metadata") or {}).get("namespace")), p) in plane.gateways
+                             for p in (r.get("spec") or {}).get("parentRefs") or [])}
+    return out
+
+
+def prove_fixes(client: Any, params: Params, comparison: Obj, verdict: Obj, corpus: list[corpus_mod.Request],
+                rules_of: list[corpus_mod.Rule | None], answers: dict[str, list[list[Any]]], planes: tuple[Any, ...],
+                compare_one: Any) -> Obj:
+    """Each target's behaviours fixed and proven in the cluster (migration/prove.py), its migrated manifests written to
+    params['migrated_dir']/<target>. PLANES: (baseline, targets, target specs); COMPARE_ONE(target, its answers): its
+    comparison body against the baseline's first answers."""
+    baseline, targets, specs = planes
+    grouped = behaviours({"comparison": comparison, "verdict": verdict})
+    out: Obj = {}
+    for plane, spec in zip(targets, specs):
+        table = table_for(plane.name, bool(plane.gateways))
+        if table is None:
+            out[plane.name] = {"attempts": [], "kept": 0, "remain": len(grouped.get(plane.name) or []),
+                               "no_table": "no table of fixes for this target's type"}
+            continue
+        rows = {r["index"]: r for r in comparison["targets"][plane.name]["rows"]}
+        found = [Behaviour(plane.name, b["responsible"], b["cause"], tuple(rows[i] for i in b["indices"]),
+                           tuple(rules_of[i] for i in b["indices"])) for b in grouped.get(plane.name) or []]
+        names = [key_of(i) for i in params["_ingresses"]]
+
+        def replay_target(spec: DataPlaneSpec = spec) -> Obj:
+            now = resolve(client, spec)
+            fresh = replay([(now.name, now.address, 1)], corpus, workers=params["workers"])
+            provenance.check(fresh, corpus, [Origin(now.name, now.address, now.pods, now.marker)], backend_pods(client))
+            body: Obj = compare_one(now, {baseline.name: answers[baseline.name], now.name: fresh[now.name]})
+            return body
+
+        def apply(obj: Obj) -> None:
+            client.apply(prove_mod.manifest(obj))
+
+        def delete(obj: Obj) -> None:
+            meta = obj.get("metadata") or {}
+            client.delete(str(obj.get("apiVersion")), str(obj.get("kind")), str(meta.get("name")), meta.get("namespace"))
+        def read(plane: DataPlane = plane) -> Objects:
+            return _objects_of(client, plane, names)
+        target = prove_mod.Target(plane.name, table, read, apply, delete, replay_target)
+        started = time.monotonic()
+        proven = prove_mod.prove(target, found, comparison["targets"][plane.name])
+        body = proven.pop("comparison")
+        proven.update(counts=body["counts"], seconds=round(time.monotonic() - started, 3),
+                      still_differ=[r["id"] for r in body["rows"] if r["outcome"] == "differ"])
+        if params.get("migrated_dir"):
+            made = [k.split(" ", 1)[1] for k in proven["keeps"] if k.startswith("Ingress ") and k.split(" ", 1)[1] not in names]
+            mine = _objects_of(client, plane, names + made)  # with the Ingresses a kept fix made (a host split off)
+            if plane.gateways:  # a Gateway target is moved to by its Gateways and HTTPRoutes, not by Ingresses
+                mine.ingresses = {}
+            proven["migrated"] = prove_mod.write_migrated(os.path.join(params["migrated_dir"], plane.name), mine,
+                                                          proven["keeps"])
+        out[plane.name] = proven
+    return out
+
+
 def rehearse(client: Any, params: Params) -> Obj:
     started = time.monotonic()
     selection = parse_selection(params["namespaces"], params["names"], params["label_selector"])
@@ -152,6 +233,19 @@ def rehearse(client: Any, params: Params) -> Obj:
         if t.notes:
             set_beside_requests(comparison["targets"][t.name], t.notes)
     verdict = judge(comparison, expected, same, allowed)
+    fixes: Obj = {}
+    if params.get("fix"):
+        t0 = time.monotonic()
+        base_plane = Plane(baseline.name, baseline.address, None, baseline.routers, baseline.reader)
+
+        def compare_one(now: DataPlane, fresh: dict[str, list[list[Any]]]) -> Obj:
+            body = compare(corpus, rules_of, fresh, base_plane, [Plane(now.name, now.address, now.routes, now.routers, now.reader)],
+                           corpus_mod.regex_hosts(ingresses), unfaithful, corpus_mod.tls_hosts(ingresses),
+                           corpus_mod.default_backend_services(ingresses))
+            return dict(body["targets"][now.name])
+        fixes = prove_fixes(client, dict(params, _ingresses=ingresses), comparison, verdict, corpus, rules_of, answers,
+                            (baseline, targets, target_specs), compare_one)
+        timings["fixes"] = round(time.monotonic() - t0, 3)
     timings["total"] = round(time.monotonic() - started, 3)
     sent = sum(max(1, r.repeat) for r in corpus) * (samples + len(targets))
     return {
@@ -168,6 +262,7 @@ def rehearse(client: Any, params: Params) -> Obj:
         "not_served": skipped,
         "corpus": [r.as_dict() for r in corpus],
         "comparison": _slim(comparison),
+        "fixes": fixes,
         "requests_sent": sent,
         "samples": samples,
         "seconds": timings,
@@ -191,6 +286,8 @@ def failure_message(result: Obj) -> str:
 
 
 def run_ingress_migration(params: Params, module: Module) -> Obj:
+    if params.get("fix") and module.check_mode:
+        params = dict(params, fix=False)  # proving a fix edits the cluster: not in check mode
     result = rehearse(module.client(), params)
     if params["fail_on_difference"] and not result["passed"]:
         raise CheckFailed(failure_message(result), **result)

@@ -13,12 +13,13 @@ import html
 import re
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.prove import CAUSE_GONE, CLOSED, KEPT
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import OUTCOMES
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.dataplanes import parse_all
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import SAME_KEYS, parse_expected
 
 Obj = dict[str, Any]
-EXPECT_KEYS = {"baseline", "targets", "namespaces", "requests", "expected", "same", "samples", "report_only", "allowed"}
+EXPECT_KEYS = {"baseline", "targets", "namespaces", "requests", "expected", "same", "samples", "report_only", "allowed", "fix"}
 _LIMIT = 200  # rows of differences shown in summary.md and report.html (report.json has them all)
 
 
@@ -45,8 +46,9 @@ def validate(body: Any, where: str = "lab_expect.migration") -> None:
     samples = body.get("samples", 2)
     if not isinstance(samples, int) or samples < 1:
         raise ExpectError("%s.samples: expected a whole number of at least 1, got %r" % (where, samples))
-    if not isinstance(body.get("report_only", False), bool):
-        raise ExpectError("%s.report_only: expected true or false, got %r" % (where, body.get("report_only")))
+    for key in ("report_only", "fix"):
+        if not isinstance(body.get(key, False), bool):
+            raise ExpectError("%s.%s: expected true or false, got %r" % (where, key, body.get(key)))
 
 
 def _counts_text(counts: Obj) -> str:
@@ -154,7 +156,8 @@ def findings_by_target(said: list[tuple[str, str, str]]) -> dict[str, list[str]]
 
 def behaviours(result: Obj) -> dict[str, list[Obj]]:
     """Target -> the distinct behaviours that change there, most requests first: the differences grouped by what is
-    responsible and their cause, each with the Ingresses and requests it changes and one row's curl pair."""
+    responsible and their cause, each with the Ingresses and requests it changes (and their rows' indices) and one
+    row's curl pair."""
     out: dict[str, list[Obj]] = {target: [] for target in sorted(result["comparison"]["targets"])}
     grouped: dict[tuple[str, str, str], Obj] = {}
     # the differences the judge found no expectation or allowance for: a behaviour with one of them is not accepted
@@ -165,9 +168,11 @@ def behaviours(result: Obj) -> dict[str, list[Obj]]:
         if key not in grouped:
             grouped[key] = {"responsible": folded["responsible"], "cause": folded["cause"], "ingresses": [], "requests": 0,
                             "example": "%s %s (%s)" % (row["method"], row["target"], row["kind"]),
-                            "curl": [row["curl"][result["comparison"]["baseline"]], row["curl"][target]], "accepted": True}
+                            "curl": [row["curl"][result["comparison"]["baseline"]], row["curl"][target]], "accepted": True,
+                            "indices": []}
             out[target].append(grouped[key])
         grouped[key]["requests"] += 1
+        grouped[key]["indices"].append(row["index"])
         if any((target, row["ingress"], row["target"], row["kind"], d["field"]) in refused for d in row["differences"]):
             grouped[key]["accepted"] = False
         if row["ingress"] not in grouped[key]["ingresses"]:
@@ -175,6 +180,44 @@ def behaviours(result: Obj) -> dict[str, list[Obj]]:
     for found in out.values():
         found.sort(key=lambda b: -int(b["requests"]))
     return out
+
+
+def fixes_said(result: Obj, target: str) -> str:
+    """With fixes proven (ingress_migration's fix): how many behaviours of TARGET a proven fix keeps, how many remain
+    and why, in one sentence; "" when none were tried."""
+    proven = (result.get("fixes") or {}).get(target)
+    if not proven:
+        return ""
+    if proven.get("no_table"):
+        return "Fixes: %s; %d behaviour(s) remain." % (proven["no_table"], proven["remain"])
+    why: dict[str, int] = {}
+    for a in proven["attempts"]:
+        if a["outcome"] not in KEPT:
+            why[a["outcome"]] = why.get(a["outcome"], 0) + 1
+    migrated = " (the migrated manifests: migrated/%s/)" % target if proven.get("migrated") else ""
+    return "Fixes proven in the rehearsal cluster: %d of the %d behaviour(s) kept by a proven fix%s; %d remain%s." % (
+        proven["kept"], len(proven["attempts"]), migrated, proven["remain"],
+        ": " + ", ".join("%d %s" % (n, outcome) for outcome, n in sorted(why.items(), key=lambda kv: -kv[1])) if why else "")
+
+
+def fix_of(result: Obj, target: str, behaviour: Obj) -> str:
+    """What proving a fix for BEHAVIOUR said, in one line; "" when none was tried."""
+    for a in ((result.get("fixes") or {}).get(target) or {}).get("attempts") or []:
+        if (a["responsible"], a["cause"]) != (behaviour["responsible"], behaviour["cause"]):
+            continue
+        if a["outcome"] == CLOSED:
+            return "fix proven: %s (%s)" % (a["says"], ", ".join(a.get("objects") or []))
+        if a["outcome"] == CAUSE_GONE:
+            return "fix proven, its cause gone (its requests still differ by %s, another behaviour): %s (%s)" % (
+                "; ".join(a.get("remaining") or []), a["says"], ", ".join(a.get("objects") or []))
+        if a.get("why"):
+            return "no fix: %s" % a["why"]
+        if a.get("changed"):
+            return "fix tried and undone, it changed other requests (%s): %s" % (", ".join(a["changed"][:3]), a["says"])
+        if a["outcome"] == "not closed":
+            return "fix tried and undone, %d request(s) still differed: %s" % (a.get("still_differ", 0), a["says"])
+        return str(a["outcome"])
+    return ""
 
 
 def answer_lines(result: Obj, findings: dict[str, list[str]] | None = None) -> list[str]:
@@ -191,6 +234,8 @@ def answer_lines(result: Obj, findings: dict[str, list[str]] | None = None) -> l
         lines.append("**%s**: %d of the %d requests compared change (%s); %s." % (
             target, counts["differ"], compared, _counts_text(counts),
             "%d behaviour(s) to change or accept before the switch" % len(found) if found else "nothing to change before the switch"))
+        if fixes_said(result, target):
+            lines.append(fixes_said(result, target))
         lines.append("")
         account = (result.get("refused") or {}).get(target) or {}
         for router in account.get("routers") or []:
@@ -206,6 +251,8 @@ def answer_lines(result: Obj, findings: dict[str, list[str]] | None = None) -> l
             lines.append("%d. %s**%s**: %s. %d request(s) of %s; e.g. `%s`:" % (
                 i, "(allowed) " if b["accepted"] and _allows(result) else "", _cell(b["responsible"]), _cell(b["cause"]),
                 b["requests"], ", ".join(b["ingresses"]), _cell(b["example"])))
+            if fix_of(result, target, b):
+                lines.append("   - %s" % _cell(fix_of(result, target, b)))
             lines += ["   ```sh"] + ["   " + line for line in b["curl"]] + ["   ```"]
         lines.append("")
     return lines
@@ -251,6 +298,8 @@ def answer_html(result: Obj, findings: dict[str, list[str]] | None = None) -> st
         out.append('<p data-target="%s"><strong>%s</strong>: %d of the %d requests compared change; %s.</p>' % (
             e(target), e(target), counts["differ"], compared,
             "%d behaviour(s) to change or accept before the switch" % len(found) if found else "nothing to change before the switch"))
+        if fixes_said(result, target):
+            out.append('<p class="fixes">%s</p>' % e(fixes_said(result, target)))
         account = (result.get("refused") or {}).get(target) or {}
         said = ["%s refused its router <code>%s</code> (its own account, /api/http/routers: %s): %s" % (
             e(target), e(r["name"]), e(r["status"]), e("; ".join(r["errors"]) or "no error given"))
@@ -261,9 +310,11 @@ def answer_html(result: Obj, findings: dict[str, list[str]] | None = None) -> st
             out.append('<ul class="refused">%s</ul>' % "".join("<li>%s</li>" % line for line in said))
         if found:
             out.append("<ol>%s</ol>" % "".join(
-                "<li><strong>%s</strong>: %s. %d request(s) of %s; e.g. <code>%s</code><br><code>%s</code><br><code>%s</code></li>"
+                "<li><strong>%s</strong>: %s. %d request(s) of %s; e.g. <code>%s</code><br><code>%s</code><br><code>%s</code>%s</li>"
                 % (e(b["responsible"]), e(b["cause"]), b["requests"], e(", ".join(b["ingresses"])), e(b["example"]),
-                   e(b["curl"][0]), e(b["curl"][1])) for b in found))
+                   e(b["curl"][0]), e(b["curl"][1]),
+                   '<br><em class="fix">%s</em>' % e(fix_of(result, target, b)) if fix_of(result, target, b) else "")
+                for b in found))
     out.append("</section>")
     return "".join(out)
 

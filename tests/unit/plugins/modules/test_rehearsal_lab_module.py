@@ -320,6 +320,8 @@ def test_a_ci_gate_writes_its_allowances_and_no_longer_only_reports() -> None:
     assert out["lab_expect"]["migration"]["report_only"] is False
     assert out["lab_expect"]["migration"]["allowed"] == [{"cause": "^spec\\.tls"}]
     assert rehearsal.compose(lab, ["traefik-nginx-provider"], ["shop"], "rehearsal")["lab_expect"]["migration"]["report_only"]
+    assert "fix" not in out["lab_expect"]["migration"]
+    assert rehearsal.compose(lab, ["traefik-nginx-provider"], ["shop"], "rehearsal", fix=True)["lab_expect"]["migration"]["fix"] is True
     with pytest.raises(rehearsal.RehearsalError, match=r"^allow\[0\]\.cause: '\(' is not a valid regular expression"):
         rehearsal.compose(lab, ["traefik-nginx-provider"], ["shop"], "rehearsal", allow=[{"cause": "("}])
     with pytest.raises(rehearsal.RehearsalError, match=r"^allow\[0\]: expected only the keys"):

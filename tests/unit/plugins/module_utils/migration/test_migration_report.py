@@ -30,6 +30,7 @@ def result(expected: list | None = None) -> dict:
     ({**GOOD, "expected": [{"field": "("}]}, r"lab_expect.migration.expected\[0\]\.field: '\(' is not a valid regular expression"),
     ({**GOOD, "samples": 0}, r"lab_expect.migration.samples: expected a whole number of at least 1"),
     ({**GOOD, "extra": 1}, r"lab_expect.migration: expected only the keys"),
+    ({**GOOD, "fix": "yes"}, r"lab_expect.migration.fix: expected true or false, got 'yes'"),
 ])
 def test_malformed_migration_expectations_name_the_field(body: Any, message: str) -> None:
     with pytest.raises(OptionError, match=message):
@@ -117,3 +118,26 @@ def test_a_gateway_targets_own_findings_are_its_findings_not_a_failure_of_the_re
     md = markdown("migration", "kind", verdicts, {"migration": res})
     assert md.index("- a finding of traefik's own objects: conflicts shop/a vs shop/b") < md.index("| check | subject")
     assert "0 unmet: **PASS**" in md
+
+
+def test_the_answer_says_per_target_how_many_behaviours_a_proven_fix_keeps_and_why_the_others_remain() -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import behaviours
+
+    res = result()
+    found = behaviours(res)["traefik"]
+    closed, impossible = found[0], found[1]
+    res["fixes"] = {"traefik": {"kept": 1, "remain": 1, "migrated": ["x.yaml"], "attempts": [
+        {"responsible": closed["responsible"], "cause": closed["cause"], "outcome": "closed", "says": "edit the route",
+         "objects": ["HTTPRoute shop/api"], "curl": closed["curl"]},
+        {"responsible": impossible["responsible"], "cause": impossible["cause"], "outcome": "no setting of the target reproduces it",
+         "says": "none", "why": "RE2 has no lookahead"}]}}
+    md = markdown("migration", "kind", evaluate({"migration": res}, {"migration": GOOD}), {"migration": res})
+    first = md[md.index("## What changes if you switch"):md.index("| check | subject")]
+    assert ("Fixes proven in the rehearsal cluster: 1 of the 2 behaviour(s) kept by a proven fix (the migrated manifests: "
+            "migrated/traefik/); 1 remain: 1 no setting of the target reproduces it.") in first
+    assert "   - fix proven: edit the route (HTTPRoute shop/api)" in first and "   - no fix: RE2 has no lookahead" in first
+    page = render({"scenario": "migration", "backend": "kind", "verdicts": [], "results": {"migration": res}})
+    assert '<p class="fixes">Fixes proven in the rehearsal cluster: 1 of the 2' in page
+    assert '<em class="fix">fix proven: edit the route (HTTPRoute shop/api)</em>' in page
+    # without fixes tried, nothing is said of them
+    assert "Fixes" not in markdown("migration", "kind", [], {"migration": result()})

@@ -1,0 +1,54 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What every target type's table of fixes speaks in: a behaviour, the target's objects, a fix."""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Rule
+
+Obj = dict[str, Any]
+# The annotation a migrated object carries: the behaviours (responsible: cause) its proven fixes keep, as JSON.
+KEEPS_ANNOTATION = "kindlab.ingress/keeps"
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    target: str
+    responsible: str
+    cause: str
+    rows: tuple[Obj, ...]  # the comparison's rows that differ by it (index, ingress, host, target, kind, rule, ...)
+    rules: tuple[Rule | None, ...]  # the rule each row exercises (corpus.rules_of), in the same order
+
+    @property
+    def key(self) -> str:
+        return "%s: %s" % (self.responsible, self.cause)
+
+
+@dataclass
+class Objects:
+    """The target's own objects, as the rehearsal cluster holds them (read before each proposal)."""
+    ingresses: dict[str, Obj] = field(default_factory=dict)  # namespace/name -> Ingress
+    routes: dict[str, Obj] = field(default_factory=dict)  # namespace/name -> HTTPRoute attached to the target
+    gateways: dict[str, Obj] = field(default_factory=dict)  # namespace/name -> Gateway of the target
+
+    def edited(self, kind: str, name: str) -> Obj:
+        """A copy of one object to edit (kind: Ingress, HTTPRoute or Gateway)."""
+        pool = {"Ingress": self.ingresses, "HTTPRoute": self.routes, "Gateway": self.gateways}[kind]
+        return copy.deepcopy(pool[name])
+
+
+@dataclass(frozen=True)
+class Fix:
+    says: str  # what it changes, in words
+    objects: tuple[Obj, ...] = ()  # the target's objects as they must be after it (applied whole)
+    impossible: str = ""  # set instead of objects: why no setting of this target reproduces the behaviour
+
+    def names(self) -> list[str]:
+        return ["%s %s" % (o.get("kind"), key_of(o)) for o in self.objects]
+
+
+Table = Callable[[Behaviour, Objects], "Fix | None"]

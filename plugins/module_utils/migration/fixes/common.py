@@ -1,0 +1,37 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What several targets' tables recognise the same way: behaviours no Traefik setting can keep, whatever its
+provider, because they happen before any router or annotation is read (its entry points, its regex engine)."""
+from __future__ import annotations
+
+import re
+
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix
+
+_LOOKAROUND = re.compile(r"\(\?<?[!=]")
+
+
+def kinds(b: Behaviour) -> set[str]:
+    return {str(r["kind"]) for r in b.rows}
+
+
+def fields(b: Behaviour) -> set[str]:
+    return {str(d["field"]) for r in b.rows for d in r.get("differences") or []}
+
+
+def traefik_limits(b: Behaviour, target: str) -> Fix | None:
+    """The behaviours Traefik cannot keep by any setting of TARGET, said plainly; None for the others."""
+    if kinds(b) <= {"dot-segment", "double-slash"}:
+        return Fix("none", impossible="Traefik's entry points clean the path ('..', '.' and repeated slashes) before any "
+                                      "router sees it and pass the clean path on (sanitizePath); ingress-nginx passes it "
+                                      "on as the client sent it. No router, annotation or route of %s changes that" % target)
+    if "refused" in b.cause and any(r is not None and _LOOKAROUND.search(r.path) for r in b.rules):
+        paths = sorted({r.path for r in b.rules if r is not None and _LOOKAROUND.search(r.path)})
+        return Fix("none", impossible="Traefik compiles path regexes with Go's regexp (RE2), which has no lookahead or "
+                                      "lookbehind, so it refuses %s whatever %s is told; write the paths that regex allows "
+                                      "as rules of their own" % (", ".join(paths), target))
+    locations = [(d["baseline"], d["target"]) for r in b.rows for d in r.get("differences") or [] if d["field"] == "location"]
+    if locations and fields(b) == {"location"} and all(t == base + "/" for base, t in locations):
+        return Fix("none", impossible="ingress-nginx's redirect to HTTPS drops the path's trailing slash (its Lua, unless "
+                                      "preserve-trailing-slash is true); %s's redirect keeps the path as sent" % target)
+    return None

@@ -1,0 +1,167 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fixes for a Gateway API target: edits of its HTTPRoutes and Gateways (those ingress2gateway wrote, or a team's
+own), or why no Gateway API setting keeps a behaviour."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix, Objects
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import traefik_limits
+
+NAME = "gateway-api"
+Obj = dict[str, Any]
+DEFAULT_LISTENER = "kindlab-default-http"  # the listener without hostname a default backend's route moves to
+# A rewrite-target whose regex only strips a prefix: path /P(/|$)(.*) (or /P/(.*)) with target /$2 (or /$1).
+_PREFIX_REWRITE = (re.compile(r"^\^?(?P<prefix>/[A-Za-z0-9._~/-]*?)\(/\|\$\)\(\.\*\)\$?$"), "/$2")
+_PREFIX_REWRITE_1 = (re.compile(r"^\^?(?P<prefix>/[A-Za-z0-9._~/-]*?)/\(\.\*\)\$?$"), "/$1")
+
+
+def _spec(obj: Obj) -> Obj:
+    spec: Obj = obj.setdefault("spec", {})
+    return spec
+
+
+def _redirects(rule: Obj) -> bool:
+    return any(f.get("type") == "RequestRedirect" for f in rule.get("filters") or [])
+
+
+def _routes_of_host(objects: Objects, host: str) -> list[Obj]:
+    return [r for _n, r in sorted(objects.routes.items()) if host in (_spec(r).get("hostnames") or [])]
+
+
+def _http_listeners(gateway: Obj) -> list[Obj]:
+    return [li for li in _spec(gateway).get("listeners") or [] if li.get("protocol") == "HTTP"]
+
+
+def _auth(b: Behaviour, _objects: Objects) -> Fix | None:
+    if "auth-type" not in b.responsible:
+        return None
+    return Fix("none", impossible="Gateway API's standard filters have no authentication: an HTTPRoute cannot ask for "
+                                  "credentials or drop the Authorization header (Traefik can, through a Middleware of its "
+                                  "own as an ExtensionRef filter, outside the standard)")
+
+
+def _plain_http_kept(b: Behaviour, objects: Objects) -> Fix | None:
+    """ingress-nginx serves a host over plain HTTP (no Ingress gives its server a certificate); the translation redirects
+    it: the host's plain-HTTP route routes as its HTTPS route does instead of redirecting."""
+    if not b.responsible.startswith("spec.tls of") or "over plain HTTP without a redirect" not in b.cause:
+        return None
+    edited = {}
+    for host in sorted({str(r["host"]) for r in b.rows}):
+        routes = _routes_of_host(objects, host)
+        redirecting = [r for r in routes if (_spec(r).get("rules") or []) and all(_redirects(x) for x in _spec(r)["rules"])]
+        serving = [r for r in routes if r not in redirecting and any(x.get("backendRefs") for x in _spec(r).get("rules") or [])]
+        for route in redirecting:
+            twin = next((s for s in serving if key_of(s).startswith(key_of(route).rsplit("-http", 1)[0])), None)
+            if twin is None:
+                continue
+            fixed = objects.edited("HTTPRoute", key_of(route))
+            _spec(fixed)["rules"] = [dict(x) for x in _spec(twin).get("rules") or []]
+            edited[key_of(fixed)] = fixed
+    if not edited:
+        return None
+    return Fix("route plain HTTP as HTTPS is routed in %s instead of redirecting (ingress-nginx gives the host's server no "
+               "certificate, so it never redirects it)" % ", ".join(sorted(edited)), tuple(edited.values()))
+
+
+def _default_backend(b: Behaviour, objects: Objects) -> Fix | None:
+    """The translated default backend is a route without hostnames on every listener, so it answers every host's
+    unmatched paths (and Traefik may rank it above a host's own PathPrefix /); ingress-nginx answers from it only for
+    hosts no rule names. Its route moves to a listener of its own without hostname: by Gateway API's listener
+    precedence, a host with a listener of its own never reaches it."""
+    m = re.match(r"^spec\.defaultBackend of (?P<ingress>[^;\s]+)", b.responsible)
+    if not m or not objects.gateways:
+        return None
+    ingress = objects.ingresses.get(m.group("ingress"))
+    service = str((((ingress or {}).get("spec") or {}).get("defaultBackend") or {}).get("service", {}).get("name") or "")
+    routes = [r for _n, r in sorted(objects.routes.items()) if not _spec(r).get("hostnames")
+              and any(ref.get("name") == service for x in _spec(r).get("rules") or [] for ref in x.get("backendRefs") or [])]
+    if not service or not routes:
+        return None
+    edited: list[Obj] = []
+    for gw_name in sorted(objects.gateways):
+        gateway = objects.edited("Gateway", gw_name)
+        listeners = _spec(gateway).setdefault("listeners", [])
+        http = _http_listeners(gateway)
+        if http and not any(li.get("name") == DEFAULT_LISTENER for li in listeners):
+            listeners.append({"name": DEFAULT_LISTENER, "port": http[0].get("port"), "protocol": "HTTP",
+                              "allowedRoutes": http[0].get("allowedRoutes") or {"namespaces": {"from": "Same"}}})
+            edited.append(gateway)
+    for route in routes:
+        fixed = objects.edited("HTTPRoute", key_of(route))
+        for ref in _spec(fixed).get("parentRefs") or []:
+            ref["sectionName"] = DEFAULT_LISTENER
+            ref.pop("port", None)
+        edited.append(fixed)
+    return Fix("serve the default backend of %s (route %s) on a listener of its own without hostname (%s), so that it "
+               "answers only hosts no other listener names, as ingress-nginx's default server does"
+               % (m.group("ingress"), ", ".join(key_of(r) for r in routes), DEFAULT_LISTENER), tuple(edited))
+
+
+def _host_dropped(b: Behaviour, objects: Objects) -> Fix | None:
+    """A host ingress-nginx serves (a server-alias, a name the translation left out) has no route: it is added to the
+    hostnames of the route of the rule it is served by, with a listener for it beside the rule host's."""
+    if not b.responsible.endswith("'s routers") or "built no router for host" not in b.cause or not objects.gateways:
+        return None
+    edited: dict[str, Obj] = {}
+    for row, rule in zip(b.rows, b.rules):
+        host = str(row["host"])
+        if rule is None or rule.host == host:
+            continue
+        for route in _routes_of_host(objects, rule.host):
+            fixed = edited.setdefault("HTTPRoute " + key_of(route), objects.edited("HTTPRoute", key_of(route)))
+            if host not in _spec(fixed)["hostnames"]:
+                _spec(fixed)["hostnames"].append(host)
+        for gw_name in sorted(objects.gateways):
+            gateway = edited.setdefault("Gateway " + gw_name, objects.edited("Gateway", gw_name))
+            listeners = _spec(gateway).setdefault("listeners", [])
+            if any(li.get("hostname") == host for li in listeners):
+                continue
+            for li in [x for x in listeners if x.get("hostname") == rule.host]:
+                listeners.append(dict(li, hostname=host, name="%s-%s" % (host.replace(".", "-"), str(li.get("protocol")).lower())))
+    if not edited:
+        return None
+    return Fix("add the host(s) %s to the routes and listeners of the rule that serves them on ingress-nginx"
+               % ", ".join(sorted({str(r["host"]) for r in b.rows})), tuple(edited.values()))
+
+
+def _rewrite(b: Behaviour, objects: Objects) -> Fix | None:
+    """rewrite-target that only strips a prefix (/P(/|$)(.*) to /$2): a PathPrefix match with URLRewrite
+    ReplacePrefixMatch /, which Gateway API has, instead of the regex the translation kept without its rewrite."""
+    if b.responsible != "nginx.ingress.kubernetes.io/rewrite-target":
+        return None
+    edited: dict[str, Obj] = {}
+    for rule in {(r.ingress, r.host, r.label): r for r in b.rules if r is not None}.values():
+        target = rule.annotations.get("rewrite-target", "")
+        prefix = next((m.group("prefix") for pattern, wanted in (_PREFIX_REWRITE, _PREFIX_REWRITE_1)
+                       for m in [pattern.match(rule.path)] if m and target == wanted), None)
+        if not prefix:
+            continue
+        for route in _routes_of_host(objects, rule.host):
+            fixed = edited.get(key_of(route)) or objects.edited("HTTPRoute", key_of(route))
+            for x in _spec(fixed).get("rules") or []:
+                if _redirects(x):
+                    continue
+                for match in x.get("matches") or []:
+                    path = match.get("path") or {}
+                    if path.get("type") == "RegularExpression" and prefix + "(/|$)" in str(path.get("value")) \
+                            or path.get("type") == "RegularExpression" and prefix + "/(" in str(path.get("value")):
+                        match["path"] = {"type": "PathPrefix", "value": prefix}
+                        x["filters"] = [f for f in x.get("filters") or [] if f.get("type") != "URLRewrite"] + [
+                            {"type": "URLRewrite", "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}]
+                        edited[key_of(fixed)] = fixed
+    if not edited:
+        return None
+    return Fix("match the prefix with PathPrefix and strip it with URLRewrite ReplacePrefixMatch / in %s (the rewrite "
+               "ingress2gateway could not convert)" % ", ".join(sorted(edited)), tuple(edited.values()))
+
+
+def propose(b: Behaviour, objects: Objects) -> Fix | None:
+    for entry in (_default_backend, _auth, _plain_http_kept, _host_dropped, _rewrite):
+        fix = entry(b, objects)
+        if fix is not None:
+            return fix
+    return traefik_limits(b, NAME)

@@ -1,0 +1,83 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fixes for Traefik's ingress-nginx provider: edits of the Ingresses it reads (it reads them as ingress-nginx does,
+so an edit is one the team makes to its own Ingresses), or why no edit keeps a behaviour."""
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix, Objects
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import traefik_limits
+
+NAME = "traefik-nginx-provider"
+Obj = dict[str, Any]
+_TLS_OF = re.compile(r"^spec\.tls of (?P<ingresses>.+)$")
+
+
+def _split_off(ingress: Obj, host: str, secret: str) -> tuple[Obj, Obj]:
+    """INGRESS without the rules of HOST, and a new Ingress of its own for them with HOST in its spec.tls."""
+    meta = ingress.get("metadata") or {}
+    spec = ingress.get("spec") or {}
+    rest = copy.deepcopy(ingress)
+    rest["spec"]["rules"] = [r for r in spec.get("rules") or [] if r.get("host") != host]
+    own_meta = {k: copy.deepcopy(v) for k, v in meta.items() if k in ("namespace", "labels", "annotations")}
+    own_meta["name"] = "%s-%s" % (meta.get("name"), host.replace(".", "-").replace("*", "wildcard"))
+    own_spec = {k: copy.deepcopy(v) for k, v in spec.items() if k == "ingressClassName"}
+    own_spec["rules"] = [copy.deepcopy(r) for r in spec.get("rules") or [] if r.get("host") == host]
+    own_spec["tls"] = [{"hosts": [host], "secretName": secret} if secret else {"hosts": [host]}]
+    return rest, {"apiVersion": ingress.get("apiVersion", "networking.k8s.io/v1"), "kind": "Ingress",
+                  "metadata": own_meta, "spec": own_spec}
+
+
+def _tls_of_another(b: Behaviour, objects: Objects) -> Fix | None:
+    """ingress-nginx redirects every plain HTTP request for a host another Ingress gives a certificate; Traefik redirects
+    only the paths of an Ingress whose own spec.tls lists the host. Listing the host there makes Traefik redirect every
+    host of that Ingress (seen on kind), so the host's rules move to an Ingress of their own that lists it."""
+    m = _TLS_OF.match(b.responsible)
+    if not m or "this Ingress's paths too" not in b.cause:
+        return None
+    certified = [objects.ingresses[n] for n in m.group("ingresses").split(", ") if n in objects.ingresses]
+    edited: dict[str, Obj] = {}
+    said: list[str] = []
+    done: set[tuple[str, str]] = set()
+    for row in b.rows:
+        name, host = str(row["ingress"]), str(row["host"])
+        if name not in objects.ingresses or name in (key_of(c) for c in certified) or (name, host) in done:
+            continue
+        done.add((name, host))
+        secret = next((str(t.get("secretName") or "") for c in certified for t in (c.get("spec") or {}).get("tls") or []
+                       if host in (t.get("hosts") or [])), None)
+        if secret is None:
+            continue
+        ingress = edited.get(name) or objects.edited("Ingress", name)
+        hosts = {str(r.get("host")) for r in (ingress.get("spec") or {}).get("rules") or []}
+        if hosts == {host}:
+            ingress.setdefault("spec", {}).setdefault("tls", []).append({"hosts": [host], "secretName": secret})
+            edited[name] = ingress
+            said.append("list %s in spec.tls of %s" % (host, name))
+            continue
+        rest, own = _split_off(ingress, host, secret)
+        edited[name] = rest
+        edited["%s/%s" % (own["metadata"]["namespace"], own["metadata"]["name"])] = own
+        said.append("move the rules of %s out of %s into an Ingress of their own, %s, that lists it in spec.tls"
+                    % (host, name, own["metadata"]["name"]))
+    if not edited:
+        return None
+    return Fix("%s (the certificate of %s), so that Traefik redirects their paths to HTTPS as ingress-nginx does"
+               % ("; ".join(said), m.group("ingresses")), tuple(edited.values()))
+
+
+def _default_backend(b: Behaviour, _objects: Objects) -> Fix | None:
+    if b.responsible.startswith("spec.defaultBackend of") and "%s answers from the defaultBackend" % NAME in b.cause:
+        return Fix("none", impossible="Traefik's ingress-nginx provider serves an Ingress's spec.defaultBackend from one "
+                                      "router, PathPrefix(/) at the lowest priority, for every host's unmatched paths; "
+                                      "ingress-nginx serves it only where no server of another Ingress answers. No "
+                                      "annotation of that provider narrows it")
+    return None
+
+
+def propose(b: Behaviour, objects: Objects) -> Fix | None:
+    return traefik_limits(b, NAME) or _tls_of_another(b, objects) or _default_backend(b, objects)

@@ -1,0 +1,185 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Proving fixes in the rehearsal cluster: each behaviour's fix applied, the corpus replayed, the fix kept or undone.
+
+For each behaviour that changes on a target (most requests first) its type's table (migration/fixes) proposes a
+fix. The fix's objects are applied to the rehearsal cluster, then the whole corpus is replayed through the target
+until no request differs by the behaviour any more, held over STABLE replays, or SETTLE seconds pass (the data plane
+takes a moment to pick a change up). The fix is kept when none of its behaviour's requests differs by it (closed:
+they all answer the same; or its cause gone: some still differ, by another cause, which is another behaviour) and
+no request that answered the same before differs now; otherwise it is undone (its objects applied back as they were, those it
+created deleted) and recorded as not closed or as changing other requests (which ones). The baseline is never
+touched and never replayed again: its answers are the first replay's. What is kept is written out as the
+migrated manifests: the target's objects, each annotated with the behaviours its fixes keep.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
+from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import yaml
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import (
+    KEEPS_ANNOTATION, Behaviour, Fix, Objects, Table)
+
+Obj = dict[str, Any]
+SETTLE = 10.0  # seconds a data plane gets to pick a fix up (Traefik took 2-4 s on kind)
+_POLL = 1.5
+STABLE = 3  # replays in a row with the same outcomes before a fix is judged
+_ANSWERED = ("same", "noise", "neither")  # outcomes that do not differ
+CLOSED, CAUSE_GONE, NOT_CLOSED, REGRESSED, IMPOSSIBLE, UNKNOWN = (
+    "closed", "its cause gone, another remains", "not closed", "changed other requests",
+    "no setting of the target reproduces it", "no fix known")
+KEPT = (CLOSED, CAUSE_GONE)
+
+
+class FixError(KindlabError):
+    """A fix could not be applied or undone in the rehearsal cluster."""
+
+
+@dataclass
+class Target:
+    """What proving needs of one target: how to read its objects, apply and delete one, replay and compare."""
+    name: str
+    table: Table
+    read: Callable[[], Objects]
+    apply: Callable[[Obj], None]
+    delete: Callable[[Obj], None]
+    replay: Callable[[], Obj]  # the whole corpus through the target, compared with the baseline's first answers
+
+
+def _outcomes(body: Obj) -> dict[int, str]:
+    return {r["index"]: r["outcome"] for r in body["rows"]}
+
+
+def _by(row: Obj, b: Behaviour) -> bool:
+    """Whether ROW still differs by B: its differences folded as the report groups them (report.behaviours) are B's."""
+    diffs = row.get("differences") or []
+    return row["outcome"] == "differ" and bool(diffs) and (
+        "; ".join(dict.fromkeys(d["responsible"] for d in diffs)), " / ".join(dict.fromkeys(d["cause"] for d in diffs))
+    ) == (b.responsible, b.cause)
+
+
+def _current(objects: Objects, obj: Obj) -> Obj | None:
+    pool = {"Ingress": objects.ingresses, "HTTPRoute": objects.routes, "Gateway": objects.gateways}.get(str(obj.get("kind")), {})
+    return pool.get(key_of(obj))
+
+
+def _settle(target: Target, done: Callable[[Obj], bool], sleep: Callable[[float], None], settle: float) -> Obj:
+    """Replays until the answers are done and have held for STABLE replays in a row, or SETTLE seconds pass. A data
+    plane part-way through a change can answer as wanted for a moment (seen on Traefik: a route moved between listeners
+    is gone for a second before it is back), so one good replay proves nothing."""
+    deadline = time.monotonic() + settle
+    body = target.replay()
+    held = 1
+    while (not done(body) or held < STABLE) and time.monotonic() < deadline:
+        sleep(_POLL)
+        again = target.replay()
+        held = held + 1 if _outcomes(again) == _outcomes(body) else 1
+        body = again
+    return body
+
+
+def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Callable[[float], None] = time.sleep,
+          settle: float = SETTLE) -> Obj:
+    """Each behaviour's fix tried in turn on TARGET (FIRST: its comparison before any fix). Returns the attempts, the
+    comparison after the last kept fix, and the objects each kept fix wrote with the behaviours they keep."""
+    now = _outcomes(first)
+    body = first
+    attempts: list[Obj] = []
+    keeps: dict[str, list[str]] = {}  # "Kind ns/name" -> behaviours its fixes keep
+    for b in behaviours:
+        fix: Fix | None = target.table(b, target.read())
+        attempt: Obj = {"responsible": b.responsible, "cause": b.cause, "requests": len(b.rows)}
+        started = time.monotonic()
+        attempts.append(attempt)
+        if fix is None:
+            attempt.update(outcome=UNKNOWN, says="no entry of %s's table of fixes covers it" % target.name)
+            continue
+        attempt["says"] = fix.says
+        if fix.impossible:
+            attempt.update(outcome=IMPOSSIBLE, why=fix.impossible)
+            continue
+        before = target.read()
+        previous = [(o, _current(before, o)) for o in fix.objects]
+        for obj in fix.objects:
+            target.apply(obj)
+        own = [r["index"] for r in b.rows]
+
+        def closed(candidate: Obj, own: list[int] = own) -> bool:
+            out = _outcomes(candidate)
+            return all(out.get(i) in _ANSWERED for i in own)
+
+        def gone(candidate: Obj, own: list[int] = own, b: Behaviour = b) -> bool:
+            """No request of B differs by B any more (some may by another cause: another behaviour's)."""
+            return not any(_by(r, b) for r in candidate["rows"] if r["index"] in own)
+        after = _settle(target, gone, sleep, settle)
+        out = _outcomes(after)
+        regressed = [r for r in after["rows"] if now.get(r["index"]) in _ANSWERED and r["outcome"] == "differ"]
+        attempt["objects"] = fix.names()
+        if gone(after) and not regressed:
+            attempt["outcome"] = CLOSED if closed(after) else CAUSE_GONE
+            if not closed(after):
+                attempt["remaining"] = sorted({"; ".join(dict.fromkeys(d["responsible"] for d in r["differences"]))
+                                               for r in after["rows"] if r["index"] in own and r["outcome"] == "differ"})
+            example = next(r for r in after["rows"] if r["index"] == own[0])
+            attempt["curl"] = list(example.get("curl", {}).values()) or b.rows[0].get("curl_pair", [])
+            for name in fix.names():
+                keeps.setdefault(name, []).append(b.key)
+            now, body = out, after
+            attempt["seconds"] = round(time.monotonic() - started, 1)
+            continue
+        attempt["outcome"] = REGRESSED if regressed else NOT_CLOSED
+        attempt["still_differ"] = sum(1 for r in after["rows"] if r["index"] in own and _by(r, b))
+        attempt["changed"] = [r["id"] for r in regressed][:20]
+        for obj, was in previous:
+            if was is None:
+                target.delete(obj)
+            else:
+                target.apply(was)
+        body = _settle(target, lambda c: _outcomes(c) == now, sleep, settle)
+        if _outcomes(body) != now:
+            attempt["undone"] = "the answers after undoing it are not those before it (see the final comparison)"
+        attempt["seconds"] = round(time.monotonic() - started, 1)
+    return {"attempts": attempts, "comparison": body, "keeps": keeps,
+            "kept": sum(1 for a in attempts if a["outcome"] in KEPT),
+            "remain": sum(1 for a in attempts if a["outcome"] not in KEPT)}
+
+
+_SERVER_FIELDS = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink")
+
+
+def manifest(obj: Obj, keeps: Sequence[str] = ()) -> Obj:
+    """OBJ as a team applies it: without its status and the fields the API server sets; KEEPS in its annotation."""
+    out = {k: v for k, v in obj.items() if k != "status"}
+    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in _SERVER_FIELDS}
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items()
+                   if k != "kubectl.kubernetes.io/last-applied-configuration"}
+    if keeps:
+        annotations[KEEPS_ANNOTATION] = json.dumps(list(keeps))
+    if annotations:
+        meta["annotations"] = annotations
+    else:
+        meta.pop("annotations", None)
+    out["metadata"] = meta
+    return out
+
+
+def write_migrated(directory: str, objects: Objects, keeps: dict[str, list[str]]) -> list[str]:
+    """The target's objects after its kept fixes, one file each under DIRECTORY (made afresh). Returns the paths."""
+    os.makedirs(directory, exist_ok=True)
+    for old in os.listdir(directory):
+        if old.endswith(".yaml"):
+            os.remove(os.path.join(directory, old))
+    paths = []
+    for kind, pool in (("Gateway", objects.gateways), ("HTTPRoute", objects.routes), ("Ingress", objects.ingresses)):
+        for name in sorted(pool):
+            path = os.path.join(directory, "%s-%s.yaml" % (kind.lower(), name.replace("/", "-")))
+            with open(path, "w", encoding="utf-8") as f:
+                yaml.safe_dump(manifest(pool[name], keeps.get("%s %s" % (kind, name), [])), f, sort_keys=False)
+            paths.append(path)
+    return paths

@@ -1,0 +1,150 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The target types' tables of fixes (migration/fixes), on objects shaped as ingress2gateway and teams write them."""
+from __future__ import annotations
+
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Rule
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes import TABLES, table_for
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes import gateway_api, traefik_nginx_provider
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Objects
+
+GW = "gateway.networking.k8s.io/v1"
+
+
+def _row(host, kind="path", ingress="shop/web", **diff):
+    return {"index": 0, "id": "x", "ingress": ingress, "host": host, "kind": kind,
+            "differences": [dict({"field": "status", "baseline": "404", "target": "200"}, **diff)]}
+
+
+def _b(responsible, cause, rows, rules=None):
+    return Behaviour("t", responsible, cause, tuple(rows), tuple(rules or [None] * len(rows)))
+
+
+def _gateway():
+    return {"apiVersion": GW, "kind": "Gateway", "metadata": {"name": "nginx", "namespace": "shop"},
+            "spec": {"listeners": [
+                {"name": "tenants-example-test-http", "hostname": "*.tenants.example.test", "port": 8000, "protocol": "HTTP",
+                 "allowedRoutes": {"namespaces": {"from": "Same"}}},
+                {"name": "shop-example-test-https", "hostname": "shop.example.test", "port": 8443, "protocol": "HTTPS"}]}}
+
+
+def _route(name, hostnames, rules, parent=None):
+    return {"apiVersion": GW, "kind": "HTTPRoute", "metadata": {"name": name, "namespace": "shop"},
+            "spec": {"hostnames": hostnames, "parentRefs": [parent or {"name": "nginx"}], "rules": rules}}
+
+
+def _backend(service, path_type="PathPrefix", value="/"):
+    return {"backendRefs": [{"name": service, "port": 80}], "matches": [{"path": {"type": path_type, "value": value}}]}
+
+
+REDIRECT = {"filters": [{"type": "RequestRedirect", "requestRedirect": {"scheme": "https", "statusCode": 308}}],
+            "matches": [{"path": {"type": "PathPrefix", "value": "/admin"}}]}
+
+
+def _objects():
+    catch_all = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "catch-all", "namespace": "shop"},
+                 "spec": {"defaultBackend": {"service": {"name": "fallback", "port": {"number": 80}}}}}
+    routes = [_route("catch-all-default-backend", [], [_backend("fallback")]),
+              _route("account-www-example-test", ["www.example.test"], [_backend("web", value="/admin")]),
+              _route("account-www-example-test-http", ["www.example.test"], [REDIRECT]),
+              _route("tenants-tenants-example-test", ["*.tenants.example.test"], [_backend("web")]),
+              _route("api-shop-example-test", ["shop.example.test"],
+                     [_backend("api", "RegularExpression", "(?i)/api(/|$)(.*).*"), _backend("web", "RegularExpression", "(?i)/docs/.*")])]
+    return Objects(ingresses={"shop/catch-all": catch_all}, routes={"shop/" + r["metadata"]["name"]: r for r in routes},
+                   gateways={"shop/nginx": _gateway()})
+
+
+def test_each_target_type_has_its_table_and_gateway_targets_fall_back_to_gateway_apis():
+    assert table_for("traefik-nginx-provider", False) is TABLES["traefik-nginx-provider"]
+    assert table_for("own-routes", True) is TABLES["gateway-api"]
+    assert table_for("someone-elses", False) is None
+
+
+def test_default_backend_moves_to_a_listener_of_its_own_without_hostname():
+    objects = _objects()
+    fix = gateway_api.propose(_b("spec.defaultBackend of shop/catch-all", "gateway-api answers from the defaultBackend ...",
+                                 [_row("pay.example.test", "case")]), objects)
+    gateway = next(o for o in fix.objects if o["kind"] == "Gateway")
+    added = [li for li in gateway["spec"]["listeners"] if li["name"] == gateway_api.DEFAULT_LISTENER]
+    assert added == [{"name": gateway_api.DEFAULT_LISTENER, "port": 8000, "protocol": "HTTP",
+                      "allowedRoutes": {"namespaces": {"from": "Same"}}}]
+    route = next(o for o in fix.objects if o["kind"] == "HTTPRoute")
+    assert route["metadata"]["name"] == "catch-all-default-backend"
+    assert route["spec"]["parentRefs"] == [{"name": "nginx", "sectionName": gateway_api.DEFAULT_LISTENER}]
+    assert objects.routes["shop/catch-all-default-backend"]["spec"]["parentRefs"] == [{"name": "nginx"}]  # a copy was edited
+
+
+def test_a_host_ingress_nginx_serves_over_plain_http_routes_there_instead_of_redirecting():
+    fix = gateway_api.propose(_b("spec.tls of shop/api", "ingress-nginx serves www.example.test over plain HTTP without a "
+                                 "redirect: ...", [_row("www.example.test", status="200")]), _objects())
+    assert [o["metadata"]["name"] for o in fix.objects] == ["account-www-example-test-http"]
+    assert fix.objects[0]["spec"]["rules"] == [_backend("web", value="/admin")]
+
+
+def test_a_dropped_alias_gets_a_hostname_and_a_listener_beside_its_rule_hosts():
+    rule = Rule("shop/tenants", "*.tenants.example.test", "/", "Prefix", False)
+    fix = gateway_api.propose(_b("gateway-api's routers", "gateway-api built no router for host tenants.example.org ...",
+                                 [_row("tenants.example.org", "alias", "shop/tenants")], [rule]), _objects())
+    route = next(o for o in fix.objects if o["kind"] == "HTTPRoute")
+    assert route["spec"]["hostnames"] == ["*.tenants.example.test", "tenants.example.org"]
+    gateway = next(o for o in fix.objects if o["kind"] == "Gateway")
+    assert {"name": "tenants-example-org-http", "hostname": "tenants.example.org", "port": 8000, "protocol": "HTTP",
+            "allowedRoutes": {"namespaces": {"from": "Same"}}} in gateway["spec"]["listeners"]
+
+
+def test_a_rewrite_that_strips_a_prefix_becomes_pathprefix_and_replaceprefixmatch():
+    rule = Rule("shop/api", "shop.example.test", "/api(/|$)(.*)", "ImplementationSpecific", True,
+                {"rewrite-target": "/$2"})
+    fix = gateway_api.propose(_b("nginx.ingress.kubernetes.io/rewrite-target", "rewrite-target /$2 ...",
+                                 [_row("shop.example.test", "tls", "shop/api")], [rule]), _objects())
+    rules = fix.objects[0]["spec"]["rules"]
+    assert rules[0]["matches"] == [{"path": {"type": "PathPrefix", "value": "/api"}}]
+    assert rules[0]["filters"] == [{"type": "URLRewrite", "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}]
+    assert rules[1]["matches"][0]["path"]["type"] == "RegularExpression"  # /docs/ untouched
+    # a rewrite with capture groups used otherwise has no Gateway API form: nothing proposed
+    other = Rule("shop/api", "shop.example.test", "/api/(.*)/(.*)", "ImplementationSpecific", True, {"rewrite-target": "/$2/$1"})
+    assert gateway_api.propose(_b("nginx.ingress.kubernetes.io/rewrite-target", "...", [_row("shop.example.test")], [other]),
+                               _objects()) is None
+
+
+def test_what_no_setting_reproduces_is_said_with_why():
+    lookahead = Rule("shop/legacy", "legacy.example.test", "/(?!internal/).*", "ImplementationSpecific", True)
+    for table in (gateway_api.propose, traefik_nginx_provider.propose):
+        refused = table(_b("x routers r", "x refused the router it made of this rule ...", [_row("legacy.example.test")],
+                           [lookahead]), _objects())
+        assert refused.objects == () and "RE2" in refused.impossible and "/(?!internal/).*" in refused.impossible
+        dots = table(_b("rule /checkout (Prefix)", "...", [_row("pay.example.test", "dot-segment")]), _objects())
+        assert "sanitizePath" in dots.impossible
+        slash = table(_b("spec.tls of shop/ops", "...", [_row("a", "slash", field="location", baseline="https://a/x",
+                                                               target="https://a/x/")]), _objects())
+        assert "trailing slash" in slash.impossible
+    auth = gateway_api.propose(_b("nginx.ingress.kubernetes.io/auth-type", "...", [_row("ops.example.test")]), _objects())
+    assert "no authentication" in auth.impossible
+    assert gateway_api.propose(_b("nginx.ingress.kubernetes.io/canary-by-cookie", "...", [_row("pay.example.test")]),
+                               _objects()) is None
+
+
+def test_traefik_nginx_provider_lists_the_certified_host_in_the_other_ingress():
+    api = {"kind": "Ingress", "metadata": {"name": "api", "namespace": "shop"},
+           "spec": {"tls": [{"hosts": ["shop.example.test"], "secretName": "api-tls"}]}}
+    shop = {"host": "shop.example.test", "http": {"paths": [{"path": "/docs"}]}}
+    www = {"host": "www.example.test", "http": {"paths": [{"path": "/admin"}]}}
+    web = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+           "metadata": {"name": "web", "namespace": "shop", "annotations": {"a": "1"}, "uid": "u"},
+           "spec": {"ingressClassName": "nginx", "rules": [shop]}}
+    behaviour = _b("spec.tls of shop/api", "ingress-nginx redirects every plain HTTP request for shop.example.test to HTTPS "
+                   "(...), this Ingress's paths too: ...", [_row("shop.example.test"), _row("shop.example.test", "slash")])
+    fix = traefik_nginx_provider.propose(behaviour, Objects(ingresses={"shop/api": api, "shop/web": web}))
+    assert [o["metadata"]["name"] for o in fix.objects] == ["web"]
+    assert fix.objects[0]["spec"]["tls"] == [{"hosts": ["shop.example.test"], "secretName": "api-tls"}]
+    assert "tls" not in web["spec"]
+    # an Ingress with other hosts too: listing the host would make Traefik redirect them all, so its rules move out
+    web["spec"]["rules"] = [shop, www]
+    fix = traefik_nginx_provider.propose(behaviour, Objects(ingresses={"shop/api": api, "shop/web": web}))
+    rest, own = fix.objects
+    assert rest["metadata"]["name"] == "web" and rest["spec"]["rules"] == [www] and "tls" not in rest["spec"]
+    assert own == {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+                   "metadata": {"namespace": "shop", "annotations": {"a": "1"}, "name": "web-shop-example-test"},
+                   "spec": {"ingressClassName": "nginx", "rules": [shop],
+                            "tls": [{"hosts": ["shop.example.test"], "secretName": "api-tls"}]}}
+    assert "move the rules of shop.example.test out of shop/web" in fix.says

@@ -1,0 +1,149 @@
+# Copyright: kindlab.ingress contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Proving fixes (migration/prove.py) against a fake data plane whose answers follow the objects applied to it."""
+from __future__ import annotations
+
+import json
+import os
+
+import yaml
+
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration import prove
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import KEEPS_ANNOTATION, Behaviour, Fix, Objects
+
+
+def _route(name, value):
+    return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+            "metadata": {"name": name, "namespace": "shop", "uid": "u", "resourceVersion": "7"},
+            "spec": {"value": value}, "status": {"parents": []}}
+
+
+class FakePlane:
+    """Routes shop/a and shop/b; request 0 answers the same when a's value is 'fixed', request 1 when b's value is
+    'plain', and request 2 differs when a's value is 'fixed' and b's is 'bad' (a fix of a that breaks it)."""
+
+    def __init__(self, b_value="plain", lag=0):
+        self.objects = {"shop/a": _route("a", "broken"), "shop/b": _route("b", b_value)}
+        self.lag = lag  # replays that still show the state before the last apply
+        self.seen = dict(self.objects)
+        self.applied, self.deleted = [], []
+
+    def read(self):
+        return Objects(routes={k: json.loads(json.dumps(v)) for k, v in self.objects.items()})
+
+    def apply(self, obj):
+        self.applied.append(obj)
+        self.objects["shop/" + obj["metadata"]["name"]] = obj
+        self.pending = self.lag
+
+    def delete(self, obj):
+        self.deleted.append(obj)
+        self.objects.pop("shop/" + obj["metadata"]["name"], None)
+
+    def replay(self):
+        if getattr(self, "pending", 0):
+            self.pending -= 1
+        else:
+            self.seen = dict(self.objects)
+        a = self.seen["shop/a"]["spec"]["value"]
+        b = self.seen["shop/b"]["spec"]["value"]
+        outcomes = ["same" if a == "fixed" else "differ", "same" if b == "plain" else "differ",
+                    "differ" if (a == "fixed" and b == "bad") else "same"]
+        causes = [("rule", "cause"), ("b", "b's"), ("c", "a and b together")]
+        if a == "half":  # request 0 still differs, by another cause
+            outcomes[0], causes[0] = "differ", ("slash", "trailing slash")
+        return {"counts": {}, "rows": [{"index": i, "id": "r%d" % i, "outcome": o,
+                                        "differences": [{"field": "status", "responsible": causes[i][0], "cause": causes[i][1]}]
+                                        if o == "differ" else [],
+                                        "curl": {"base": "curl base %d" % i, "t": "curl t %d" % i}}
+                                       for i, o in enumerate(outcomes)]}
+
+
+def _behaviour(index, responsible="rule", cause="cause"):
+    return Behaviour("t", responsible, cause, ({"index": index, "id": "r%d" % index},), (None,))
+
+
+def _target(plane, table):
+    return prove.Target("t", table, plane.read, plane.apply, plane.delete, plane.replay)
+
+
+def _fix_a(_b, objects):
+    route = objects.edited("HTTPRoute", "shop/a")
+    route["spec"]["value"] = "fixed"
+    return Fix("fix a", (route,))
+
+
+def test_a_fix_that_closes_its_behaviour_is_kept_and_said_so():
+    plane = FakePlane()
+    out = prove.prove(_target(plane, _fix_a), [_behaviour(0)], plane.replay(), sleep=lambda s: None)
+    attempt = out["attempts"][0]
+    assert attempt["outcome"] == prove.CLOSED
+    assert attempt["objects"] == ["HTTPRoute shop/a"] and attempt["curl"] == ["curl base 0", "curl t 0"]
+    assert out["kept"] == 1 and out["remain"] == 0
+    assert out["keeps"] == {"HTTPRoute shop/a": ["rule: cause"]}
+    assert plane.objects["shop/a"]["spec"]["value"] == "fixed"
+
+
+def test_a_fix_is_judged_only_once_the_answers_hold():
+    # the data plane shows the old state for two replays after the apply: the fix is still proven, not given up
+    plane = FakePlane(lag=2)
+    out = prove.prove(_target(plane, _fix_a), [_behaviour(0)], plane.replay(), sleep=lambda s: None, settle=5)
+    assert out["attempts"][0]["outcome"] == prove.CLOSED
+
+
+def test_a_fix_that_changes_other_requests_is_undone_and_names_them():
+    plane = FakePlane(b_value="bad")
+    out = prove.prove(_target(plane, _fix_a), [_behaviour(0)], plane.replay(), sleep=lambda s: None, settle=0.05)
+    attempt = out["attempts"][0]
+    assert attempt["outcome"] == prove.REGRESSED and attempt["changed"] == ["r2"]
+    assert plane.objects["shop/a"]["spec"]["value"] == "broken"  # applied back as it was
+    assert out["kept"] == 0 and out["remain"] == 1 and out["keeps"] == {}
+
+
+def test_a_fix_that_does_not_close_is_undone_and_a_new_object_deleted():
+    plane = FakePlane()
+
+    def useless(_b, objects):
+        return Fix("add c", (_route("c", "x"),))
+    out = prove.prove(_target(plane, useless), [_behaviour(0)], plane.replay(), sleep=lambda s: None, settle=0.05)
+    assert out["attempts"][0]["outcome"] == prove.NOT_CLOSED and out["attempts"][0]["still_differ"] == 1
+    assert [d["metadata"]["name"] for d in plane.deleted] == ["c"] and "shop/c" not in plane.objects
+
+
+def test_impossible_and_unknown_are_recorded_without_touching_the_cluster():
+    plane = FakePlane()
+
+    def table(b, _objects):
+        return None if b.responsible == "unknown" else Fix("none", impossible="RE2 has no lookahead")
+    out = prove.prove(_target(plane, table), [_behaviour(0, "regex"), _behaviour(0, "unknown")], plane.replay(),
+                      sleep=lambda s: None)
+    assert [a["outcome"] for a in out["attempts"]] == [prove.IMPOSSIBLE, prove.UNKNOWN]
+    assert out["attempts"][0]["why"] == "RE2 has no lookahead"
+    assert plane.applied == [] and out["remain"] == 2
+
+
+def test_migrated_manifests_drop_what_the_server_set_and_say_what_they_keep(tmp_path):
+    plane = FakePlane()
+    stale = tmp_path / "t" / "old.yaml"
+    stale.parent.mkdir()
+    stale.write_text("{}")
+    paths = prove.write_migrated(str(tmp_path / "t"), plane.read(), {"HTTPRoute shop/a": ["rule: cause"]})
+    assert sorted(os.path.basename(p) for p in paths) == ["httproute-shop-a.yaml", "httproute-shop-b.yaml"]
+    assert not stale.exists()
+    a = yaml.safe_load(open(paths[0]))
+    assert "status" not in a and "uid" not in a["metadata"] and "resourceVersion" not in a["metadata"]
+    assert json.loads(a["metadata"]["annotations"][KEEPS_ANNOTATION]) == ["rule: cause"]
+    assert "annotations" not in yaml.safe_load(open(paths[1]))["metadata"]
+
+
+def test_a_fix_that_removes_its_cause_while_another_remains_is_kept_and_names_what_remains():
+    plane = FakePlane()
+
+    def half(_b, objects):
+        route = objects.edited("HTTPRoute", "shop/a")
+        route["spec"]["value"] = "half"
+        return Fix("half a", (route,))
+    out = prove.prove(_target(plane, half), [_behaviour(0)], plane.replay(), sleep=lambda s: None)
+    attempt = out["attempts"][0]
+    assert attempt["outcome"] == prove.CAUSE_GONE and attempt["remaining"] == ["slash"]
+    assert out["kept"] == 1 and plane.objects["shop/a"]["spec"]["value"] == "half"
