@@ -47,7 +47,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.discovery import s
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.conflicts import find_conflicts
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import VerifyError, validate_expect
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import parse_selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import parse_selection
 
 if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params

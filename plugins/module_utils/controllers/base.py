@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import selects
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import label_selector_matches
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import label_selector_matches
 
 if TYPE_CHECKING:  # dataplane.py imports this module
     from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneReader

@@ -38,7 +38,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controll
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.endpoints import (
     SERVICE_NAME_LABEL, SliceEndpoint, slice_endpoints)
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.snapshot import read_state
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 
 Obj = dict[str, Any]

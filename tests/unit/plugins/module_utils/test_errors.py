@@ -41,7 +41,7 @@ def test_every_error_class_derives_from_the_root(name: str, cls: type[BaseExcept
 
 def test_option_errors_are_value_errors() -> None:
     options = [name for name, cls in _error_classes() if issubclass(cls, OptionError)]
-    assert "lab.definition.LabError" in options and "verify.select.SelectionError" in options
+    assert "lab.definition.LabError" in options and "k8s.selection.SelectionError" in options
     for name, cls in _error_classes():
         if issubclass(cls, OptionError):
             assert issubclass(cls, ValueError), name
