@@ -37,7 +37,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.instal
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import type_of_class
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of, selects
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import CRD_GROUP as GATEWAY_GROUP
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import GROUP as GATEWAY_GROUP
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import PROTOCOLS as GATEWAY_PROTOCOLS
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import GatewayError, parse_gateways
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import (

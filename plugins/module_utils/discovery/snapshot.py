@@ -12,7 +12,7 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ClusterState
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import KindNotServed
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify import gateway_api
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s import gateway_api
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection, list_ingresses
 
 

@@ -30,8 +30,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base i
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneReader, Router
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import detect
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ClientPodAccess
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import API_VERSION as GATEWAY_API_VERSION
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.gateway_api import parent_gateway
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import API_VERSION as GATEWAY_API_VERSION
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import parent_gateway
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 
 Obj = dict[str, Any]

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ClusterState, GatewayController, meta
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify import gateway_api as spec
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s import gateway_api as spec
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.diagnose_gateways import sides_of
 
 Obj = dict[str, Any]
