@@ -24,7 +24,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingres
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes import route_matches
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.route_conflicts import Match
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.route_precedence import Match
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.translate import notes_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import meta
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneReader, Router
