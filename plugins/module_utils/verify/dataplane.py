@@ -29,11 +29,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.datapl
     target,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ClientPodAccess
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.backends import (
-    BackendRef,
-    backends_of,
-    service_port,
-)
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.backends import BackendRef, backends_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.backends import service_port
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controllers import FoundWorkload, find_workloads, servers_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.endpoints import (
     SERVICE_NAME_LABEL, SliceEndpoint, slice_endpoints)
