@@ -30,7 +30,7 @@ def test_the_scan_finds_the_collections_errors() -> None:
     names = {name for name, _cls in _error_classes()}
     # A scan that finds nothing would make the next test pass vacuously.
     assert {"_errors.KindlabError", "_errors.OptionError", "k8s.errors.K8sError", "cluster.pools.PoolError",
-            "controllers.base.ControllerError", "controllers.traefik.values.ValuesError"} <= names
+            "controllers.errors.ControllerError", "controllers.traefik.values.ValuesError"} <= names
     assert len(names) >= 16
 
 
