@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from ansible_collections.kindlab.ingress.plugins.module_utils._files import write_if_changed
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_dns1123_label
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import yaml
-from ansible_collections.kindlab.ingress.plugins.module_utils.capture.lab import CaptureError, capture, check, read_cluster, render, round_trip_differences, watch_status
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture.lab import (
+    CaptureError, capture, check, read_cluster, render, round_trip_differences, watch_status)
 from ansible_collections.kindlab.ingress.plugins.module_utils.capture.manifests import capture_manifests
 
 if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
