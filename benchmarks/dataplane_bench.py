@@ -39,7 +39,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefi
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import LAB_VALUES  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult, HttpAnswer  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import dataplane_window  # noqa: E402
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection  # noqa: E402
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection  # noqa: E402
 
 Obj = dict[str, Any]
 Objs = list[Obj]  # `list` names the clients' method in their class bodies

@@ -45,7 +45,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diag
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as _status  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.ingresses import status_addresses  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client  # noqa: E402
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection  # noqa: E402
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection  # noqa: E402
 
 TOTAL_BUDGET_S = 260.0
 TIMEOUT_UP, TIMEOUT_DOWN = 60.0, 25.0

@@ -66,7 +66,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUST
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.backends import check_cluster
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks import check_entry
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import list_ingresses
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import list_ingresses
 
 
 def _check(client: Any, selection: Any, _options: Any) -> dict[str, Any]:

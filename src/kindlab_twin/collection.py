@@ -39,6 +39,6 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import binary as nginx_binary  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s import objects  # noqa: E402
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify import select  # noqa: E402
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s import selection  # noqa: E402
 
-__all__ = ["base", "nginx_binary", "objects", "registry", "select"]
+__all__ = ["base", "nginx_binary", "objects", "registry", "selection"]

@@ -46,7 +46,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import binary as traefik_binary
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.images import parse_images
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection
 from kindlab_twin import controller_types
 
 TIME_SCALE = 10.0

@@ -30,7 +30,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify import stat
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.images import parse_images
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import install
 from kindlab_twin import controller_types
 

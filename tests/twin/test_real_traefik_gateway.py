@@ -368,7 +368,7 @@ def test_diagnose_on_the_objects_predicts_what_real_traefik_then_writes(cp: Cont
     Gateway rows of the diagnose-vs-real table (tests/kind/gateway_rows.py compares them, as on kind)."""
     from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client
     from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose
-    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+    from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection
 
     ns = "gw-diag"
     web_port = free_port()

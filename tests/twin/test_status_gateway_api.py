@@ -16,7 +16,7 @@ import yaml
 from ansible_collections.kindlab.ingress.plugins.module_utils import _versions
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as s
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection
 from kindlab_twin import binaries
 from kindlab_twin.controlplane import COMPONENTS, ControlPlane
 from kindlab_twin.pki import ADMIN

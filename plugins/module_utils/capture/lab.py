@@ -18,10 +18,9 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
-from ansible_collections.kindlab.ingress.plugins.module_utils._files import write_if_changed
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_dns1123_label
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import yaml
 from ansible_collections.kindlab.ingress.plugins.module_utils.capture.anonymize import anonymize_lab
@@ -37,7 +36,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.instal
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import type_of_class
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of, selects
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import CRD_GROUP as GATEWAY_GROUP
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import GROUP as GATEWAY_GROUP
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import PROTOCOLS as GATEWAY_PROTOCOLS
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import GatewayError, parse_gateways
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import (
@@ -47,10 +46,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.discovery import s
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.conflicts import find_conflicts
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import VerifyError, validate_expect
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import parse_selection
-
-if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import parse_selection
 
 Obj = dict[str, Any]
 
@@ -723,43 +719,3 @@ def round_trip_differences(first: Obj, second: Obj, namespaces: list[str]) -> li
                 out.append("%s %s: captured %s, rebuilt %s" % (ref, key, json.dumps(before[ref].get(key), sort_keys=True),
                                                                json.dumps(after[ref].get(key), sort_keys=True)))
     return out
-
-
-def run_lab_capture(params: Params, module: Module) -> dict[str, Any]:
-    """The lab_capture module."""
-    scenario = params["scenario"]
-    if not is_dns1123_label(scenario):
-        raise CaptureError("scenario: expected a lower-case DNS label (it names the scenario), got %r" % (scenario,))
-    watch = params.get("watch") or 0
-    if isinstance(watch, bool) or not isinstance(watch, (int, float)) or watch < 0:
-        raise CaptureError("watch: expected seconds >= 0 (0: no watch), got %r" % (watch,))
-    if params.get("manifests"):
-        from ansible_collections.kindlab.ingress.plugins.module_utils.capture.manifests import capture_manifests
-
-        if watch:
-            raise CaptureError("watch: manifests have no status to watch (give one of watch and manifests)")
-        result = capture_manifests(params["manifests"], params["namespaces"] or [], scenario, params["anonymize"])
-        source = "an anonymized set of manifests" if params["anonymize"] else "the manifests %s" % params["manifests"]
-    else:
-        client = module.client()
-        state = read_cluster(client, params["namespaces"] or [])
-        observed = watch_status(client, params["namespaces"] or [], float(watch)) if watch else None
-        result = capture(state, scenario, params["anonymize"], observed)
-        check(result.lab)
-        source = "an anonymized cluster" if params["anonymize"] else (client.where() if hasattr(client, "where") else "the cluster")
-    text = render(result, source)
-    dest = params["dest"]
-    out: dict[str, Any] = {}
-    if params.get("compare_with"):
-        try:
-            with open(params["compare_with"], encoding="utf-8") as handle:
-                first = yaml.safe_load(handle)
-        except (OSError, yaml.YAMLError) as exc:
-            raise CaptureError("compare_with: cannot read %s (%s)" % (params["compare_with"], exc)) from None
-        if not isinstance(first, dict) or "lab_workloads" not in first:
-            raise CaptureError("compare_with: %s is not a lab definition lab_capture wrote (no lab_workloads)" % params["compare_with"])
-        differences = round_trip_differences(first, result.lab, params["namespaces"] or [])
-        out["round_trip"] = {"equal": not differences, "differences": differences}
-    changed, before = write_if_changed(dest, text, module.check_mode)
-    return dict(out, changed=changed, dest=dest, lab=result.lab, unexpressed=result.unexpressed,
-                controllers=result.controllers, diff={"before": before, "after": text})

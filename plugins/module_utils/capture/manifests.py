@@ -22,7 +22,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base i
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import DEFAULT_TYPE, type_of_class
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.manifests import ManifestClient, read
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.backends import backends_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.backends import backends_of
 
 Obj = dict[str, Any]
 

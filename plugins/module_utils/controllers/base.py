@@ -13,14 +13,12 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import Any, Callable, Mapping
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneReader
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.errors import ControllerError
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import selects
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import label_selector_matches
-
-if TYPE_CHECKING:  # dataplane.py imports this module
-    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneReader
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import label_selector_matches
 
 Obj = dict[str, Any]
 Values = dict[str, Any]
@@ -29,10 +27,6 @@ Values = dict[str, Any]
 # Kubernetes' own names, the same for every controller type.
 CLASS_ANNOTATION = "kubernetes.io/ingress.class"
 DEFAULT_CLASS_ANNOTATION = "ingressclass.kubernetes.io/is-default-class"
-
-
-class ControllerError(KindlabError):
-    """The request cannot be carried out; the message is for the user."""
 
 
 # ---------------------------------------------------------------- cluster snapshot
@@ -496,7 +490,7 @@ class ControllerType:
     on_twin: bool
     # How its data plane is read from one pod (what it routes each backend to) and how it names
     # an Ingress backend there: ingress_dataplane compares that with the EndpointSlices.
-    dataplane: "DataPlaneReader"
+    dataplane: DataPlaneReader
     install: InstallPart | None = None
     ingress: IngressPart | None = None
     gateway: GatewayPart | None = None

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerError
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.errors import ControllerError
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult, HttpAnswer
 
 Obj = dict[str, Any]

@@ -36,7 +36,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.wait import (
     wait_for_workload,
     workload_failure,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerError, ControllerType
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerType
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.errors import ControllerError
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import merge_values
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import (
     DEFAULT_TYPE,

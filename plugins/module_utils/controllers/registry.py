@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import ingress_nginx, traefik
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import (
-    ControllerError, ControllerType, CredentialSecret, IngressPart, InstallPart)
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerType, CredentialSecret, IngressPart, InstallPart
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.errors import ControllerError
 
 REGISTRY: dict[str, ControllerType] = {t.name: t for t in (ingress_nginx.TYPE, traefik.TYPE)}
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ClusterState
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import KindNotServed
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify import gateway_api
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, list_ingresses
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s import gateway_api
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection, list_ingresses
 
 
 def read_state(client: Any, selection: Selection | None) -> ClusterState:

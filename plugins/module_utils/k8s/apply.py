@@ -7,12 +7,17 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import Obj, ref_of
 
-if TYPE_CHECKING:
-    from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client
+
+class Deleter(Protocol):
+    """What delete_all needs of a client (k8s.client.Client has it; client.py imports this module, so not the
+    other way round)."""
+
+    def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None, check_mode: bool = False) -> bool: ...
+
 
 # Apply order: what others depend on goes first (namespaces before their objects,
 # CRDs before their custom resources, RBAC before the workloads that use it).
@@ -91,7 +96,7 @@ def summarize(results: list[ApplyResult]) -> dict[str, Any]:
     }
 
 
-def delete_all(client: Client, objs: list[Obj], check_mode: bool) -> dict[str, Any]:
+def delete_all(client: Deleter, objs: list[Obj], check_mode: bool) -> dict[str, Any]:
     """Delete objects in reverse dependency order (dependents first); same shape as summarize()."""
     objects = []
     for obj in sorted(objs, key=apply_order, reverse=True):

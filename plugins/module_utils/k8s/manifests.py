@@ -20,13 +20,14 @@ from typing import Any
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAMLError, yaml
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import KindNotServed
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import GROUP as GATEWAY_GROUP
 
 Obj = dict[str, Any]
 
 SUFFIXES = (".yaml", ".yml", ".json")
 CLUSTER_SCOPED = {"Namespace", "IngressClass", "GatewayClass", "ClusterRole", "ClusterRoleBinding", "Node",
                   "CustomResourceDefinition"}
-_CRD_GROUPS = ("gateway.networking.k8s.io/",)
+_CRD_GROUPS = (GATEWAY_GROUP + "/",)
 NEVER_KEPT = {"Secret"}
 
 

@@ -32,14 +32,13 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     GATEWAY_API_VERSION,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import default_gateway_controller_name
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import API_VERSION, GROUP
 
 if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 Obj = dict[str, Any]
 
-API_VERSION = "gateway.networking.k8s.io/v1"
-CRD_GROUP = "gateway.networking.k8s.io"
 # The default class controller of lab_gateways: the first registered type's that implements Gateway API (Traefik).
 DEFAULT_CONTROLLER_NAME = default_gateway_controller_name()
 # Listener protocols built here: HTTPS terminates TLS with a certificate the lab generates (a
@@ -426,10 +425,10 @@ def parse_crds(text: str, url: str) -> list[Obj]:
         raise GatewayError("manifest_url: %s is not valid YAML: %s" % (url, exc)) from None
     bad = [d for d in docs if not isinstance(d, dict) or "kind" not in d or "apiVersion" not in d]
     crds = [d for d in docs if not bad and d["kind"] == "CustomResourceDefinition"]
-    if bad or not any(((d.get("spec") or {}).get("group")) == CRD_GROUP and (d.get("spec") or {}).get("names", {}).get("kind") == "Gateway"
+    if bad or not any(((d.get("spec") or {}).get("group")) == GROUP and (d.get("spec") or {}).get("names", {}).get("kind") == "Gateway"
                       for d in crds):
         raise GatewayError("manifest_url: %s is not Gateway API's standard-install.yaml (expected Kubernetes objects with the "
-                           "%s CustomResourceDefinitions, Gateway among them)" % (url, CRD_GROUP))
+                           "%s CustomResourceDefinitions, Gateway among them)" % (url, GROUP))
     return docs
 
 

@@ -17,6 +17,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._images import val
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import DNS1123_LABEL, is_dns1123_label, is_dns1123_subdomain
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import ECHO_APP_IMAGE, TEST_APP_IMAGE
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CredentialSecret
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import API_VERSION as GATEWAY_API_VERSION
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import GROUP as GATEWAY_GROUP
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.credentials import ensure_credentials, read_credentials, secrets_asked
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import HOSTNAME, ensure_certificates, valid_hostname
 
@@ -703,7 +705,7 @@ def render_httproute(wl: Workload, route: HTTPRouteSpec, labels: dict[str, str])
     """One of the workload's HTTPRoutes (gateway.networking.k8s.io/v1)."""
     parents = []
     for parent in route.parent_refs:
-        ref: Obj = {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": parent.name}
+        ref: Obj = {"group": GATEWAY_GROUP, "kind": "Gateway", "name": parent.name}
         if parent.namespace != wl.namespace:
             ref["namespace"] = parent.namespace
         if parent.section_name:
@@ -712,7 +714,7 @@ def render_httproute(wl: Workload, route: HTTPRouteSpec, labels: dict[str, str])
     spec: Obj = {"parentRefs": parents, "rules": [_render_route_rule(rule) for rule in route.rules]}
     if route.hostnames:
         spec["hostnames"] = list(route.hostnames)
-    return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+    return {"apiVersion": GATEWAY_API_VERSION, "kind": "HTTPRoute",
             "metadata": {"name": route.name, "namespace": wl.namespace, "labels": labels}, "spec": spec}
 
 
@@ -889,7 +891,7 @@ def _serves_httproutes(client: Any) -> bool:
     from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError
 
     try:
-        client.resource("gateway.networking.k8s.io/v1", "HTTPRoute")
+        client.resource(GATEWAY_API_VERSION, "HTTPRoute")
     except K8sError:
         return False
     return True

@@ -19,7 +19,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.datapl
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import (
     DEFAULT_BACKEND, KINDS, HostTLS, Request, Rule, is_regex)
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes import describe
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.route_conflicts import Match
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.route_precedence import Match
 
 
 @dataclass(frozen=True)

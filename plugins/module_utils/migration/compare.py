@@ -26,7 +26,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes i
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import HostTLS, Request, Rule
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address, Answer
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes import choose, describe
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.route_conflicts import Match
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.route_precedence import Match
 
 Obj = dict[str, Any]
 OUTCOMES = ("same", "differ", "neither", "noise", "not_faithful")

@@ -24,14 +24,14 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingres
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes import route_matches
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.route_conflicts import Match
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.route_precedence import Match
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.translate import notes_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import meta
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneReader, Router
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import detect
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ClientPodAccess
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import API_VERSION as GATEWAY_API_VERSION
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.gateway_api import parent_gateway
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import API_VERSION as GATEWAY_API_VERSION
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import parent_gateway
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 
 Obj = dict[str, Any]

@@ -31,7 +31,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.translat
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controllers import find_controllers, servers_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.endpoints import backend_pods
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.snapshot import read_state
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, list_ingresses, parse_selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection, list_ingresses, parse_selection
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.gateway_api import parent_gateway
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 import posixpath
 from typing import Any, Sequence
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.gateway_api import covers
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.route_conflicts import Match, matches_of, winner
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import covers
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.route_precedence import Match, matches_of, winner
 
 Obj = dict[str, Any]
 

@@ -32,8 +32,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import I
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAMLError, yaml
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import apply_order
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of, ref_of
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import CRD_GROUP
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import list_ingresses, parse_selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import GROUP as CRD_GROUP
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import list_ingresses, parse_selection
 
 if TYPE_CHECKING:
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import CheckFailed
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import Logic, Module, Params, Result
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, parse_selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection, parse_selection
 
 
 def check_entry(

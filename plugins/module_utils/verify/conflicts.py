@@ -32,7 +32,7 @@ from typing import Any
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import route_conflicts
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controllers import find_workloads, gateway_controllers, servers_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.snapshot import read_gateway_api, read_state
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection, list_ingresses
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection, list_ingresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CLASS_ANNOTATION, DEFAULT_CLASS_ANNOTATION

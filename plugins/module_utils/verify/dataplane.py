@@ -29,16 +29,13 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.datapl
     target,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ClientPodAccess
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.backends import (
-    BackendRef,
-    backends_of,
-    service_port,
-)
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.backends import BackendRef, backends_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.backends import service_port
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controllers import FoundWorkload, find_workloads, servers_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.endpoints import (
     SERVICE_NAME_LABEL, SliceEndpoint, slice_endpoints)
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.snapshot import read_state
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 
 Obj = dict[str, Any]

@@ -34,7 +34,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify.dataplane i
     LastReady,
     read_round,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection
 
 Obj = dict[str, Any]
 CONVERGED = "converged"

@@ -22,7 +22,7 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose_gateways
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.findings import ERROR, WARNING, Finding, addresses_text, culprits_of, fix_of
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import AnalysedController, ClusterState, meta
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controllers import (

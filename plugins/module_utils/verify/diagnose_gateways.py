@@ -5,7 +5,7 @@ reading, ControllerType.gateway) and the GatewayClasses, Gateways and HTTPRoutes
 claims each class and who writes each Gateway's status with what address, and flag what will go
 wrong before it shows: two writers on one Gateway (its address alternates, traefik#13743), a
 listener no entry point serves (PortUnavailable, its routes dark), a route its parent does not
-accept (the spec's rules, verify/gateway_api.py), a route in a namespace its Gateway's controller
+accept (the spec's rules, k8s/gateway_api.py), a route in a namespace its Gateway's controller
 does not watch, and a route status entry written by a controller that does not own the parent
 (gateway-api#3846). Pure over a ClusterState snapshot, like the Ingress half in diagnose.py.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ClusterState, GatewayController, meta
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify import gateway_api as spec
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s import gateway_api as spec
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.findings import ERROR, INFO, WARNING, Finding, addresses_text, culprits_of, fix_of
 
 Obj = dict[str, Any]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.endpoints import backend_pods
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.backends import backends_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.backends import backends_of
 
 Obj = dict[str, Any]
 # What backend_of gives for an answer that names no pod.

@@ -29,7 +29,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.background imp
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.listwatch import BlindInterval, ListWatch
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.watch import LIST_READ_TIMEOUT, WATCH_READ_SLACK
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import Pool, PoolError, address_in_pools, parse_entry
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import writers

@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kindlab_twin.collection import base, nginx_binary, select
+from kindlab_twin.collection import base, nginx_binary, selection
 from kindlab_twin.contract import Obj, Store
 
 from .base import NODE, POD, SERVICE, pod_ready, pod_running
@@ -85,7 +85,7 @@ def watched(namespace: str, cfg: NginxConfig, namespace_labels: dict[str, dict[s
         return namespace == cfg.watch_namespace
     if cfg.watch_namespace_selector:
         labels = (namespace_labels or {}).get(namespace)
-        return labels is not None and select.label_selector_matches(cfg.watch_namespace_selector, labels)
+        return labels is not None and selection.label_selector_matches(cfg.watch_namespace_selector, labels)
     return True
 
 

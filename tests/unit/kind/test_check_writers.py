@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as s
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.verify.test_writers import POD_A, POD_B, T0, Cluster
 
 SCRIPT = Path(__file__).resolve().parents[2] / "kind" / "check_writers.py"

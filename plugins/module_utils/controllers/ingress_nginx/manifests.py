@@ -17,10 +17,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingres
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import DEFAULT_CLASS_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, trunc63, truthy
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.chart import (
-    ControllerConfig,
-    _update_status_omitted,
-)
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.chart import _update_status_omitted
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.config import ControllerConfig
 
 Values = dict[str, Any]
 Obj = dict[str, Any]

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.values import (
     BINARY_DEFAULT_INGRESS_CLASS,
@@ -13,9 +13,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingres
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CLASS_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, truthy
-
-if TYPE_CHECKING:  # chart.py calls notes_for with its config (no import cycle at run time)
-    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.chart import ControllerConfig
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.config import ControllerConfig
 
 Values = dict[str, Any]
 Obj = dict[str, Any]

@@ -28,7 +28,7 @@ import datetime as dt
 import re
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import label_selector_matches
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import label_selector_matches
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import (
     CLASS_ANNOTATION,

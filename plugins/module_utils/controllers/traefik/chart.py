@@ -12,17 +12,16 @@ manifests.py renders them for method=manifest.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._images import split_image
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.config import TraefikConfig
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.notes import notes_for
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import (
     APP_VERSION,
     CHART_DEFAULTS,
     CHART_NAME,
     CHART_VERSION,
-    CONTROLLER_VALUE,
     GATEWAY,
     IMAGE_KEY,
     INGRESS,
@@ -194,48 +193,6 @@ def parse_args(args: list[str]) -> dict[str, str]:
         name, eq, value = arg[2:].partition("=")
         flags[name.lower()] = value if eq else "true"
     return flags
-
-
-@dataclass
-class TraefikConfig:
-    release: str
-    namespace: str
-    values: Values
-    user_values: Values
-    fullname: str
-    image: str
-    args: list[str]  # the Ingress providers' args, then additionalArguments (the rest are the chart's own)
-    flags: dict[str, str]
-    ingress_class: str | None  # the IngressClass the chart creates (controller traefik.io/ingress-controller)
-    default_class: bool
-    rbac_scope: str  # cluster | namespace | none
-    service_type: str | None
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def deployment(self) -> tuple[str, str]:
-        return self.namespace, self.fullname
-
-    @property
-    def cluster_role_name(self) -> str:
-        """rbac/clusterrole.yaml traefik.clusterRoleName: <fullname>-<namespace> (its binding too)."""
-        return trunc63("%s-%s" % (self.fullname, self.namespace))
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "args": list(self.args), "image": self.image, "rbac_scope": self.rbac_scope,
-            "ingress_class": {"resource": ({"name": self.ingress_class, "controller_value": CONTROLLER_VALUE,
-                                            "default": self.default_class} if self.ingress_class else None)},
-            "names": {"fullname": self.fullname, "deployment": self.fullname,
-                      "service": self.fullname if self.service_type else None},
-            "watch_namespace": self.namespace if self.rbac_scope == "namespace" else None,
-            "publish": {"source": "service" if INGRESS + ".ingressendpoint.publishedservice" in self.flags else "none",
-                        "service": self.flags.get(INGRESS + ".ingressendpoint.publishedservice"),
-                        "ingress_nginx_provider": self.flags.get(NGINX + ".publishservice")},
-            "cluster_objects": ["%s %s" % (kind, self.cluster_role_name)
-                                for kind in ("ClusterRole", "ClusterRoleBinding") if self.rbac_scope == "cluster"],
-            "notes": list(self.notes),
-        }
 
 
 def image_ref(values: Values) -> str:

@@ -47,7 +47,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base i
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.chart import parse_args
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import GATEWAY, GATEWAY_CONTROLLER_NAME
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import label_selector_matches
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import label_selector_matches
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 
 Obj = dict[str, Any]

@@ -14,7 +14,8 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import DEFAULT_CLASS_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, trunc63, truthy
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.chart import TraefikConfig, additional_arguments
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.chart import additional_arguments
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.config import TraefikConfig
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import (
     CHART_DEFAULTS,
     CHART_NAME,

@@ -3,13 +3,9 @@
 """Traefik: the surprising effects of chart values, said in words (the module's `notes`)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import INGRESS, NGINX
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path, truthy
-
-if TYPE_CHECKING:  # chart.py calls notes_for with its config
-    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.chart import TraefikConfig
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.config import TraefikConfig
 
 
 def notes_for(cfg: TraefikConfig) -> list[str]:

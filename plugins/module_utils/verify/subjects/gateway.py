@@ -5,7 +5,7 @@ listener's (with attachedRoutes)."""
 from __future__ import annotations
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify import gateway_api
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s import gateway_api
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects.kind import GATEWAY_SURFACE, Obj, SubjectKind, Surface
 
 

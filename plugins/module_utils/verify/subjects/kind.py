@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify import gateway_api
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s import gateway_api
 
 Obj = dict[str, Any]
 

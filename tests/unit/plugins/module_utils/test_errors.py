@@ -30,7 +30,7 @@ def test_the_scan_finds_the_collections_errors() -> None:
     names = {name for name, _cls in _error_classes()}
     # A scan that finds nothing would make the next test pass vacuously.
     assert {"_errors.KindlabError", "_errors.OptionError", "k8s.errors.K8sError", "cluster.pools.PoolError",
-            "controllers.base.ControllerError", "controllers.traefik.values.ValuesError"} <= names
+            "controllers.errors.ControllerError", "controllers.traefik.values.ValuesError"} <= names
     assert len(names) >= 16
 
 
@@ -41,7 +41,7 @@ def test_every_error_class_derives_from_the_root(name: str, cls: type[BaseExcept
 
 def test_option_errors_are_value_errors() -> None:
     options = [name for name, cls in _error_classes() if issubclass(cls, OptionError)]
-    assert "lab.definition.LabError" in options and "verify.select.SelectionError" in options
+    assert "lab.definition.LabError" in options and "k8s.selection.SelectionError" in options
     for name, cls in _error_classes():
         if issubclass(cls, OptionError):
             assert issubclass(cls, ValueError), name

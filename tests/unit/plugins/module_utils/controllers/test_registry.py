@@ -141,7 +141,7 @@ def test_a_type_the_lab_cannot_install_is_found_and_diagnosed_and_refused_where_
 
     from ansible_collections.kindlab.ingress.plugins.module_utils.capture import lab as cap
     from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import install, registry
-    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ControllerError
+    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.errors import ControllerError
     from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controllers import find_workloads
     from ansible_collections.kindlab.ingress.plugins.module_utils.lab import definition
     from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose

@@ -24,7 +24,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import 
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.watch import parse_watch_line, watch_lines
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as s
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection
 
 pytest.importorskip("kubernetes")
 urllib3_errors = pytest.importorskip("urllib3.exceptions")

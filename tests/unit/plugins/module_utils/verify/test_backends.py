@@ -2,9 +2,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.backends import (
-    backends_of, check_cluster, check_ingresses,
-)
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.backends import backends_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.backends import check_cluster, check_ingresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.endpoints import ready_endpoints
 
 

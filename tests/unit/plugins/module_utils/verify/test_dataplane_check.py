@@ -6,7 +6,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base i
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import Reading, Upstream
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import controller_type
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import dataplane as dp
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.backends import BackendRef
+from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.backends import BackendRef
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controllers import FoundWorkload
 
 Obj = dict[str, Any]

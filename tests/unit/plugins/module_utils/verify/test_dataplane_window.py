@@ -4,7 +4,7 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import dataplane_window as dw
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection
 from ansible_collections.kindlab.ingress.tests.unit.plugins.modules.test_ingress_dataplane_module import backends, lab
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.verify.test_diagnose import pod
 

@@ -10,7 +10,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controll
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import base
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import binary as ng_binary
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import KindNotServed
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.findings import culprits_of
 
 Obj = dict[str, Any]

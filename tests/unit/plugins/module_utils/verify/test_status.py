@@ -13,7 +13,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify import stat
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s import listwatch as lw
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.ingresses import status_addresses
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 
 Obj = dict[str, Any]

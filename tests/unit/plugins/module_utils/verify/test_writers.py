@@ -12,7 +12,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import chart as traefik_chart
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as s
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import writers as w
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import Selection
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.verify.test_diagnose import (
     cluster_rbac,
     lb_service,

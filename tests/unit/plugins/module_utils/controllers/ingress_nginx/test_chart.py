@@ -7,6 +7,7 @@ import copy
 import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import chart as ng
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import config as ng_config
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import manifests as ng_manifests
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import values as ng_values
 from ansible_collections.kindlab.ingress.tests.unit.schema import SchemaError, validate_all, validate_k8s
@@ -274,7 +275,7 @@ def test_image_ref(image, ref):
 
 def test_ingress_class_resource_and_notes():
     c = cfg(merged(NO_HOOKS, {"controller": {"ingressClassResource": {"name": "nginx-one", "controllerValue": "k8s.io/ingress-nginx-one", "default": True}}}))
-    assert c.ingress_class == ng.IngressClassInfo("nginx-one", "k8s.io/ingress-nginx-one", True)
+    assert c.ingress_class == ng_config.IngressClassInfo("nginx-one", "k8s.io/ingress-nginx-one", True)
     assert c.controller_class == "k8s.io/ingress-nginx-one"
     assert c.class_annotation == "nginx"
     assert any("annotation kubernetes.io/ingress.class: nginx (not kubernetes.io/ingress.class: nginx-one)" in n for n in c.notes)

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.select import (
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import (
     SelectionError, label_selector_matches, list_ingresses, parse_selection, validate_label_selector,
 )
 

@@ -1,4 +1,4 @@
-"""Gateway API's own rules (verify/gateway_api.py): a parentRef's listeners, allowedRoutes by
+"""Gateway API's own rules (k8s/gateway_api.py): a parentRef's listeners, allowedRoutes by
 namespace and kind, hostnames, and the Accepted reason a parent gives a route."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify import gateway_api as spec
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s import gateway_api as spec
 
 Obj = dict[str, Any]
 LABELS = {"apps": {"team": "a", "kubernetes.io/metadata.name": "apps"}, "infra": {"kubernetes.io/metadata.name": "infra"}}
