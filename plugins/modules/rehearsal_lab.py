@@ -15,8 +15,8 @@ description:
     C(traefik-nginx-provider) reads the Ingresses through ingress-nginx's rules (Traefik's kubernetesIngressNGINX
     provider). C(traefik-ingress-provider) uses Traefik's own Ingress provider, which is what changing only the class
     gives. C(gateway-api) serves what ingress2gateway translates the Ingresses to (M(kindlab.ingress.gateway_translation)),
-    with its notes kept beside the requests. It takes one namespace at a time, because ingress2gateway makes a Gateway
-    per namespace.
+    with its notes kept beside the requests; ingress2gateway makes a Gateway per namespace, all served by the target's one
+    Traefik at one address.
   - C(own-routes) serves the HTTPRoutes the cluster already has (a team's own Gateway API routes, captured whole) instead
     of a translation, through the one captured Gateway the rehearsed namespaces' routes attach to, its GatewayClass served by
     the rehearsal's Traefik (its controllerName replaced when another implementation's) and its listeners moved to the
@@ -99,9 +99,9 @@ options:
     version_added: 0.1.0
   fix:
     description:
-      - Prove a fix for each behaviour that changes, in the rehearsal cluster (C(lab_expect.migration.fix); see
-        M(kindlab.ingress.ingress_migration)'s O(kindlab.ingress.ingress_migration#module:fix)): each target's migrated
-        manifests are written beside the report, under C(migrated/<target>/).
+      - Prove a fix for each behaviour that changes, in the rehearsal cluster (C(lab_expect.migration.fix), as
+        O(kindlab.ingress.ingress_migration#module:fix) of M(kindlab.ingress.ingress_migration) does). Each target's
+        migrated manifests are written beside the report, under C(migrated/<target>/).
     type: bool
     default: false
     version_added: 0.1.0

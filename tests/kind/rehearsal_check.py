@@ -20,7 +20,9 @@ and verify/report.json (the rehearsal). It checks:
   which api's spec.tls only lists (ingress-nginx serves it over HTTP, as Traefik's provider does);
 - the team's own HTTPRoutes as a target (own-routes, issue 32 item 3): captured whole and rebuilt as they were,
   replayed through the team's Gateway; their prefix rewrite keeps over HTTPS what the capture-group rewrite did;
-  /Cart meets the team's redirect, its row naming the route's rule; and each row names the rule that took it, or none.
+  /Cart meets the team's redirect, its row naming the route's rule; and each row names the rule that took it, or none;
+- the fixes (rehearse_fix): one attempt per behaviour; the rewrite restored and the www redirect dropped on
+  gateway-api, proven; the lookahead said to be beyond Traefik; the migrated manifests; the answer's count.
 Prints one line per check; exit 1 when any fails. Standalone on purpose (no import of the collection).
 """
 from __future__ import annotations
@@ -203,6 +205,34 @@ def accuracy(counted: tuple[int, list[str]]) -> bool:
     return right >= 0.95 * (right + len(wrong)) and right > 0
 
 
+KEPT = ("closed", "its cause gone, another remains")
+OUTCOMES = KEPT + ("not closed", "changed other requests", "no setting of the target reproduces it", "no fix known")
+
+
+def attempt(migration: Obj, target: str, responsible: str) -> Obj:
+    """The one fix attempt of TARGET for the behaviour whose responsible matches the regex RESPONSIBLE."""
+    found = [a for a in migration["fixes"][target]["attempts"] if re.search(responsible, a["responsible"])]
+    assert found, "no attempt for %s on %s" % (responsible, target)
+    return found[0]
+
+
+def fixes_account_for_every_behaviour(migration: Obj) -> bool:
+    """Each target's attempts: one per behaviour (their requests add up to the requests that differ), each with a known
+    outcome, a kept one naming its objects, and kept + remain = attempts."""
+    for target, proven in migration["fixes"].items():
+        attempts = proven["attempts"]
+        differ = migration["comparison"]["targets"][target]["counts"]["differ"]
+        assert sum(a["requests"] for a in attempts) == differ, (target, differ)
+        assert all(a["outcome"] in OUTCOMES for a in attempts), target
+        assert all(a.get("objects") and a.get("curl") for a in attempts if a["outcome"] in KEPT), target
+        assert proven["kept"] + proven["remain"] == len(attempts), target
+    return set(migration["fixes"]) == set(migration["comparison"]["targets"])
+
+
+def migrated(base: Path, target: str) -> dict[str, Obj]:
+    return {p.name: yaml.safe_load(p.read_text()) for p in sorted((base / "migrated" / target).glob("*.yaml"))}
+
+
 def main(directory: str) -> int:
     base = Path(directory)
     captured = yaml.safe_load((base / "captured.yml").read_text())
@@ -335,6 +365,32 @@ def main(directory: str) -> int:
          lambda: rewrite_lost(find(report, "gateway-api", "shop/api", "shop.example.test", "/api/seg", "tls"))),
         ("gateway-api: www.example.test (only listed by api's spec.tls) is redirected by the translation, not by ingress-nginx",
          lambda: listed_only(find(report, "gateway-api", "shop/web", "www.example.test", "/admin", "path"))),
+        ("fixes (rehearse_fix): every behaviour of every target has one attempt with a known outcome; kept ones name their "
+         "objects and curl pair", lambda: fixes_account_for_every_behaviour(migration)),
+        ("fixes: gateway-api's lost capture-group rewrite is restored (PathPrefix /api, URLRewrite ReplacePrefixMatch /) and "
+         "proven closed",
+         lambda: attempt(migration, "gateway-api", r"rewrite-target$")["outcome"] == "closed"
+         and attempt(migration, "gateway-api", r"rewrite-target$")["objects"] == ["HTTPRoute shop/api-shop-example-test"]),
+        ("fixes: gateway-api is told to stop redirecting www.example.test (its plain-HTTP route routes as its HTTPS route), "
+         "and the fix is kept or undone naming what it changed",
+         lambda: any(a["objects"] == ["HTTPRoute shop/account-www-example-test-http"]
+                     and (a["outcome"] in KEPT or a["outcome"] == "changed other requests" and a["changed"])
+                     for a in migration["fixes"]["gateway-api"]["attempts"] if a.get("objects"))),
+        ("fixes: the lookahead regex is said to be beyond both Traefik targets (RE2), with no edit",
+         lambda: all("RE2" in attempt(migration, t, r"routers? .*legacy")["why"]
+                     and attempt(migration, t, r"routers? .*legacy")["outcome"] == "no setting of the target reproduces it"
+                     for t in ("traefik-nginx-provider", "gateway-api"))),
+        ("fixes: the migrated manifests: gateway-api's are Gateways and HTTPRoutes, its rewrite route annotated with what it "
+         "keeps; the nginx provider's are Ingresses; none carries status or server fields",
+         lambda: {d["kind"] for d in migrated(base, "gateway-api").values()} == {"Gateway", "HTTPRoute"}
+         and "rewrite-target" in migrated(base, "gateway-api")["httproute-shop-api-shop-example-test.yaml"]["metadata"][
+             "annotations"]["kindlab.ingress/keeps"]
+         and {d["kind"] for d in migrated(base, "traefik-nginx-provider").values()} == {"Ingress"}
+         and not [d for t in ("gateway-api", "traefik-nginx-provider") for d in migrated(base, t).values()
+                  if "status" in d or "uid" in d["metadata"] or "managedFields" in d["metadata"]]),
+        ("fixes: the answer's first lines say per target how many behaviours a proven fix keeps and why the rest remain",
+         lambda: summary.index("Fixes proven in the rehearsal cluster") < summary.index("| check | subject")
+         and "   - fix proven: " in summary),
         ("traefik-nginx-provider: /admin on www.example.test answers as ingress-nginx does",
          lambda: find(report, "traefik-nginx-provider", "shop/web", "www.example.test", "/admin", "path")["outcome"] == "same"),
     ]

@@ -241,9 +241,8 @@ def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: s
             (notes if notes is not None else []).extend(said)
             migration_targets.append({"name": target, "gateway": gateway_ref})
             continue
-        if len(served_namespaces) > 1:
-            raise RehearsalError("namespaces: gateway-api rehearses one namespace at a time (ingress2gateway makes a "
-                                 "Gateway per namespace); choose one of %s" % ", ".join(served_namespaces))
+        # ingress2gateway makes a Gateway per namespace and class; the target's one Traefik writes its one address into
+        # each (statusAddress), so the replay through the first reaches every namespace's routes (dataplanes._by_gateway)
         # ingress2gateway selects by the class an Ingress names (spec.ingressClassName, else the annotation): the
         # baseline claims both its IngressClass's name and its annotation's value, so each name is translated, one
         # Gateway each, all served by the target's one Traefik at one address

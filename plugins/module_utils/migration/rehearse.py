@@ -22,7 +22,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes im
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Objects
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import prove as prove_mod
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import behaviours
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import API_VERSION as GATEWAY_API_VERSION
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import API_VERSION as GATEWAY_API_VERSION
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import SAME_KEYS, answered, judge, parse_expected
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import provenance
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.provenance import Origin
@@ -33,7 +33,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.endpoint
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.snapshot import read_state
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection, list_ingresses, parse_selection
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.gateway_api import parent_gateway
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import parent_gateway
 
 if TYPE_CHECKING:
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
@@ -137,6 +137,15 @@ def _objects_of(client: Any, plane: DataPlane, ingresses: list[str]) -> Objects:
     return out
 
 
+def mark_ties(body: Obj, plane: Plane, corpus: list[corpus_mod.Request]) -> Obj:
+    """Marks the rows (`tied`) whose request the target's own account says is taken by one of routers tied at one
+    priority: which one Traefik tries first is not defined, so their answer may change whenever it reloads, fix or not."""
+    for row in body["rows"]:
+        record = plane.record(corpus[row["index"]])
+        row["tied"] = bool(record is not None and any(k == "tied with" for k, _v in record.settings))
+    return body
+
+
 def prove_fixes(client: Any, params: Params, comparison: Obj, verdict: Obj, corpus: list[corpus_mod.Request],
                 rules_of: list[corpus_mod.Rule | None], answers: dict[str, list[list[Any]]], planes: tuple[Any, ...],
                 compare_one: Any) -> Obj:
@@ -162,7 +171,7 @@ def prove_fixes(client: Any, params: Params, comparison: Obj, verdict: Obj, corp
             fresh = replay([(now.name, now.address, 1)], corpus, workers=params["workers"])
             provenance.check(fresh, corpus, [Origin(now.name, now.address, now.pods, now.marker)], backend_pods(client))
             body: Obj = compare_one(now, {baseline.name: answers[baseline.name], now.name: fresh[now.name]})
-            return body
+            return mark_ties(body, Plane(now.name, now.address, now.routes, now.routers, now.reader), corpus)
 
         def apply(obj: Obj) -> None:
             client.apply(prove_mod.manifest(obj))
@@ -174,7 +183,9 @@ def prove_fixes(client: Any, params: Params, comparison: Obj, verdict: Obj, corp
             return _objects_of(client, plane, names)
         target = prove_mod.Target(plane.name, table, read, apply, delete, replay_target)
         started = time.monotonic()
-        proven = prove_mod.prove(target, found, comparison["targets"][plane.name])
+        first = mark_ties(dict(comparison["targets"][plane.name]), Plane(plane.name, plane.address, plane.routes, plane.routers,
+                                                                         plane.reader), corpus)
+        proven = prove_mod.prove(target, found, first)
         body = proven.pop("comparison")
         proven.update(counts=body["counts"], seconds=round(time.monotonic() - started, 3),
                       still_differ=[r["id"] for r in body["rows"] if r["outcome"] == "differ"])

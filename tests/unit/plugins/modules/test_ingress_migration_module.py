@@ -144,3 +144,30 @@ def test_an_answer_from_a_pod_this_cluster_does_not_hold_stops_the_rehearsal_bef
     client.slices = [endpoint_slice("docs", "docs-0", "docs-7d9f-elsewhere")]
     r = run(args, client, monkeypatch)
     assert not r.failed and r.result["comparison"]["targets"]["traefik"]["counts"]["same"] >= 4
+
+
+class ClusterWithIngress(FakeClient):
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        return INGRESS if (kind, namespace, name) == ("Ingress", "shop", "docs") else None
+
+
+def test_fixes_are_tried_per_target_type_and_the_migrated_manifests_written(planes: tuple[str, str], tmp_path: Any,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    base, target = planes
+    args = {"baseline": {"name": "nginx", "address": base}, "fail_on_difference": False, "fix": True,
+            "migrated_dir": str(tmp_path), "targets": [{"name": "traefik-nginx-provider", "address": target},
+                                                       {"name": "someone-elses", "address": target}]}
+    r = run(args, ClusterWithIngress(), monkeypatch)
+    assert not r.failed, r.result.get("msg")
+    fixes = r.result["fixes"]
+    # the redirect of /docs is one behaviour; Traefik's table has no edit for it, and nothing is applied
+    [tried] = fixes["traefik-nginx-provider"]["attempts"]
+    assert tried["outcome"] == "no fix known" and tried["requests"] == 1
+    assert fixes["traefik-nginx-provider"]["kept"] == 0 and fixes["traefik-nginx-provider"]["remain"] == 1
+    assert [p.split("/")[-1] for p in fixes["traefik-nginx-provider"]["migrated"]] == ["ingress-shop-docs.yaml"]
+    assert (tmp_path / "traefik-nginx-provider" / "ingress-shop-docs.yaml").exists()
+    assert fixes["someone-elses"] == {"attempts": [], "kept": 0, "remain": 1,
+                                      "no_table": "no table of fixes for this target's type"}
+    # in check mode nothing is tried: proving a fix edits the cluster
+    r = run(dict(args, _ansible_check_mode=True), ClusterWithIngress(), monkeypatch)
+    assert not r.failed and r.result["fixes"] == {}

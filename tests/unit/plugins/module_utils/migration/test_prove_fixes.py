@@ -147,3 +147,35 @@ def test_a_fix_that_removes_its_cause_while_another_remains_is_kept_and_names_wh
     attempt = out["attempts"][0]
     assert attempt["outcome"] == prove.CAUSE_GONE and attempt["remaining"] == ["slash"]
     assert out["kept"] == 1 and plane.objects["shop/a"]["spec"]["value"] == "half"
+
+
+def test_a_request_tied_routers_decide_is_not_counted_against_a_fix():
+    """Seen on kind: translated routes tied at one priority on Traefik answer one way or the other after each reload."""
+    plane = FakePlane(b_value="bad")
+    replay = plane.replay
+
+    def tied_replay():
+        body = replay()
+        body["rows"][2]["tied"] = True  # the target's own account: request 2 is taken by one of tied routers
+        return body
+    target = prove.Target("t", _fix_a, plane.read, plane.apply, plane.delete, tied_replay)
+    out = prove.prove(target, [_behaviour(0)], tied_replay(), sleep=lambda s: None)
+    attempt = out["attempts"][0]
+    assert attempt["outcome"] == prove.CLOSED and attempt["tied_changed"] == ["r2"]
+
+
+def test_what_changes_by_itself_after_a_reload_is_not_counted_against_the_fix():
+    """Seen on kind: a translated route's answer flipped after a reload whatever the fix; undone, it stayed flipped."""
+    plane = FakePlane()
+    replay = plane.replay
+
+    def flapping():
+        body = replay()
+        if plane.applied:  # from the first reload on, request 2 answers otherwise, fix or not
+            body["rows"][2].update(outcome="differ", differences=[{"field": "backend", "responsible": "x", "cause": "y"}])
+        return body
+    target = prove.Target("t", _fix_a, plane.read, plane.apply, plane.delete, flapping)
+    out = prove.prove(target, [_behaviour(0)], flapping(), sleep=lambda s: None, settle=0.05)
+    attempt = out["attempts"][0]
+    assert attempt["outcome"] == prove.CLOSED and attempt["unsteady"] == ["r2"]
+    assert [o["spec"]["value"] for o in plane.applied] == ["fixed", "broken", "fixed"]  # tried, undone, tried again

@@ -1,0 +1,64 @@
+"""Every fix a rehearsal calls proven, re-checked by hand on the rehearsal cluster it was proven in (kept with
+rehearse_keep, its kept fixes applied: the migrated manifests), with the attempt's own curl pair.
+
+    fix_recheck.py REHEARSE_DIR KIND_LAB KUBECONFIG
+
+For each kept attempt (closed: every request of it answers the same), both curl lines run in the lab's network
+namespace (KIND_LAB exec) and must agree on the status, the Location and which Service answered and what path it
+received (the echo backend's JSON). Each target's migrated manifests must be accepted by the API server as they are
+(kubectl apply --server-side --dry-run=server). Prints one line per check; exit 1 when any fails.
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+
+def answer(kind_lab: str, line: str) -> tuple[str, ...]:
+    out = subprocess.run([kind_lab, "exec", "bash", "-c", line], capture_output=True, text=True, timeout=60, check=False).stdout
+    head, _sep, body = out.replace("\r\n", "\n").partition("\n\n")
+    status = head.split("\n", 1)[0].split(" ")[1] if head.startswith("HTTP") else "no answer"
+    location = next((h.split(":", 1)[1].strip() for h in head.split("\n") if h.lower().startswith("location:")), "")
+    echo = {}
+    try:
+        echo = json.loads(body)
+    except ValueError:
+        pass
+    return status, location, str(echo.get("namespace", "")), str(echo.get("service", "")), str(echo.get("path", ""))
+
+
+def main(directory: str, kind_lab: str, kubeconfig: str) -> int:
+    base = Path(directory)
+    migration = json.loads((base / "verify" / "report.json").read_text())["results"]["migration"]
+    checks = []
+    for target, proven in sorted(migration["fixes"].items()):
+        for a in proven["attempts"]:
+            if a["outcome"] != "closed":
+                continue
+            got = [answer(kind_lab, line) for line in a["curl"]]
+            checks.append(("%s: %s, by hand: %s" % (target, a["responsible"], " vs ".join("/".join(g) for g in got)),
+                           got[0] == got[1] and got[0][0] != "no answer"))
+        folder = base / "migrated" / target
+        if list(folder.glob("*.yaml")):
+            run = subprocess.run([kind_lab, "exec", "kubectl", "--kubeconfig", kubeconfig, "apply", "--server-side",
+                                  "--dry-run=server", "--force-conflicts", "-f", str(folder)],
+                                 capture_output=True, text=True, timeout=120, check=False)
+            checks.append(("%s: the migrated manifests are accepted as they are (%s)" % (
+                target, re.sub(r"\s+", " ", (run.stderr or run.stdout).strip())[:200]), run.returncode == 0))
+    closed = sum(1 for name, _ok in checks if ", by hand: " in name)
+    checks.append(("at least one fix proven closed was re-checked (%d)" % closed, closed > 0))
+    failed = 0
+    for name, ok in checks:
+        failed += not ok
+        print("%s  %s" % ("ok  " if ok else "FAIL", name))
+    print("fix_recheck: %d passed, %d failed" % (len(checks) - failed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    sys.exit(main(*sys.argv[1:]))
