@@ -12,11 +12,12 @@ did and no other request changed.
 """
 from __future__ import annotations
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes import gateway_api, traefik_nginx_provider
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes import (
+    gateway_api, traefik_ingress_provider, traefik_nginx_provider)
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Table
 
 # Adding a target type's table is one file beside this one and one entry here.
-TABLES: dict[str, Table] = {gateway_api.NAME: gateway_api.propose, traefik_nginx_provider.NAME: traefik_nginx_provider.propose}
+TABLES: dict[str, Table] = {t.NAME: t.propose for t in (gateway_api, traefik_nginx_provider, traefik_ingress_provider)}
 
 
 def table_for(target: str, gateway: bool) -> Table | None:

@@ -5,6 +5,7 @@ provider, because they happen before any router or annotation is read (its entry
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix
 
@@ -19,6 +20,13 @@ def fields(b: Behaviour) -> set[str]:
     return {str(d["field"]) for r in b.rows for d in r.get("differences") or []}
 
 
+_UNCLEAN = ("dot-segment", "double-slash")
+
+
+def _slash_dropped(row: dict[str, Any]) -> bool:
+    return all(d["field"] != "location" or d["target"] == d["baseline"] + "/" for d in row.get("differences") or [])
+
+
 def traefik_limits(b: Behaviour, target: str) -> Fix | None:
     """The behaviours Traefik cannot keep by any setting of TARGET, said plainly; None for the others."""
     if kinds(b) <= {"dot-segment", "double-slash"}:
@@ -30,8 +38,8 @@ def traefik_limits(b: Behaviour, target: str) -> Fix | None:
         return Fix("none", impossible="Traefik compiles path regexes with Go's regexp (RE2), which has no lookahead or "
                                       "lookbehind, so it refuses %s whatever %s is told; write the paths that regex allows "
                                       "as rules of their own" % (", ".join(paths), target))
-    locations = [(d["baseline"], d["target"]) for r in b.rows for d in r.get("differences") or [] if d["field"] == "location"]
-    if locations and fields(b) == {"location"} and all(t == base + "/" for base, t in locations):
+    if fields(b) == {"location"} and all(_slash_dropped(r) or r["kind"] in _UNCLEAN for r in b.rows):
         return Fix("none", impossible="ingress-nginx's redirect to HTTPS drops the path's trailing slash (its Lua, unless "
-                                      "preserve-trailing-slash is true); %s's redirect keeps the path as sent" % target)
+                                      "preserve-trailing-slash is true) and keeps '..' and '//' as sent; %s's redirect keeps "
+                                      "the trailing slash and redirects to the path its entry point cleaned" % target)
     return None

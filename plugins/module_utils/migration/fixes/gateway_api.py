@@ -67,6 +67,32 @@ def _plain_http_kept(b: Behaviour, objects: Objects) -> Fix | None:
                "certificate, so it never redirects it)" % ", ".join(sorted(edited)), tuple(edited.values()))
 
 
+_TO_HTTPS = {"type": "RequestRedirect", "requestRedirect": {"scheme": "https", "statusCode": 308}}
+
+
+def _redirect_every_path(b: Behaviour, objects: Objects) -> Fix | None:
+    """ingress-nginx redirects every plain HTTP request for a host its server has a certificate for, whatever the
+    path; the translation redirects only the rules' paths: the host's plain-HTTP route gets a rule that redirects
+    every other path too (PathPrefix /, the longest-match order leaving the others first)."""
+    if not b.responsible.startswith("spec.tls of") or "whether or not a rule matches its path" not in b.cause:
+        return None
+    edited = {}
+    for host in sorted({str(r["host"]) for r in b.rows}):
+        for route in _routes_of_host(objects, host):
+            rules = _spec(route).get("rules") or []
+            if not rules or not all(_redirects(x) for x in rules):
+                continue  # not the host's plain-HTTP route
+            if any(m.get("path") == {"type": "PathPrefix", "value": "/"} for x in rules for m in x.get("matches") or []):
+                continue
+            fixed = objects.edited("HTTPRoute", key_of(route))
+            _spec(fixed)["rules"].append({"filters": [dict(_TO_HTTPS)], "matches": [{"path": {"type": "PathPrefix", "value": "/"}}]})
+            edited[key_of(fixed)] = fixed
+    if not edited:
+        return None
+    return Fix("redirect every plain-HTTP path to HTTPS in %s, not only the rules' paths, as ingress-nginx does for a host "
+               "whose server has a certificate" % ", ".join(sorted(edited)), tuple(edited.values()))
+
+
 def _default_backend(b: Behaviour, objects: Objects) -> Fix | None:
     """The translated default backend is a route without hostnames on every listener, so it answers every host's
     unmatched paths (and Traefik may rank it above a host's own PathPrefix /); ingress-nginx answers from it only for
@@ -160,7 +186,7 @@ def _rewrite(b: Behaviour, objects: Objects) -> Fix | None:
 
 
 def propose(b: Behaviour, objects: Objects) -> Fix | None:
-    for entry in (_default_backend, _auth, _plain_http_kept, _host_dropped, _rewrite):
+    for entry in (_default_backend, _auth, _plain_http_kept, _redirect_every_path, _host_dropped, _rewrite):
         fix = entry(b, objects)
         if fix is not None:
             return fix

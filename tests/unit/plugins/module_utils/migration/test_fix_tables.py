@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Rule
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes import TABLES, table_for
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes import gateway_api, traefik_nginx_provider
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes import gateway_api, traefik_ingress_provider, traefik_nginx_provider
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Objects
 
 GW = "gateway.networking.k8s.io/v1"
@@ -57,6 +57,7 @@ def _objects():
 def test_each_target_type_has_its_table_and_gateway_targets_fall_back_to_gateway_apis():
     assert table_for("traefik-nginx-provider", False) is TABLES["traefik-nginx-provider"]
     assert table_for("own-routes", True) is TABLES["gateway-api"]
+    assert table_for("traefik-ingress-provider", False) is TABLES["traefik-ingress-provider"]
     assert table_for("someone-elses", False) is None
 
 
@@ -109,7 +110,7 @@ def test_a_rewrite_that_strips_a_prefix_becomes_pathprefix_and_replaceprefixmatc
 
 def test_what_no_setting_reproduces_is_said_with_why():
     lookahead = Rule("shop/legacy", "legacy.example.test", "/(?!internal/).*", "ImplementationSpecific", True)
-    for table in (gateway_api.propose, traefik_nginx_provider.propose):
+    for table in (gateway_api.propose, traefik_nginx_provider.propose, traefik_ingress_provider.propose):
         refused = table(_b("x routers r", "x refused the router it made of this rule ...", [_row("legacy.example.test")],
                            [lookahead]), _objects())
         assert refused.objects == () and "RE2" in refused.impossible and "/(?!internal/).*" in refused.impossible
@@ -118,6 +119,14 @@ def test_what_no_setting_reproduces_is_said_with_why():
         slash = table(_b("spec.tls of shop/ops", "...", [_row("a", "slash", field="location", baseline="https://a/x",
                                                                target="https://a/x/")]), _objects())
         assert "trailing slash" in slash.impossible
+        mixed = table(_b("spec.tls of shop/ops", "...", [
+            _row("a", "slash", field="location", baseline="https://a/x", target="https://a/x/"),
+            _row("a", "double-slash", field="location", baseline="https://a//x", target="https://a/x")]), _objects())
+        assert "'//'" in mixed.impossible
+        # a Location that differs otherwise is not put down to it
+        other = table(_b("spec.tls of shop/ops", "...", [_row("a", "path", field="location", baseline="https://a/x",
+                                                               target="https://b/x")]), _objects())
+        assert other is None or "trailing slash" not in other.impossible
     auth = gateway_api.propose(_b("nginx.ingress.kubernetes.io/auth-type", "...", [_row("ops.example.test")]), _objects())
     assert "no authentication" in auth.impossible
     assert gateway_api.propose(_b("nginx.ingress.kubernetes.io/canary-by-cookie", "...", [_row("pay.example.test")]),
@@ -148,3 +157,18 @@ def test_traefik_nginx_provider_lists_the_certified_host_in_the_other_ingress():
                    "spec": {"ingressClassName": "nginx", "rules": [shop],
                             "tls": [{"hosts": ["shop.example.test"], "secretName": "api-tls"}]}}
     assert "move the rules of shop.example.test out of shop/web" in fix.says
+
+
+def test_a_host_whose_server_has_a_certificate_redirects_every_plain_http_path():
+    objects = _objects()
+    fix = gateway_api.propose(_b("spec.tls of shop/account", "ingress-nginx redirects every plain HTTP request for a host in "
+                                 "spec.tls to HTTPS (...), whether or not a rule matches its path; gateway-api answers 404 "
+                                 "where no route matches", [_row("www.example.test", "neighbour")]), objects)
+    [route] = fix.objects
+    assert route["metadata"]["name"] == "account-www-example-test-http"
+    assert route["spec"]["rules"] == [REDIRECT, {"filters": [{"type": "RequestRedirect", "requestRedirect": {
+        "scheme": "https", "statusCode": 308}}], "matches": [{"path": {"type": "PathPrefix", "value": "/"}}]}]
+    # proposed once: with the catch-all redirect in place there is nothing left to add
+    objects.routes["shop/account-www-example-test-http"] = route
+    assert gateway_api.propose(_b("spec.tls of shop/account", "... whether or not a rule matches its path; ...",
+                                  [_row("www.example.test", "neighbour")]), objects) is None
