@@ -179,6 +179,7 @@ def prove_fixes(client: Any, params: Params, comparison: Obj, verdict: Obj, corp
         def delete(obj: Obj) -> None:
             meta = obj.get("metadata") or {}
             client.delete(str(obj.get("apiVersion")), str(obj.get("kind")), str(meta.get("name")), meta.get("namespace"))
+
         def read(plane: DataPlane = plane) -> Objects:
             return _objects_of(client, plane, names)
         target = prove_mod.Target(plane.name, table, read, apply, delete, replay_target)

@@ -52,7 +52,7 @@ def _plain_http_kept(b: Behaviour, objects: Objects) -> Fix | None:
     edited = {}
     for host in sorted({str(r["host"]) for r in b.rows}):
         routes = _routes_of_host(objects, host)
-        redirecting = [r for r in routes if (_spec(r).get("rules") or []) and all(_redirects(x) for x in _spec(r)["rules"])]
+        redirecting = [r for r in routes if _spec(r).get("rules") and all(_redirects(x) for x in _spec(r)["rules"])]
         serving = [r for r in routes if r not in redirecting and any(x.get("backendRefs") for x in _spec(r).get("rules") or [])]
         for route in redirecting:
             twin = next((s for s in serving if key_of(s).startswith(key_of(route).rsplit("-http", 1)[0])), None)

@@ -116,16 +116,16 @@ def test_what_no_setting_reproduces_is_said_with_why():
         assert refused.objects == () and "RE2" in refused.impossible and "/(?!internal/).*" in refused.impossible
         dots = table(_b("rule /checkout (Prefix)", "...", [_row("pay.example.test", "dot-segment")]), _objects())
         assert "sanitizePath" in dots.impossible
-        slash = table(_b("spec.tls of shop/ops", "...", [_row("a", "slash", field="location", baseline="https://a/x",
-                                                               target="https://a/x/")]), _objects())
+        slash = table(_b("spec.tls of shop/ops", "...",
+                         [_row("a", "slash", field="location", baseline="https://a/x", target="https://a/x/")]), _objects())
         assert "trailing slash" in slash.impossible
         mixed = table(_b("spec.tls of shop/ops", "...", [
             _row("a", "slash", field="location", baseline="https://a/x", target="https://a/x/"),
             _row("a", "double-slash", field="location", baseline="https://a//x", target="https://a/x")]), _objects())
         assert "'//'" in mixed.impossible
         # a Location that differs otherwise is not put down to it
-        other = table(_b("spec.tls of shop/ops", "...", [_row("a", "path", field="location", baseline="https://a/x",
-                                                               target="https://b/x")]), _objects())
+        other = table(_b("spec.tls of shop/ops", "...",
+                         [_row("a", "path", field="location", baseline="https://a/x", target="https://b/x")]), _objects())
         assert other is None or "trailing slash" not in other.impossible
     auth = gateway_api.propose(_b("nginx.ingress.kubernetes.io/auth-type", "...", [_row("ops.example.test")]), _objects())
     assert "no authentication" in auth.impossible
