@@ -148,7 +148,8 @@ def test_an_answer_from_a_pod_this_cluster_does_not_hold_stops_the_rehearsal_bef
 
 class ClusterWithIngress(FakeClient):
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
-        return INGRESS if (kind, namespace, name) == ("Ingress", "shop", "docs") else None
+        found = (kind, namespace, name) == ("Ingress", "shop", "docs")
+        return dict(INGRESS, apiVersion="networking.k8s.io/v1", kind="Ingress") if found else None
 
 
 def test_fixes_are_tried_per_target_type_and_the_migrated_manifests_written(planes: tuple[str, str], tmp_path: Any,
@@ -171,3 +172,62 @@ def test_fixes_are_tried_per_target_type_and_the_migrated_manifests_written(plan
     # in check mode nothing is tried: proving a fix edits the cluster
     r = run(dict(args, _ansible_check_mode=True), ClusterWithIngress(), monkeypatch)
     assert not r.failed and r.result["fixes"] == {}
+
+
+class Switchable(ClusterWithIngress):
+    """A cluster whose target data plane redirects /docs once an Ingress carrying the fix's annotation is applied."""
+
+    def __init__(self, state: dict[str, bool]) -> None:
+        super().__init__()
+        self.state = state
+        self.applied: list[dict[str, Any]] = []
+        self.deleted: list[Any] = []
+
+    def apply(self, obj: dict[str, Any]) -> None:
+        self.applied.append(obj)
+        self.state["redirects"] = "fixed" in ((obj.get("metadata") or {}).get("annotations") or {})
+
+    def delete(self, *args: Any) -> None:
+        self.deleted.append(args)
+
+
+def test_an_ingress_targets_kept_fix_is_written_out_then_undone_for_the_next_target(planes: tuple[str, str], tmp_path: Any,
+                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration import rehearse as rehearse_mod
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Fix
+
+    base, _target = planes
+    state = {"redirects": False}
+
+    class Target(handler(False)):  # type: ignore[misc,valid-type]
+        def do_GET(self) -> None:  # noqa: N802
+            if state["redirects"] and self.path.split("?")[0] == "/docs":
+                self.send_response(301)
+                self.send_header("Location", "http://d.test/docs/")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            super().do_GET()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Target)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    def table(_b: Any, objects: Any) -> Fix:
+        ingress = objects.edited("Ingress", "shop/docs")
+        ingress["metadata"]["annotations"] = {"fixed": "yes"}
+        return Fix("redirect /docs", (ingress,))
+    monkeypatch.setattr(rehearse_mod, "table_for", lambda name, gateway: table)
+    monkeypatch.setattr(rehearse_mod.prove_mod, "SETTLE", 0.5)
+    client = Switchable(state)
+    try:
+        r = run({"baseline": {"name": "nginx", "address": base}, "fail_on_difference": False, "fix": True,
+                 "migrated_dir": str(tmp_path), "targets": [{"name": "t", "address": "127.0.0.1:%d" % server.server_address[1]}]},
+                client, monkeypatch)
+    finally:
+        server.shutdown()
+    assert not r.failed, r.result.get("msg")
+    proven = r.result["fixes"]["t"]
+    assert [a["outcome"] for a in proven["attempts"]] == ["closed"] and proven["kept"] == 1
+    assert "the other Ingress targets read the same Ingresses" in proven["restored"]
+    # applied (the fix), then applied back as the rehearsal built it (no annotation): the next target starts from there
+    assert [(o.get("metadata") or {}).get("annotations") for o in client.applied] == [{"fixed": "yes"}, None], (client.applied, client.deleted)
+    assert not state["redirects"]
