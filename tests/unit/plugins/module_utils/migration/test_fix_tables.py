@@ -172,3 +172,24 @@ def test_a_host_whose_server_has_a_certificate_redirects_every_plain_http_path()
     objects.routes["shop/account-www-example-test-http"] = route
     assert gateway_api.propose(_b("spec.tls of shop/account", "... whether or not a rule matches its path; ...",
                                   [_row("www.example.test", "neighbour")]), objects) is None
+
+
+def test_traefik_ingress_provider_reads_a_use_regex_ingress_by_pathregexp():
+    regex = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+             "metadata": {"name": "app", "namespace": "team", "annotations": {"nginx.ingress.kubernetes.io/use-regex": "true"}},
+             "spec": {"rules": [{"host": "a.test", "http": {"paths": [
+                 {"path": "/api/v[0-9]+", "pathType": "ImplementationSpecific"}, {"path": "/login", "pathType": "Exact"}]}}]}}
+    plain = {"kind": "Ingress", "metadata": {"name": "other", "namespace": "team"}, "spec": {"rules": []}}
+    objects = Objects(ingresses={"team/app": regex, "team/other": plain})
+    rows = [_row("a.test", ingress="team/app"), _row("b.test", ingress="team/other")]
+    fix = traefik_ingress_provider.propose(_b("nginx.ingress.kubernetes.io/use-regex", "ingress-nginx reads /api/v[0-9]+ as "
+                                              "a regex (use-regex); ...", rows), objects)
+    [app] = fix.objects  # the Ingress in regex mode only by another's annotation is left alone
+    assert app["metadata"]["annotations"][traefik_ingress_provider.PATH_MATCHER] == "PathRegexp"
+    assert app["spec"]["rules"][0]["http"]["paths"] == [
+        {"path": "(?i)^/api/v[0-9]+", "pathType": "ImplementationSpecific"}, {"path": "(?i)^/login", "pathType": "ImplementationSpecific"}]
+    assert regex["spec"]["rules"][0]["http"]["paths"][1] == {"path": "/login", "pathType": "Exact"}  # a copy was edited
+    # applied once, the same fix proposed again changes nothing more
+    again = traefik_ingress_provider.propose(_b("nginx.ingress.kubernetes.io/use-regex", "...", rows[:1]),
+                                             Objects(ingresses={"team/app": app}))
+    assert again.objects[0]["spec"] == app["spec"]
