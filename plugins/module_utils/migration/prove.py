@@ -33,9 +33,9 @@ SETTLE = 10.0  # seconds a data plane gets to pick a fix up (Traefik took 2-4 s 
 _POLL = 1.5
 STABLE = 3  # replays in a row with the same outcomes before a fix is judged
 _ANSWERED = ("same", "noise", "neither")  # outcomes that do not differ
-CLOSED, CAUSE_GONE, NOT_CLOSED, REGRESSED, IMPOSSIBLE, UNKNOWN = (
+CLOSED, CAUSE_GONE, NOT_CLOSED, REGRESSED, IMPOSSIBLE, UNKNOWN, REFUSED = (
     "closed", "its cause gone, another remains", "not closed", "changed other requests",
-    "no setting of the target reproduces it", "no fix known")
+    "no setting of the target reproduces it", "no fix known", "refused by the API server")
 KEPT = (CLOSED, CAUSE_GONE)
 
 
@@ -126,9 +126,22 @@ def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Ca
             out = _outcomes(candidate)
             return all(out.get(i) == o for i, o in now.items() if i not in loose)
 
-        for _try in range(2):  # a second try only when what it seemed to break stayed broken without it
+        try:
             for obj in fix.objects:
                 target.apply(obj)
+        except KindlabError as exc:  # the cluster refuses the fix's objects: said, and what went in is taken back
+            attempt.update(outcome=REFUSED, why=str(exc))
+            for obj, was in previous:
+                if was is None:
+                    target.delete(obj)
+                else:
+                    target.apply(was)
+            attempt["seconds"] = round(time.monotonic() - started, 1)
+            continue
+        for _try in range(2):  # a second try only when what it seemed to break stayed broken without it
+            if _try:
+                for obj in fix.objects:
+                    target.apply(obj)
             after = _settle(target, gone, sleep, settle)
             # a request its target's own account says tied routers take may change with any reload: not this fix's doing
             changed = [r for r in after["rows"] if now.get(r["index"]) in _ANSWERED and r["outcome"] == "differ"]

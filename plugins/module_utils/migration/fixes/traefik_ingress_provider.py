@@ -5,7 +5,7 @@ what none of its settings keeps (common.traefik_limits).
 
 What it reads (Traefik's kubernetes Ingress provider): a Prefix path becomes PathPrefix, an Exact one Path, and an
 ImplementationSpecific one the matcher its Ingress's `traefik.ingress.kubernetes.io/router.pathmatcher` names
-(PathPrefix by default; Path or PathRegexp). ingress-nginx's use-regex makes every path of the Ingress a
+(PathPrefix by default; Path or PathRegexp, unanchored). ingress-nginx's use-regex makes every path of the Ingress a
 case-insensitive regex anchored at its start only (`location ~* ^<path>`), whatever its pathType."""
 from __future__ import annotations
 
@@ -21,8 +21,10 @@ _USE_REGEX = "nginx.ingress.kubernetes.io/use-regex"
 
 
 def _as_nginx_regex(path: str) -> str:
-    """PATH as ingress-nginx matches it in regex mode, for Go's regexp: case-insensitive, anchored at its start."""
-    return path if path.startswith("(?i)^") else "(?i)^" + path
+    """PATH as ingress-nginx matches it in regex mode (case-insensitive), for Go's regexp; an Ingress path must start
+    with '/', so the flag follows it. Traefik's PathRegexp is not anchored where ingress-nginx's ^ is: the replay
+    shows what that changes."""
+    return path if path.startswith("/(?i)") else "/(?i)" + path[1:]
 
 
 def _regex_paths(b: Behaviour, objects: Objects) -> Fix | None:
@@ -46,7 +48,7 @@ def _regex_paths(b: Behaviour, objects: Objects) -> Fix | None:
     if not edited:
         return None
     return Fix("match every path of %s as ingress-nginx's use-regex does: ImplementationSpecific, %s: PathRegexp, "
-               "each path as (?i)^<path>" % (", ".join(sorted("%s/%s" % (i["metadata"].get("namespace"), i["metadata"]["name"])
+               "each path case-insensitive (/(?i)...)" % (", ".join(sorted("%s/%s" % (i["metadata"].get("namespace"), i["metadata"]["name"])
                                                               for i in edited)), PATH_MATCHER), tuple(edited))
 
 

@@ -187,7 +187,7 @@ def test_traefik_ingress_provider_reads_a_use_regex_ingress_by_pathregexp():
     [app] = fix.objects  # the Ingress in regex mode only by another's annotation is left alone
     assert app["metadata"]["annotations"][traefik_ingress_provider.PATH_MATCHER] == "PathRegexp"
     assert app["spec"]["rules"][0]["http"]["paths"] == [
-        {"path": "(?i)^/api/v[0-9]+", "pathType": "ImplementationSpecific"}, {"path": "(?i)^/login", "pathType": "ImplementationSpecific"}]
+        {"path": "/(?i)api/v[0-9]+", "pathType": "ImplementationSpecific"}, {"path": "/(?i)login", "pathType": "ImplementationSpecific"}]
     assert regex["spec"]["rules"][0]["http"]["paths"][1] == {"path": "/login", "pathType": "Exact"}  # a copy was edited
     # applied once, the same fix proposed again changes nothing more
     again = traefik_ingress_provider.propose(_b("nginx.ingress.kubernetes.io/use-regex", "...", rows[:1]),

@@ -179,3 +179,28 @@ def test_what_changes_by_itself_after_a_reload_is_not_counted_against_the_fix():
     attempt = out["attempts"][0]
     assert attempt["outcome"] == prove.CLOSED and attempt["unsteady"] == ["r2"]
     assert [o["spec"]["value"] for o in plane.applied] == ["fixed", "broken", "fixed"]  # tried, undone, tried again
+
+
+def test_a_fix_the_api_server_refuses_is_said_and_taken_back():
+    from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
+
+    plane = FakePlane()
+
+    def two(_b, objects):
+        good = objects.edited("HTTPRoute", "shop/b")
+        good["spec"]["value"] = "other"
+        bad = objects.edited("HTTPRoute", "shop/a")
+        bad["spec"]["value"] = "invalid"
+        return Fix("two", (good, bad))
+    apply = plane.apply
+
+    def strict(obj):
+        if obj["spec"]["value"] == "invalid":
+            raise KindlabError("apply HTTPRoute shop/a failed: must be an absolute path")
+        apply(obj)
+    target = prove.Target("t", two, plane.read, strict, plane.delete, plane.replay)
+    out = prove.prove(target, [_behaviour(0)], plane.replay(), sleep=lambda s: None)
+    attempt = out["attempts"][0]
+    assert attempt["outcome"] == prove.REFUSED and "absolute path" in attempt["why"]
+    assert plane.objects["shop/b"]["spec"]["value"] == "plain"  # what went in before the refusal is taken back
+    assert out["remain"] == 1
