@@ -47,9 +47,9 @@ def _regex_paths(b: Behaviour, objects: Objects) -> Fix | None:
         edited.append(ingress)
     if not edited:
         return None
+    names = ", ".join(sorted("%s/%s" % (i["metadata"].get("namespace"), i["metadata"]["name"]) for i in edited))
     return Fix("match every path of %s as ingress-nginx's use-regex does: ImplementationSpecific, %s: PathRegexp, "
-               "each path case-insensitive (/(?i)...)" % (", ".join(sorted("%s/%s" % (i["metadata"].get("namespace"), i["metadata"]["name"])
-                                                              for i in edited)), PATH_MATCHER), tuple(edited))
+               "each path case-insensitive (/(?i)...)" % (names, PATH_MATCHER), tuple(edited))
 
 
 def propose(b: Behaviour, objects: Objects) -> Fix | None:

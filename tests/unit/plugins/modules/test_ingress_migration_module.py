@@ -191,8 +191,8 @@ class Switchable(ClusterWithIngress):
         self.deleted.append(args)
 
 
-def test_an_ingress_targets_kept_fix_is_written_out_then_undone_for_the_next_target(planes: tuple[str, str], tmp_path: Any,
-                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_ingress_targets_kept_fix_is_written_out_then_undone_for_the_next_target(
+        planes: tuple[str, str], tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from ansible_collections.kindlab.ingress.plugins.module_utils.migration import rehearse as rehearse_mod
     from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Fix
 
