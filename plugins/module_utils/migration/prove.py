@@ -86,6 +86,15 @@ def _settle(target: Target, done: Callable[[Obj], bool], sleep: Callable[[float]
     return body
 
 
+def _undo(target: Target, previous: list[tuple[Obj, Obj | None]]) -> None:
+    """Each object of a fix back as it was before it; one the fix created, deleted."""
+    for obj, was in previous:
+        if was is None:
+            target.delete(obj)
+        else:
+            target.apply(was)
+
+
 def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Callable[[float], None] = time.sleep,
           settle: float = SETTLE) -> Obj:
     """Each behaviour's fix tried in turn on TARGET (FIRST: its comparison before any fix). Returns the attempts, the
@@ -131,11 +140,7 @@ def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Ca
                 target.apply(obj)
         except KindlabError as exc:  # the cluster refuses the fix's objects: said, and what went in is taken back
             attempt.update(outcome=REFUSED, why=str(exc))
-            for obj, was in previous:
-                if was is None:
-                    target.delete(obj)
-                else:
-                    target.apply(was)
+            _undo(target, previous)
             attempt["seconds"] = round(time.monotonic() - started, 1)
             continue
         for _try in range(2):  # a second try only when what it seemed to break stayed broken without it
@@ -150,11 +155,7 @@ def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Ca
                 attempt["tied_changed"] = [r["id"] for r in changed if r not in regressed][:20]
             if gone(after) and not regressed:
                 break
-            for obj, was in previous:
-                if was is None:
-                    target.delete(obj)
-                else:
-                    target.apply(was)
+            _undo(target, previous)
             body = _settle(target, back, sleep, settle)
             # what still differs with the fix undone changed by itself (a data plane that decides otherwise after each
             # reload): not counted against the fix, which gets a second try
