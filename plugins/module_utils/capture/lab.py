@@ -26,6 +26,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import yaml
 from ansible_collections.kindlab.ingress.plugins.module_utils.capture.anonymize import anonymize_lab
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import (
     CLASS_ANNOTATION,
+    CLASS_NAMED_ANNOTATION,
     CapturePart,
     ClusterState,
     InstallPart,
@@ -216,7 +217,7 @@ def _annotations(ing: Obj, where: str, notes: list[str]) -> tuple[dict[str, str]
     # The annotations that name a credential Secret only name it: the lab generates one of its own under that name.
     naming = {a for s in registry.credential_secrets(str(meta(ing).get("namespace")), raw) for a in s.annotations}
     for key, value in sorted(raw.items()):
-        routing = key == CLASS_ANNOTATION or key.startswith(registry.annotation_prefixes())
+        routing = key in (CLASS_ANNOTATION, CLASS_NAMED_ANNOTATION) or key.startswith(registry.annotation_prefixes())
         if routing and (key in naming or not any(word in key.lower() for word in _SECRET_WORDS)):
             kept[key] = str(value)
         elif routing:
@@ -696,12 +697,30 @@ def watch_status(client: Any, namespaces: list[str], seconds: float) -> dict[str
     return {ref: int(item.get("changes") or 0) for ref, item in (result.get("ingresses") or {}).items()}
 
 
+def _class_named(ingress: Any) -> Any:
+    """An Ingress mapping (or a list of them) with the IngressClass a rehearsal moved to the class annotation
+    (CLASS_NAMED_ANNOTATION) named again as the capture named it."""
+    if isinstance(ingress, list):
+        return [_class_named(i) for i in ingress]
+    annotations = dict((ingress or {}).get("annotations") or {}) if isinstance(ingress, dict) else {}
+    if CLASS_NAMED_ANNOTATION not in annotations:
+        return ingress
+    out = dict(ingress, **{"class": annotations.pop(CLASS_NAMED_ANNOTATION)})
+    annotations.pop(CLASS_ANNOTATION, None)
+    if annotations:
+        out["annotations"] = annotations
+    else:
+        out.pop("annotations", None)
+    return out
+
+
 def _services_and_ingresses(lab: Obj, namespaces: set[str]) -> dict[str, Obj]:
     """namespace/name → a stand-in as routing depends on it (its Service's ports, replicas, Ingresses), of NAMESPACES."""
     out = {}
     for wl in lab.get("lab_workloads") or []:
         if wl.get("namespace") in namespaces:
-            out["%s/%s" % (wl["namespace"], wl["name"])] = {k: v for k, v in wl.items() if k not in ("httproute", "name", "namespace")}
+            out["%s/%s" % (wl["namespace"], wl["name"])] = {k: _class_named(v) if k == "ingress" else v for k, v in wl.items()
+                                                            if k not in ("httproute", "name", "namespace")}
     return out
 
 

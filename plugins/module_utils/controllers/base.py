@@ -27,6 +27,10 @@ Values = dict[str, Any]
 # Kubernetes' own names, the same for every controller type.
 CLASS_ANNOTATION = "kubernetes.io/ingress.class"
 DEFAULT_CLASS_ANNOTATION = "ingressclass.kubernetes.io/is-default-class"
+# On an Ingress a migration rehearsal rebuilt: the IngressClass it named (spec.ingressClassName), where the rehearsal
+# names the class by CLASS_ANNOTATION instead (migration/rehearsal.py says why); the capture's round trip and the
+# migrated manifests give it back.
+CLASS_NAMED_ANNOTATION = "kindlab.ingress/ingress-class-name"
 
 
 # ---------------------------------------------------------------- cluster snapshot

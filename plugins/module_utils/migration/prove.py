@@ -16,6 +16,7 @@ migrated manifests: the target's objects, each annotated with the behaviours its
 """
 from __future__ import annotations
 
+import copy
 import json
 import os
 import time
@@ -24,6 +25,7 @@ from typing import Any, Callable, Sequence
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import yaml
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CLASS_ANNOTATION, CLASS_NAMED_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import (
     KEEPS_ANNOTATION, Behaviour, Fix, Objects, Table)
@@ -208,8 +210,22 @@ def manifest(obj: Obj, keeps: Sequence[str] = ()) -> Obj:
     return out
 
 
+def as_captured_class(obj: Obj) -> Obj:
+    """An Ingress naming its IngressClass again as the captured one did, where the rehearsal named it by the class
+    annotation instead (CLASS_NAMED_ANNOTATION, migration/rehearsal.py); any other object as it is."""
+    annotations = dict((obj.get("metadata") or {}).get("annotations") or {})
+    if obj.get("kind") != "Ingress" or CLASS_NAMED_ANNOTATION not in annotations:
+        return obj
+    out = copy.deepcopy(obj)
+    out["spec"] = dict(out.get("spec") or {}, ingressClassName=annotations.pop(CLASS_NAMED_ANNOTATION))
+    annotations.pop(CLASS_ANNOTATION, None)
+    out["metadata"]["annotations"] = annotations
+    return out
+
+
 def write_migrated(directory: str, objects: Objects, keeps: dict[str, list[str]]) -> list[str]:
-    """The target's objects after its kept fixes, one file each under DIRECTORY (made afresh). Returns the paths."""
+    """The target's objects after its kept fixes, one file each under DIRECTORY (made afresh), each Ingress naming its
+    class as the capture did. Returns the paths."""
     os.makedirs(directory, exist_ok=True)
     for old in os.listdir(directory):
         if old.endswith(".yaml"):
@@ -219,6 +235,7 @@ def write_migrated(directory: str, objects: Objects, keeps: dict[str, list[str]]
         for name in sorted(pool):
             path = os.path.join(directory, "%s-%s.yaml" % (kind.lower(), name.replace("/", "-")))
             with open(path, "w", encoding="utf-8") as f:
-                yaml.safe_dump(manifest(pool[name], keeps.get("%s %s" % (kind, name), [])), f, sort_keys=False)
+                yaml.safe_dump(manifest(as_captured_class(pool[name]), keeps.get("%s %s" % (kind, name), [])), f,
+                               sort_keys=False)
             paths.append(path)
     return paths

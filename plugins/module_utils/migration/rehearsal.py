@@ -21,7 +21,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._files import writ
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_dns1123_label
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import yaml
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import PoolError, entry_network, free_network
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CLASS_ANNOTATION
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CLASS_ANNOTATION, CLASS_NAMED_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.chart import rehearsal_values
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import (
@@ -104,6 +104,27 @@ def _claims(controller: Obj, ingress: Obj) -> bool:
     if ingress.get("class"):
         return bool(ingress["class"] == name)
     return bool((ingress.get("annotations") or {}).get(CLASS_ANNOTATION) == annotation)
+
+
+def _class_by_annotation(lab: Obj, class_name: str, annotation: str) -> tuple[Obj, list[str]]:
+    """LAB with each Ingress of IngressClass CLASS_NAME naming its class by the class annotation (value ANNOTATION)
+    instead, the name kept in CLASS_NAMED_ANNOTATION (the migrated manifests and the round trip give it back), and
+    the Ingresses so changed. For the traefik-ingress-provider target: Traefik's own Ingress provider takes a
+    spec.ingressClassName only when that IngressClass names its controller (traefik.io/ingress-controller; v3.7.13
+    provider/kubernetes/ingress, shouldProcessIngress and GetIngressClasses), which the baseline's class cannot do,
+    so it would serve none of them; it reads the annotation against its own ingressClass, and ingress-nginx,
+    Traefik's ingress-nginx provider and ingress2gateway read the annotation as they read the class."""
+    out, changed = copy.deepcopy(lab), []
+    for wl in out.get("lab_workloads") or []:
+        for ing in ingress_mappings(wl.get("ingress")):
+            if ing.get("class") != class_name:
+                continue
+            annotations = dict(ing.get("annotations") or {})
+            annotations.update({CLASS_ANNOTATION: annotation, CLASS_NAMED_ANNOTATION: class_name})
+            ing["annotations"] = annotations
+            del ing["class"]
+            changed.append("%s/%s" % (wl.get("namespace", "default"), ing.get("name")))
+    return out, changed
 
 
 def _gateway_serving(controllers: list[Obj]) -> list[str]:
@@ -208,6 +229,15 @@ def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: s
                          % (_classes(other)[0], other.get("namespace"), other.get("release"), ", ".join(left),
                             _classes(other)[0], _classes(other)[0]))
     class_name, controller_value, annotation = _classes(baseline)
+    if "traefik-ingress-provider" in targets:
+        lab, by_annotation = _class_by_annotation(lab, class_name, annotation)
+        rehearsed = [(ns, ing) for ns, ing in lab_ingresses(lab) if not namespaces or ns in namespaces]
+        if by_annotation and notes is not None:
+            notes.append("the Ingresses of IngressClass %s name it by the annotation %s: %s instead (%s): Traefik's own "
+                         "Ingress provider (traefik-ingress-provider) takes an IngressClass only when its controller is "
+                         "Traefik's, and would serve none of them; every other controller reads both alike, and the "
+                         "migrated manifests name the class as the capture did"
+                         % (class_name, CLASS_ANNOTATION, annotation, ", ".join(by_annotation)))
     served_namespaces = sorted({ns for ns, ing in rehearsed if _claims(baseline, ing)})
     if not served_namespaces:
         raise RehearsalError("src: no rehearsed Ingress is of the class of any captured ingress-nginx (class %s or "
@@ -225,8 +255,10 @@ def compose(lab: Obj, targets: list[str], namespaces: list[str], cluster_name: s
             raise RehearsalError("targets: %s runs in namespace %s, which the captured cluster has too" % (target, namespace))
         out["lab_namespaces"] = list(out.get("lab_namespaces") or []) + [namespace]
         label = "%s=%s" % (TARGET_LABEL, target) if provider == "gateway" else ""
+        # Both Traefik Ingress providers match their ingressClass against the class annotation, as ingress-nginx matches
+        # its --ingress-class; the nginx one takes an IngressClass by its controller (v3.7.13 filterIngressClass)
         controllers.append({"namespace": namespace, "type": "traefik", "release": "traefik",
-                            "values": rehearsal_values(provider, class_name, controller_value, label)})
+                            "values": rehearsal_values(provider, annotation, controller_value, label)})
         if provider != "gateway":
             migration_targets.append({"name": target, "namespace": namespace})
             continue

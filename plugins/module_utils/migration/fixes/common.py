@@ -27,8 +27,10 @@ def _slash_dropped(row: dict[str, Any]) -> bool:
     return all(d["field"] != "location" or d["target"] == d["baseline"] + "/" for d in row.get("differences") or [])
 
 
-def traefik_limits(b: Behaviour, target: str) -> Fix | None:
-    """The behaviours Traefik cannot keep by any setting of TARGET, said plainly; None for the others."""
+def traefik_limits(b: Behaviour) -> Fix | None:
+    """The behaviours Traefik cannot keep by any setting of the behaviour's target (named as the rehearsal names it:
+    own-routes uses gateway-api's table), said plainly; None for the others."""
+    target = b.target
     if kinds(b) <= {"dot-segment", "double-slash"}:
         return Fix("none", impossible="Traefik's entry points clean the path ('..', '.' and repeated slashes) before any "
                                       "router sees it and pass the clean path on (sanitizePath); ingress-nginx passes it "

@@ -190,4 +190,4 @@ def propose(b: Behaviour, objects: Objects) -> Fix | None:
         fix = entry(b, objects)
         if fix is not None:
             return fix
-    return traefik_limits(b, NAME)
+    return traefik_limits(b)

@@ -53,4 +53,4 @@ def _regex_paths(b: Behaviour, objects: Objects) -> Fix | None:
 
 
 def propose(b: Behaviour, objects: Objects) -> Fix | None:
-    return traefik_limits(b, NAME) or _regex_paths(b, objects)
+    return traefik_limits(b) or _regex_paths(b, objects)

@@ -71,7 +71,7 @@ def _tls_of_another(b: Behaviour, objects: Objects) -> Fix | None:
 
 
 def _default_backend(b: Behaviour, _objects: Objects) -> Fix | None:
-    if b.responsible.startswith("spec.defaultBackend of") and "%s answers from the defaultBackend" % NAME in b.cause:
+    if b.responsible.startswith("spec.defaultBackend of") and "%s answers from the defaultBackend" % b.target in b.cause:
         return Fix("none", impossible="Traefik's ingress-nginx provider serves an Ingress's spec.defaultBackend from one "
                                       "router, PathPrefix(/) at the lowest priority, for every host's unmatched paths; "
                                       "ingress-nginx serves it only where no server of another Ingress answers. No "
@@ -80,4 +80,4 @@ def _default_backend(b: Behaviour, _objects: Objects) -> Fix | None:
 
 
 def propose(b: Behaviour, objects: Objects) -> Fix | None:
-    return traefik_limits(b, NAME) or _tls_of_another(b, objects) or _default_backend(b, objects)
+    return traefik_limits(b) or _tls_of_another(b, objects) or _default_backend(b, objects)

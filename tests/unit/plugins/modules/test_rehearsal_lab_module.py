@@ -9,11 +9,12 @@ import pytest
 import yaml
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.capture import lab as cap
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CLASS_NAMED_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.definition import validate
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import rehearsal
 from ansible_collections.kindlab.ingress.plugins.modules import rehearsal_lab
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, run_module, use_fake_exits
-from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.capture.test_lab import cluster, team_cluster
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.capture.test_lab import cluster, rebuilt, team_cluster
 
 Obj = dict[str, Any]
 
@@ -63,8 +64,11 @@ def test_the_rehearsal_adds_each_target_beside_the_captured_baseline_and_validat
                                     {"name": "traefik-ingress-provider", "namespace": "rehearse-traefik-native"},
                                     {"name": "gateway-api", "gateway": "shop/nginx"}]
     traefik = {c["namespace"]: c["values"]["providers"] for c in out["lab_controllers"] if c["type"] == "traefik"}
-    assert traefik["rehearse-traefik"]["kubernetesIngressNGINX"] == {"enabled": True, "ingressClass": "nginx-two",
+    # both Traefik Ingress providers match their ingressClass against the class annotation (the baseline's nginx, as
+    # its --ingress-class); the nginx one takes an IngressClass by its controller
+    assert traefik["rehearse-traefik"]["kubernetesIngressNGINX"] == {"enabled": True, "ingressClass": "nginx",
                                                                      "controllerClass": "k8s.io/ingress-nginx-two"}
+    assert traefik["rehearse-traefik-native"]["kubernetesIngress"]["ingressClass"] == "nginx"
     # ingress2gateway selects by the class the Ingresses name (their annotation, nginx), and names the Gateway after it
     assert out["lab_gateways"]["translations"] == [{"namespaces": ["shop"], "class": rehearsal.GATEWAY_CLASS,
                                                     "ingress_class": "nginx"}]
@@ -96,6 +100,37 @@ def test_ingresses_that_name_the_baseline_by_its_class_and_by_its_annotation_are
         done = subprocess.run(argv, capture_output=True, text=True, check=False)
         return done.returncode, done.stdout, done.stderr
     assert rehearsal.preflight_translation(out, binary(), run_command) >= 4  # a Gateway and an HTTPRoute per class at least
+
+
+def test_with_traefiks_own_provider_the_baselines_ingressclass_is_named_by_the_annotation_and_given_back() -> None:
+    """Traefik's own Ingress provider takes a spec.ingressClassName only when that IngressClass's controller is
+    Traefik's, so it would serve none of the Ingresses of the baseline's class: with that target they name the class
+    by the annotation instead (what every other controller reads alike), the round trip and the migrated manifests
+    give the class back, and the change is said. Without that target nothing changes."""
+    lab = team_capture()
+    shop = next(w for w in lab["lab_workloads"] if w["namespace"] == "shop" and w.get("ingress"))
+    first = shop["ingress"][0] if isinstance(shop["ingress"], list) else shop["ingress"]
+    by_class = dict(first, name="by-class", annotations={"nginx.ingress.kubernetes.io/use-regex": "true"},
+                    **{"class": "nginx-two"})
+    shop["ingress"] = ([first] if not isinstance(shop["ingress"], list) else shop["ingress"]) + [by_class]
+    assert rehearsal.compose(lab, ["traefik-nginx-provider", "gateway-api"], ["shop"], "rehearsal")["lab_workloads"] == \
+        lab["lab_workloads"]
+    notes: list[str] = []
+    out = rehearsal.compose(lab, ["traefik-ingress-provider", "gateway-api"], ["shop"], "rehearsal", notes)
+    made = next(i for w in out["lab_workloads"] if w["namespace"] == "shop" and w.get("ingress")
+                for i in w["ingress"] if i["name"] == "by-class")
+    assert "class" not in made and made["annotations"] == {
+        "nginx.ingress.kubernetes.io/use-regex": "true", "kubernetes.io/ingress.class": "nginx",
+        CLASS_NAMED_ANNOTATION: "nginx-two"}
+    assert any("shop/by-class" in n and "traefik-ingress-provider" in n for n in notes)
+    # every Ingress of the baseline is now of one class for ingress2gateway (its annotation's value)
+    assert out["lab_gateways"]["translations"] == [{"namespaces": ["shop"], "class": rehearsal.GATEWAY_CLASS,
+                                                    "ingress_class": "nginx"}]
+    # the rebuild captured back says the class as the first capture did
+    assert cap.round_trip_differences(lab, cap.capture(rebuilt(out), "team").lab, ["shop"]) == []
+    validate("kind", out["lab_cluster"], [{"name": "p", "addresses": ["100.64.0.0/16"]}], out["lab_namespaces"],
+             out["lab_controllers"], out["lab_workloads"], out["lab_expect"], gateway_api=out["lab_gateway_api"],
+             gateways=out["lab_gateways"])
 
 
 def with_own_routes(lab: Obj, controller_name: str = "example.net/gateway-controller") -> Obj:

@@ -127,6 +127,10 @@ def test_what_no_setting_reproduces_is_said_with_why():
         other = table(_b("spec.tls of shop/ops", "...",
                          [_row("a", "path", field="location", baseline="https://a/x", target="https://b/x")]), _objects())
         assert other is None or "trailing slash" not in other.impossible
+    # the why names the target as the rehearsal does: own-routes uses gateway-api's table
+    own = gateway_api.propose(Behaviour("own-routes", "rule /checkout (Prefix)", "...", (_row("pay.example.test", "dot-segment"),),
+                                        (None,)), _objects())
+    assert "route of own-routes changes" in own.impossible and "gateway-api" not in own.impossible
     auth = gateway_api.propose(_b("nginx.ingress.kubernetes.io/auth-type", "...", [_row("ops.example.test")]), _objects())
     assert "no authentication" in auth.impossible
     assert gateway_api.propose(_b("nginx.ingress.kubernetes.io/canary-by-cookie", "...", [_row("pay.example.test")]),

@@ -204,3 +204,24 @@ def test_a_fix_the_api_server_refuses_is_said_and_taken_back():
     assert attempt["outcome"] == prove.REFUSED and "absolute path" in attempt["why"]
     assert plane.objects["shop/b"]["spec"]["value"] == "plain"  # what went in before the refusal is taken back
     assert out["remain"] == 1
+
+
+def test_a_migrated_ingress_names_its_class_as_the_team_did_where_the_rehearsal_named_it_by_the_annotation(tmp_path):
+    """A rehearsal with Traefik's own provider names the baseline's IngressClass by the class annotation (rehearsal.py);
+    the migrated manifests give spec.ingressClassName back and drop both annotations, and leave any other Ingress as
+    it is."""
+    renamed = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+               "metadata": {"name": "a", "namespace": "shop", "annotations": {
+                   "kubernetes.io/ingress.class": "nginx", "kindlab.ingress/ingress-class-name": "internal",
+                   "nginx.ingress.kubernetes.io/use-regex": "true"}},
+               "spec": {"rules": [{"host": "a.example.test"}]}}
+    kept = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"name": "b", "namespace": "shop", "annotations": {"kubernetes.io/ingress.class": "nginx"}},
+            "spec": {}}
+    objects = Objects(ingresses={"shop/a": renamed, "shop/b": kept})
+    paths = prove.write_migrated(str(tmp_path), objects, {})
+    a, b = (yaml.safe_load(open(p)) for p in sorted(paths))
+    assert a["spec"] == {"ingressClassName": "internal", "rules": [{"host": "a.example.test"}]}
+    assert a["metadata"]["annotations"] == {"nginx.ingress.kubernetes.io/use-regex": "true"}
+    assert b["metadata"]["annotations"] == {"kubernetes.io/ingress.class": "nginx"} and b["spec"] == {}
+    assert renamed["metadata"]["annotations"]["kindlab.ingress/ingress-class-name"] == "internal"  # the cluster's own copy untouched
