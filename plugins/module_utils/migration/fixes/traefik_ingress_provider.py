@@ -52,5 +52,21 @@ def _regex_paths(b: Behaviour, objects: Objects) -> Fix | None:
                "each path case-insensitive (/(?i)...)" % (names, PATH_MATCHER), tuple(edited))
 
 
+def _https_redirect_of_get(b: Behaviour) -> Fix | None:
+    """ingress-nginx answers plain HTTP for a host in spec.tls with 308 whatever the method. Traefik's redirect
+    middlewares (redirectScheme, redirectRegex, and an entry point's redirection, made of them) answer a permanent
+    redirect with 301 to a GET and 308 to any other method (v3.7.13 pkg/middlewares/redirect/redirect.go), so no
+    Middleware or annotation answers a GET as ingress-nginx does."""
+    if not b.responsible.startswith("spec.tls of"):
+        return None
+    if not any(r.get("method") == "GET" and any(d["field"] == "status" and str(d["baseline"]) == "308"
+                                                for d in r.get("differences") or []) for r in b.rows):
+        return None
+    return Fix("none", impossible="ingress-nginx redirects plain HTTP to HTTPS with 308 whatever the method; Traefik's "
+                                  "redirect middlewares (redirectScheme, redirectRegex, an entry point's redirection) "
+                                  "answer a permanent redirect to a GET with 301, to other methods with 308, so no "
+                                  "Middleware or annotation of %s answers a GET as ingress-nginx does" % b.target)
+
+
 def propose(b: Behaviour, objects: Objects) -> Fix | None:
-    return traefik_limits(b) or _regex_paths(b, objects)
+    return traefik_limits(b) or _https_redirect_of_get(b) or _regex_paths(b, objects)

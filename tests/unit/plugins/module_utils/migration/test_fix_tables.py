@@ -197,3 +197,17 @@ def test_traefik_ingress_provider_reads_a_use_regex_ingress_by_pathregexp():
     again = traefik_ingress_provider.propose(_b("nginx.ingress.kubernetes.io/use-regex", "...", rows[:1]),
                                              Objects(ingresses={"team/app": app}))
     assert again.objects[0]["spec"] == app["spec"]
+
+
+def test_traefiks_own_provider_cannot_answer_a_get_with_308_as_ingress_nginx_redirects_it():
+    get = dict(_row("ops.example.test", "root", field="status", baseline="308", target="200"), method="GET")
+    post = dict(_row("ops.example.test", "root", field="status", baseline="308", target="200"), method="POST")
+    said = traefik_ingress_provider.propose(Behaviour("traefik-ingress-provider", "spec.tls of shop/ops", "...", (get, post),
+                                                      (None, None)), _objects())
+    assert said.objects == () and "301" in said.impossible and "traefik-ingress-provider" in said.impossible
+    # only other methods, or another status: not this limit
+    assert traefik_ingress_provider.propose(Behaviour("traefik-ingress-provider", "spec.tls of shop/ops", "...", (post,),
+                                                      (None,)), _objects()) is None
+    other = dict(_row("ops.example.test", "root", field="status", baseline="404", target="200"), method="GET")
+    assert traefik_ingress_provider.propose(Behaviour("traefik-ingress-provider", "spec.tls of shop/ops", "...", (other,),
+                                                      (None,)), _objects()) is None
