@@ -275,7 +275,7 @@ def is_regex(path: str) -> bool:
 
 # --- the requests ---------------------------------------------------------------------------------
 
-def _size(value: str) -> int | None:
+def nginx_size(value: str) -> int | None:
     """nginx's size syntax (client_max_body_size): bytes, k, m, g; 0 means unlimited (None)."""
     match = re.fullmatch(r"\s*(\d+)\s*([kKmMgG]?)\s*", value or "")
     if not match:
@@ -335,7 +335,7 @@ def _annotation_requests(rule: Rule) -> list[Obj]:
                     "headers": (("Origin", ORIGIN), ("Access-Control-Request-Method", "PUT"),
                                 ("Access-Control-Request-Headers", "X-Kindlab"))})
         out.append({"kind": "cors", "target": base, "annotation": "enable-cors", "headers": (("Origin", ORIGIN),)})
-    size = _size(a.get("proxy-body-size", ""))
+    size = nginx_size(a.get("proxy-body-size", ""))
     if size is not None and size + 1024 <= MAX_BODY:
         out.append({"kind": "body-size", "target": base, "method": "POST", "body_size": size + 1024,
                     "annotation": "proxy-body-size"})

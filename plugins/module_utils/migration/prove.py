@@ -69,8 +69,7 @@ def _by(row: Obj, b: Behaviour) -> bool:
 
 
 def _current(objects: Objects, obj: Obj) -> Obj | None:
-    pool = {"Ingress": objects.ingresses, "HTTPRoute": objects.routes, "Gateway": objects.gateways}.get(str(obj.get("kind")), {})
-    return pool.get(key_of(obj))
+    return objects.pool(str(obj.get("kind"))).get(key_of(obj))
 
 
 def _settle(target: Target, done: Callable[[Obj], bool], sleep: Callable[[float], None], settle: float) -> Obj:
@@ -231,7 +230,8 @@ def write_migrated(directory: str, objects: Objects, keeps: dict[str, list[str]]
         if old.endswith(".yaml"):
             os.remove(os.path.join(directory, old))
     paths = []
-    for kind, pool in (("Gateway", objects.gateways), ("HTTPRoute", objects.routes), ("Ingress", objects.ingresses)):
+    for kind in ("Gateway", "HTTPRoute", "Middleware", "Ingress"):
+        pool = objects.pool(kind)
         for name in sorted(pool):
             path = os.path.join(directory, "%s-%s.yaml" % (kind.lower(), name.replace("/", "-")))
             with open(path, "w", encoding="utf-8") as f:

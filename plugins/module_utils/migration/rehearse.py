@@ -18,8 +18,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.lab.credentials im
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import corpus as corpus_mod
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import Plane, compare
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.dataplanes import DataPlane, DataPlaneSpec, parse_all, resolve
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes import table_for
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Objects
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes import MAKES_MIDDLEWARES, table_for
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import MIDDLEWARE_API, Behaviour, Objects
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import prove as prove_mod
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import behaviours
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import API_VERSION as GATEWAY_API_VERSION
@@ -118,13 +118,17 @@ def _slim(comparison: Obj) -> Obj:
 
 def _objects_of(client: Any, plane: DataPlane, ingresses: list[str]) -> Objects:
     """A target's own objects as the cluster holds them now: a Gateway target's Gateways and the HTTPRoutes attached to
-    them; for every target, the rehearsed Ingresses (an Ingress provider reads them; a default backend is named there)."""
+    them; for every target, the rehearsed Ingresses (an Ingress provider reads them; a default backend is named there);
+    for a target whose fixes make Traefik Middlewares, those of the Ingresses' namespaces."""
     out = Objects()
     for name in ingresses:
         ns, _slash, short = name.partition("/")
         found = client.get("networking.k8s.io/v1", "Ingress", short, ns)
         if found is not None:
             out.ingresses[name] = found
+    if plane.name in MAKES_MIDDLEWARES:
+        for ns in sorted({name.partition("/")[0] for name in ingresses}):
+            out.middlewares.update({key_of(m): m for m in client.list(MIDDLEWARE_API, "Middleware", namespace=ns)})
     if plane.gateways:
         for gw in plane.gateways:
             ns, _slash, short = gw.partition("/")
@@ -198,15 +202,15 @@ def prove_fixes(client: Any, params: Params, comparison: Obj, verdict: Obj, corp
                 mine.ingresses = {}
             proven["migrated"] = prove_mod.write_migrated(os.path.join(params["migrated_dir"], plane.name), mine,
                                                           proven["keeps"])
-        edited = sorted(k.split(" ", 1)[1] for k in proven["keeps"] if k.startswith("Ingress "))
+        edited = sorted(k.split(" ", 1) for k in proven["keeps"] if k.startswith(("Ingress ", "Middleware ")))
         if not plane.gateways and edited:
             # every Ingress target reads the same Ingresses: the next one starts from them as the rehearsal built them
-            now = _objects_of(client, plane, names + edited)
-            for key in edited:
-                if key in original.ingresses:
-                    apply(original.ingresses[key])
-                elif key in now.ingresses:
-                    delete(now.ingresses[key])
+            now = _objects_of(client, plane, names + [key for kind, key in edited if kind == "Ingress"])
+            for kind, key in edited:
+                if key in original.pool(kind):
+                    apply(original.pool(kind)[key])
+                elif key in now.pool(kind):
+                    delete(now.pool(kind)[key])
             proven["restored"] = ("its kept fixes were undone once its migrated manifests were written: the other Ingress "
                                   "targets read the same Ingresses")
         out[plane.name] = proven

@@ -318,6 +318,9 @@ def rehearsal_values(provider: str, ingress_class: str, controller_class: str, g
         providers["kubernetesIngressNGINX"] = {"enabled": True, "ingressClass": ingress_class, "controllerClass": controller_class}
     elif provider == "ingress":
         providers["kubernetesIngress"] = {"ingressClass": ingress_class, "publishedService": {"enabled": False}}
+        # its Middlewares (traefik.io, the chart's CRDs), which an Ingress names by annotation: how a fix keeps a
+        # behaviour ingress-nginx had by annotation (migration/fixes/traefik_ingress_provider.py)
+        providers["kubernetesCRD"] = {"enabled": True}
     elif provider == "gateway":
         providers["kubernetesGateway"] = {"enabled": True}
         if gateway_class_labels:

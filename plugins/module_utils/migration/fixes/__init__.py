@@ -18,6 +18,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.ba
 
 # Adding a target type's table is one file beside this one and one entry here.
 TABLES: dict[str, Table] = {t.NAME: t.propose for t in (gateway_api, traefik_nginx_provider, traefik_ingress_provider)}
+# The tables whose fixes make Traefik Middlewares (their target's Traefik runs its kubernetesCRD provider).
+MAKES_MIDDLEWARES = {traefik_ingress_provider.NAME}
 
 
 def table_for(target: str, gateway: bool) -> Table | None:

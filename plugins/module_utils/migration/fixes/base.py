@@ -13,6 +13,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus i
 Obj = dict[str, Any]
 # The annotation a migrated object carries: the behaviours (responsible: cause) its proven fixes keep, as JSON.
 KEEPS_ANNOTATION = "kindlab.ingress/keeps"
+# Traefik's own Middleware resource (its kubernetesCRD provider), which an Ingress's router names by annotation.
+MIDDLEWARE_API = "traefik.io/v1alpha1"
 
 
 @dataclass(frozen=True)
@@ -34,11 +36,17 @@ class Objects:
     ingresses: dict[str, Obj] = field(default_factory=dict)  # namespace/name -> Ingress
     routes: dict[str, Obj] = field(default_factory=dict)  # namespace/name -> HTTPRoute attached to the target
     gateways: dict[str, Obj] = field(default_factory=dict)  # namespace/name -> Gateway of the target
+    # namespace/name -> Traefik Middleware in the rehearsed Ingresses' namespaces (a target whose table makes them)
+    middlewares: dict[str, Obj] = field(default_factory=dict)
+
+    def pool(self, kind: str) -> dict[str, Obj]:
+        """The objects of one kind (Ingress, HTTPRoute, Gateway, Middleware); {} for any other."""
+        return {"Ingress": self.ingresses, "HTTPRoute": self.routes, "Gateway": self.gateways,
+                "Middleware": self.middlewares}.get(kind, {})
 
     def edited(self, kind: str, name: str) -> Obj:
-        """A copy of one object to edit (kind: Ingress, HTTPRoute or Gateway)."""
-        pool = {"Ingress": self.ingresses, "HTTPRoute": self.routes, "Gateway": self.gateways}[kind]
-        return copy.deepcopy(pool[name])
+        """A copy of one object to edit."""
+        return copy.deepcopy(self.pool(kind)[name])
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 # Copyright: kindlab.ingress contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Fixes for Traefik's own Ingress provider (what changing only the class gives): edits of the Ingresses it reads, or
+"""Fixes for Traefik's own Ingress provider (what changing only the class gives): edits of the Ingresses it reads and
+Traefik Middlewares their routers go through (the rehearsal's Traefik runs its kubernetesCRD provider for them), or
 what none of its settings keeps (common.traefik_limits).
 
 What it reads (Traefik's kubernetes Ingress provider): a Prefix path becomes PathPrefix, an Exact one Path, and an
@@ -9,15 +10,21 @@ ImplementationSpecific one the matcher its Ingress's `traefik.ingress.kubernetes
 case-insensitive regex anchored at its start only (`location ~* ^<path>`), whatever its pathType."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix, Objects
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import nginx_size
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import MIDDLEWARE_API, Behaviour, Fix, Objects
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import traefik_limits
 
 NAME = "traefik-ingress-provider"
 Obj = dict[str, Any]
 PATH_MATCHER = "traefik.ingress.kubernetes.io/router.pathmatcher"
+MIDDLEWARES = "traefik.ingress.kubernetes.io/router.middlewares"  # namespace-name@kubernetescrd, comma-separated
 _USE_REGEX = "nginx.ingress.kubernetes.io/use-regex"
+_REWRITE = "nginx.ingress.kubernetes.io/rewrite-target"
+_BODY_SIZE = "nginx.ingress.kubernetes.io/proxy-body-size"
 
 
 def _as_nginx_regex(path: str) -> str:
@@ -27,23 +34,57 @@ def _as_nginx_regex(path: str) -> str:
     return path if path.startswith("/(?i)") else "/(?i)" + path[1:]
 
 
+def _annotations(ingress: Obj) -> dict[str, Any]:
+    """INGRESS's own annotations mapping, made when it has none, to edit in place."""
+    meta = ingress.setdefault("metadata", {})
+    if not isinstance(meta.get("annotations"), dict):
+        meta["annotations"] = {}
+    annotations: dict[str, Any] = meta["annotations"]
+    return annotations
+
+
+def _as_regex_paths(ingress: Obj) -> list[str]:
+    """INGRESS's paths made the regexes ingress-nginx reads in regex mode, matched by PathRegexp; their paths before."""
+    _annotations(ingress)[PATH_MATCHER] = "PathRegexp"
+    before = []
+    for rule in (ingress.get("spec") or {}).get("rules") or []:
+        for path in ((rule.get("http") or {}).get("paths") or []):
+            before.append(str(path.get("path") or "/"))
+            path["path"] = _as_nginx_regex(before[-1])
+            path["pathType"] = "ImplementationSpecific"
+    return before
+
+
+def _through(ingress: Obj, middleware: Obj) -> None:
+    """INGRESS's routers go through MIDDLEWARE too, after those its annotation names already."""
+    meta = middleware["metadata"]
+    ref = "%s-%s@kubernetescrd" % (meta["namespace"], meta["name"])
+    names = [n.strip() for n in str(_annotations(ingress).get(MIDDLEWARES, "")).split(",") if n.strip()]
+    _annotations(ingress)[MIDDLEWARES] = ",".join(names + ([ref] if ref not in names else []))
+
+
+def _middleware(ingress: Obj, suffix: str, spec: Obj) -> Obj:
+    meta = ingress["metadata"]
+    return {"apiVersion": MIDDLEWARE_API, "kind": "Middleware",
+            "metadata": {"name": "%s-%s" % (meta["name"], suffix), "namespace": meta.get("namespace")}, "spec": spec}
+
+
+def _own(b: Behaviour, objects: Objects, annotation: str) -> list[Obj]:
+    """Copies to edit of the Ingresses of B's rows that carry ANNOTATION themselves."""
+    return [objects.edited("Ingress", name) for name in sorted({str(r["ingress"]) for r in b.rows})
+            if name in objects.ingresses and str(((objects.ingresses[name].get("metadata") or {}).get("annotations") or {})
+                                                     .get(annotation, "")).strip()]
+
+
 def _regex_paths(b: Behaviour, objects: Objects) -> Fix | None:
     """use-regex: every path of the Ingress as the regex ingress-nginx reads it, by PathRegexp."""
     if b.responsible != _USE_REGEX:
         return None
     edited = []
-    for name in sorted({str(r["ingress"]) for r in b.rows}):
-        if name not in objects.ingresses:
-            continue
-        ingress = objects.edited("Ingress", name)
-        meta = ingress.setdefault("metadata", {})
-        if str((meta.get("annotations") or {}).get(_USE_REGEX, "")).lower() != "true":
+    for ingress in _own(b, objects, _USE_REGEX):
+        if str(_annotations(ingress).get(_USE_REGEX, "")).lower() != "true":
             continue  # regex mode from another Ingress of the host: its own paths are its own (not proposed here)
-        meta.setdefault("annotations", {})[PATH_MATCHER] = "PathRegexp"
-        for rule in (ingress.get("spec") or {}).get("rules") or []:
-            for path in ((rule.get("http") or {}).get("paths") or []):
-                path["path"] = _as_nginx_regex(str(path.get("path") or "/"))
-                path["pathType"] = "ImplementationSpecific"
+        _as_regex_paths(ingress)
         edited.append(ingress)
     if not edited:
         return None
@@ -68,5 +109,51 @@ def _https_redirect_of_get(b: Behaviour) -> Fix | None:
                                   "Middleware or annotation of %s answers a GET as ingress-nginx does" % b.target)
 
 
+def _rewrite(b: Behaviour, objects: Objects) -> Fix | None:
+    """rewrite-target: ingress-nginx reads the Ingress's paths as regexes (rewrite-target implies use-regex) and
+    rewrites each with `rewrite (?i)<path> <target> break`; here its paths become PathRegexp and a replacePathRegex
+    Middleware rewrites with the same regex, anchored where the location was (nginx's $1 as Go's ${1}). One Middleware
+    serves every router of the Ingress, so an Ingress of several paths is left alone (split it first)."""
+    if b.responsible != _REWRITE:
+        return None
+    made: list[Obj] = []
+    says = []
+    for ingress in _own(b, objects, _REWRITE):
+        target = str(_annotations(ingress)[_REWRITE])
+        paths = _as_regex_paths(ingress)
+        if len(paths) != 1:
+            continue
+        middleware = _middleware(ingress, "rewrite", {"replacePathRegex": {
+            "regex": "(?i)^" + paths[0], "replacement": re.sub(r"\$(\d)", r"${\1}", target)}})
+        _through(ingress, middleware)
+        made += [middleware, ingress]
+        says.append("%s/%s" % (ingress["metadata"].get("namespace"), ingress["metadata"]["name"]))
+    if not made:
+        return None
+    return Fix("rewrite the path of %s as ingress-nginx's rewrite-target does: its path a case-insensitive PathRegexp, "
+               "and a replacePathRegex Middleware with the same regex" % ", ".join(says), tuple(made))
+
+
+def _body_size(b: Behaviour, objects: Objects) -> Fix | None:
+    """proxy-body-size: ingress-nginx refuses a larger request body with 413; a buffering Middleware with
+    maxRequestBodyBytes does too."""
+    if b.responsible != _BODY_SIZE:
+        return None
+    made: list[Obj] = []
+    for ingress in _own(b, objects, _BODY_SIZE):
+        size = nginx_size(str(_annotations(ingress)[_BODY_SIZE]))
+        if size is None:
+            continue
+        middleware = _middleware(ingress, "body-size", {"buffering": {"maxRequestBodyBytes": size}})
+        _through(ingress, middleware)
+        made += [middleware, ingress]
+    if not made:
+        return None
+    return Fix("refuse a request body over proxy-body-size with 413, as ingress-nginx does: a buffering Middleware "
+               "(maxRequestBodyBytes) on the routers of %s" % ", ".join(sorted({key_of(o) for o in made if o["kind"] == "Ingress"})),
+               tuple(made))
+
+
 def propose(b: Behaviour, objects: Objects) -> Fix | None:
-    return traefik_limits(b) or _https_redirect_of_get(b) or _regex_paths(b, objects)
+    return (traefik_limits(b) or _https_redirect_of_get(b) or _regex_paths(b, objects) or _rewrite(b, objects)
+            or _body_size(b, objects))

@@ -211,3 +211,47 @@ def test_traefiks_own_provider_cannot_answer_a_get_with_308_as_ingress_nginx_red
     other = dict(_row("ops.example.test", "root", field="status", baseline="404", target="200"), method="GET")
     assert traefik_ingress_provider.propose(Behaviour("traefik-ingress-provider", "spec.tls of shop/ops", "...", (other,),
                                                       (None,)), _objects()) is None
+
+
+def _team_ingress(name, annotations, paths):
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"name": name, "namespace": "shop", "annotations": dict(annotations)},
+            "spec": {"rules": [{"host": "shop.example.test", "http": {"paths": [
+                {"path": p, "pathType": "ImplementationSpecific", "backend": {"service": {"name": "api", "port": {"number": 80}}}}
+                for p in paths]}}]}}
+
+
+def test_traefiks_own_provider_rewrites_as_rewrite_target_does_through_a_middleware():
+    api = _team_ingress("api", {"nginx.ingress.kubernetes.io/rewrite-target": "/$2",
+                                traefik_ingress_provider.MIDDLEWARES: "shop-headers@kubernetescrd"}, ["/api(/|$)(.*)"])
+    two = _team_ingress("two", {"nginx.ingress.kubernetes.io/rewrite-target": "/"}, ["/a", "/b"])
+    objects = Objects(ingresses={"shop/api": api, "shop/two": two})
+    fix = traefik_ingress_provider.propose(_b("nginx.ingress.kubernetes.io/rewrite-target", "rewrite-target /$2 ...",
+                                              [_row("shop.example.test", ingress="shop/api"),
+                                               _row("shop.example.test", ingress="shop/two")]), objects)
+    middleware, ingress = fix.objects  # the Middleware first: the Ingress names it; two paths need two Middlewares: left alone
+    assert middleware == {"apiVersion": "traefik.io/v1alpha1", "kind": "Middleware",
+                          "metadata": {"name": "api-rewrite", "namespace": "shop"},
+                          "spec": {"replacePathRegex": {"regex": "(?i)^/api(/|$)(.*)", "replacement": "/${2}"}}}
+    annotations = ingress["metadata"]["annotations"]
+    assert annotations[traefik_ingress_provider.MIDDLEWARES] == "shop-headers@kubernetescrd,shop-api-rewrite@kubernetescrd"
+    assert annotations[traefik_ingress_provider.PATH_MATCHER] == "PathRegexp"
+    assert ingress["spec"]["rules"][0]["http"]["paths"][0]["path"] == "/(?i)api(/|$)(.*)"
+    assert fix.names() == ["Middleware shop/api-rewrite", "Ingress shop/api"]
+    # proposed again on the fixed Ingress, the Middleware is named once
+    again = traefik_ingress_provider.propose(_b("nginx.ingress.kubernetes.io/rewrite-target", "...",
+                                                [_row("shop.example.test", ingress="shop/api")]),
+                                             Objects(ingresses={"shop/api": ingress}))
+    assert again.objects[1]["metadata"]["annotations"][traefik_ingress_provider.MIDDLEWARES].count("shop-api-rewrite") == 1
+
+
+def test_traefiks_own_provider_refuses_a_body_over_proxy_body_size_through_a_middleware():
+    small = _team_ingress("upload", {"nginx.ingress.kubernetes.io/proxy-body-size": "8k"}, ["/upload"])
+    unlimited = _team_ingress("free", {"nginx.ingress.kubernetes.io/proxy-body-size": "0"}, ["/free"])
+    objects = Objects(ingresses={"shop/upload": small, "shop/free": unlimited})
+    rows = [_row("shop.example.test", "body-size", ingress="shop/upload"), _row("shop.example.test", "body-size", ingress="shop/free")]
+    fix = traefik_ingress_provider.propose(_b("nginx.ingress.kubernetes.io/proxy-body-size", "...", rows), objects)
+    middleware, ingress = fix.objects
+    assert middleware["spec"] == {"buffering": {"maxRequestBodyBytes": 8192}} and middleware["metadata"]["name"] == "upload-body-size"
+    assert ingress["metadata"]["annotations"][traefik_ingress_provider.MIDDLEWARES] == "shop-upload-body-size@kubernetescrd"
+    assert traefik_ingress_provider.propose(_b("nginx.ingress.kubernetes.io/proxy-body-size", "...", rows[1:]), objects) is None

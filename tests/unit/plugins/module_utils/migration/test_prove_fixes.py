@@ -225,3 +225,14 @@ def test_a_migrated_ingress_names_its_class_as_the_team_did_where_the_rehearsal_
     assert a["metadata"]["annotations"] == {"nginx.ingress.kubernetes.io/use-regex": "true"}
     assert b["metadata"]["annotations"] == {"kubernetes.io/ingress.class": "nginx"} and b["spec"] == {}
     assert renamed["metadata"]["annotations"]["kindlab.ingress/ingress-class-name"] == "internal"  # the cluster's own copy untouched
+
+
+def test_the_migrated_manifests_hold_the_middlewares_a_fix_made(tmp_path):
+    middleware = {"apiVersion": "traefik.io/v1alpha1", "kind": "Middleware", "metadata": {"name": "api-rewrite", "namespace": "shop"},
+                  "spec": {"replacePathRegex": {"regex": "(?i)^/api", "replacement": "/"}}}
+    objects = Objects(middlewares={"shop/api-rewrite": middleware})
+    assert objects.pool("Middleware") is objects.middlewares and objects.pool("Secret") == {}
+    [path] = prove.write_migrated(str(tmp_path), objects, {"Middleware shop/api-rewrite": ["rewrite: cause"]})
+    assert os.path.basename(path) == "middleware-shop-api-rewrite.yaml"
+    written = yaml.safe_load(open(path))
+    assert written["spec"] == middleware["spec"] and json.loads(written["metadata"]["annotations"][KEEPS_ANNOTATION]) == ["rewrite: cause"]
