@@ -209,22 +209,26 @@ def manifest(obj: Obj, keeps: Sequence[str] = ()) -> Obj:
     return out
 
 
-def as_captured_class(obj: Obj) -> Obj:
-    """An Ingress naming its IngressClass again as the captured one did, where the rehearsal named it by the class
-    annotation instead (CLASS_NAMED_ANNOTATION, migration/rehearsal.py); any other object as it is."""
+def class_named(obj: Obj, by_annotation: bool) -> Obj:
+    """An Ingress the rehearsal made name its IngressClass by the class annotation (CLASS_NAMED_ANNOTATION, see
+    migration/rehearsal.py) as the migrated manifests name it: BY_ANNOTATION, by that annotation still (what the target
+    was proven with); else by spec.ingressClassName again, as the capture did. Any other object as it is."""
     annotations = dict((obj.get("metadata") or {}).get("annotations") or {})
     if obj.get("kind") != "Ingress" or CLASS_NAMED_ANNOTATION not in annotations:
         return obj
     out = copy.deepcopy(obj)
-    out["spec"] = dict(out.get("spec") or {}, ingressClassName=annotations.pop(CLASS_NAMED_ANNOTATION))
-    annotations.pop(CLASS_ANNOTATION, None)
+    named = annotations.pop(CLASS_NAMED_ANNOTATION)
+    if not by_annotation:
+        out["spec"] = dict(out.get("spec") or {}, ingressClassName=named)
+        annotations.pop(CLASS_ANNOTATION, None)
     out["metadata"]["annotations"] = annotations
     return out
 
 
-def write_migrated(directory: str, objects: Objects, keeps: dict[str, list[str]]) -> list[str]:
+def write_migrated(directory: str, objects: Objects, keeps: dict[str, list[str]], class_by_annotation: bool = False) -> list[str]:
     """The target's objects after its kept fixes, one file each under DIRECTORY (made afresh), each Ingress naming its
-    class as the capture did. Returns the paths."""
+    class as the capture did, or by the class annotation where the target reads only that (CLASS_BY_ANNOTATION).
+    Returns the paths."""
     os.makedirs(directory, exist_ok=True)
     for old in os.listdir(directory):
         if old.endswith(".yaml"):
@@ -235,7 +239,7 @@ def write_migrated(directory: str, objects: Objects, keeps: dict[str, list[str]]
         for name in sorted(pool):
             path = os.path.join(directory, "%s-%s.yaml" % (kind.lower(), name.replace("/", "-")))
             with open(path, "w", encoding="utf-8") as f:
-                yaml.safe_dump(manifest(as_captured_class(pool[name]), keeps.get("%s %s" % (kind, name), [])), f,
+                yaml.safe_dump(manifest(class_named(pool[name], class_by_annotation), keeps.get("%s %s" % (kind, name), [])), f,
                                sort_keys=False)
             paths.append(path)
     return paths

@@ -18,7 +18,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.lab.credentials im
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import corpus as corpus_mod
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import Plane, compare
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.dataplanes import DataPlane, DataPlaneSpec, parse_all, resolve
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes import MAKES_MIDDLEWARES, table_for
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes import CLASS_BY_ANNOTATION, MAKES_MIDDLEWARES, table_for
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import MIDDLEWARE_API, Behaviour, Objects
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import prove as prove_mod
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import behaviours
@@ -201,7 +201,7 @@ def prove_fixes(client: Any, params: Params, comparison: Obj, verdict: Obj, corp
             if plane.gateways:  # a Gateway target is moved to by its Gateways and HTTPRoutes, not by Ingresses
                 mine.ingresses = {}
             proven["migrated"] = prove_mod.write_migrated(os.path.join(params["migrated_dir"], plane.name), mine,
-                                                          proven["keeps"])
+                                                          proven["keeps"], plane.name in CLASS_BY_ANNOTATION)
         edited = sorted(k.split(" ", 1) for k in proven["keeps"] if k.startswith(("Ingress ", "Middleware ")))
         if not plane.gateways and edited:
             # every Ingress target reads the same Ingresses: the next one starts from them as the rehearsal built them

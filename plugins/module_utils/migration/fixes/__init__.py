@@ -20,6 +20,9 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.ba
 TABLES: dict[str, Table] = {t.NAME: t.propose for t in (gateway_api, traefik_nginx_provider, traefik_ingress_provider)}
 # The tables whose fixes make Traefik Middlewares (their target's Traefik runs its kubernetesCRD provider).
 MAKES_MIDDLEWARES = {traefik_ingress_provider.NAME}
+# The targets that read an Ingress's class by the class annotation only (migration/rehearsal.py, _class_by_annotation):
+# their migrated Ingresses keep naming it so, as they were proven.
+CLASS_BY_ANNOTATION = {traefik_ingress_provider.NAME}
 
 
 def table_for(target: str, gateway: bool) -> Table | None:

@@ -225,6 +225,11 @@ def test_a_migrated_ingress_names_its_class_as_the_team_did_where_the_rehearsal_
     assert a["metadata"]["annotations"] == {"nginx.ingress.kubernetes.io/use-regex": "true"}
     assert b["metadata"]["annotations"] == {"kubernetes.io/ingress.class": "nginx"} and b["spec"] == {}
     assert renamed["metadata"]["annotations"]["kindlab.ingress/ingress-class-name"] == "internal"  # the cluster's own copy untouched
+    # Traefik's own provider was proven reading the annotation: its manifests keep it, without the rehearsal's mark
+    [a] = [yaml.safe_load(open(p)) for p in prove.write_migrated(str(tmp_path / "own"), Objects(ingresses={"shop/a": renamed}), {},
+                                                                  class_by_annotation=True)]
+    assert "ingressClassName" not in a["spec"] and a["metadata"]["annotations"] == {
+        "kubernetes.io/ingress.class": "nginx", "nginx.ingress.kubernetes.io/use-regex": "true"}
 
 
 def test_the_migrated_manifests_hold_the_middlewares_a_fix_made(tmp_path):
