@@ -69,6 +69,9 @@ def test_the_rehearsal_adds_each_target_beside_the_captured_baseline_and_validat
     assert traefik["rehearse-traefik"]["kubernetesIngressNGINX"] == {"enabled": True, "ingressClass": "nginx",
                                                                      "controllerClass": "k8s.io/ingress-nginx-two"}
     assert traefik["rehearse-traefik-native"]["kubernetesIngress"]["ingressClass"] == "nginx"
+    # Traefik's own provider runs its CRD provider too, for the Middlewares its fixes make; the others do not
+    assert traefik["rehearse-traefik-native"]["kubernetesCRD"] == {"enabled": True}
+    assert traefik["rehearse-traefik"]["kubernetesCRD"] == {"enabled": False}
     # ingress2gateway selects by the class the Ingresses name (their annotation, nginx), and names the Gateway after it
     assert out["lab_gateways"]["translations"] == [{"namespaces": ["shop"], "class": rehearsal.GATEWAY_CLASS,
                                                     "ingress_class": "nginx"}]
