@@ -140,6 +140,22 @@ def _regex_literal(ctx: Context) -> Cause | None:
                  "(no nginx annotation applies there)" % (ctx.rule.path, annotation, ctx.target))
 
 
+def _regex_fell_to_default(ctx: Context) -> Cause | None:
+    """A regex rule an Ingress provider reads as a literal path, so that the request falls to a default backend there
+    (Traefik's own provider: PathPrefix unless told otherwise) while ingress-nginx answers from the rule's Service."""
+    if not _routing(ctx) or not ctx.rule or not _regex_rule(ctx) or ctx.request.ingress not in ctx.regex_ingresses:
+        return None
+    defaults = dict(ctx.default_backends)
+    if ctx.gateway_target or not ctx.baseline_backend or ctx.baseline_backend in defaults or ctx.target_backend not in defaults:
+        return None
+    annotation = "rewrite-target" if _ann(ctx, "rewrite-target") else "use-regex"
+    return Cause("nginx.ingress.kubernetes.io/" + annotation,
+                 "ingress-nginx reads %s as a regex (%s) and answers from Service %s; %s reads the path literally (no "
+                 "nginx annotation applies there), so the request falls to the defaultBackend of %s (Service %s)"
+                 % (ctx.rule.path, annotation, ctx.baseline_backend, ctx.target, defaults[ctx.target_backend],
+                    ctx.target_backend))
+
+
 def _element_prefix(ctx: Context) -> Cause | None:
     if ctx.request.kind != "neighbour" or not _routing(ctx) or not ctx.rule or ctx.rule.path_type != "Prefix":
         return None
@@ -403,6 +419,7 @@ CAUSES: tuple[Callable[[Context], Cause | None], ...] = (
     _tls_redirect,
     _tls_listed_only,
     _wildcard_depth,
+    _regex_fell_to_default,
     _default_backend,
     _host_not_routed,
     _location_of_another_ingress,

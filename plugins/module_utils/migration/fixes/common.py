@@ -35,7 +35,9 @@ def traefik_limits(b: Behaviour) -> Fix | None:
         return Fix("none", impossible="Traefik's entry points clean the path ('..', '.' and repeated slashes) before any "
                                       "router sees it and pass the clean path on (sanitizePath); ingress-nginx passes it "
                                       "on as the client sent it. No router, annotation or route of %s changes that" % target)
-    if "refused" in b.cause and any(r is not None and _LOOKAROUND.search(r.path) for r in b.rules):
+    # refused by the target already, or read literally until a fix makes it a regex the target would refuse
+    regex_mode = b.responsible in ("nginx.ingress.kubernetes.io/use-regex", "nginx.ingress.kubernetes.io/rewrite-target")
+    if ("refused" in b.cause or regex_mode) and any(r is not None and _LOOKAROUND.search(r.path) for r in b.rules):
         paths = sorted({r.path for r in b.rules if r is not None and _LOOKAROUND.search(r.path)})
         return Fix("none", impossible="Traefik compiles path regexes with Go's regexp (RE2), which has no lookahead or "
                                       "lookbehind, so it refuses %s whatever %s is told; write the paths that regex allows "

@@ -114,6 +114,10 @@ def test_what_no_setting_reproduces_is_said_with_why():
         refused = table(_b("x routers r", "x refused the router it made of this rule ...", [_row("legacy.example.test")],
                            [lookahead]), _objects())
         assert refused.objects == () and "RE2" in refused.impossible and "/(?!internal/).*" in refused.impossible
+        # read literally first (Traefik's own provider), the regex a fix would give it is refused the same
+        literal = table(_b("nginx.ingress.kubernetes.io/use-regex", "... reads the path literally ...",
+                           [_row("legacy.example.test")], [lookahead]), _objects())
+        assert literal.objects == () and "RE2" in literal.impossible
         dots = table(_b("rule /checkout (Prefix)", "...", [_row("pay.example.test", "dot-segment")]), _objects())
         assert "sanitizePath" in dots.impossible
         slash = table(_b("spec.tls of shop/ops", "...",

@@ -153,6 +153,18 @@ def test_causes_from_what_the_target_did() -> None:
     cause = explain(Context(req("path", "/api/v0", "/api/v[0-9]+ (ImplementationSpecific)"), regex, "status", "t",
                             ("shop/a",), baseline_served=True, target_served=False, target_serves_rule=False))
     assert cause.responsible == "nginx.ingress.kubernetes.io/use-regex" and "reads the path literally" in cause.text
+    # read literally, the request falls to a default backend on the target (Traefik's own provider): the regex is the
+    # cause, not the default backend; a Gateway target or a baseline answering from a default backend is not this case
+    rewrite = Rule("shop/a", "h", "/api(/|$)(.*)", "ImplementationSpecific", regex=True, annotations={"rewrite-target": "/$2"})
+    fell = Context(req("tls", "/api/seg", "/api(/|$)(.*) (ImplementationSpecific)"), rewrite, "backend", "t", ("shop/a",),
+                   baseline_backend="shop/api", target_backend="shop/fallback",
+                   default_backends=(("shop/fallback", "shop/catch-all"),))
+    cause = explain(fell)
+    assert cause.responsible == "nginx.ingress.kubernetes.io/rewrite-target" and "falls to the defaultBackend of shop/catch-all" \
+        in cause.text
+    from dataclasses import replace
+    assert explain(replace(fell, gateway_target=True)).responsible == "spec.defaultBackend of shop/catch-all"
+    assert explain(replace(fell, rule=plain)).responsible == "spec.defaultBackend of shop/catch-all"
     snippet = Rule("shop/a", "h", "/s", "Prefix", regex=False, annotations={"configuration-snippet": 'more_set_headers "X: 1";'})
     cause = explain(Context(req("path", "/s", "/s (Prefix)"), snippet, "backend", "t", (), target_served=False))
     assert "does not serve this Ingress at all" in cause.text
