@@ -71,9 +71,11 @@ def _middleware(ingress: Obj, suffix: str, spec: Obj) -> Obj:
 
 def _own(b: Behaviour, objects: Objects, annotation: str) -> list[Obj]:
     """Copies to edit of the Ingresses of B's rows that carry ANNOTATION themselves."""
+    def carries(name: str) -> bool:
+        annotations = (objects.ingresses[name].get("metadata") or {}).get("annotations") or {}
+        return bool(str(annotations.get(annotation, "")).strip())
     return [objects.edited("Ingress", name) for name in sorted({str(r["ingress"]) for r in b.rows})
-            if name in objects.ingresses and str(((objects.ingresses[name].get("metadata") or {}).get("annotations") or {})
-                                                     .get(annotation, "")).strip()]
+            if name in objects.ingresses and carries(name)]
 
 
 def _regex_paths(b: Behaviour, objects: Objects) -> Fix | None:

@@ -226,8 +226,8 @@ def test_a_migrated_ingress_names_its_class_as_the_team_did_where_the_rehearsal_
     assert b["metadata"]["annotations"] == {"kubernetes.io/ingress.class": "nginx"} and b["spec"] == {}
     assert renamed["metadata"]["annotations"]["kindlab.ingress/ingress-class-name"] == "internal"  # the cluster's own copy untouched
     # Traefik's own provider was proven reading the annotation: its manifests keep it, without the rehearsal's mark
-    [a] = [yaml.safe_load(open(p)) for p in prove.write_migrated(str(tmp_path / "own"), Objects(ingresses={"shop/a": renamed}), {},
-                                                                  class_by_annotation=True)]
+    written = prove.write_migrated(str(tmp_path / "own"), Objects(ingresses={"shop/a": renamed}), {}, class_by_annotation=True)
+    [a] = [yaml.safe_load(open(p)) for p in written]
     assert "ingressClassName" not in a["spec"] and a["metadata"]["annotations"] == {
         "kubernetes.io/ingress.class": "nginx", "nginx.ingress.kubernetes.io/use-regex": "true"}
 
