@@ -20,7 +20,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.instal
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import controller_type
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.images import parse_images
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import parse_workloads, render
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.parse import parse_workloads
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.render import render
 
 sys.path.insert(0, str(Path(__file__).parent / "emulations"))
 

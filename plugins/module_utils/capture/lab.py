@@ -5,7 +5,7 @@
 Read-only. The cluster is read once, as ingress_diagnose reads it (verify/diagnose.py); each
 controller a registered type recognises becomes a lab controller whose chart values render the
 same effective args (the type's args_to_values, then its capture_values: kind, replicas, RBAC,
-IngressClass, Service type); each Ingress becomes a stand-in workload (lab/workloads.py) with the
+IngressClass, Service type); each Ingress becomes a stand-in workload (lab/workloads/) with the
 same name, class, host, paths and the annotations that decide claiming and routing, backed by a
 Service of the same name; lab_expect holds what the diagnosis finds now. Everything the lab cannot
 express is said, in the result (`unexpressed`) and in the file (comments and lab_capture_report).
@@ -40,8 +40,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import GROUP as GATEWAY_GROUP
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import PROTOCOLS as GATEWAY_PROTOCOLS
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import GatewayError, parse_gateways
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import (
-    ROUTE_FILTERS, ROUTE_PATH_TYPES, WorkloadError, ingress_mappings, parse_namespaces, parse_workloads)
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.model import ROUTE_FILTERS, ROUTE_PATH_TYPES, WorkloadError
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.parse import ingress_mappings, parse_namespaces, parse_workloads
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery import controllers as discovery
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery import snapshot
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose

@@ -286,7 +286,8 @@ def team_cluster() -> base.ClusterState:
 
 def rebuilt(lab: Obj) -> base.ClusterState:
     """The cluster the lab builds from LAB's workloads (their rendered objects), as a capture reads it."""
-    from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import parse_workloads, render
+    from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.parse import parse_workloads
+    from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.render import render
 
     workloads = parse_workloads(lab["lab_workloads"])
     objs = [o for w in workloads for o in render(w, workloads)]
@@ -355,7 +356,8 @@ def test_a_default_backend_only_ingress_is_rebuilt_without_a_rule_and_round_trip
 def test_basic_auth_is_rebuilt_by_the_secret_s_name_and_the_credentials_stay_in_the_cluster() -> None:
     """The annotations that ask for basic auth only name a Secret: the rebuild keeps them (the lab generates a Secret of
     that name with its own user), while another auth annotation (an auth-url's service) stays in the cluster."""
-    from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import credential_secrets, parse_workloads
+    from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.apply import credential_secrets
+    from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.parse import parse_workloads
 
     n = "nginx.ingress.kubernetes.io/"
     state = base.ClusterState(namespaces=[{"metadata": {"name": "shop"}}])
