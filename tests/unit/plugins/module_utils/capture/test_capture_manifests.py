@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.capture.lab import CaptureError
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture.scenario import CaptureError
 from ansible_collections.kindlab.ingress.plugins.module_utils.capture.manifests import capture_manifests
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import KindNotServed
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.manifests import ManifestClient, read

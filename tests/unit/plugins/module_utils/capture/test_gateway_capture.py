@@ -7,10 +7,10 @@ import copy
 import re
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.capture import lab as cap
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture import scenario as cap
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab import gateways as gw
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.definition import validate
-from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.capture.test_lab import backend
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.capture.test_capture_cluster import backend
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.controllers.traefik.test_traefik_gateway import (
     gateway_args,
     gateway_class,

@@ -139,7 +139,7 @@ def test_a_type_the_lab_cannot_install_is_found_and_diagnosed_and_refused_where_
     lab_charts, a capture) refuses it naming the field, before anything changes."""
     import dataclasses
 
-    from ansible_collections.kindlab.ingress.plugins.module_utils.capture import lab as cap
+    from ansible_collections.kindlab.ingress.plugins.module_utils.capture.controllers import capture_controllers
     from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import install, registry
     from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.errors import ControllerError
     from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controllers import find_workloads
@@ -165,5 +165,5 @@ def test_a_type_the_lab_cannot_install_is_found_and_diagnosed_and_refused_where_
     with pytest.raises(definition.LabError, match=r"^lab_charts\.seen_only: expected a controller type the lab installs, one of traefik$"):
         definition._charts({"seen_only": "/tmp/chart"})
     # a capture keeps none of them, saying why
-    entries, _records, notes = cap.capture_controllers(state, find_workloads(state))
+    entries, _records, notes = capture_controllers(state, find_workloads(state))
     assert entries == [] and sum("type seen_only cannot be captured (the lab cannot install it)" in n for n in notes) == 3
