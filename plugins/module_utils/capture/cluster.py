@@ -28,8 +28,9 @@ def read_cluster(client: Any, namespaces: list[str]) -> ClusterState:
 def watch_status(client: Any, namespaces: list[str], seconds: float) -> dict[str, int]:
     """Ingress → how many times its status changed while ingress_status watched it for SECONDS
     (read-only; no writer attribution: only the counts go into the capture)."""
-    from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as _status
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import options as _options
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import run as _run
 
-    result = _status.run(client, parse_selection(namespaces, [], None), _status.Options(window=seconds, max_changes=1000000,
-                                                                                        attribute=False, gateway_api=False))
+    result = _run.run(client, parse_selection(namespaces, [], None), _options.Options(window=seconds, max_changes=1000000,
+                                                                                      attribute=False, gateway_api=False))
     return {ref: int(item.get("changes") or 0) for ref, item in (result.get("ingresses") or {}).items()}

@@ -250,14 +250,14 @@ def test_what_a_short_watch_saw_joins_the_prediction() -> None:
 
 
 def test_the_watch_counts_changes_per_ingress(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import run as status_run
 
     asked: list[Any] = []
 
     def run(client: Any, selection: Any, options: Any) -> Obj:
         asked.append((selection.namespaces, options.window, options.attribute, options.gateway_api))
         return {"ingresses": {"one/test": {"changes": 4}, "two/test": {"changes": 0}}}
-    monkeypatch.setattr(status, "run", run)
+    monkeypatch.setattr(status_run, "run", run)
     assert watch_status(object(), ["one", "two"], 30.0) == {"one/test": 4, "two/test": 0}
     assert asked == [(["one", "two"], 30.0, False, False)]
 

@@ -115,7 +115,8 @@ def test_a_type_that_serves_only_gateway_api_declares_only_that_part(monkeypatch
 
     from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
     from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controllers import find_workloads, gateway_sides
-    from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose, status
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.attribution import parse_log_line
     from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.verify.test_diagnose_gateways import two_installs
 
     gateway_only = dataclasses.replace(controller_type("traefik"), name="gateway_only", ingress=None, capture=None)
@@ -129,7 +130,7 @@ def test_a_type_that_serves_only_gateway_api_declares_only_that_part(monkeypatch
     assert result["controllers"] == [] and [f["kind"] for f in result["findings"]].count("gateway_multiple_writers") == 2
     assert registry.type_of_class("traefik.io/ingress-controller") == "unknown" and registry.annotation_prefixes() == ()
     assert registry.default_gateway_controller_name() == "traefik.io/gateway-controller"
-    assert status.parse_log_line("a/b", 'time="2026" level=debug msg="Updated ingress status" ingress=x namespace=y', 2026) is None
+    assert parse_log_line("a/b", 'time="2026" level=debug msg="Updated ingress status" ingress=x namespace=y', 2026) is None
 
 
 def test_a_type_the_lab_cannot_install_is_found_and_diagnosed_and_refused_where_the_lab_installs(
