@@ -42,7 +42,8 @@ sys.path.insert(0, str(REPO / ".collections"))
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _versions  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose as _diagnose  # noqa: E402
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as _status  # noqa: E402
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.options import parse_options  # noqa: E402
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.run import run  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.ingresses import status_addresses  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection  # noqa: E402
@@ -152,12 +153,12 @@ def bench_status(env: dict[str, str], tmp: Path, log: Path) -> None:
         client = Client(str(tmp / "status" / "kubeconfig"))
         # The window opens first, then the Ingresses are applied: every one is ADDED and then
         # gets its first address inside the one stream (hence max_changes 1 and allow_empty).
-        options = _status.parse_options(WINDOW_S, 1, True, ["100.64.0.0/16"], False, True)
+        options = parse_options(WINDOW_S, 1, True, ["100.64.0.0/16"], False, True)
         box: dict[str, Any] = {}
 
         def watch() -> None:
             t = time.perf_counter()
-            box["result"] = _status.run(Client(str(tmp / "status" / "kubeconfig")), Selection(namespaces=["one"], label_selector="bench=verify"), options)
+            box["result"] = run(Client(str(tmp / "status" / "kubeconfig")), Selection(namespaces=["one"], label_selector="bench=verify"), options)
             box["took"] = time.perf_counter() - t
 
         thread = threading.Thread(target=watch, daemon=True)
@@ -188,9 +189,9 @@ def bench_status(env: dict[str, str], tmp: Path, log: Path) -> None:
             time.sleep(1)
         print("   %d/%d published %.1f s after the window (the twin's controller writes them)"
               % (published, N_INGRESSES, time.perf_counter() - t0))
-        options = _status.parse_options(WINDOW_S, 0, False, ["100.64.0.0/16"], False, True)
+        options = parse_options(WINDOW_S, 0, False, ["100.64.0.0/16"], False, True)
         t0 = time.perf_counter()
-        result = _status.run(client, Selection(namespaces=["one"], label_selector="bench=verify"), options)
+        result = run(client, Selection(namespaces=["one"], label_selector="bench=verify"), options)
         print("   ingress_status again (settled, max_changes 0): %d Ingresses, wall %.1f s, watch streams %d, "
               "events %d, changes %d, passed %s, failures %d"
               % (len(result["ingresses"]), time.perf_counter() - t0, result["watch_streams"], result["events"],
@@ -281,7 +282,7 @@ def bench_requests(tmp: Path) -> None:
         print("c. control plane with the Gateway API CRDs and %d Ingresses: %.1f s" % (N_INGRESSES, time.perf_counter() - t0))
         selection = Selection(namespaces=["bench"])
         before = Counting(Client(kubeconfig))
-        alone = _status.run(before, selection, _status.parse_options(WINDOW_S, 0, True, [], False, True, gateway_api=False))
+        alone = run(before, selection, parse_options(WINDOW_S, 0, True, [], False, True, gateway_api=False))
         kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump_all(gateway_objects()))
 
         written = [0]
@@ -298,7 +299,7 @@ def bench_requests(tmp: Path) -> None:
         writer = threading.Thread(target=controller, daemon=True)
         after = Counting(Client(kubeconfig))
         writer.start()
-        both = _status.run(after, selection, _status.parse_options(WINDOW_S, 1, True, [], False, True))
+        both = run(after, selection, parse_options(WINDOW_S, 1, True, [], False, True))
         inside = written[0]  # the writes done when the window ended (one kubectl each: a slow machine makes fewer)
         writer.join(30)
         kinds = ("Ingress", "Gateway", "HTTPRoute")

@@ -40,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose as _diagnose
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as _status
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.attribution import parse_log_line, status_writer
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.ingresses import status_addresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import install as _controllers
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import binary as traefik_binary
@@ -256,7 +256,7 @@ class Table:
         """Who wrote each Ingress's status as it stands now (its newest status field manager)."""
         for ns in sorted({i["namespace"] for i in row["ingresses"]}):
             for obj in self.client.list("networking.k8s.io/v1", "Ingress", namespace=ns):
-                writer = _status.status_writer(obj)
+                writer = status_writer(obj)
                 addrs = tuple(sorted(a for a in status_addresses(obj) if a)) if writer else ()
                 if writer and addrs:
                     self.polled.setdefault("%s/%s" % (ns, obj["metadata"]["name"]), set()).add((writer["manager"], addrs))
@@ -275,7 +275,7 @@ class Table:
                 except RuntimeError:
                     continue
                 for line in logs.splitlines():
-                    entry = _status.parse_log_line("%s/%s" % (ns, name), line, year)
+                    entry = parse_log_line("%s/%s" % (ns, name), line, year)
                     if entry is None or entry.when is None:
                         continue
                     key = "%s/%s" % (entry.namespace, entry.ingress)

@@ -2,7 +2,7 @@
 
     fault_test.py KUBECONFIG NODE HELM
 
-One window of the collection's status watch (`_status.run`, what the ingress_status module does)
+One window of the collection's status watch (`verify/status/run.run`, what the ingress_status module does)
 over a namespace with two Ingresses:
 - `writer`, which no controller claims: a thread of this test writes its status every 2 s,
   alternating two addresses, and records each write the API server accepted;
@@ -26,7 +26,8 @@ import threading
 import time
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as _status
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.options import Options
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.run import run
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.images import parse_images
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError
@@ -230,7 +231,7 @@ def main(argv: list[str]) -> int:
         started = time.monotonic()
         faults.start()
         try:
-            result = _status.run(f.client, Selection(namespaces=[NS]), _status.Options(window=WINDOW, max_changes=1000))
+            result = run(f.client, Selection(namespaces=[NS]), Options(window=WINDOW, max_changes=1000))
         except K8sError as exc:
             print("FAIL: the status watch did not return normally: %s" % exc)
             return 1

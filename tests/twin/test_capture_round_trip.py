@@ -15,12 +15,14 @@ from typing import Any
 
 import yaml
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.capture import lab as cap
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture import scenario as cap
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture.cluster import read_cluster
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import parse_controller
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import controller_type
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.images import parse_images
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import parse_workloads, render
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.parse import parse_workloads
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.render import render
 
 sys.path.insert(0, str(Path(__file__).parent / "emulations"))
 
@@ -70,7 +72,7 @@ def test_the_puzzle_captured_from_the_twin_reproduces_the_scenario(twin: TwinClu
     client = Client(twin_kubeconfig)
     lab = lab_variables("puzzle")
     built = build(client, twin, lab)
-    result = cap.capture(cap.read_cluster(client, []), "puzzle-captured")
+    result = cap.capture(read_cluster(client, []), "puzzle-captured")
     cap.check(result.lab)
     captured = {c["namespace"]: c for c in result.lab["lab_controllers"]}
     assert set(captured) == {c["namespace"] for c in built}
@@ -97,7 +99,7 @@ def test_the_puzzle_captured_from_the_twin_reproduces_the_scenario(twin: TwinClu
     assert sorted(map(sorted, (c["ingresses"] for c in result.lab["lab_expect"]["conflicts"]["expected"]))) \
         == sorted(map(sorted, (c["ingresses"] for c in lab["lab_expect"]["conflicts"]["expected"])))
 
-    anon = cap.capture(cap.read_cluster(client, []), "puzzle-anonymized", anonymize=True)
+    anon = cap.capture(read_cluster(client, []), "puzzle-anonymized", anonymize=True)
     cap.check(anon.lab)
     text = cap.render(anon, "an anonymized cluster")
     words = set(re.findall(r"[A-Za-z0-9*][A-Za-z0-9.*-]*", text))

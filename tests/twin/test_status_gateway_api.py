@@ -1,4 +1,4 @@
-"""The status watch over Gateway API on a real kube-apiserver (verify/status.py with the real client):
+"""The status watch over Gateway API on a real kube-apiserver (verify/status/ with the real client):
 the pinned CRDs, a Gateway and an HTTPRoute, and the test as a fake controller writing their status
 with a field manager of its own choosing (`traefik`, as real Traefik does) during the window. Each
 write is recorded once, with its manager, by one list and one watch stream per kind; a second
@@ -15,7 +15,8 @@ import yaml
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _versions
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as s
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.options import parse_options
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.run import run
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection
 from kindlab_twin import binaries
 from kindlab_twin.controlplane import COMPONENTS, ControlPlane
@@ -112,8 +113,8 @@ def test_gateway_and_route_status_writes_are_recorded_once_each_with_their_manag
     write_status(plane, "httproute", "app", route_status(True))
     client = Counting(Client(str(plane.layout.kubeconfig(ADMIN))))
     box: dict[str, Any] = {}
-    watch = threading.Thread(target=lambda: box.update(r=s.run(client, Selection(namespaces=["apps"]),
-                                                               s.parse_options(6, 0, True, ["100.64.0.0/16"], False, True))))
+    watch = threading.Thread(target=lambda: box.update(r=run(client, Selection(namespaces=["apps"]),
+                                                             parse_options(6, 0, True, ["100.64.0.0/16"], False, True))))
     watch.start()
     time.sleep(2)
     write_status(plane, "gateway", "gw", gateway_status("100.64.0.2"))  # another install's address: a flap
@@ -140,7 +141,7 @@ def test_gateway_and_route_status_writes_are_recorded_once_each_with_their_manag
 def test_without_the_crds_only_ingresses_are_watched_and_nothing_fails(plane: ControlPlane) -> None:
     kubectl(plane, "apply", "--server-side", "-f", "-", stdin=yaml.safe_dump_all(objects()[:2]))
     client = Counting(Client(str(plane.layout.kubeconfig(ADMIN))))
-    r = s.run(client, Selection(namespaces=["apps"]), s.parse_options(1, 0, True, [], False, True))
+    r = run(client, Selection(namespaces=["apps"]), parse_options(1, 0, True, [], False, True))
     assert {k for _v, k in client.requests} == {"Ingress"}
     assert "gateways" not in r and "routes" not in r and r["passed"]
     assert r["unserved"] == ["GRPCRoute", "Gateway", "HTTPRoute"]  # said, so a report expecting them can say why there are none
@@ -175,8 +176,8 @@ def test_a_grpcroute_is_a_subject_as_the_table_says_from_the_watch_to_the_report
     write_status(plane, "grpcroute", "lonely", grpc_status(True))
     client = Client(str(plane.layout.kubeconfig(ADMIN)))
     box: dict[str, Any] = {}
-    watch = threading.Thread(target=lambda: box.update(r=s.run(client, Selection(namespaces=["apps"]),
-                                                               s.parse_options(5, 5, True, ["100.64.0.0/16"], False, True))))
+    watch = threading.Thread(target=lambda: box.update(r=run(client, Selection(namespaces=["apps"]),
+                                                             parse_options(5, 5, True, ["100.64.0.0/16"], False, True))))
     watch.start()
     time.sleep(2)
     write_status(plane, "grpcroute", "rpc", grpc_status(False))  # its backend went away

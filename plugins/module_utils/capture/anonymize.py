@@ -18,7 +18,7 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import ClusterState, meta
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import REGISTRY
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import ingress_mappings
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.parse import ingress_mappings
 
 Obj = dict[str, Any]
 

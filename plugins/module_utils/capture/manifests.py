@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """A capture of a team's manifests instead of a live cluster: the Ingresses, Services, IngressClasses and Gateway API
 objects of YAML files (plain YAML, `helm template` or `kustomize build` output) read as the cluster capture reads a
-cluster (k8s.manifests.ManifestClient under capture.lab.read_cluster), so a rehearsal can run in CI with no
+cluster (k8s.manifests.ManifestClient under capture.cluster.read_cluster), so a rehearsal can run in CI with no
 cluster at all.
 
 The diagnosis's expectations of live status (who writes an Ingress's status, which address) are left out: files have
@@ -17,7 +17,8 @@ from collections import Counter
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
-from ansible_collections.kindlab.ingress.plugins.module_utils.capture.lab import Capture, CaptureError, capture, check, read_cluster
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture.cluster import read_cluster
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture.scenario import Capture, CaptureError, capture, check
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CLASS_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import DEFAULT_TYPE, type_of_class
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.manifests import ManifestClient, read

@@ -1,8 +1,8 @@
 # Copyright: kindlab.ingress contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""lab_capture's flow: a live cluster (capture/lab.py) or a team's manifests (capture/manifests.py) captured,
-rendered with its header, written when it changed, and compared with an earlier capture. Above both, so that
-neither imports the other back.
+"""lab_capture's flow: a live cluster (read by capture/cluster.py, captured by capture/scenario.py) or a
+team's manifests (capture/manifests.py) captured, rendered with its header, written when it changed, and
+compared with an earlier capture (capture/round_trip.py). Above both, so that neither imports the other back.
 """
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 from ansible_collections.kindlab.ingress.plugins.module_utils._files import write_if_changed
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_dns1123_label
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import yaml
-from ansible_collections.kindlab.ingress.plugins.module_utils.capture.lab import (
-    CaptureError, capture, check, read_cluster, render, round_trip_differences, watch_status)
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture.cluster import read_cluster, watch_status
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture.round_trip import round_trip_differences
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture.scenario import CaptureError, capture, check, render
 from ansible_collections.kindlab.ingress.plugins.module_utils.capture.manifests import capture_manifests
 
 if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)

@@ -167,7 +167,7 @@ def _target(parent_ref: Obj) -> str:
     return " and ".join(parts)
 
 
-# ---------------------------------------------------------------- what a status says (verify/status.py watches it)
+# ---------------------------------------------------------------- what a status says (verify/status/ watches it)
 
 
 def condition_text(condition: Obj) -> str:

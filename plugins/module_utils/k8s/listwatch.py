@@ -7,7 +7,7 @@ timeouts, the server-side timeout at most the time left) and every wait ends at 
 window ends within its length plus one request's timeout.
 
 What the objects mean is the caller's: it gets the lists (on_list) and the events (on_event), and says
-when to stop (stopped). verify/status.py judges Ingress and Gateway API status with it.
+when to stop (stopped). verify/status/ judges Ingress and Gateway API status with it.
 """
 from __future__ import annotations
 

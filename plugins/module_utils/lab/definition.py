@@ -40,9 +40,9 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report impo
     EACH_INGRESS, VerifyError, controller_references, gateway_references, ingress_patterns, ingress_references, route_references,
     validate_expect,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import (
-    HTTPRouteSpec, Workload, WorkloadError, default_probes, ingress_mappings, parse_namespaces, parse_workloads, summary,
-)
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.model import HTTPRouteSpec, Workload, WorkloadError
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.parse import ingress_mappings, parse_namespaces, parse_workloads
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.summary import default_probes, summary
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import GATEWAY_API_VERSION
 
 if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)

@@ -7,7 +7,7 @@ Every spec is validated before anything is sent to the cluster; an error names t
 what was expected. The CRDs come from the release manifest (GATEWAY_API_MANIFEST_URL) online, a
 mirror or a local copy (manifest_url, file:// allowed), or the kindlab cache's copy that
 `kindlab-twin build binaries gateway-api-crds` assembles from the Go module (the twin, offline).
-Workloads' HTTPRoutes are rendered with the workloads (lab/workloads.py).
+Workloads' HTTPRoutes are rendered with the workloads (lab/workloads/render.py).
 """
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.chart import rehearsal_values
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import (
     DEFAULT_CONTROLLER_NAME, TRANSLATION_LISTENER_PORT, TRANSLATION_TLS_LISTENER_PORT)
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import ingress_mappings
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.parse import ingress_mappings
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import parse_expected
 
 if TYPE_CHECKING:
@@ -306,7 +306,8 @@ def preflight_translation(lab: Obj, binary: str, run: Any) -> int:
     before any cluster exists, so that a translation that fails stops the rehearsal before kind is touched. RUN:
     the module's command runner. Returns how many objects it made; a TranslationError (its one-line error) when
     it fails or makes none."""
-    from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import parse_workloads, render
+    from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.parse import parse_workloads
+    from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.render import render
     from ansible_collections.kindlab.ingress.plugins.module_utils.migration.translate import (
         TranslationError, find_binary, input_objects, run_translator)
 

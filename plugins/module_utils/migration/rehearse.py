@@ -13,7 +13,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import CheckFailed, KindlabError, OptionError
-from ansible_collections.kindlab.ingress.plugins.module_utils.capture.lab import NOT_REBUILT_ANNOTATION
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture.stand_ins import NOT_REBUILT_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.credentials import read_credentials, secrets_asked
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import corpus as corpus_mod
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import Plane, compare

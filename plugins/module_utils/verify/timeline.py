@@ -7,7 +7,7 @@ Merges, from the verify results, what happened during the window:
 - actions (results.actions.actions): lab-wide, so each is shown on every Ingress's axis,
   where it reads in order with what it caused;
 - status changes (results.status.timeline, and the controller pods replaced meanwhile), with
-  their writer as status.change_writer words it (how it was attributed, or its candidates); a
+  their writer as status/attribution.change_writer words it (how it was attributed, or its candidates); a
   Gateway's on the axis `Gateway ns/name`, a route parent entry's on its route's (`HTTPRoute ns/name`);
 - probe failures of continuous probes (results.reachability[*] or reachability_continuous[*],
   their continuous.failures), on the axis of each Ingress the probe names (a probe by URL is
@@ -26,7 +26,7 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._time import iso, parse_time
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ProbeError, parse_ingresses
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import change_writer
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.attribution import change_writer
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects import WATCHED, kind_named
 
 Obj = dict[str, Any]

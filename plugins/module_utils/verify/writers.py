@@ -14,7 +14,7 @@ Three things identify a writer, and each change row says which one decided (`att
   decides only among the pods the other evidence left, when the others' logs were read, have
   no such line then, and show that they log their status writes (some line in the window).
 
-The Gateway API kinds (status.py watches them where the cluster serves Gateway API) are
+The Gateway API kinds (verify/status/ watches them where the cluster serves Gateway API) are
 attributed the same way, against what each Gateway API implementation writes (the kind's surface,
 subjects/: the address its type's reading says it puts in a Gateway's status.addresses, and the
 controllerName a route's parent entry names); Traefik logs no line for them, so the field manager
@@ -48,7 +48,7 @@ CANDIDATES = "candidates"  # nothing decides between `candidates`; `pod` is null
 NO_WRITER = "none"  # no known controller pod could have written it (e.g. a field manager no controller type uses)
 DELETED = "deleted"  # the Ingress was deleted: not a status write
 
-# How far a log line's time may be from the watch event it explains (as status.py).
+# How far a log line's time may be from the watch event it explains (as verify/status/ does).
 LOG_MATCH_SECONDS = 15.0
 
 

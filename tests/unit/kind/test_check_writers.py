@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as s
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.options import parse_options
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.run import run
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.verify.test_writers import POD_A, POD_B, T0, Cluster
 
@@ -30,8 +31,8 @@ def watched() -> dict[str, Any]:
         now[0] += 1.0
         return now[0]
 
-    return s.run(Cluster(), Selection(), s.parse_options(20, 10, False, [], False, True), clock=clock,
-                 now=lambda: T0 + dt.timedelta(seconds=now[0]))
+    return run(Cluster(), Selection(), parse_options(20, 10, False, [], False, True), clock=clock,
+               now=lambda: T0 + dt.timedelta(seconds=now[0]))
 
 
 def run_on(tmp_path: Path, doc: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:

@@ -1,5 +1,5 @@
 """The lab_capture module: options, check mode, idempotence, errors naming the option; the logic is
-tested in tests/unit/plugins/module_utils/capture/test_lab.py."""
+tested in tests/unit/plugins/module_utils/capture/test_capture_cluster.py."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,7 +11,7 @@ import yaml
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import KindNotServed
 from ansible_collections.kindlab.ingress.plugins.modules import lab_capture
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, run_module, use_fake_exits
-from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.capture.test_lab import cluster
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.capture.test_capture_cluster import cluster
 
 
 class FakeClient:

@@ -8,13 +8,14 @@ from typing import Any
 import pytest
 import yaml
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.capture import lab as cap
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture import scenario as cap
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture.round_trip import round_trip_differences
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CLASS_NAMED_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.definition import validate
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import rehearsal
 from ansible_collections.kindlab.ingress.plugins.modules import rehearsal_lab
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, run_module, use_fake_exits
-from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.capture.test_lab import cluster, rebuilt, team_cluster
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.capture.test_capture_cluster import cluster, rebuilt, team_cluster
 
 Obj = dict[str, Any]
 
@@ -130,7 +131,7 @@ def test_with_traefiks_own_provider_the_baselines_ingressclass_is_named_by_the_a
     assert out["lab_gateways"]["translations"] == [{"namespaces": ["shop"], "class": rehearsal.GATEWAY_CLASS,
                                                     "ingress_class": "nginx"}]
     # the rebuild captured back says the class as the first capture did
-    assert cap.round_trip_differences(lab, cap.capture(rebuilt(out), "team").lab, ["shop"]) == []
+    assert round_trip_differences(lab, cap.capture(rebuilt(out), "team").lab, ["shop"]) == []
     validate("kind", out["lab_cluster"], [{"name": "p", "addresses": ["100.64.0.0/16"]}], out["lab_namespaces"],
              out["lab_controllers"], out["lab_workloads"], out["lab_expect"], gateway_api=out["lab_gateway_api"],
              gateways=out["lab_gateways"])

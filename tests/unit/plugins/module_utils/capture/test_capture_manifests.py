@@ -6,11 +6,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.capture.lab import CaptureError
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture.scenario import CaptureError
 from ansible_collections.kindlab.ingress.plugins.module_utils.capture.manifests import capture_manifests
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import KindNotServed
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.manifests import ManifestClient, read
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import parse_workloads
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.parse import parse_workloads
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import rehearsal
 
 # As `helm template` prints a team's chart: a Deployment and Service, two Ingresses (one by annotation, one with

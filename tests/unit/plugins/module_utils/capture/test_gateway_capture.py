@@ -7,10 +7,10 @@ import copy
 import re
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.capture import lab as cap
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture import scenario as cap
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab import gateways as gw
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.definition import validate
-from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.capture.test_lab import backend
+from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.capture.test_capture_cluster import backend
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.controllers.traefik.test_traefik_gateway import (
     gateway_args,
     gateway_class,
@@ -126,9 +126,10 @@ def test_a_route_with_filters_a_redirect_and_parts_the_lab_cannot_build() -> Non
     assert "HTTPRoute shop/storefront rule 2: a RegularExpression path match (/r.*) is not reproduced" in notes
     assert "HTTPRoute shop/storefront rule 3: a match on queryParams v by regular expression is not reproduced" in notes
     # the rebuilt objects say the same
-    from ansible_collections.kindlab.ingress.plugins.module_utils.lab import workloads as wl
-    (parsed,) = [w for w in wl.parse_workloads(result.lab["lab_workloads"]) if w.name == "cart"]
-    rendered = [o for o in wl.render(parsed) if o["kind"] == "HTTPRoute"]
+    from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.parse import parse_workloads
+    from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.render import render
+    (parsed,) = [w for w in parse_workloads(result.lab["lab_workloads"]) if w.name == "cart"]
+    rendered = [o for o in render(parsed) if o["kind"] == "HTTPRoute"]
     assert [r["metadata"]["name"] for r in rendered] == ["second", "storefront"]
     assert rendered[1]["spec"]["rules"][1] == {"matches": [{"path": {"type": "Exact", "value": "/old"}}], "backendRefs": [],
                                                "filters": st.http_routes[0]["spec"]["rules"][1]["filters"]}

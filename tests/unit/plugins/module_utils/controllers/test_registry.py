@@ -115,7 +115,8 @@ def test_a_type_that_serves_only_gateway_api_declares_only_that_part(monkeypatch
 
     from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
     from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controllers import find_workloads, gateway_sides
-    from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose, status
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.attribution import parse_log_line
     from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.verify.test_diagnose_gateways import two_installs
 
     gateway_only = dataclasses.replace(controller_type("traefik"), name="gateway_only", ingress=None, capture=None)
@@ -129,7 +130,7 @@ def test_a_type_that_serves_only_gateway_api_declares_only_that_part(monkeypatch
     assert result["controllers"] == [] and [f["kind"] for f in result["findings"]].count("gateway_multiple_writers") == 2
     assert registry.type_of_class("traefik.io/ingress-controller") == "unknown" and registry.annotation_prefixes() == ()
     assert registry.default_gateway_controller_name() == "traefik.io/gateway-controller"
-    assert status.parse_log_line("a/b", 'time="2026" level=debug msg="Updated ingress status" ingress=x namespace=y', 2026) is None
+    assert parse_log_line("a/b", 'time="2026" level=debug msg="Updated ingress status" ingress=x namespace=y', 2026) is None
 
 
 def test_a_type_the_lab_cannot_install_is_found_and_diagnosed_and_refused_where_the_lab_installs(
@@ -139,7 +140,7 @@ def test_a_type_the_lab_cannot_install_is_found_and_diagnosed_and_refused_where_
     lab_charts, a capture) refuses it naming the field, before anything changes."""
     import dataclasses
 
-    from ansible_collections.kindlab.ingress.plugins.module_utils.capture import lab as cap
+    from ansible_collections.kindlab.ingress.plugins.module_utils.capture.controllers import capture_controllers
     from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import install, registry
     from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.errors import ControllerError
     from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.controllers import find_workloads
@@ -165,5 +166,5 @@ def test_a_type_the_lab_cannot_install_is_found_and_diagnosed_and_refused_where_
     with pytest.raises(definition.LabError, match=r"^lab_charts\.seen_only: expected a controller type the lab installs, one of traefik$"):
         definition._charts({"seen_only": "/tmp/chart"})
     # a capture keeps none of them, saying why
-    entries, _records, notes = cap.capture_controllers(state, find_workloads(state))
+    entries, _records, notes = capture_controllers(state, find_workloads(state))
     assert entries == [] and sum("type seen_only cannot be captured (the lab cannot install it)" in n for n in notes) == 3

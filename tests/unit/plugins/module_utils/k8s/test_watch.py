@@ -23,7 +23,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import 
     ApiUnreachable, K8sError, KindNotServed, WatchExpired, WatchInterrupted, api_server_description, transport_cause, unreachable_message,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.watch import parse_watch_line, watch_lines
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as s
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.options import parse_options
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.run import run
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection
 
 pytest.importorskip("kubernetes")
@@ -281,7 +282,7 @@ def test_run_against_a_server_that_is_not_there_fails_in_one_line(tmp_path: Path
     client = client_for(url, kubeconfig(tmp_path, url))
     began = time.monotonic()
     with pytest.raises(ApiUnreachable) as exc:
-        s.run(client, Selection(), s.parse_options(1, 0, False, [], False, True))
+        run(client, Selection(), parse_options(1, 0, False, [], False, True))
     assert str(exc.value) == ("the API server at %s (context kind-ingress-lab, kubeconfig %s) did not answer in 1s: connection "
                               "refused; is the cluster running? (kindlab-twin get clusters / kind get clusters)"
                               % (url, tmp_path / "config"))
@@ -294,7 +295,7 @@ def test_run_against_a_server_that_freezes_returns_a_mostly_blind_verdict(
     listed = {"kind": "IngressList", "metadata": {"resourceVersion": "42"}, "items": [ingress("one", "100.64.0.0", 40)]}
     server = serve(respond(200, listed), watch_stream([], then="silent"))
     began = time.monotonic()
-    r = s.run(client_for(server.url), Selection(), s.parse_options(1, 0, False, [], False, True))
+    r = run(client_for(server.url), Selection(), parse_options(1, 0, False, [], False, True))
     assert time.monotonic() - began < 1 + 1 + 0.3 + 1  # the window, its stream's timeout rounded up, the slack, and some
     assert r["mostly_blind"] and not r["passed"] and r["failures"][0].startswith("the watch was blind for ")
     assert r["blind_intervals"][0]["why"] == "no answer within 1.3s (read timeout)"

@@ -4,7 +4,8 @@ import base64
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CredentialSecret
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab import credentials as cred
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab import workloads as wl
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.apply import ensure
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.parse import parse_workloads
 from ansible_collections.kindlab.ingress.tests.unit.fakes import FakeClient
 
 N = "nginx.ingress.kubernetes.io/"
@@ -52,8 +53,8 @@ def test_a_lab_with_a_basic_auth_ingress_makes_its_secret_and_removes_only_that(
     specs = [{"name": "admin", "namespace": "shop",
               "ingress": {"host": "admin.shop.test", "annotations": {N + "auth-type": "basic", N + "auth-secret": "admins"}}}]
     client = FakeClient(["shop"])
-    result = wl.ensure(client, wl.parse_workloads(specs), "present", False, False, 1)
+    result = ensure(client, parse_workloads(specs), "present", False, False, 1)
     assert "Secret shop/admins" in {o["object"] for o in result["objects"]}
     assert cred.read_credentials(client, FILE) is not None
-    wl.ensure(client, wl.parse_workloads(specs), "absent", False, False, 1)
+    ensure(client, parse_workloads(specs), "absent", False, False, 1)
     assert client.get("v1", "Secret", "admins", "shop") is None

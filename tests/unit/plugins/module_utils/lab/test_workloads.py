@@ -2,12 +2,16 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab import workloads as wl
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.apply import ensure_namespaces, tls_secrets
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.model import WORKLOAD_KEYS, WorkloadError
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.parse import parse_workloads
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.render import render
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.summary import default_probes, summary
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import TEST_APP_IMAGE
 
 
 def test_defaults_fill_a_minimal_spec() -> None:
-    (w,) = wl.parse_workloads([{"name": "test", "namespace": "one"}])
+    (w,) = parse_workloads([{"name": "test", "namespace": "one"}])
     assert (w.image, w.replicas, w.port) == (TEST_APP_IMAGE, 1, 80)
     assert w.ingress is not None
     assert [(p.path, p.path_type) for p in w.ingress.paths] == [("/", "Prefix")]
@@ -15,7 +19,7 @@ def test_defaults_fill_a_minimal_spec() -> None:
 
 
 def test_none_values_from_the_argument_spec_count_as_unset() -> None:
-    (w,) = wl.parse_workloads([{"name": "a", "namespace": None, "image": None, "replicas": 2, "ingress": None}])
+    (w,) = parse_workloads([{"name": "a", "namespace": None, "image": None, "replicas": 2, "ingress": None}])
     assert w.namespace == "default" and w.image == TEST_APP_IMAGE and w.ingress is not None
 
 
@@ -42,33 +46,33 @@ def test_none_values_from_the_argument_spec_count_as_unset() -> None:
     ],
 )
 def test_invalid_specs_name_the_field(spec: dict, field: str, expected: str) -> None:
-    with pytest.raises(wl.WorkloadError) as err:
-        wl.parse_workloads([spec])
+    with pytest.raises(WorkloadError) as err:
+        parse_workloads([spec])
     assert str(err.value).startswith(field + ": expected")
     assert expected in str(err.value)
 
 
 def test_duplicate_names_in_a_namespace_are_rejected() -> None:
-    with pytest.raises(wl.WorkloadError, match=r"workloads\[1\]\.name: expected a name unique .*workloads\[0\]"):
-        wl.parse_workloads([{"name": "a", "namespace": "one"}, {"name": "a", "namespace": "one"}])
+    with pytest.raises(WorkloadError, match=r"workloads\[1\]\.name: expected a name unique .*workloads\[0\]"):
+        parse_workloads([{"name": "a", "namespace": "one"}, {"name": "a", "namespace": "one"}])
 
 
 def test_same_name_in_two_namespaces_is_fine() -> None:
-    assert len(wl.parse_workloads([{"name": "a", "namespace": "one"}, {"name": "a", "namespace": "two"}])) == 2
+    assert len(parse_workloads([{"name": "a", "namespace": "one"}, {"name": "a", "namespace": "two"}])) == 2
 
 
 def test_workloads_must_be_a_list() -> None:
-    with pytest.raises(wl.WorkloadError, match="^workloads: expected a list"):
-        wl.parse_workloads({"name": "a"})
+    with pytest.raises(WorkloadError, match="^workloads: expected a list"):
+        parse_workloads({"name": "a"})
 
 
 def test_render_links_deployment_service_and_ingress() -> None:
-    (w,) = wl.parse_workloads([{
+    (w,) = parse_workloads([{
         "name": "login", "namespace": "team-a", "replicas": 2,
         "ingress": {"class": "nginx", "host": "*.example.test", "paths": ["/login", {"path": "/x", "path_type": "Exact"}],
                     "annotations": {"kubernetes.io/ingress.class": "nginx"}},
     }])
-    deployment, service, ingress = wl.render(w)
+    deployment, service, ingress = render(w)
     pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert all(pod_labels[k] == v for k, v in service["spec"]["selector"].items())
     assert deployment["spec"]["selector"]["matchLabels"] == service["spec"]["selector"]
@@ -83,9 +87,9 @@ def test_render_links_deployment_service_and_ingress() -> None:
 
 
 def test_ingress_false_renders_no_ingress_and_no_class_renders_no_class_field() -> None:
-    a, b = wl.parse_workloads([{"name": "a", "ingress": False}, {"name": "b"}])
-    assert [o["kind"] for o in wl.render(a)] == ["Deployment", "Service"]
-    ingress = wl.render(b)[2]
+    a, b = parse_workloads([{"name": "a", "ingress": False}, {"name": "b"}])
+    assert [o["kind"] for o in render(a)] == ["Deployment", "Service"]
+    ingress = render(b)[2]
     assert "ingressClassName" not in ingress["spec"] and "host" not in ingress["spec"]["rules"][0]
 
 
@@ -98,7 +102,7 @@ def test_every_rendered_object_validates_against_the_pinned_schema() -> None:
          "ingress": {"class": "nginx", "host": "*.example.test", "paths": ["/login", {"path": "/x", "path_type": "Exact"}]}},
         {"name": "bare", "ingress": False},
     ]
-    validate_all([obj for w in wl.parse_workloads(specs) for obj in wl.render(w)])
+    validate_all([obj for w in parse_workloads(specs) for obj in render(w)])
 
 
 def test_rendered_namespaces_validate_against_the_pinned_schema() -> None:
@@ -106,20 +110,20 @@ def test_rendered_namespaces_validate_against_the_pinned_schema() -> None:
     from ansible_collections.kindlab.ingress.tests.unit.fakes import FakeClient
 
     client = FakeClient([])
-    wl.ensure_namespaces(client, ["one", "two"], {"team": "a"}, "present", False)
+    ensure_namespaces(client, ["one", "two"], {"team": "a"}, "present", False)
     validate_all([obj for (kind, _ns, _name), obj in client.objects.items()])
 
 
 def test_workloads_without_image_run_the_default_image() -> None:
-    a, b = wl.parse_workloads([{"name": "a", "namespace": "one"}, {"name": "b", "namespace": "one", "image": "busybox:1.37"}],
-                              default_image="registry.example.com/mirror/nginx:1.29.3")
+    a, b = parse_workloads([{"name": "a", "namespace": "one"}, {"name": "b", "namespace": "one", "image": "busybox:1.37"}],
+                           default_image="registry.example.com/mirror/nginx:1.29.3")
     assert (a.image, b.image) == ("registry.example.com/mirror/nginx:1.29.3", "busybox:1.37")
-    assert wl.render(a)[0]["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.example.com/mirror/nginx:1.29.3"
+    assert render(a)[0]["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.example.com/mirror/nginx:1.29.3"
 
 
 def container_and_pod(spec: dict) -> tuple[dict, dict]:
-    (w,) = wl.parse_workloads([dict({"name": "shop", "namespace": "one"}, **spec)])
-    pod_spec = wl.render(w)[0]["spec"]["template"]["spec"]
+    (w,) = parse_workloads([dict({"name": "shop", "namespace": "one"}, **spec)])
+    pod_spec = render(w)[0]["spec"]["template"]["spec"]
     return pod_spec["containers"][0], pod_spec
 
 
@@ -147,10 +151,10 @@ def test_rollout_options_are_rendered_into_the_pod_spec() -> None:
 
 
 def test_the_summary_says_how_the_app_rolls_out() -> None:
-    (w,) = wl.parse_workloads([{"name": "shop", "rollout": {"readiness_probe": False, "pre_stop_sleep": 10, "grace_period": 20}}])
-    assert wl.summary(w)["rollout"] == {"readiness_probe": False, "pre_stop_sleep": 10, "grace_period": 20}
-    (w,) = wl.parse_workloads([{"name": "shop"}])
-    assert wl.summary(w)["rollout"] == {"readiness_probe": True, "pre_stop_sleep": 0, "grace_period": None}
+    (w,) = parse_workloads([{"name": "shop", "rollout": {"readiness_probe": False, "pre_stop_sleep": 10, "grace_period": 20}}])
+    assert summary(w)["rollout"] == {"readiness_probe": False, "pre_stop_sleep": 10, "grace_period": 20}
+    (w,) = parse_workloads([{"name": "shop"}])
+    assert summary(w)["rollout"] == {"readiness_probe": True, "pre_stop_sleep": 0, "grace_period": None}
 
 
 @pytest.mark.parametrize("rollout, message", [
@@ -167,8 +171,8 @@ def test_the_summary_says_how_the_app_rolls_out() -> None:
     ("graceful", r"^workloads\[0\]\.rollout: expected a mapping with readiness_probe, pre_stop_sleep, grace_period, got 'graceful'$"),
 ])
 def test_bad_rollout_options_are_refused_naming_the_field(rollout: object, message: str) -> None:
-    with pytest.raises(wl.WorkloadError, match=message):
-        wl.parse_workloads([{"name": "shop", "rollout": rollout}])
+    with pytest.raises(WorkloadError, match=message):
+        parse_workloads([{"name": "shop", "rollout": rollout}])
 
 
 def test_rendered_rollout_options_validate_against_the_pinned_schema() -> None:
@@ -176,7 +180,7 @@ def test_rendered_rollout_options_validate_against_the_pinned_schema() -> None:
 
     specs = [{"name": "a", "rollout": {"readiness_probe": False, "pre_stop_sleep": 20, "grace_period": 45}},
              {"name": "b", "rollout": {"grace_period": 1}}]
-    validate_all([obj for w in wl.parse_workloads(specs) for obj in wl.render(w)])
+    validate_all([obj for w in parse_workloads(specs) for obj in render(w)])
 
 
 def test_the_lab_workload_module_takes_the_rollout_suboptions() -> None:
@@ -189,26 +193,26 @@ def test_the_lab_workload_module_takes_the_rollout_suboptions() -> None:
 
 
 def test_echo_app_runs_the_conformance_echo_server_and_names_itself() -> None:
-    [w] = wl.parse_workloads([{"name": "api", "namespace": "shop", "app": "echo"}], echo_image="kindlab/echo-basic:v1.6.1")
-    deployment = wl.render(w)[0]
+    [w] = parse_workloads([{"name": "api", "namespace": "shop", "app": "echo"}], echo_image="kindlab/echo-basic:v1.6.1")
+    deployment = render(w)[0]
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     assert container["image"] == "kindlab/echo-basic:v1.6.1"
     env = {e["name"]: e.get("value", e.get("valueFrom")) for e in container["env"]}
     assert env["HTTP_PORT"] == "80" and env["SERVICE_NAME"] == "api"
     assert env["POD_NAME"] == {"fieldRef": {"fieldPath": "metadata.name"}}
     assert container["readinessProbe"]["httpGet"]["path"] == "/health"
-    with pytest.raises(wl.WorkloadError, match=r"workloads\[0\]\.app: expected one of web, echo"):
-        wl.parse_workloads([{"name": "api", "app": "whoami"}])
+    with pytest.raises(WorkloadError, match=r"workloads\[0\]\.app: expected one of web, echo"):
+        parse_workloads([{"name": "api", "app": "whoami"}])
 
 
 def test_tls_needs_a_plain_host_and_renders_spec_tls() -> None:
-    [w] = wl.parse_workloads([{"name": "shop", "namespace": "shop", "ingress": {"host": "shop.example.test", "tls": True}}])
-    ingress = wl.render(w)[-1]
+    [w] = parse_workloads([{"name": "shop", "namespace": "shop", "ingress": {"host": "shop.example.test", "tls": True}}])
+    ingress = render(w)[-1]
     assert ingress["spec"]["tls"] == [{"hosts": ["shop.example.test"], "secretName": "shop-tls"}]
-    assert wl.tls_secrets([w]) == [("shop", "shop-tls", ["shop.example.test"])]
+    assert tls_secrets([w]) == [("shop", "shop-tls", ["shop.example.test"])]
     for host in (None, "*.example.test"):
-        with pytest.raises(wl.WorkloadError, match=r"workloads\[0\]\.ingress\.tls: expected a host without a wildcard"):
-            wl.parse_workloads([{"name": "shop", "ingress": {"host": host, "tls": True}}])
+        with pytest.raises(WorkloadError, match=r"workloads\[0\]\.ingress\.tls: expected a host without a wildcard"):
+            parse_workloads([{"name": "shop", "ingress": {"host": host, "tls": True}}])
 
 
 def test_the_module_documents_and_accepts_every_key_of_a_workload() -> None:
@@ -217,14 +221,14 @@ def test_the_module_documents_and_accepts_every_key_of_a_workload() -> None:
     from ansible_collections.kindlab.ingress.plugins.modules import lab_workload
 
     documented = yaml.safe_load(lab_workload.DOCUMENTATION)["options"]["workloads"]["suboptions"]
-    assert set(documented) == wl.WORKLOAD_KEYS
+    assert set(documented) == WORKLOAD_KEYS
     source = open(lab_workload.__file__, encoding="utf-8").read()
     spec = source[source.index("workloads={"):source.index('"rollout": {"type": "dict"')]
-    assert {k for k in wl.WORKLOAD_KEYS if k != "rollout"} <= {k for k in wl.WORKLOAD_KEYS if '"%s": {' % k in spec}
+    assert {k for k in WORKLOAD_KEYS if k != "rollout"} <= {k for k in WORKLOAD_KEYS if '"%s": {' % k in spec}
 
 
 def test_a_whole_ingress_names_other_services_and_their_ports() -> None:
-    workloads = wl.parse_workloads([
+    workloads = parse_workloads([
         {"name": "api", "namespace": "shop", "app": "echo", "ports": [{"name": "web", "port": 8080}], "ingress": {
             "name": "shop", "rules": [{"host": "a.test", "paths": [
                 {"path": "/api", "port": "web"}, {"path": "/", "service": "web", "port": 9000}]}],
@@ -233,18 +237,18 @@ def test_a_whole_ingress_names_other_services_and_their_ports() -> None:
          "ingress": [{"name": "docs", "host": "a.test", "paths": ["/docs"]}, {"name": "more", "host": "b.test"}]},
     ])
     api, web = workloads
-    [svc] = [o for o in wl.render(api, workloads) if o["kind"] == "Service"]
+    [svc] = [o for o in render(api, workloads) if o["kind"] == "Service"]
     assert svc["spec"]["ports"] == [{"name": "web", "port": 8080, "targetPort": "http", "protocol": "TCP"}]
-    [ing] = [o for o in wl.render(api, workloads) if o["kind"] == "Ingress"]
+    [ing] = [o for o in render(api, workloads) if o["kind"] == "Ingress"]
     paths = ing["spec"]["rules"][0]["http"]["paths"]
     assert [p["backend"]["service"] for p in paths] == [{"name": "api", "port": {"name": "web"}},
                                                         {"name": "web", "port": {"number": 9000}}]
     # a backend naming another workload's Service without a port takes that Service's first port, by name
     assert ing["spec"]["defaultBackend"] == {"service": {"name": "web", "port": {"name": "http"}}}
     assert ing["spec"]["tls"] == [{"hosts": ["a.test", "b.test"], "secretName": "shop-tls"}]
-    assert wl.tls_secrets(workloads) == [("shop", "shop-tls", ["a.test", "b.test"])]
-    assert [o["metadata"]["name"] for o in wl.render(web, workloads) if o["kind"] == "Ingress"] == ["docs", "more"]
-    assert [p["ingress"] for p in wl.default_probes(workloads, TEST_APP_IMAGE)] == ["shop/shop", "shop/docs", "shop/more"]
+    assert tls_secrets(workloads) == [("shop", "shop-tls", ["a.test", "b.test"])]
+    assert [o["metadata"]["name"] for o in render(web, workloads) if o["kind"] == "Ingress"] == ["docs", "more"]
+    assert [p["ingress"] for p in default_probes(workloads, TEST_APP_IMAGE)] == ["shop/shop", "shop/docs", "shop/more"]
 
 
 @pytest.mark.parametrize("spec, message", [
@@ -260,5 +264,5 @@ def test_a_whole_ingress_names_other_services_and_their_ports() -> None:
      r"workloads\[0\].ingress.tls\[0\].hosts: expected a non-empty list"),
 ])
 def test_a_whole_ingress_that_cannot_be_built_names_its_field(spec: dict, message: str) -> None:
-    with pytest.raises(wl.WorkloadError, match=message):
-        wl.parse_workloads([spec])
+    with pytest.raises(WorkloadError, match=message):
+        parse_workloads([spec])

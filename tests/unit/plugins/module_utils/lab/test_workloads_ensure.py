@@ -4,7 +4,8 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab import workloads as wl
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.apply import ensure
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.parse import parse_workloads
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import WaitTimeout
 from ansible_collections.kindlab.ingress.tests.unit.fakes import FakeClient
 
@@ -13,7 +14,7 @@ SPECS = [{"name": "test", "namespace": "one"}, {"name": "test", "namespace": "tw
 
 
 def run(client: FakeClient, state: str = "present", check_mode: bool = False, **kw: Any) -> dict[str, Any]:
-    return wl.ensure(client, wl.parse_workloads(SPECS), state, check_mode, kw.get("wait", True), kw.get("timeout", 1))
+    return ensure(client, parse_workloads(SPECS), state, check_mode, kw.get("wait", True), kw.get("timeout", 1))
 
 
 def test_first_run_creates_second_run_changes_nothing() -> None:
@@ -49,7 +50,7 @@ def test_missing_namespace_is_an_error_before_any_write() -> None:
 def test_wait_times_out_naming_the_deployment() -> None:
     client = FakeClient(["one", "two"], never_ready=True)
     with pytest.raises(WaitTimeout, match="Deployment one/test to be ready; last seen: 0/1 ready"):
-        wl.ensure(client, wl.parse_workloads(SPECS), "present", False, True, 0)
+        ensure(client, parse_workloads(SPECS), "present", False, True, 0)
 
 
 def test_absent_deletes_then_is_idempotent() -> None:

@@ -5,8 +5,11 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab import workloads as wl
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import WorkloadError
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.apply import ensure
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.model import WorkloadError
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.parse import parse_workloads
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.render import render
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.summary import summary
 from ansible_collections.kindlab.ingress.tests.unit.fakes import FakeClient
 
 ROUTE: dict[str, Any] = {"parent_refs": ["web", {"gateway": "edge/shared", "section_name": "web"}],
@@ -15,8 +18,8 @@ ROUTE: dict[str, Any] = {"parent_refs": ["web", {"gateway": "edge/shared", "sect
 
 
 def test_the_route_attaches_to_its_parents_and_sends_to_the_workloads_service() -> None:
-    (w,) = wl.parse_workloads([{"name": "app", "namespace": "one", "ingress": False, "httproute": ROUTE}])
-    objs = wl.render(w)
+    (w,) = parse_workloads([{"name": "app", "namespace": "one", "ingress": False, "httproute": ROUTE}])
+    objs = render(w)
     assert [o["kind"] for o in objs] == ["Deployment", "Service", "HTTPRoute"]
     route = objs[2]
     assert route["apiVersion"] == "gateway.networking.k8s.io/v1"
@@ -29,17 +32,17 @@ def test_the_route_attaches_to_its_parents_and_sends_to_the_workloads_service() 
         "rules": [{"matches": [{"path": {"type": "PathPrefix", "value": "/"}}, {"path": {"type": "Exact", "value": "/login"}}],
                    "backendRefs": [{"group": "", "kind": "Service", "name": "app", "port": 80}]}],
     }
-    assert wl.summary(w)["httproute"]["parent_refs"] == [{"gateway": "one/web", "section_name": None},
-                                                         {"gateway": "edge/shared", "section_name": "web"}]
-    assert "ingress" not in wl.summary(w)
+    assert summary(w)["httproute"]["parent_refs"] == [{"gateway": "one/web", "section_name": None},
+                                                      {"gateway": "edge/shared", "section_name": "web"}]
+    assert "ingress" not in summary(w)
 
 
 def test_beside_an_ingress_and_with_weighted_backends() -> None:
-    (w,) = wl.parse_workloads([{"name": "app", "namespace": "one", "httproute": {
+    (w,) = parse_workloads([{"name": "app", "namespace": "one", "httproute": {
         "name": "app-route", "parent_refs": ["web"], "backend_refs": [{"weight": 90}, {"name": "canary", "port": 8080, "weight": 10}]}}])
-    kinds = [o["kind"] for o in wl.render(w)]
+    kinds = [o["kind"] for o in render(w)]
     assert kinds == ["Deployment", "Service", "Ingress", "HTTPRoute"]
-    route = wl.render(w)[3]
+    route = render(w)[3]
     assert route["metadata"]["name"] == "app-route" and "hostnames" not in route["spec"]
     assert route["spec"]["rules"][0]["backendRefs"] == [
         {"group": "", "kind": "Service", "name": "app", "port": 80, "weight": 90},
@@ -93,7 +96,7 @@ def test_beside_an_ingress_and_with_weighted_backends() -> None:
 ])
 def test_bad_routes_name_the_field(route: Any, message: str) -> None:
     with pytest.raises(WorkloadError) as err:
-        wl.parse_workloads([{"name": "app", "namespace": "one", "httproute": route}])
+        parse_workloads([{"name": "app", "namespace": "one", "httproute": route}])
     assert message in str(err.value)
 
 
@@ -112,9 +115,9 @@ WHOLE: dict[str, Any] = {
 
 
 def test_a_route_written_whole_keeps_every_rule_match_and_filter() -> None:
-    (w,) = wl.parse_workloads([{"name": "app", "namespace": "one", "ingress": False,
-                                "httproute": [WHOLE, {"parent_refs": ["web"], "paths": ["/static"]}]}])
-    routes = [o for o in wl.render(w) if o["kind"] == "HTTPRoute"]
+    (w,) = parse_workloads([{"name": "app", "namespace": "one", "ingress": False,
+                             "httproute": [WHOLE, {"parent_refs": ["web"], "paths": ["/static"]}]}])
+    routes = [o for o in render(w) if o["kind"] == "HTTPRoute"]
     assert [r["metadata"]["name"] for r in routes] == ["api", "app-2"]
     rules = routes[0]["spec"]["rules"]
     assert rules[0] == {
@@ -132,10 +135,10 @@ def test_a_route_written_whole_keeps_every_rule_match_and_filter() -> None:
 
 def test_the_summary_writes_a_route_as_it_was_written_and_parses_back_the_same() -> None:
     raw = {"name": "app", "namespace": "one", "ingress": False, "httproute": [WHOLE, {"parent_refs": ["web"], "paths": ["/static"]}]}
-    (w,) = wl.parse_workloads([raw])
-    summary = wl.summary(w)["httproute"]
-    assert isinstance(summary, list) and "rules" in summary[0] and "paths" in summary[1] and "rules" not in summary[1]
-    (again,) = wl.parse_workloads([{"name": "app", "namespace": "one", "ingress": False, "httproute": summary}])
+    (w,) = parse_workloads([raw])
+    written = summary(w)["httproute"]
+    assert isinstance(written, list) and "rules" in written[0] and "paths" in written[1] and "rules" not in written[1]
+    (again,) = parse_workloads([{"name": "app", "namespace": "one", "ingress": False, "httproute": written}])
     assert again.httproutes == w.httproutes
 
 
@@ -145,8 +148,8 @@ class RouteClient(FakeClient):
 
 def test_check_mode_before_the_crds_reports_the_route_as_created() -> None:
     client = RouteClient(["one"])
-    workloads = wl.parse_workloads([{"name": "app", "namespace": "one", "httproute": {"parent_refs": ["web"]}}])
-    out = wl.ensure(client, workloads, "present", check_mode=True, wait=False, wait_timeout=1)
+    workloads = parse_workloads([{"name": "app", "namespace": "one", "httproute": {"parent_refs": ["web"]}}])
+    out = ensure(client, workloads, "present", check_mode=True, wait=False, wait_timeout=1)
     assert {"object": "HTTPRoute one/app", "action": "created"} in out["objects"] and client.writes == 0
 
 

@@ -178,7 +178,7 @@ def test_an_ingress_a_capture_could_not_rebuild_whole_is_not_compared() -> None:
     import copy
     import json
 
-    from ansible_collections.kindlab.ingress.plugins.module_utils.capture.lab import NOT_REBUILT_ANNOTATION
+    from ansible_collections.kindlab.ingress.plugins.module_utils.capture.stand_ins import NOT_REBUILT_ANNOTATION
     from ansible_collections.kindlab.ingress.plugins.module_utils.migration.rehearse import not_compared
 
     ings = copy.deepcopy(INGS)

@@ -7,7 +7,9 @@ import datetime as dt
 import re
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as s
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.options import parse_options
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.tracker import Tracker
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.verdict import judge_blind, verdict
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import subjects as sub
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import writers as w
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import evaluate, markdown, report, validate_expect
@@ -24,7 +26,7 @@ PARENT = "traefik-a/traefik-gateway by " + CONTROLLER
 def two_traefiks_status() -> dict[str, Any]:
     """ingress_status's result for traefik#13743: the Gateway's address alternates between two
     installs, and the route is refused by its listener."""
-    t = s.Tracker(s.parse_options(10, 0, False, ["100.64.0.0/16"], False, True), T0)
+    t = Tracker(parse_options(10, 0, False, ["100.64.0.0/16"], False, True), T0)
     t.initial([ing("one", "100.64.0.0")])
     t.initial([gw("100.64.0.1")], sub.GATEWAY)
     t.initial([route([("traefik-gateway", True)])], sub.HTTPROUTE)
@@ -32,10 +34,10 @@ def two_traefiks_status() -> dict[str, Any]:
     t.event("MODIFIED", gw("100.64.0.1", rv=3), T0 + dt.timedelta(seconds=2), sub.GATEWAY)
     t.event("MODIFIED", route([("traefik-gateway", False)], rv=4), T0 + dt.timedelta(seconds=3), sub.HTTPROUTE)
     w.attribute(t.timeline, [], w.Evidence(w.publishers_of(two_installs(selectors=False))))
-    result = s.verdict(t)
-    s.judge_blind(result, [], 10, T0)
+    result = verdict(t)
+    judge_blind(result, [], 10, T0)
     for kind in (sub.GATEWAY, sub.HTTPROUTE):
-        s.judge_blind(result, [], 10, T0, kind)
+        judge_blind(result, [], 10, T0, kind)
     return result
 
 

@@ -9,7 +9,13 @@ import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import ApiUnreachable, WatchExpired, WatchForbidden, WatchInterrupted
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.watch import LIST_READ_TIMEOUT, WATCH_READ_SLACK
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as s
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.attribution import LogEntry, attribute_from_logs, parse_log_line, status_writer
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.evidence import PodLogs
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.options import Options, StatusError, parse_options
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.run import run
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.tracker import Tracker
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.verdict import restarts, verdict
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.window import watch_scope
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s import listwatch as lw
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.ingresses import status_addresses
@@ -48,13 +54,13 @@ def line(pod_time: str, ns: str, new: str) -> str:
 def test_bad_options_name_the_option(kwargs: dict[str, Any], message: str) -> None:
     args: dict[str, Any] = dict(window=10, max_changes=0, allow_empty=False, expected_pools=[], stop_on_violation=False, attribute=True)
     args.update(kwargs)
-    with pytest.raises(s.StatusError) as exc:
-        s.parse_options(**args)
+    with pytest.raises(StatusError) as exc:
+        parse_options(**args)
     assert message in str(exc.value)
 
 
 def test_options_ok() -> None:
-    o = s.parse_options(10, 2, True, ["100.64.0.0/16", "10.0.0.1-10.0.0.9"], True, False)
+    o = parse_options(10, 2, True, ["100.64.0.0/16", "10.0.0.1-10.0.0.9"], True, False)
     assert o.window == 10.0 and o.max_changes == 2 and o.pools is not None and len(o.pools.ranges) == 2
 
 
@@ -63,23 +69,23 @@ def test_options_ok() -> None:
 
 def test_status_writer_is_the_newest_status_entry() -> None:
     obj = ing("one", "1.1.1.1", writes=[("nginx-ingress-controller", "2026-11-21T23:40:05Z"), ("other", "2026-11-21T23:40:01Z")])
-    assert s.status_writer(obj) == {"manager": "nginx-ingress-controller", "operation": "Update", "time": "2026-11-21T23:40:05Z"}
-    assert s.status_writer(ing("one", None)) is None
+    assert status_writer(obj) == {"manager": "nginx-ingress-controller", "operation": "Update", "time": "2026-11-21T23:40:05Z"}
+    assert status_writer(ing("one", None)) is None
 
 
 def test_parse_log_line() -> None:
-    e = s.parse_log_line("two/p", line("23:40:01.500000", "one", "172.18.0.2"), 2026)
-    assert e == s.LogEntry("two/p", dt.datetime(2026, 11, 21, 23, 40, 1, 500000, tzinfo=dt.timezone.utc), "one", "test",
-                           ("172.18.0.2",), "nginx-ingress-controller")
-    assert s.parse_log_line("two/p", 'I1121 23:40:01.5 7 x] "Starting NGINX Ingress controller"', 2026) is None
+    e = parse_log_line("two/p", line("23:40:01.500000", "one", "172.18.0.2"), 2026)
+    assert e == LogEntry("two/p", dt.datetime(2026, 11, 21, 23, 40, 1, 500000, tzinfo=dt.timezone.utc), "one", "test",
+                         ("172.18.0.2",), "nginx-ingress-controller")
+    assert parse_log_line("two/p", 'I1121 23:40:01.5 7 x] "Starting NGINX Ingress controller"', 2026) is None
     cleared = ('I1121 23:40:01.000000 7 status.go:311] "updating Ingress status" namespace="one" ingress="test" '
                'currentValue=null newValue=[]')
-    empty = s.parse_log_line("two/p", cleared, 2026)
+    empty = parse_log_line("two/p", cleared, 2026)
     assert empty is not None and empty.new == ()
     # v1.11.0's line as the real controller logged it on kind (make test-kind)
     real = ('I1124 19:28:04.461601      11 status.go:304] "updating Ingress status" namespace="one" ingress="test" '
             'currentValue=null newValue=[{"ip":"100.64.0.1"}]')
-    assert s.parse_log_line("one/p", real, 2026) == s.LogEntry(
+    assert parse_log_line("one/p", real, 2026) == LogEntry(
         "one/p", dt.datetime(2026, 11, 24, 19, 28, 4, 461601, tzinfo=dt.timezone.utc), "one", "test", ("100.64.0.1",),
         "nginx-ingress-controller")
 
@@ -88,22 +94,22 @@ def test_traefik_lines_name_the_ingress_but_not_the_address_and_match_only_traef
     # Traefik v3.7.13's line as it logged it on kind (its ingress-nginx provider, make test-kind).
     text = ("2026-11-24T22:50:57Z INF github.com/traefik/traefik/v3/pkg/provider/kubernetes/ingress-nginx/client.go:307 > "
             "Updated ingress status ingress=test namespace=one")
-    e = s.parse_log_line("traefik/t-1", text, 2026)
-    assert e == s.LogEntry("traefik/t-1", dt.datetime(2026, 11, 24, 22, 50, 57, tzinfo=dt.timezone.utc), "one", "test",
-                           None, "traefik")
+    e = parse_log_line("traefik/t-1", text, 2026)
+    assert e == LogEntry("traefik/t-1", dt.datetime(2026, 11, 24, 22, 50, 57, tzinfo=dt.timezone.utc), "one", "test",
+                         None, "traefik")
     # At the chart's default level (info) the line has colours and no source file (as logged on kind).
     coloured = ("\x1b[90m2026-11-24T23:45:54Z\x1b[0m \x1b[32mINF\x1b[0m \x1b[1mUpdated ingress status\x1b[0m "
                 "\x1b[36mingress=\x1b[0mnone \x1b[36mnamespace=\x1b[0mdta")
-    assert s.parse_log_line("traefik/t-1", coloured, 2026) == s.LogEntry(
+    assert parse_log_line("traefik/t-1", coloured, 2026) == LogEntry(
         "traefik/t-1", dt.datetime(2026, 11, 24, 23, 45, 54, tzinfo=dt.timezone.utc), "dta", "none", None, "traefik")
-    nginx = s.parse_log_line("one/c", line("22:50:57.100000", "one", "100.64.0.1").replace("I1121", "I1124"), 2026)
+    nginx = parse_log_line("one/c", line("22:50:57.100000", "one", "100.64.0.1").replace("I1121", "I1124"), 2026)
     timeline = [
         {"ingress": "one/test", "event": "MODIFIED", "new": ["100.64.0.1"], "time": "2026-11-24T22:50:57.101Z",
          "manager": "nginx-ingress-controller"},
         {"ingress": "one/test", "event": "MODIFIED", "new": ["100.64.0.4"], "time": "2026-11-24T22:50:57.105Z",
          "manager": "traefik"},
     ]
-    s.attribute_from_logs(timeline, [e, nginx])
+    attribute_from_logs(timeline, [e, nginx])
     assert [c.get("pod") for c in timeline] == ["one/c", "traefik/t-1"]
 
 
@@ -117,7 +123,7 @@ def test_traefik_lines_name_the_ingress_but_not_the_address_and_match_only_traef
      "a", "b", ("10.0.0.1", "lb.example.test")),
 ])
 def test_parse_log_line_reads_the_v0_text_too(text, ns, name, new) -> None:
-    e = s.parse_log_line("two/p", text, 2026)
+    e = parse_log_line("two/p", text, 2026)
     assert e is not None and (e.namespace, e.ingress, e.new) == (ns, name, new)
     assert e.when == dt.datetime(2026, 3, 26, 8, 1, 49, 534479, tzinfo=dt.timezone.utc)
 
@@ -129,20 +135,20 @@ def test_attribute_from_logs_nearest_in_time() -> None:
         {"ingress": "one/test", "event": "MODIFIED", "new": ["172.18.0.2"], "time": "2026-11-21T23:41:01.600Z"},
     ]
     entries = [e for e in (
-        s.parse_log_line("two/p2", line("23:40:01.550000", "one", "172.18.0.2"), 2026),
-        s.parse_log_line("one/p1", line("23:40:02.050000", "one", "100.64.0.0"), 2026),
-        s.parse_log_line("three/p3", line("23:40:01.550000", "three", "172.18.0.2"), 2026),
-        s.parse_log_line("two/p2", line("23:41:01.550000", "one", "172.18.0.2"), 2026),
+        parse_log_line("two/p2", line("23:40:01.550000", "one", "172.18.0.2"), 2026),
+        parse_log_line("one/p1", line("23:40:02.050000", "one", "100.64.0.0"), 2026),
+        parse_log_line("three/p3", line("23:40:01.550000", "three", "172.18.0.2"), 2026),
+        parse_log_line("two/p2", line("23:41:01.550000", "one", "172.18.0.2"), 2026),
     ) if e]
-    s.attribute_from_logs(timeline, entries)
+    attribute_from_logs(timeline, entries)
     assert [t["pod"] for t in timeline] == ["two/p2", "one/p1", "two/p2"]
 
 
 # ---------------------------------------------------------------- tracking and verdict
 
 
-def flapping_tracker(options: s.Options) -> s.Tracker:
-    t = s.Tracker(options, T0)
+def flapping_tracker(options: Options) -> Tracker:
+    t = Tracker(options, T0)
     t.initial([ing("one", "100.64.0.0"), ing("two", "172.18.0.2", writes=[("nginx-ingress-controller", "2026-11-21T23:39:30Z")])])
     for i in range(5):
         ip = "172.18.0.2" if i % 2 == 0 else "100.64.0.0"
@@ -153,10 +159,10 @@ def flapping_tracker(options: s.Options) -> s.Tracker:
 
 
 def test_flap_counting_and_failure_line() -> None:
-    t = flapping_tracker(s.parse_options(10, 0, False, [], False, True))
+    t = flapping_tracker(parse_options(10, 0, False, [], False, True))
     t.timeline[0]["pod"] = "two/p2"
     t.timeline[1]["pod"] = "one/p1"
-    r = s.verdict(t)
+    r = verdict(t)
     assert t.events == 6 and len(r["timeline"]) == 5
     one = r["ingresses"]["one/test"]
     assert one["changes"] == 5 and one["addresses_seen"] == [["100.64.0.0"], ["172.18.0.2"]] and not one["passed"]
@@ -170,43 +176,43 @@ def test_flap_counting_and_failure_line() -> None:
 
 
 def test_max_changes_allows_some() -> None:
-    assert s.verdict(flapping_tracker(s.parse_options(10, 5, False, [], False, True)))["passed"] is True
+    assert verdict(flapping_tracker(parse_options(10, 5, False, [], False, True)))["passed"] is True
 
 
 def test_pool_membership() -> None:
-    r = s.verdict(flapping_tracker(s.parse_options(10, 5, False, ["100.64.0.0/16"], False, True)))
+    r = verdict(flapping_tracker(parse_options(10, 5, False, ["100.64.0.0/16"], False, True)))
     assert r["failures"] == ["one/test: 172.18.0.2 outside expected_pools 100.64.0.0/16, written by nginx-ingress-controller",
                              "two/test: 172.18.0.2 outside expected_pools 100.64.0.0/16, written by nginx-ingress-controller"]
-    r = s.verdict(flapping_tracker(s.parse_options(10, 5, False, ["100.64.0.0/16", "172.18.0.1-172.18.0.9"], False, True)))
+    r = verdict(flapping_tracker(parse_options(10, 5, False, ["100.64.0.0/16", "172.18.0.1-172.18.0.9"], False, True)))
     assert r["passed"] is True
 
 
 def test_empty_status_fails_unless_allowed() -> None:
     for allow, passed in ((False, False), (True, True)):
-        t = s.Tracker(s.parse_options(10, 0, allow, [], False, True), T0)
+        t = Tracker(parse_options(10, 0, allow, [], False, True), T0)
         t.initial([ing("one", None)])
-        r = s.verdict(t)
+        r = verdict(t)
         assert r["passed"] is passed
     assert r["ingresses"]["one/test"]["addresses_seen"] == [[]]
 
 
 def test_added_and_deleted_during_the_window() -> None:
-    t = s.Tracker(s.parse_options(10, 1, True, [], False, True), T0)
+    t = Tracker(parse_options(10, 1, True, [], False, True), T0)
     t.initial([])
     t.event("ADDED", ing("one", None, name="new"), T0)
     t.event("MODIFIED", ing("one", "100.64.0.5", rv=2, name="new"), T0 + dt.timedelta(seconds=1))
     t.event("DELETED", ing("one", "100.64.0.5", rv=3, name="new"), T0 + dt.timedelta(seconds=2))
-    r = s.verdict(t)
+    r = verdict(t)
     assert r["ingresses"]["one/new"]["changes"] == 2 and r["ingresses"]["one/new"]["deleted"] is True
     assert [e["event"] for e in r["timeline"]] == ["MODIFIED", "DELETED"]
 
 
 def test_watch_scope() -> None:
-    assert s.watch_scope(Selection()) == {"namespace": None, "label_selector": None, "field_selector": None}
-    assert s.watch_scope(Selection(["one"], ["test"], "app=web")) == {
+    assert watch_scope(Selection()) == {"namespace": None, "label_selector": None, "field_selector": None}
+    assert watch_scope(Selection(["one"], ["test"], "app=web")) == {
         "namespace": "one", "label_selector": "app=web", "field_selector": "metadata.name=test"}
-    assert s.watch_scope(Selection([], ["two/test"])) == {"namespace": "two", "label_selector": None, "field_selector": "metadata.name=test"}
-    assert s.watch_scope(Selection(["one", "two"], ["a", "b"]))["namespace"] is None
+    assert watch_scope(Selection([], ["two/test"])) == {"namespace": "two", "label_selector": None, "field_selector": "metadata.name=test"}
+    assert watch_scope(Selection(["one", "two"], ["a", "b"]))["namespace"] is None
 
 
 # ---------------------------------------------------------------- run with a fake client
@@ -260,7 +266,7 @@ def test_run_one_stream_attribution_and_stop_on_violation() -> None:
     logs = {"two/p2": line("23:40:02.000000", "one", "172.18.0.2"), "one/p1": line("23:40:04.000000", "one", "100.64.0.0")}
     client = FakeClient(events, logs)
     clock, now = fake_time()
-    r = s.run(client, Selection(), s.parse_options(30, 0, False, [], False, True), clock=clock, now=now)
+    r = run(client, Selection(), parse_options(30, 0, False, [], False, True), clock=clock, now=now)
     assert r["watch_streams"] > 1 and client.watches[0]["resource_version"] == "5"
     assert client.watches[1]["resource_version"] == "7"  # the stream ended early: re-opened where it stopped
     assert [t["pod"] for t in r["timeline"]] == ["two/p2", "one/p1"]
@@ -268,7 +274,7 @@ def test_run_one_stream_attribution_and_stop_on_violation() -> None:
                                        "nginx-ingress-controller (pods two/p2, one/p1)")
     client = FakeClient(events, logs)
     clock, now = fake_time()
-    r = s.run(client, Selection(), s.parse_options(30, 0, False, [], True, False), clock=clock, now=now)
+    r = run(client, Selection(), parse_options(30, 0, False, [], True, False), clock=clock, now=now)
     assert r["stopped_early"] == "one/test" and len(r["timeline"]) == 1 and r["watch_streams"] == 1
     assert r["timeline"][0]["pod"] is None  # attribute: false reads no logs
 
@@ -433,8 +439,8 @@ def write(t: float, ns: str, ip: str | None, kind: str = "MODIFIED", name: str =
 
 
 def run_fake(api: FakeApi, time_: FakeTime, window: float = 60, max_changes: int = 5, attribute: bool = False) -> dict[str, Any]:
-    options = s.parse_options(window, max_changes, False, [], False, attribute)
-    return s.run(api, Selection(), options, clock=time_.clock, now=time_.wall, sleep=time_.sleep)
+    options = parse_options(window, max_changes, False, [], False, attribute)
+    return run(api, Selection(), options, clock=time_.clock, now=time_.wall, sleep=time_.sleep)
 
 
 def changes(r: dict[str, Any]) -> list[tuple[str, list[str], float]]:
@@ -556,7 +562,7 @@ def test_410_as_an_error_event_on_a_live_stream() -> None:
                                       {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "12"}}}, 1.0,
                                       {"type": "ERROR", "object": gone}],
                                      [2.0, {"type": "MODIFIED", "object": ing("two", "100.64.0.2", rv=15)}]])
-    r = s.run(client, Selection(), s.parse_options(30, 5, False, [], False, False), clock=clock.clock, now=clock.wall, sleep=clock.sleep)
+    r = run(client, Selection(), parse_options(30, 5, False, [], False, False), clock=clock.clock, now=clock.wall, sleep=clock.sleep)
     assert client.watches[:3] == ["10", "14", "15"]  # re-listed at once, then watched from the list's version
     assert changes(r) == [("one/test", ["172.18.0.2"], 1.0), ("one/test", ["100.64.0.5"], 3.0), ("two/test", ["100.64.0.2"], 5.0)]
     assert [e["seen_after_blind"] for e in r["timeline"]] == [False, True, False]
@@ -574,7 +580,7 @@ def test_another_error_event_reconnects_from_the_same_version() -> None:
                             streams=[[1.0, {"type": "MODIFIED", "object": ing("one", "172.18.0.2", rv=11)}, 1.0,
                                       {"type": "ERROR", "object": failed}],
                                      [{"type": "MODIFIED", "object": ing("one", "100.64.0.0", rv=12)}]])
-    r = s.run(client, Selection(), s.parse_options(10, 5, False, [], False, False), clock=clock.clock, now=clock.wall, sleep=clock.sleep)
+    r = run(client, Selection(), parse_options(10, 5, False, [], False, False), clock=clock.clock, now=clock.wall, sleep=clock.sleep)
     assert client.watches[:2] == ["1", "11"] and clock.sleeps[0] == 0.5
     assert [(b["t_from"], b["t_to"], b["why"], b["missed"]) for b in r["blind_intervals"]] == [
         (2.0, 2.5, "the server ended the stream: 500 InternalError", False)]
@@ -588,7 +594,7 @@ def test_a_reset_scripted_mid_stream_loses_nothing() -> None:
                             streams=[[1.0, {"type": "MODIFIED", "object": ing("one", "172.18.0.2", rv=11)}, 1.0, reset],
                                      [reset],  # refused again at once: back off 0.5 s
                                      [{"type": "MODIFIED", "object": ing("one", "100.64.0.0", rv=12)}]])
-    r = s.run(client, Selection(), s.parse_options(10, 5, False, [], False, False), clock=clock.clock, now=clock.wall, sleep=clock.sleep)
+    r = run(client, Selection(), parse_options(10, 5, False, [], False, False), clock=clock.clock, now=clock.wall, sleep=clock.sleep)
     assert client.watches[:3] == ["1", "11", "11"] and clock.sleeps[:2] == [0.5, 1.0]
     assert changes(r) == [("one/test", ["172.18.0.2"], 1.0), ("one/test", ["100.64.0.0"], 3.5)]
     assert [(b["t_from"], b["t_to"], b["missed"]) for b in r["blind_intervals"]] == [(2.0, 3.5, False)]
@@ -605,7 +611,7 @@ def test_a_403_after_the_watch_was_granted_is_a_blind_interval_and_before_it_an_
                                       WatchInterrupted("reset", "connection reset", False, WHERE)],
                                      [forbidden], [forbidden],
                                      [{"type": "MODIFIED", "object": ing("one", "100.64.0.0", rv=12)}]])
-    r = s.run(client, Selection(), s.parse_options(10, 5, False, [], False, False), clock=clock.clock, now=clock.wall, sleep=clock.sleep)
+    r = run(client, Selection(), parse_options(10, 5, False, [], False, False), clock=clock.clock, now=clock.wall, sleep=clock.sleep)
     # reset at 2, then two 403s: backing off 0.5, 1 and 2 s, the watch resumes at 5.5 and loses nothing
     assert changes(r) == [("one/test", ["172.18.0.2"], 1.0), ("one/test", ["100.64.0.0"], 5.5)]
     [blind] = r["blind_intervals"]
@@ -619,8 +625,8 @@ def test_a_403_after_the_watch_was_granted_is_a_blind_interval_and_before_it_an_
 
     client = Refusing(FakeTime(), lists=[], streams=[])
     with pytest.raises(WatchForbidden, match="cannot watch"):
-        s.run(client, Selection(), s.parse_options(10, 5, False, [], False, False), clock=clock.clock, now=clock.wall,
-              sleep=clock.sleep)
+        run(client, Selection(), parse_options(10, 5, False, [], False, False), clock=clock.clock, now=clock.wall,
+            sleep=clock.sleep)
 
 
 def test_bookmark_only_streams_move_the_resume_version() -> None:
@@ -742,7 +748,7 @@ def test_pod_logs_keep_the_lines_of_a_pod_that_went_away_and_name_the_restart() 
     client.pods = [("one", old, "controller")]
     client.logs[old] = line("23:40:01.500000", "one", "100.64.0.1") + "\n" + line("23:40:20.000000", "one", "").replace(
         'newValue=[{"ip":""}]', "newValue=[]")
-    logs = s.PodLogs(client, start, lambda: start + dt.timedelta(seconds=25))
+    logs = PodLogs(client, start, lambda: start + dt.timedelta(seconds=25))
     logs.collect()
     client.pods = [("one", new, "controller")]  # the old pod is gone: its lines were read before
     client.logs = {new: line("23:40:30.000000", "one", "100.64.0.1")}
@@ -757,7 +763,7 @@ def test_pod_logs_keep_the_lines_of_a_pod_that_went_away_and_name_the_restart() 
         {"ingress": "one/test", "event": "MODIFIED", "new": [], "time": "2026-11-21T23:40:20.100Z"},
         {"ingress": "one/test", "event": "MODIFIED", "new": ["100.64.0.1"], "time": "2026-11-21T23:40:30.100Z"},
     ]
-    s.attribute_from_logs(timeline, logs.since(start))
+    attribute_from_logs(timeline, logs.since(start))
     assert [c["pod"] for c in timeline] == ["one/" + old, "one/" + old, "one/" + new]
-    assert s.restarts(timeline) == [{"ingress": "one/test", "time": "2026-11-21T23:40:30.100Z",
-                                     "from": "one/" + old, "to": "one/" + new}]
+    assert restarts(timeline) == [{"ingress": "one/test", "time": "2026-11-21T23:40:30.100Z",
+                                   "from": "one/" + old, "to": "one/" + new}]

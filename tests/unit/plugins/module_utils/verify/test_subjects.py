@@ -1,4 +1,4 @@
-"""The status watch over Gateway API (verify/subjects.py read by status.py's Tracker and Window):
+"""The status watch over Gateway API (verify/subjects.py read by verify/status/'s Tracker and Window):
 Gateways' addresses and conditions, each route parent entry keyed by parentRef and controllerName,
 their verdicts beside the Ingresses', one list and watch per kind, and nothing extra without the CRDs."""
 from __future__ import annotations
@@ -9,7 +9,11 @@ import threading
 from typing import Any, Iterator
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import KindNotServed
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as s
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.attribution import change_writer
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.options import parse_options
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.run import run
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.tracker import Tracker
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.verdict import verdict
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import subjects as sub
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import writers as w
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection
@@ -69,8 +73,8 @@ def test_what_a_gateway_and_a_route_status_say() -> None:
     assert sub.INGRESS.read(ing("one", "100.64.0.0"))[0].subject == "one/test"  # an Ingress's id is as it always was
 
 
-def tracker(max_changes: int = 0, pools: list[str] | None = None) -> s.Tracker:
-    t = s.Tracker(s.parse_options(10, max_changes, False, pools or [], False, True), T0)
+def tracker(max_changes: int = 0, pools: list[str] | None = None) -> Tracker:
+    t = Tracker(parse_options(10, max_changes, False, pools or [], False, True), T0)
     t.initial([ing("one", "100.64.0.0")])
     t.initial([gw("100.64.0.1")], sub.GATEWAY)
     t.initial([route([("traefik-gateway", True)])], sub.HTTPROUTE)
@@ -89,7 +93,7 @@ def test_a_gateway_flap_is_counted_with_its_writers_as_an_ingress_flap_is() -> N
     assert first["conditions_old"] == first["conditions_new"] and "ingress" not in first
     t.event("MODIFIED", gw("100.64.0.1", rv=3), at(2), sub.GATEWAY)
     assert t.event("MODIFIED", gw("100.64.0.1", rv=4), at(3), sub.GATEWAY) == []  # not a status change
-    r = s.verdict(t)
+    r = verdict(t)
     item = r["gateways"]["traefik-a/traefik-gateway"]
     assert (item["changes"], item["passed"], item["addresses_seen"]) == (2, False, [["100.64.0.1"], ["100.64.0.2"]])
     assert item["reason"] == "2 changes in 10s (max 0): 100.64.0.1 ↔ 100.64.0.2"
@@ -103,7 +107,7 @@ def test_a_gateway_without_an_address_or_outside_the_pools_fails() -> None:
     t = tracker(max_changes=5, pools=["100.64.0.0/16"])
     t.event("MODIFIED", gw(None, rv=2), at(1), sub.GATEWAY)
     t.event("MODIFIED", gw("172.18.0.2", rv=3), at(2), sub.GATEWAY)
-    assert s.verdict(t)["gateways"]["traefik-a/traefik-gateway"]["reason"] == (
+    assert verdict(t)["gateways"]["traefik-a/traefik-gateway"]["reason"] == (
         "no address in status.addresses; 172.18.0.2 outside expected_pools 100.64.0.0/16")
     t = tracker(max_changes=5)
     t.event("MODIFIED", gw("100.64.0.1", rv=2, listener_ok=False), at(1), sub.GATEWAY)  # a condition is a change too
@@ -119,7 +123,7 @@ def test_a_route_is_judged_by_every_parent_it_names() -> None:
     assert (change["kind"], change["parent"], change["controller"]) == (
         "HTTPRoute", "traefik-a/traefik-gateway by " + CONTROLLER, CONTROLLER)
     assert change["conditions_old"] == ["Accepted=True", "ResolvedRefs=True"]
-    r = s.verdict(t)
+    r = verdict(t)
     item = r["routes"]["traefik-a/app"]
     assert not item["passed"] and item["named_parents"] == ["traefik-a/traefik-gateway", "traefik-a/other"]
     assert item["reason"] == ("parent traefik-a/other: no status entry (no controller accepted or refused it); parent "
@@ -137,7 +141,7 @@ def test_a_parent_entry_removed_and_a_second_controller_entry_are_changes_of_the
     assert added["controller"] == "example.net/other" and added["conditions_old"] == []
     [removed] = t.event("MODIFIED", route([], rv=3), at(2), sub.HTTPROUTE)[:1]
     assert removed["conditions_new"] == []
-    r = s.verdict(t)
+    r = verdict(t)
     assert r["routes"]["traefik-a/app"]["reason"].startswith("parent traefik-a/traefik-gateway: no status entry")
     deleted = t.event("DELETED", route([], rv=4), at(3), sub.HTTPROUTE)
     assert deleted == [] and "traefik-a/app" not in t.objects["HTTPRoute"]
@@ -168,7 +172,7 @@ def test_gateway_changes_are_attributed_by_address_and_route_entries_by_controll
         (POD_B, "address", []), (POD_A, "address", []),
         (None, "candidates", [POD_A, POD_B]),  # both write routes with that controllerName: nothing decides
         (None, "candidates", [POD_A, POD_B])]  # an empty address is published by neither
-    assert s.change_writer(t.timeline[0]) == "%s [by address] (traefik Update)" % POD_B
+    assert change_writer(t.timeline[0]) == "%s [by address] (traefik Update)" % POD_B
 
 
 class GatewayApi:
@@ -203,7 +207,7 @@ class GatewayApi:
 def test_one_list_and_watch_per_kind_side_by_side_and_the_verdicts_of_each() -> None:
     api = GatewayApi(True, {"Gateway": [("MODIFIED", gw("100.64.0.2", rv=6)), ("MODIFIED", gw("100.64.0.1", rv=7))],
                             "HTTPRoute": [("MODIFIED", route([("traefik-gateway", False)], rv=8))]})
-    r = s.run(api, Selection(namespaces=["one", "traefik-a"]), s.parse_options(1, 0, False, [], False, False))
+    r = run(api, Selection(namespaces=["one", "traefik-a"]), parse_options(1, 0, False, [], False, False))
     assert {k: api.requests.count(("list", k)) for k in ("Ingress", "Gateway", "HTTPRoute")} == {"Ingress": 1, "Gateway": 1, "HTTPRoute": 1}
     assert set(r["watches"]) == {"Ingress", "Gateway", "HTTPRoute", "GRPCRoute"} and r["grpcroutes"] == {}
     assert sorted((c.get("kind", "Ingress"), c["new"]) for c in r["timeline"]) == [
@@ -216,17 +220,17 @@ def test_one_list_and_watch_per_kind_side_by_side_and_the_verdicts_of_each() -> 
 
 def test_without_the_crds_nothing_extra_is_asked_and_nothing_extra_is_returned() -> None:
     api = GatewayApi(False, {})
-    r = s.run(api, Selection(), s.parse_options(0.5, 0, False, [], False, False))
+    r = run(api, Selection(), parse_options(0.5, 0, False, [], False, False))
     assert {k for _verb, k in api.requests} == {"Ingress"}
     assert "gateways" not in r and "routes" not in r and "watches" not in r and r["passed"]
 
 
 def test_gateway_api_false_watches_ingresses_only_and_stop_on_violation_stops_every_watch() -> None:
     api = GatewayApi(True, {})
-    r = s.run(api, Selection(), s.parse_options(0.5, 0, False, [], False, False, gateway_api=False))
+    r = run(api, Selection(), parse_options(0.5, 0, False, [], False, False, gateway_api=False))
     assert {k for _verb, k in api.requests} == {"Ingress"} and "gateways" not in r
     api = GatewayApi(True, {"Gateway": [("MODIFIED", gw(None, rv=6))]})
-    r = s.run(api, Selection(), s.parse_options(30, 5, False, [], True, False))
+    r = run(api, Selection(), parse_options(30, 5, False, [], True, False))
     assert r["stopped_early"] == "Gateway traefik-a/traefik-gateway"
 
 

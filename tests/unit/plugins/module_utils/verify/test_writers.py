@@ -10,7 +10,10 @@ from typing import Any, Iterator
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import base
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import chart as traefik_chart
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status as s
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.attribution import LogEntry, change_writer, parse_log_line, status_managers
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.options import parse_options
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.run import run
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.tracker import Tracker
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import writers as w
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.verify.test_diagnose import (
@@ -36,17 +39,17 @@ def change(seconds: float, new: list[str], manager: str = "nginx-ingress-control
             "manager": manager, "operation": "Update", "pod": None, "attributed_by": None, "candidates": []}
 
 
-def traefik_line(pod_ref: str, seconds: float, ingress: str = "web", namespace: str = "apps") -> s.LogEntry:
+def traefik_line(pod_ref: str, seconds: float, ingress: str = "web", namespace: str = "apps") -> LogEntry:
     """Traefik's "Updated ingress status" line: it names the Ingress, never the address."""
     when = (T0 + dt.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    entry = s.parse_log_line(pod_ref, "%s INF Updated ingress status ingress=%s namespace=%s" % (when, ingress, namespace), 2026)
+    entry = parse_log_line(pod_ref, "%s INF Updated ingress status ingress=%s namespace=%s" % (when, ingress, namespace), 2026)
     assert entry is not None and entry.new is None and entry.manager == "traefik"
     return entry
 
 
-def nginx_line(pod_ref: str, seconds: float, new: str, namespace: str = "apps") -> s.LogEntry:
+def nginx_line(pod_ref: str, seconds: float, new: str, namespace: str = "apps") -> LogEntry:
     clock = (T0 + dt.timedelta(seconds=seconds)).strftime("%H:%M:%S.%f")
-    entry = s.parse_log_line(pod_ref, line(clock, namespace, new).replace('ingress="test"', 'ingress="web"'), 2026)
+    entry = parse_log_line(pod_ref, line(clock, namespace, new).replace('ingress="test"', 'ingress="web"'), 2026)
     assert entry is not None and entry.new == (new,)
     return entry
 
@@ -187,8 +190,8 @@ def test_two_pods_publishing_the_same_address_are_candidates() -> None:
     w.attribute(timeline, [], evidence)
     assert [(c["pod"], c["attributed_by"], c["candidates"]) for c in timeline] == [
         (None, "candidates", ["four/c4", "two/c2"]), ("one/c1", "address", [])]
-    assert "one of four/c4, two/c2 [undecided]" in s.change_writer(timeline[0])
-    assert s.change_writer(timeline[1]) == "one/c1 [by address] (nginx-ingress-controller Update)"
+    assert "one of four/c4, two/c2 [undecided]" in change_writer(timeline[0])
+    assert change_writer(timeline[1]) == "one/c1 [by address] (nginx-ingress-controller Update)"
 
 
 def test_a_line_naming_the_ingress_and_the_address_decides() -> None:
@@ -212,7 +215,7 @@ def test_a_cleared_status_is_told_by_its_line_else_candidates() -> None:
     evidence = w.Evidence(w.publishers_of(puzzle()))
     cleared = ('I1121 23:40:05.000000 7 status.go:311] "updating Ingress status" namespace="apps" ingress="web" '
                'currentValue=[{"ip":"100.64.0.2"}] newValue=[]')
-    entry = s.parse_log_line("three/c3", cleared, 2026)
+    entry = parse_log_line("three/c3", cleared, 2026)
     assert entry is not None
     timeline = [change(5.0, []), change(40.0, [])]
     w.attribute(timeline, [entry], evidence)
@@ -238,14 +241,14 @@ def test_the_field_manager_decides_between_types() -> None:
 def test_two_managers_in_one_second_are_both_possible_writers() -> None:
     same_second = [("nginx-ingress-controller", "2026-11-21T23:40:05Z"), ("traefik", "2026-11-21T23:40:05Z")]
     obj = ing("apps", "100.64.0.10", name="web", writes=same_second)
-    assert s.status_managers(obj) == ["nginx-ingress-controller", "traefik"]
-    assert s.status_managers(ing("apps", "1.1.1.1", writes=[("traefik", "2026-11-21T23:40:05Z")])) == ["traefik"]
+    assert status_managers(obj) == ["nginx-ingress-controller", "traefik"]
+    assert status_managers(ing("apps", "1.1.1.1", writes=[("traefik", "2026-11-21T23:40:05Z")])) == ["traefik"]
     state = puzzle()
     a = traefik_install("edge-a", "100.64.0.10")
     state.workloads.append(a[0])
     state.pods.append(a[1])
     state.services.append(a[2])
-    tracker = s.Tracker(s.parse_options(10, 0, False, [], False, True), T0)
+    tracker = Tracker(parse_options(10, 0, False, [], False, True), T0)
     tracker.initial([ing("apps", "100.64.0.0", name="web")])
     [entry] = tracker.event("MODIFIED", obj, T0 + dt.timedelta(seconds=5))
     assert entry["managers"] == ["nginx-ingress-controller", "traefik"]
@@ -309,8 +312,8 @@ def test_the_watch_attributes_every_change_by_address_and_records_the_publishers
         now[0] += 1.0
         return now[0]
 
-    result = s.run(Cluster(), Selection(), s.parse_options(20, 10, False, [], False, True), clock=clock,
-                   now=lambda: T0 + dt.timedelta(seconds=now[0]))
+    result = run(Cluster(), Selection(), parse_options(20, 10, False, [], False, True), clock=clock,
+                 now=lambda: T0 + dt.timedelta(seconds=now[0]))
     rows = [(c["new"], c["pod"], c["attributed_by"]) for c in result["timeline"]]
     assert len(rows) == 6
     assert rows == [(["100.64.0.10"] if i % 2 == 0 else ["100.64.0.20"], POD_A if i % 2 == 0 else POD_B, "address")
@@ -336,8 +339,8 @@ def test_without_the_publishers_nothing_is_named_by_address_and_the_reason_is_re
         now[0] += 1.0
         return now[0]
 
-    result = s.run(ForbiddenWorkloads(), Selection(), s.parse_options(20, 10, False, [], False, True), clock=clock,
-                   now=lambda: T0 + dt.timedelta(seconds=now[0]))
+    result = run(ForbiddenWorkloads(), Selection(), parse_options(20, 10, False, [], False, True), clock=clock,
+                 now=lambda: T0 + dt.timedelta(seconds=now[0]))
     assert result["publishers"] == [] and "deployments.apps is forbidden" in result["publishers_error"]
     assert len(result["timeline"]) == 6
     # Two pods write as traefik, and both logged address-less lines within 15 s of every change: no guess.

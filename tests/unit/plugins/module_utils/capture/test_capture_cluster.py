@@ -1,4 +1,4 @@
-"""lab_capture's logic (capture/lab.py, capture/anonymize.py) on an in-memory cluster: the seed's
+"""lab_capture's logic (capture/scenario.py and its parts, capture/anonymize.py) on an in-memory cluster: the seed's
 puzzle (three ingress-nginx, two of them scoped without RBAC for IngressClasses, one cluster-wide
 publishing node addresses) with real Ingresses and backends, a hand-written ingress-nginx with a
 licence key, a Traefik, and a class of a controller the collection does not know."""
@@ -12,7 +12,10 @@ from typing import Any
 import pytest
 import yaml
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.capture import lab as cap
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture import scenario as cap
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture.cluster import watch_status
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture.round_trip import round_trip_differences
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture.stand_ins import NOT_REBUILT_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import base
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import controller_type
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.verify.test_diagnose import nginx_workload, puzzle
@@ -147,7 +150,7 @@ def test_services_become_echo_stand_ins_and_ingresses_are_kept_whole(captured: c
                              {"host": HOSTS[1], "paths": [{"path": "/", "path_type": "Prefix", "service": "api", "port": 80}]}]
     assert shop["tls"] == [{"hosts": [HOSTS[0]]}]
     # the snippet stays in the cluster, and the rebuilt Ingress says so for the rehearsal
-    assert shop["annotations"] == {"nginx.ingress.kubernetes.io/rewrite-target": "/", cap.NOT_REBUILT_ANNOTATION:
+    assert shop["annotations"] == {"nginx.ingress.kubernetes.io/rewrite-target": "/", NOT_REBUILT_ANNOTATION:
                                    '["annotation nginx.ingress.kubernetes.io/configuration-snippet stays in the cluster (credentials or code)"]'}
     report = "\n".join(captured.unexpressed)
     for said in ("Ingress shop/storefront: TLS for shop.corp.internal is served with a self-signed certificate the lab makes",
@@ -247,15 +250,15 @@ def test_what_a_short_watch_saw_joins_the_prediction() -> None:
 
 
 def test_the_watch_counts_changes_per_ingress(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ansible_collections.kindlab.ingress.plugins.module_utils.verify import status
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import run as status_run
 
     asked: list[Any] = []
 
     def run(client: Any, selection: Any, options: Any) -> Obj:
         asked.append((selection.namespaces, options.window, options.attribute, options.gateway_api))
         return {"ingresses": {"one/test": {"changes": 4}, "two/test": {"changes": 0}}}
-    monkeypatch.setattr(status, "run", run)
-    assert cap.watch_status(object(), ["one", "two"], 30.0) == {"one/test": 4, "two/test": 0}
+    monkeypatch.setattr(status_run, "run", run)
+    assert watch_status(object(), ["one", "two"], 30.0) == {"one/test": 4, "two/test": 0}
     assert asked == [(["one", "two"], 30.0, False, False)]
 
 
@@ -286,7 +289,8 @@ def team_cluster() -> base.ClusterState:
 
 def rebuilt(lab: Obj) -> base.ClusterState:
     """The cluster the lab builds from LAB's workloads (their rendered objects), as a capture reads it."""
-    from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import parse_workloads, render
+    from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.parse import parse_workloads
+    from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.render import render
 
     workloads = parse_workloads(lab["lab_workloads"])
     objs = [o for w in workloads for o in render(w, workloads)]
@@ -311,7 +315,7 @@ def test_a_team_s_ingresses_are_rebuilt_as_the_cluster_has_them_and_a_capture_of
     assert services == {"api": [("web", 8080)], "web": [("http", 80), ("admin", 9000)], "payments": [("port-443", 443)]}
     # the ExternalName Service: a stand-in answers, and its Ingress says it is not comparable
     pay = next(i for i in lab.ingresses if base.meta(i)["name"] == "pay")
-    assert json.loads(base.meta(pay)["annotations"][cap.NOT_REBUILT_ANNOTATION]) == [
+    assert json.loads(base.meta(pay)["annotations"][NOT_REBUILT_ANNOTATION]) == [
         "Service payments is ExternalName (a name outside the cluster)"]
     assert "pay.partner.example" not in cap.render(first, "x")
     # round trip: the rebuilt lab captured again is the same lab
@@ -322,17 +326,17 @@ def test_a_team_s_ingresses_are_rebuilt_as_the_cluster_has_them_and_a_capture_of
 def test_the_round_trip_says_what_the_rebuild_routes_by_differently() -> None:
     first = cap.capture(team_cluster(), "team").lab
     second = cap.capture(rebuilt(first), "team").lab
-    assert cap.round_trip_differences(first, second, []) == []
+    assert round_trip_differences(first, second, []) == []
     changed = copy.deepcopy(second)
     web = next(w for w in changed["lab_workloads"] if w["name"] == "web")
     web["ports"][1]["port"] = 9001
     web["httproute"] = {"name": "translated"}  # a rehearsal's own routes are not the captured cluster's
     changed["lab_workloads"] = [w for w in changed["lab_workloads"] if w["name"] != "payments"]
-    assert cap.round_trip_differences(first, changed, ["shop"]) == [
+    assert round_trip_differences(first, changed, ["shop"]) == [
         "shop/payments: captured, not in the rebuild",
         'shop/web ports: captured [{"name": "http", "port": 80}, {"name": "admin", "port": 9000}], rebuilt '
         '[{"name": "http", "port": 80}, {"name": "admin", "port": 9001}]']
-    assert cap.round_trip_differences(first, changed, ["elsewhere"]) == []
+    assert round_trip_differences(first, changed, ["elsewhere"]) == []
 
 
 def test_a_default_backend_only_ingress_is_rebuilt_without_a_rule_and_round_trips() -> None:
@@ -349,13 +353,14 @@ def test_a_default_backend_only_ingress_is_rebuilt_without_a_rule_and_round_trip
     cap.check(first.lab)
     [spec] = [i["spec"] for i in rebuilt(first.lab).ingresses]
     assert "rules" not in spec and spec["defaultBackend"] == {"service": {"name": "fallback", "port": {"number": 80}}}
-    assert cap.round_trip_differences(first.lab, cap.capture(rebuilt(first.lab), "team").lab, []) == []
+    assert round_trip_differences(first.lab, cap.capture(rebuilt(first.lab), "team").lab, []) == []
 
 
 def test_basic_auth_is_rebuilt_by_the_secret_s_name_and_the_credentials_stay_in_the_cluster() -> None:
     """The annotations that ask for basic auth only name a Secret: the rebuild keeps them (the lab generates a Secret of
     that name with its own user), while another auth annotation (an auth-url's service) stays in the cluster."""
-    from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads import credential_secrets, parse_workloads
+    from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.apply import credential_secrets
+    from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.parse import parse_workloads
 
     n = "nginx.ingress.kubernetes.io/"
     state = base.ClusterState(namespaces=[{"metadata": {"name": "shop"}}])
@@ -370,8 +375,8 @@ def test_basic_auth_is_rebuilt_by_the_secret_s_name_and_the_credentials_stay_in_
     cap.check(first.lab)
     ingresses = lab_ingresses(first.lab)
     assert ingresses[("shop", "admin")]["annotations"] == basic
-    assert ingresses[("shop", "sso")]["annotations"][cap.NOT_REBUILT_ANNOTATION].count("auth-url") == 1
+    assert ingresses[("shop", "sso")]["annotations"][NOT_REBUILT_ANNOTATION].count("auth-url") == 1
     assert "dGVhbTp7U0hBfXh5eg==" not in cap.render(first, "x")
     asked = credential_secrets(parse_workloads(first.lab["lab_workloads"]))
     assert [(s.namespace, s.name, s.format) for s in asked] == [("shop", "admins", "auth-file")]
-    assert cap.round_trip_differences(first.lab, cap.capture(rebuilt(first.lab), "team").lab, []) == []
+    assert round_trip_differences(first.lab, cap.capture(rebuilt(first.lab), "team").lab, []) == []
