@@ -45,7 +45,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.discovery import c
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery import snapshot
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.conflicts import find_conflicts
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import VerifyError, validate_expect
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.expect import VerifyError, validate_expect
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import parse_selection
 
 Obj = dict[str, Any]
