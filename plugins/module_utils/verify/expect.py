@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks.base import Obj, Reference, VerifyError, regex, require
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks.base import Obj, VerifyError, regex, require
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks.reachability import EACH_INGRESS
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks import registry
 
