@@ -98,7 +98,7 @@ claims:
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks import check_entry
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.module_flow import check_entry
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.conflicts import check_cluster
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 

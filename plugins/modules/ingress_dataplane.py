@@ -182,7 +182,7 @@ from typing import Any
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule, Params
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks import check_entry
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.module_flow import check_entry
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.dataplane import KINDS
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.dataplane_window import run
 

@@ -242,7 +242,7 @@ mostly_blind:
 from typing import Any, Mapping
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks import check_entry
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.module_flow import check_entry
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.options import parse_options
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.run import run

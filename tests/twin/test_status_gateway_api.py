@@ -165,8 +165,9 @@ def test_a_grpcroute_is_a_subject_as_the_table_says_from_the_watch_to_the_report
     on the real API server with the pinned CRDs: its parent entries are watched, judged by the route rules
     (every parent it names must accept it and resolve its backends), and reach the timeline, the Gateway
     API table and the report's verdicts without any of them naming the kind."""
-    from ansible_collections.kindlab.ingress.plugins.module_utils.verify import report as rp
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.expect import validate_expect
     from ansible_collections.kindlab.ingress.plugins.module_utils.verify import timeline as tl
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.verdicts import evaluate
 
     crds(plane)
     kubectl(plane, "apply", "--server-side", "-f", "-",
@@ -200,7 +201,7 @@ def test_a_grpcroute_is_a_subject_as_the_table_says_from_the_watch_to_the_report
     assert [row[0] for row in tl.gateway_rows(r) or [] if row[0].startswith("GRPCRoute")] == [
         "GRPCRoute apps/lonely, parent apps/gw by " + CONTROLLER, "GRPCRoute apps/rpc, parent apps/gw by " + CONTROLLER]
     # the report: lab_expect.grpcroutes is a check like routes, and a failing route met only by its expectation
-    expect = rp.validate_expect({"grpcroutes": {"failing": {"apps/rpc": "BackendNotFound"}}})
-    verdicts = {(v.check, v.subject): v for v in rp.evaluate({"status": r}, expect)}
+    expect = validate_expect({"grpcroutes": {"failing": {"apps/rpc": "BackendNotFound"}}})
+    verdicts = {(v.check, v.subject): v for v in evaluate({"status": r}, expect)}
     assert verdicts[("grpcroutes", "apps/rpc")].met and not verdicts[("grpcroutes", "apps/lonely")].met
     assert verdicts[("grpcroutes", "apps/lonely")].observed == "fail: " + lonely["reason"]

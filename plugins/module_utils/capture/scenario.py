@@ -32,7 +32,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways impor
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.model import WorkloadError
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.parse import parse_namespaces, parse_workloads
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import diagnose
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import VerifyError, validate_expect
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.expect import VerifyError, validate_expect
 
 Obj = dict[str, Any]
 

@@ -36,7 +36,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools impo
     ClusterNetworks, Pool, PoolError, cluster_overlaps, parse_pools,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import ClusterError, render_kind_config
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import (
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.expect import (
     EACH_INGRESS, VerifyError, controller_references, gateway_references, ingress_patterns, ingress_references, route_references,
     validate_expect,
 )

@@ -2,27 +2,27 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The verification report as one self-contained HTML page (report.html).
 
-A pure function of the JSON report (``_verify.report``): the verdict table, then one section
-per Ingress with a drawing of its status address over the watch window, each segment
-coloured by the controller pod that wrote it, and the diagnosis findings (with their fixes)
-that explain that Ingress. Inline CSS and SVG only: no script, no font, no image, nothing
-fetched (a Content-Security-Policy of ``default-src 'none'`` says so to the browser).
+A pure function of the JSON report (``verify/report.py``'s ``report``): the verdict table, then one
+section per Ingress with a drawing of its status address over the watch window, each segment
+coloured by the controller pod that wrote it, and what each check says of that Ingress (the
+diagnosis findings, with their fixes); the Gateway API objects and the lab in sections of their
+own; then each check's sections (verify/checks/registry.py, in the table's order). Inline CSS and
+SVG only: no script, no font, no image, nothing fetched (a Content-Security-Policy of
+``default-src 'none'`` says so to the browser).
 """
 from __future__ import annotations
 
 import datetime as dt
-import html
 import math
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import answer_html as migration_answer
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import findings_by_target
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import html_section as migration_html
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks.base import html_text as _e
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks import registry
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.dataplane import MISSING, STALE, UNREAD
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.motion import IN_STEP, STATES, Motion, motion
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ANSWERED
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status import change_writer
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.attribution import change_writer
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects import kind_named
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import (
     GATEWAY_API_AXES, LAB, Row, Timeline, gateway_rows, merge, offset_text, status_origin,
@@ -54,10 +54,6 @@ class Segment:
     source: str  # how the writer is known: attributed by log/address/manager (log in older results), candidates,
     # inferred, prediction, manager, unknown
     time: str = ""  # wall-clock time of the change that began it ("" for the window start)
-
-
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def _num(value: Any, default: float = 0.0) -> float:
@@ -368,28 +364,6 @@ def _verdict_rows(verdicts: list[Obj]) -> str:
     return "".join(rows)
 
 
-def _finding_html(f: Obj) -> str:
-    severity = str(f.get("severity", "error"))
-    kind = _e(f.get("kind", ""))
-    parts = ['<div class="finding %s" data-kind="%s"><strong>%s</strong> (%s)' % (_e(severity), kind, kind, _e(severity))]
-    if f.get("culprits"):
-        parts.append(" — culprit: <strong>%s</strong>" % _e(", ".join(map(str, f["culprits"]))))
-    parts.append("<div>%s</div>" % _e(f.get("message") or f.get("reason") or ""))
-    if f.get("period"):
-        parts.append('<div class="meta">%s</div>' % _e(f["period"]))
-    fix = f.get("fix") or {}
-    if fix:
-        parts.append('<div class="fix"><strong>Fix</strong><ul>')
-        for label, key in (("chart values", "chart_values"), ("controller args", "args")):
-            for item in fix.get(key) or []:
-                parts.append("<li>%s: <code>%s</code></li>" % (label, _e(item)))
-        for key in sorted(k for k in fix if k not in ("chart_values", "args")):
-            parts.append("<li>%s: <code>%s</code></li>" % (_e(key), _e(fix[key])))
-        parts.append("</ul></div>")
-    parts.append("</div>")
-    return "".join(parts)
-
-
 def _changes_table(key: str, timeline: list[Obj]) -> str:
     mine = [e for e in timeline if e.get("ingress") == key]
     if not mine:
@@ -413,16 +387,6 @@ def _timeline_table(rows: list[Row], tl: Timeline, limit: int = 300) -> str:
     return ('<details class="story"%s><summary>timeline: %d event%s, %d bad</summary><table class="timeline-rows"><thead><tr>'
             "<th>at</th><th>time</th><th>kind</th><th>what</th><th>detail</th></tr></thead><tbody>%s</tbody></table>%s</details>"
             % (" open" if bad else "", len(rows), "" if len(rows) == 1 else "s", bad, body, more))
-
-
-def _explains(finding: Obj, key: str, diagnose: Obj) -> bool:
-    """A finding explains an Ingress when it names it, or (a controller finding) when the
-    controllers it names are among the Ingress's predicted writers."""
-    if finding.get("ingress"):
-        return str(finding["ingress"]) == key
-    named = {str(c) for c in finding.get("controllers") or []}
-    writers = {str(w.get("controller")) for w in ((diagnose.get("ingresses") or {}).get(key) or {}).get("writers") or []}
-    return bool(named) and named <= writers
 
 
 def _gateway_api_html(status: Obj, story: Timeline, verdicts: list[Obj]) -> str:
@@ -450,14 +414,12 @@ def render(doc: Obj) -> str:
     """report.json (as a dict) -> the HTML page."""
     results = doc.get("results") or {}
     status = results.get("status") or {}
-    diagnose = results.get("diagnose") or {}
     verdicts = [v for v in doc.get("verdicts") or [] if isinstance(v, dict)]
     unmet = [v for v in verdicts if not v.get("met")]
     passed = bool(doc.get("passed", not unmet))
     scenario = str(doc.get("scenario", "default"))
-    findings = [f for f in diagnose.get("findings") or [] if isinstance(f, dict)]
 
-    segs = segments(status, diagnose) if status else {}
+    segs = segments(status, results.get("diagnose") or {}) if status else {}
     palette = colours(segs)
     length = window_length(status)
     start = window_start(status)
@@ -465,8 +427,10 @@ def render(doc: Obj) -> str:
     expected_probes = ((doc.get("expect") or {}).get("reachability") or []) if isinstance(doc.get("expect"), dict) else []
     story = merge(results, expected_probes)
     moving = motion(results, expected_probes, start)
-    keys = set(segs) | set((diagnose.get("ingresses") or {}).keys()) | {str(f["ingress"]) for f in findings if f.get("ingress")} \
+    # An object's section: each Ingress the watch drew, a check has something to say of, or the timeline has an axis for.
+    keys = set(segs).union(*(c.objects(results) for c in registry.CHECKS if c.objects is not None)) \
         | {k for k in story.axes if k != LAB and not k.startswith(GATEWAY_API_AXES)}
+    unlisted = {c.key for c in registry.CHECKS if not c.object_verdicts}  # checks whose verdicts name no object (diagnose's findings)
 
     out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
            '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'">'
@@ -479,8 +443,8 @@ def render(doc: Obj) -> str:
         (" Status watched for %s from %s." % (_fmt_s(length), start.isoformat(timespec="seconds").replace("+00:00", "Z"))
          if start else (" Status watched for %s." % _fmt_s(length) if status else ""))))
 
-    out.append(migration_answer(results.get("migration") or {}, findings_by_target(  # a rehearsal's answer first
-        [(str(v.get("check")), str(v.get("subject")), str(v.get("observed"))) for v in verdicts])))
+    said = [(str(v.get("check")), str(v.get("subject")), str(v.get("observed"))) for v in verdicts]
+    out.extend(c.answer_html(results, said) for c in registry.CHECKS if c.answer_html is not None)  # a rehearsal's answer first
     out.append('<h2>Verdicts</h2><table id="verdicts"><thead><tr><th>check</th><th>subject</th><th>expected</th>'
                "<th>observed</th><th></th></tr></thead><tbody>%s</tbody></table>" % _verdict_rows(verdicts))
 
@@ -511,8 +475,7 @@ def render(doc: Obj) -> str:
                    "divergences as rows in time order; <em>at</em> is seconds from %s.</p>" % _e(origin))
     for key in sorted(keys, key=_key_order):
         info = (status.get("ingresses") or {}).get(key) or {}
-        mine = [f for f in findings if _explains(f, key, diagnose)]
-        checks = [v for v in verdicts if v.get("check") != "diagnose" and key in str(v.get("subject", "")).split(" vs ")]
+        checks = [v for v in verdicts if v.get("check") not in unlisted and key in str(v.get("subject", "")).split(" vs ")]
         out.append('<section class="ingress" id="ingress-%s" data-ingress="%s"><h3>%s</h3>' % (_e(key.replace("/", "-")), _e(key), _e(key)))
         if key in segs:
             writers = sorted({s.writer for s in segs[key] if s.writer and s.addresses})
@@ -531,18 +494,15 @@ def render(doc: Obj) -> str:
         out.append(_timeline_table(story.axes.get(key, []), story))
         if checks:
             out.append("<table><tbody>%s</tbody></table>" % _verdict_rows(checks))
-        out.extend(_finding_html(f) for f in mine)
+        out.extend(c.of_object(results, key) for c in registry.CHECKS if c.of_object is not None)  # diagnose's findings of it
         out.append("</section>")
 
     out.append(_gateway_api_html(status, story, verdicts))
     if LAB in story.axes:  # lab-wide rows when no Ingress has an axis of its own
         out.append('<section class="ingress" id="ingress-lab" data-ingress="%s"><h3>the lab</h3>%s</section>'
                    % (_e(LAB), _timeline_table(story.axes[LAB], story)))
-    out.append(migration_html(results.get("migration") or {}))
-    general = [f for f in findings if not any(_explains(f, k, diagnose) for k in keys)]
-    if general:
-        out.append("<h2>Other findings</h2>")
-        out.extend(_finding_html(f) for f in general)
+    out.extend(c.html(results) for c in registry.CHECKS if c.html is not None)
+    out.extend(c.rest_html(results, keys) for c in registry.CHECKS if c.rest_html is not None)  # findings no section took
     out.append('<p class="meta">Written by kindlab.ingress.verify_report from report.json; self-contained, '
                "no network fetches.</p></body></html>\n")
     return "".join(out)

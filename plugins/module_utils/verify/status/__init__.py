@@ -10,8 +10,3 @@ lines, what each controller publishes, weighed by verify/writers.py), and the wh
 Everything but run.py, window.py and evidence.py is pure.
 """
 from __future__ import annotations
-
-# verify/report_html.py imports change_writer from this package's name.
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.attribution import change_writer
-
-__all__ = ["change_writer"]

@@ -34,13 +34,13 @@ ALLOWED_UPWARD: dict[tuple[str, str], str] = {
     # file imports _module only for types (under TYPE_CHECKING); the modules themselves use it at run time.
     ("_module", "k8s.client"):
         "KindlabModule builds the Client and reports K8S_IMPORT_ERROR",
-    # A lab definition's lab_expect is validated by verify/report.py's schema (validate_expect, the reference
-    # readers, EACH_INGRESS), which is built from verify/subjects' table of status subject kinds; moving the
-    # schema down means moving the subjects table with it.
-    ("lab.definition", "verify.report"):
-        "lab_expect is validated by the report's schema, built from verify/subjects",
-    ("capture.scenario", "verify.report"):
-        "the captured lab_expect is validated by the report's schema, as lab_definition validates it",
+    # A lab definition's lab_expect is validated by verify/expect.py's schema (validate_expect, the reference
+    # readers, EACH_INGRESS), which loops over the checks' registry (verify/checks/: each check validates its own
+    # key, the watched kinds' from verify/subjects' table); moving the schema down means moving the checks with it.
+    ("lab.definition", "verify.expect"):
+        "lab_expect is validated by the checks' schema (verify/expect.py, over verify/checks/registry.py)",
+    ("capture.scenario", "verify.expect"):
+        "the captured lab_expect is validated by the checks' schema, as lab_definition validates it",
     # A capture writes down what the verification finds in the cluster now (lab_expect): the diagnosis, the
     # Ingress conflicts and, with `watch`, the status watch's change counts. These are verify's analyses,
     # the top floor itself, not helpers that could move down.
@@ -186,7 +186,7 @@ def test_the_scan_sees_the_imports() -> None:
     # A scan that found nothing would pass vacuously.
     modules, graph = import_graph()
     assert len(modules) > 100
-    assert "k8s.selection" in graph["verify.checks"]  # from ...k8s.selection import ...
+    assert "k8s.selection" in graph["verify.module_flow"]  # from ...k8s.selection import ...
     assert "verify.status.run" in graph["capture.cluster"]  # inside a function
     assert "controllers.ingress_nginx" in graph["controllers.registry"]  # from ...controllers import ingress_nginx
     assert "controllers.registry" in graph["discovery.controllers"]

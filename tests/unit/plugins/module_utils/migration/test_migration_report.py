@@ -6,7 +6,9 @@ import pytest
 from test_migration_compare import run
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import evaluate, markdown, validate_expect
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.expect import validate_expect
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_md import markdown
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.verdicts import evaluate
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import render
 
 GOOD = {"baseline": {"name": "nginx", "namespace": "ingress-nginx"}, "targets": [{"name": "traefik", "namespace": "traefik"}]}
@@ -95,7 +97,7 @@ def test_a_gateway_targets_own_findings_are_its_findings_not_a_failure_of_the_re
     """Seen on kind: the translated HTTPRoutes of a default backend tie on Traefik, and a route names a listener the
     translated Gateway lacks; in a rehearsal these are findings of the gateway-api target, listed at the top."""
     from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import findings_by_target, target_findings
-    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import Verdict
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks.base import Verdict
 
     tie = Verdict("conflicts", "shop/a vs shop/b", "no conflict",
                   "HTTPRoutes shop/a and shop/b both route x.test PathPrefix / on Gateway shop/nginx listener x", False)

@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import (
-    VerifyError, evaluate, markdown, report, validate_expect,
-)
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.expect import VerifyError, validate_expect
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import report
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_md import markdown
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.verdicts import evaluate
 
 # Shaped like ingress_status's result (_status.verdict): per-Ingress outcomes with the addresses
 # seen, and timeline entries with the field manager and the pod whose log line announced the change.

@@ -11,15 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import (
-    VerifyError,
-    _dataplane_outcomes,
-    evaluate,
-    ingress_references,
-    probe_runs,
-    rollout_pods,
-    validate_expect,
-)
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks.dataplane import dataplane_outcomes, rollout_pods
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks.reachability import probe_runs
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.expect import VerifyError, ingress_references, validate_expect
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.verdicts import evaluate
 
 Obj = dict[str, Any]
 ROOT = Path(__file__).resolve().parents[5]
@@ -100,14 +95,14 @@ MISSING = {"kind": "missing", "pod": POD, "ingress": "one/shop", "address": "10.
 
 
 def test_a_stale_address_of_a_pod_a_rollout_replaced_is_named_so() -> None:
-    outcomes = _dataplane_outcomes(dataplane(STALE, MISSING), ACTIONS)
+    outcomes = dataplane_outcomes(dataplane(STALE, MISSING), ACTIONS)
     assert outcomes["one/shop"] == (False, "missing in %s: 10.244.2.7:80; stale in %s: 10.244.1.5:80 (a pod replaced by the shop "
                                            "ships) (last seen ready 2026-11-26T12:00:11Z)" % (POD, POD))
     assert outcomes["one/cart"] == (True, "every replica routes to the ready endpoints")
     # without a rollout that had those pods, stale is only stale
     other = dict(STALE, address="10.244.9.9:80", since=None)
-    assert _dataplane_outcomes(dataplane(other), ACTIONS)["one/shop"] == (False, "stale in %s: 10.244.9.9:80" % POD)
-    assert _dataplane_outcomes(dataplane(STALE), {})["one/shop"][1] == "stale in %s: 10.244.1.5:80 (last seen ready %s)" % (
+    assert dataplane_outcomes(dataplane(other), ACTIONS)["one/shop"] == (False, "stale in %s: 10.244.9.9:80" % POD)
+    assert dataplane_outcomes(dataplane(STALE), {})["one/shop"][1] == "stale in %s: 10.244.1.5:80 (last seen ready %s)" % (
         POD, STALE["since"])
 
 
@@ -115,7 +110,7 @@ def test_a_stale_ipv6_address_is_matched_without_its_brackets() -> None:
     """ingress_dataplane writes an IPv6 target as [address]:port; pod IPs have no brackets."""
     actions = {"actions": [action("the shop ships", True, before=["fd00:10:244::5"])]}
     stale = dict(STALE, address="[fd00:10:244::5]:80", since=None)
-    assert _dataplane_outcomes(dataplane(stale), actions)["one/shop"] == (
+    assert dataplane_outcomes(dataplane(stale), actions)["one/shop"] == (
         False, "stale in %s: [fd00:10:244::5]:80 (a pod replaced by the shop ships)" % POD)
 
 
@@ -131,18 +126,18 @@ def test_the_pass_text_says_how_long_after_the_last_action_the_data_planes_conve
         dict(action("too late", True, "scale"), started="2026-11-26T12:00:50.000Z"),
     ]}
     result = dict(dataplane(), timeline=timeline)
-    assert _dataplane_outcomes(result, actions) == {
+    assert dataplane_outcomes(result, actions) == {
         "one/shop": (True, "every replica routes to the ready endpoints "
                            "(diverged, then converged 5.5 s after 'the on-call restarts ingress-nginx' started)"),
         # never diverged: nothing to time
         "one/cart": (True, "every replica routes to the ready endpoints")}
-    assert _dataplane_outcomes(result, {})["one/shop"] == (
+    assert dataplane_outcomes(result, {})["one/shop"] == (
         True, "every replica routes to the ready endpoints (diverged, then converged at 2026-11-26T12:00:40.000Z)")
 
 
 def test_unread_findings_name_their_ingresses_and_why() -> None:
     unread = {"kind": "unread", "pod": "", "ingresses": ["two/web"], "reason": "no controller found in the cluster serves it"}
-    assert _dataplane_outcomes(dataplane(unread), {})["two/web"] == (
+    assert dataplane_outcomes(dataplane(unread), {})["two/web"] == (
         False, "unread in no pod: no controller found in the cluster serves it")
 
 

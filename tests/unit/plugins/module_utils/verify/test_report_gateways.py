@@ -12,7 +12,10 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.trac
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.verdict import judge_blind, verdict
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import subjects as sub
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import writers as w
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import evaluate, markdown, report, validate_expect
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.expect import validate_expect
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import report
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_md import markdown
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.verdicts import evaluate
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import render
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import merge
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.verify.test_diagnose_gateways import two_installs

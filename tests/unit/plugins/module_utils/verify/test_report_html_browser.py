@@ -110,7 +110,8 @@ def in_motion(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Issue 36: the report of a rollout behind a stale data plane (test_timeline's), in the browser: where each
     action line, probe second and replica stretch is drawn, in screen pixels, beside where its time puts it."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in requirements-test.txt: run make setup")
-    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import evaluate, report
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import report
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.verdicts import evaluate
     from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.verify.test_timeline import RESULTS
 
     expect = {"reachability": [{"ingress": "one/test", "rate": 20, "duration": 20}]}

@@ -5,7 +5,7 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import base
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import route_conflicts as rc
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import evaluate
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.verdicts import evaluate
 
 Obj = dict[str, Any]
 

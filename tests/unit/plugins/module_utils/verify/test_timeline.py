@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import evaluate, markdown, report
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import report
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_md import markdown
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.verdicts import evaluate
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import render
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import LAB, markdown_lines, merge
 
