@@ -11,9 +11,10 @@ import pytest
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import curl
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Request, generate
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import (
-    build_target, curl_argv, node_loop_argv, parse_spec,
-)
+from ansible_collections.kindlab.ingress.plugins.module_utils.transport.node import NodeTransport
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_continuous import node_continuous
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_options import parse_spec
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_request import build_target
 
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.migration.migration_fixtures import ingress
 
@@ -134,13 +135,26 @@ def test_the_rehearsals_curl_lines_are_as_they_were() -> None:
 
 def probe_argv(params: dict[str, Any], address: str | None, host: str | None) -> list[str]:
     spec = parse_spec(params)
-    return curl_argv("/usr/bin/docker", "lab-control-plane", spec, build_target(spec, address, host))
+    return NodeTransport(never, "/usr/bin/docker", "lab-control-plane").argv(build_target(spec, address, host).request)
 
 
-def loop_argv(params: dict[str, Any], targets: list[tuple[str | None, str | None]]) -> list[str]:
-    """What follows `docker exec NODE bash -c NODE_LOOP`: the loop's arguments and curl's options."""
+def never(argv: list[str]) -> tuple[int, str, str]:
+    raise AssertionError("nothing runs: %s" % argv)
+
+
+def loop_argv(params: dict[str, Any], addresses: list[str], host: str | None) -> list[str]:
+    """What follows `docker exec NODE bash -c LOOP` when http_probe's continuous window runs in a node: the
+    loop's arguments and curl's options."""
+    argvs: list[list[str]] = []
+
+    def run(argv: list[str]) -> tuple[int, str, str]:
+        argvs.append(argv)
+        return 1, "", "not run"
+
     spec = parse_spec(params)
-    return node_loop_argv("docker", "n", spec, [build_target(spec, a, h) for a, h in targets])[6:]
+    node_continuous(spec, NodeTransport(run, "docker", "n"), (lambda: (addresses, host)) if spec.ingresses else None)
+    assert len(argvs) == 1 and argvs[0][:5] == ["docker", "exec", "n", "bash", "-c"]
+    return argvs[0][6:]
 
 
 MARK = "\n__kindlab_probe_status__:%{http_code}"
@@ -170,8 +184,8 @@ def test_the_probes_curl_in_a_node_is_as_it_was(params: dict[str, Any], address:
 
 def test_the_continuous_probes_loop_in_a_node_is_as_it_was() -> None:
     params = {"ingress": "one/test", "rate": 20, "duration": 60, "connect_to": ["100.64.0.0:80:127.0.0.1:9"], "timeout": 2}
-    assert loop_argv(params, [("100.64.0.0", "app.example"), ("100.64.0.1", "app.example")]) == (
+    assert loop_argv(params, ["100.64.0.0", "100.64.0.1"], "app.example") == (
         ["kindlab-probe", "1200", "50000", "2", "http://100.64.0.0/", "http://100.64.0.1/"]
         + OUT + ["2", "-H", "Host: app.example", "-X", "GET", "--connect-to", "100.64.0.0:80:127.0.0.1:9"])
-    assert loop_argv({"url": "https://x.example/", "rate": 7, "duration": 3}, [(None, None)]) == (
+    assert loop_argv({"url": "https://x.example/", "rate": 7, "duration": 3}, [], None) == (
         ["kindlab-probe", "21", "142857", "1", "https://x.example/"] + OUT + ["10", "-H", "Host: x.example", "-X", "GET", "-k"])
