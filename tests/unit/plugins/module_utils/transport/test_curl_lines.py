@@ -189,3 +189,15 @@ def test_the_continuous_probes_loop_in_a_node_is_as_it_was() -> None:
         + OUT + ["2", "-H", "Host: app.example", "-X", "GET", "--connect-to", "100.64.0.0:80:127.0.0.1:9"])
     assert loop_argv({"url": "https://x.example/", "rate": 7, "duration": 3}, [], None) == (
         ["kindlab-probe", "21", "142857", "1", "https://x.example/"] + OUT + ["10", "-H", "Host: x.example", "-X", "GET", "-k"])
+
+
+def test_a_data_plane_at_an_ipv6_address_is_written_in_brackets() -> None:
+    """The one line that differs from before the one builder: a data plane at an IPv6 address. The URL and the
+    connect-to entry were written without brackets, which curl refuses (exit 3: bad URL; exit 49: no valid port
+    in the connect-to string); the builder writes IPv6 hosts in brackets, as the probe's entries always were."""
+    address = Address("fd00::5")
+    plain = Request(id="a", ingress="s/a", host="q.test", target="/x", kind="path", rule="r")
+    tls = Request(id="b", ingress="s/a", host="q.test", target="/x", kind="tls", rule="r", scheme="https")
+    assert curl(plain, address) == "curl -sS -i --path-as-is -X GET -H 'Host: q.test' 'http://[fd00::5]:80/x'"
+    assert curl(tls, address) == ("curl -sS -i --path-as-is -X GET -H 'Host: q.test' -k --connect-to "
+                                  "'q.test:443:[fd00::5]:443' https://q.test:443/x")
