@@ -37,7 +37,8 @@ sys.path.insert(0, str(REPO / ".collections"))
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import chart  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import LAB_VALUES  # noqa: E402
-from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult, HttpAnswer  # noqa: E402
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult  # noqa: E402
+from ansible_collections.kindlab.ingress.plugins.module_utils.transport.request import Answer  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import dataplane_window  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import Selection  # noqa: E402
 
@@ -167,8 +168,8 @@ class BenchClient:
                                                 "subjects": [{"kind": "ServiceAccount", "name": "traefik", "namespace": "traefik"}]})
                 internal = [{"name": s + "@internal", "provider": "internal", "status": "enabled"}
                             for s in ("api", "dashboard", "noop", "ping")]
-                answer = HttpAnswer(200, json.dumps(sorted(services, key=lambda s: s["name"]) + internal),
-                                    {"x-next-page": "1", "content-type": "application/json"})
+                answer = Answer(200, json.dumps(sorted(services, key=lambda s: s["name"]) + internal),
+                                headers=(("x-next-page", "1"), ("content-type", "application/json")))
             labels = NGINX_LABELS if nginx else TRAEFIK_LABELS
             for r in range(REPLICAS):
                 name = "%s-%d" % ("ingress-ingress-nginx-controller-5d9c" if nginx else "traefik-7f6b", r)
@@ -189,9 +190,9 @@ class BenchClient:
         result: ExecResult = self.answers["%s/%s" % (namespace, name)]
         return result
 
-    def pod_proxy_get(self, namespace: str, name: str, port: int, path: str, query: Any, timeout: float) -> HttpAnswer:
+    def pod_proxy_get(self, namespace: str, name: str, port: int, path: str, query: Any, timeout: float) -> Answer:
         self._count("proxy")
-        answer: HttpAnswer = self.answers["%s/%s" % (namespace, name)]
+        answer: Answer = self.answers["%s/%s" % (namespace, name)]
         return answer
 
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.errors import ControllerError
-from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult, HttpAnswer
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult
+from ansible_collections.kindlab.ingress.plugins.module_utils.transport.request import Answer
 
 Obj = dict[str, Any]
 
@@ -29,7 +30,7 @@ class PodAccess(Protocol):
 
     def exec(self, container: str, command: list[str]) -> ExecResult: ...
 
-    def get(self, port: int, path: str, query: tuple[tuple[str, str], ...] = ()) -> HttpAnswer: ...
+    def get(self, port: int, path: str, query: tuple[tuple[str, str], ...] = ()) -> Answer: ...
 
 
 @dataclass(frozen=True)

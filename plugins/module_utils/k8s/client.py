@@ -27,11 +27,12 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.kubeconfig import LOADER_HINT, kubeconfig_paths, read_kubeconfig, unusable
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import Obj, ref_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import (
-    ExecResult, HttpAnswer, exec_outcome, handshake_status, status_message,
+    ExecResult, exec_outcome, handshake_status, status_message,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.rest import (
     URLLIB3_IMPORT_ERROR, ApiError, ApiResource, Connection, Discovery, settings_from_kubeconfig,
 )
+from ansible_collections.kindlab.ingress.plugins.module_utils.transport.request import Answer
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.watch import (
     LIST_READ_TIMEOUT, WATCH_CONNECT_TIMEOUT, WATCH_DEFAULT_SECONDS, WATCH_READ_SLACK, parse_watch_line, watch_lines,
 )
@@ -351,20 +352,20 @@ class Client:
         return self._exec_client
 
     def pod_proxy_get(self, namespace: str, name: str, port: int, path: str,
-                      query: tuple[tuple[str, str], ...] = (), timeout: float = LIST_READ_TIMEOUT) -> HttpAnswer:
+                      query: tuple[tuple[str, str], ...] = (), timeout: float = LIST_READ_TIMEOUT) -> Answer:
         """GET PATH on a pod's PORT through the API server's pod proxy (`kubectl get --raw
         /api/v1/namespaces/NS/pods/NAME:PORT/proxy/PATH`). Any HTTP answer, the pod's or the
-        API server's refusal (403, 503 when nothing listens), is an HttpAnswer."""
+        API server's refusal (403, 503 when nothing listens), is an Answer (no status when none came)."""
         url = "/api/v1/namespaces/%s/pods/%s:%d/proxy/%s" % (namespace, name, port, path.lstrip("/"))
         try:
             with self._answered():
                 resp = self._connection.request("GET", url, query=query, timeout=(WATCH_CONNECT_TIMEOUT, timeout))
         except ApiError as exc:
             body = str(getattr(exc, "body", "") or "")
-            return HttpAnswer(int(exc.status or 0), body=body, error=status_message(body or str(exc.reason)))
+            return Answer(int(exc.status) if exc.status else None, body, error=status_message(body or str(exc.reason)))
         data = resp.data
         text = data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data or "")
-        return HttpAnswer(int(resp.status), body=text, headers={str(k).lower(): str(v) for k, v in dict(resp.headers).items()})
+        return Answer(int(resp.status), text, headers=tuple((str(k).lower(), str(v)) for k, v in dict(resp.headers).items()))
 
     def apply(self, obj: Obj, check_mode: bool = False, force: bool = True) -> ApplyResult:
         """Server-side apply; reports a change only when the stored object would differ."""

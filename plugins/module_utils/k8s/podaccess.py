@@ -1,14 +1,16 @@
 # Copyright: kindlab.ingress contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What a read inside a pod returns (an exec, a GET through the API server's pod proxy), as
-plain values, and the pure helpers that turn the kubernetes client's answers into them, so
+"""What a read inside a pod returns (an exec; a GET through the API server's pod proxy, answered as any
+request the lab sends: transport/request.py's Answer), as plain values, and the pure helpers that turn the kubernetes client's answers into them, so
 the readers of each controller type never see the client's exceptions."""
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+from ansible_collections.kindlab.ingress.plugins.module_utils.transport.request import Answer
 
 
 @dataclass(frozen=True)
@@ -20,16 +22,6 @@ class ExecResult:
     stdout: str = ""
     stderr: str = ""
     refused: int | None = None
-    error: str = ""
-
-
-@dataclass(frozen=True)
-class HttpAnswer:
-    """A GET through the pod proxy: status 0 when nothing answered; `body` as text."""
-
-    status: int
-    body: str = ""
-    headers: dict[str, str] = field(default_factory=dict)
     error: str = ""
 
 
@@ -89,6 +81,6 @@ class ClientPodAccess:
         result: ExecResult = self.client.pod_exec(self.namespace, self.name, container, command, self.timeout)
         return result
 
-    def get(self, port: int, path: str, query: tuple[tuple[str, str], ...] = ()) -> HttpAnswer:
-        answer: HttpAnswer = self.client.pod_proxy_get(self.namespace, self.name, port, path, query, self.timeout)
+    def get(self, port: int, path: str, query: tuple[tuple[str, str], ...] = ()) -> Answer:
+        answer: Answer = self.client.pod_proxy_get(self.namespace, self.name, port, path, query, self.timeout)
         return answer

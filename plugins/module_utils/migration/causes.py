@@ -35,7 +35,7 @@ class Context:
     field: str  # status, location, backend, path, statuses, backends, received.<Header>, header.<name>
     target: str  # the target data plane's name
     regex_ingresses: tuple[str, ...]  # the Ingresses that put the request's host in regex mode
-    baseline_served: bool = True  # a backend answered, or a status other than 404 (replay.Answer.served)
+    baseline_served: bool = True  # a backend answered, or a status other than 404 (replay.Observation.served)
     target_served: bool = True
     target_serves_rule: bool = True  # the target served the rule's own path (its `path` request)
     tls: HostTLS = HostTLS()  # what spec.tls says of the request's host

@@ -17,22 +17,22 @@
 """
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneReader, Router
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain, unexplained
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import HostTLS, Request, Rule
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address, Answer
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address, Observation, request_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes import choose, describe
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.route_precedence import Match
+from ansible_collections.kindlab.ingress.plugins.module_utils.transport.curl import curl_line
 
 Obj = dict[str, Any]
 OUTCOMES = ("same", "differ", "neither", "noise", "not_faithful")
 
 
-def fields(answer: Answer, request: Request) -> dict[str, str]:
+def fields(answer: Observation, request: Request) -> dict[str, str]:
     """The compared fields of one answer, as strings ("" when absent)."""
     if request.repeat > 1:
         out = {"statuses": ",".join(sorted(answer.statuses)), "backends": ",".join(sorted(answer.backends))}
@@ -53,22 +53,7 @@ def _diff(a: dict[str, str], b: dict[str, str]) -> list[str]:
 
 def curl(request: Request, address: Address) -> str:
     """The one curl line that sends this request to that data plane as the rehearsal did."""
-    scheme = request.scheme
-    port = address.tls_port if scheme == "https" else address.port
-    argv = ["curl", "-sS", "-i", "--path-as-is", "-X", request.method, "-H", "Host: " + request.host]
-    if scheme == "https":
-        argv += ["-k", "--connect-to", "%s:%d:%s:%d" % (request.host, port, address.ip, port)]
-    for name, value in request.headers:
-        argv += ["-H", "%s: %s" % (name, value)]
-    url = ("%s://%s:%d%s" % (scheme, request.host, port, request.target) if scheme == "https"
-           else "http://%s:%d%s" % (address.ip, port, request.target))
-    line = " ".join(shlex.quote(a) for a in argv)
-    if request.body_size:
-        line += " --data-binary @<(head -c %d /dev/zero)" % request.body_size
-    if request.repeat > 1:
-        return "for i in $(seq %d); do %s %s -o /dev/null -w '%%{http_code}\\n'; done | sort | uniq -c" % (
-            request.repeat, line, shlex.quote(url))
-    return "%s %s" % (line, shlex.quote(url))
+    return curl_line(request_of(request, address, as_sent=False), request.repeat)
 
 
 @dataclass
@@ -91,7 +76,7 @@ class Plane:
         return self.reader.describe(record) if record is not None else "none of its routes"
 
 
-def compare(corpus: Sequence[Request], rules_of: Sequence[Rule | None], answers: dict[str, list[list[Answer]]],
+def compare(corpus: Sequence[Request], rules_of: Sequence[Rule | None], answers: dict[str, list[list[Observation]]],
             baseline: Plane, targets: Sequence[Plane], regex_hosts: dict[str, list[str]],
             unfaithful: dict[int, str], tls_hosts: dict[str, HostTLS] | None = None,
             default_backends: tuple[tuple[str, str], ...] = ()) -> Obj:
@@ -125,7 +110,7 @@ def compare(corpus: Sequence[Request], rules_of: Sequence[Rule | None], answers:
     return out
 
 
-def _row(index: int, req: Request, rule: Rule | None, samples: list[Answer], answer: Answer, baseline: Plane,
+def _row(index: int, req: Request, rule: Rule | None, samples: list[Observation], answer: Observation, baseline: Plane,
          target: Plane, regex_hosts: dict[str, list[str]], unfaithful: str | None, serves_rule: bool = True,
          tls: HostTLS = HostTLS(), default_backends: tuple[tuple[str, str], ...] = ()) -> Obj:
     first = samples[0]

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import proxy_markers
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Request
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address, Answer
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address, Observation
 
 Obj = dict[str, Any]
 
@@ -40,7 +40,7 @@ def _header(received: dict[str, str], name: str) -> str:
     return next((v for k, v in received.items() if k.lower() == low), "")
 
 
-def why_foreign(answer: Answer, origin: Origin, backends: dict[str, frozenset[str]], markers: Sequence[str]) -> str:
+def why_foreign(answer: Observation, origin: Origin, backends: dict[str, frozenset[str]], markers: Sequence[str]) -> str:
     """Why ANSWER, sent to ORIGIN, did not come from it in this cluster; "" when it did (or says nothing: no backend
     answered, so no pod or proxy is named)."""
     if not answer.pod:
@@ -58,7 +58,7 @@ def why_foreign(answer: Answer, origin: Origin, backends: dict[str, frozenset[st
     return ""
 
 
-def check(answers: dict[str, list[list[Answer]]], corpus: Sequence[Request], origins: Sequence[Origin],
+def check(answers: dict[str, list[list[Observation]]], corpus: Sequence[Request], origins: Sequence[Origin],
           backends: dict[str, frozenset[str]]) -> None:
     """A ForeignAnswer naming the first answer that did not come from its data plane in this cluster (and how many
     more did not); nothing when every one did."""

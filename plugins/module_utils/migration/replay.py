@@ -2,24 +2,26 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Sending the corpus to a data plane, byte for byte, and reading what arrived.
 
-Each request goes to the data plane's address with its Host header, its target exactly as
-generated (no client-side normalisation of `..` or `//`: that is what is being tested) and no
-redirect followed. The echo backend's JSON says which namespace, Service and pod answered and
-the path, query and headers it received. Requests run side by side (a thread pool); a request
-with `repeat` (a burst, a canary weight) runs its copies back to back on one connection.
+Each request is a raw one (transport/request.py) to the data plane's address with its Host header, its
+target exactly as generated (no client-side normalisation of `..` or `//`: that is what is being tested)
+and no redirect followed; an HTTPS one names its host in the URL (the TLS server name) and is mapped to the
+data plane's HTTPS port, as curl's --connect-to does, so its curl line (`request_of`, transport/curl.py)
+is the same request. The echo backend's JSON says which namespace, Service and pod answered and the path,
+query and headers it received. Requests run side by side (a thread pool); a request with `repeat` (a
+burst, a canary weight) runs its copies back to back on one connection.
 """
 from __future__ import annotations
 
-import http.client
 import json
-import socket
-import ssl
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Request
+from ansible_collections.kindlab.ingress.plugins.module_utils.transport.connect_to import ConnectTo, bracket
+from ansible_collections.kindlab.ingress.plugins.module_utils.transport.host import HostTransport
+from ansible_collections.kindlab.ingress.plugins.module_utils.transport.request import Answer, Transport
+from ansible_collections.kindlab.ingress.plugins.module_utils.transport.request import Request as HttpRequest
 
 Obj = dict[str, Any]
 
@@ -29,11 +31,15 @@ _UNCOMPARED_RESPONSE = {"date", "content-length", "content-type", "server", "con
                         "strict-transport-security", "location"}
 USER_AGENT = "kindlab-migration/1"
 # What the echo stand-in (echo-basic) answers itself on its health path (conformance/echo-basic: /health).
-STAND_IN_OWN_ANSWER = b"OK"
+STAND_IN_OWN_ANSWER = "OK"
+_ASCII_SPACE = " \t\n\r\x0b\x0c"  # what bytes.strip() strips: the stand-in's answer is read as its bytes were
+TIMEOUT = 20.0  # seconds for one request
 
 
 @dataclass
-class Answer:
+class Observation:
+    """What one data plane answered to one request (its answer's compared parts) and what the echo backend
+    behind it says arrived."""
     status: int | None = None  # None: no HTTP answer (error says why)
     error: str = ""
     location: str = ""
@@ -66,84 +72,65 @@ class Address:
     tls_port: int = 443
 
 
-def _echo(body: bytes) -> Obj | None:
+def request_of(req: Request, address: Address, timeout: float = TIMEOUT, as_sent: bool = True) -> HttpRequest:
+    """REQ to the data plane at ADDRESS: as the replay sends it (with its User-Agent, which a header of the
+    request's own of that name replaces), or (AS_SENT false) as its curl line shows it, curl saying its own."""
+    connect: tuple[ConnectTo, ...] = ()
+    if req.scheme == "https":
+        port, url_host = address.tls_port, req.host
+        url = "https://%s:%d%s" % (req.host, port, req.target)
+        connect = (ConnectTo(req.host, str(port), address.ip, str(port)),)
+    else:
+        port, url_host = address.port, address.ip
+        url = "http://%s:%d%s" % (bracket(address.ip), port, req.target)
+    host, headers = req.host, req.headers
+    if as_sent:
+        merged = {"Host": req.host, "User-Agent": USER_AGENT, **dict(req.headers)}
+        host = merged.pop("Host")
+        headers = tuple(merged.items())
+    return HttpRequest(method=req.method, url=url, address=url_host, port=port, host=host, target=req.target,
+                       headers=headers, body=b"x" * req.body_size if req.body_size else None, timeout=timeout,
+                       connect_to=connect, raw=True)
+
+
+def _echo(body: str) -> Obj | None:
     try:
-        doc = json.loads(body.decode("utf-8", "replace"))
+        doc = json.loads(body)
     except ValueError:
         return None
     return doc if isinstance(doc, dict) and "path" in doc and "headers" in doc else None
 
 
-def _connection(address: Address, host: str, scheme: str, timeout: float) -> http.client.HTTPConnection:
-    if scheme == "https":
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE  # the lab's certificates are self-signed: routing is under test
-
-        class _SNI(http.client.HTTPSConnection):
-            def connect(self) -> None:  # the Host's name as SNI, whatever address is dialled
-                sock = socket.create_connection((address.ip, address.tls_port), timeout)
-                self.sock = context.wrap_socket(sock, server_hostname=host)
-
-        return _SNI(address.ip, address.tls_port, timeout=timeout, context=context)
-    return http.client.HTTPConnection(address.ip, address.port, timeout=timeout)
-
-
-def send_once(conn: http.client.HTTPConnection, req: Request) -> Answer:
-    """One request on an open connection; the answer, or the error that stopped it."""
-    started = time.monotonic()
-    body = b"x" * req.body_size if req.body_size else None
-    headers = {"Host": req.host, "User-Agent": USER_AGENT, **dict(req.headers)}
-    answer = Answer()
-    try:
-        conn.putrequest(req.method, req.target, skip_host=True, skip_accept_encoding=True)
-        for name, value in headers.items():
-            conn.putheader(name, value)
-        if body is not None:
-            conn.putheader("Content-Length", str(len(body)))
-        try:
-            conn.endheaders(body)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # a proxy that refuses the body (413) may close before reading it: its answer may still be there
-        resp = conn.getresponse()
-        data = resp.read()
-    except (OSError, http.client.HTTPException) as exc:
-        answer.error = "timed out" if isinstance(exc, (socket.timeout, TimeoutError)) else "%s: %s" % (type(exc).__name__, exc)
-        answer.seconds = round(time.monotonic() - started, 3)
-        conn.close()
-        return answer
-    answer.status = resp.status
-    answer.location = resp.getheader("Location") or ""
-    answer.headers = {k.lower(): v for k, v in resp.getheaders() if k.lower() not in _UNCOMPARED_RESPONSE}
-    echo = _echo(data)
-    answer.stand_in = echo is None and resp.status == 200 and data.strip() == STAND_IN_OWN_ANSWER
+def observe(answer: Answer) -> Observation:
+    """An answer's compared parts, and what the echo backend that gave it says arrived."""
+    out = Observation(seconds=answer.seconds)
+    if answer.status is None:
+        out.error = answer.error or ""
+        return out
+    out.status = answer.status
+    out.location = answer.header("Location")
+    out.headers = {k.lower(): v for k, v in answer.headers if k.lower() not in _UNCOMPARED_RESPONSE}
+    echo = _echo(answer.body)
+    out.stand_in = echo is None and answer.status == 200 and answer.body.strip(_ASCII_SPACE) == STAND_IN_OWN_ANSWER
     if echo is not None:
-        answer.backend = "%s/%s" % (echo.get("namespace") or "", echo.get("service") or "")
-        answer.pod = str(echo.get("pod") or "")
-        answer.path = str(echo.get("path") or "")
-        answer.received = {str(k): ", ".join(v) if isinstance(v, list) else str(v)
-                           for k, v in (echo.get("headers") or {}).items()}
-        answer.received["Host"] = str(echo.get("host") or "")
-    answer.seconds = round(time.monotonic() - started, 3)
-    if resp.will_close:
-        conn.close()
-    return answer
+        out.backend = "%s/%s" % (echo.get("namespace") or "", echo.get("service") or "")
+        out.pod = str(echo.get("pod") or "")
+        out.path = str(echo.get("path") or "")
+        out.received = {str(k): ", ".join(v) if isinstance(v, list) else str(v)
+                        for k, v in (echo.get("headers") or {}).items()}
+        out.received["Host"] = str(echo.get("host") or "")
+    return out
 
 
-def send(address: Address, req: Request, timeout: float = 20.0) -> Answer:
-    """The request (repeat times back to back on one connection; over TLS with the host as SNI when
-    its scheme is https); with repeat > 1 the answer is the last one with the counts of every status
-    and backend seen."""
-    scheme = req.scheme
-    conn = _connection(address, req.host, scheme, timeout)
-    try:
-        answers = []
-        for _copy in range(max(1, req.repeat)):
-            answers.append(send_once(conn, req))
-            if conn.sock is None:  # closed by the server or by an error: a new one for the next copy
-                conn = _connection(address, req.host, scheme, timeout)
-    finally:
-        conn.close()
+# Raw requests from this host; TLS unverified (the lab's certificates are self-signed: routing is under test).
+HOST = HostTransport(validate_certs=False)
+
+
+def send(address: Address, req: Request, timeout: float = TIMEOUT, transport: Transport = HOST) -> Observation:
+    """The request (repeat times back to back on one connection; over TLS with the host as the server name when
+    its scheme is https); with repeat > 1 the answer is the last one with the counts of every status and
+    backend seen."""
+    answers = [observe(a) for a in transport.repeat(request_of(req, address, timeout), max(1, req.repeat))]
     last = answers[-1]
     if req.repeat > 1:
         for a in answers:
@@ -155,19 +142,19 @@ def send(address: Address, req: Request, timeout: float = 20.0) -> Answer:
     return last
 
 
-Sender = Callable[[Address, Request], Answer]
+Sender = Callable[[Address, Request], Observation]
 
 
 def replay(planes: Sequence[tuple[str, Address, int]], corpus: Sequence[Request], workers: int = 16,
-           sender: Sender = send) -> dict[str, list[list[Answer]]]:
+           sender: Sender = send) -> dict[str, list[list[Observation]]]:
     """Every request through every data plane: PLANES are (name, address, samples). Returns
     name -> one list of answers per request (one answer per sample). Bursts run last, one data
     plane at a time, so that their rate limits do not refuse the other requests."""
-    results: dict[str, list[list[Answer]]] = {name: [[] for _request in corpus] for name, _a, _s in planes}
+    results: dict[str, list[list[Observation]]] = {name: [[] for _request in corpus] for name, _a, _s in planes}
     bursts = [i for i, r in enumerate(corpus) if r.kind == "burst"]
     others = [i for i, r in enumerate(corpus) if r.kind != "burst"]
 
-    def run(job: tuple[str, Address, int]) -> tuple[str, int, Answer]:
+    def run(job: tuple[str, Address, int]) -> tuple[str, int, Observation]:
         name, address, index = job
         return name, index, sender(address, corpus[index])
 

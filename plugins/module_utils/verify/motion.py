@@ -19,7 +19,7 @@ from typing import Any
 from ansible_collections.kindlab.ingress.plugins.module_utils._time import parse_time
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.dataplane import MISSING, STALE, UNREAD
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.dataplane_window import CONVERGED
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ANSWERED
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_continuous import ANSWERED
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import _dict, _list, probe_ingresses
 
 Obj = dict[str, Any]

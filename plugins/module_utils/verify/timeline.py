@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._time import iso, parse_time
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ProbeError, parse_ingresses
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_options import ProbeError, parse_ingresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.attribution import change_writer
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects import WATCHED, kind_named
 

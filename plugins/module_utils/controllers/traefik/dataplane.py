@@ -121,7 +121,7 @@ def read(access: PodAccess, pod: Obj, container: Obj) -> Reading:
             backends.update(parse_services(answer.body))
         except DataPlaneError as exc:
             return Reading(source, unread="unexpected answer: %s" % exc, fix=API_FIX)
-        following = answer.headers.get("x-next-page", "1")
+        following = answer.header("x-next-page", "1")
         if not following.isdigit() or int(following) <= page:
             return Reading(source, backends=backends)
         page = int(following)
@@ -160,7 +160,7 @@ def read_routers(access: PodAccess, pod: Obj, container: Obj) -> tuple[tuple[Rou
             routers += parse_routers(answer.body)
         except DataPlaneError as exc:
             return (), "GET :%d%s: unexpected answer: %s" % (port, ROUTERS_PATH, exc)
-        following = answer.headers.get("x-next-page", "1")
+        following = answer.header("x-next-page", "1")
         if not following.isdigit() or int(following) <= page:
             return tuple(routers), ""
         page = int(following)

@@ -16,9 +16,9 @@ MODULE_UTILS = ROOT / "plugins" / "module_utils"
 PACKAGE = "ansible_collections.kindlab.ingress.plugins.module_utils"
 
 # The layer table, bottom first: a file's layer is its top-level package's (a top-level `_name.py` file is
-# a generic helper). A file may import its own layer and the ones before it.
+# a generic helper; transport/ knows nothing of Kubernetes, so it sits beside them). A file may import its own layer and the ones before it.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("generic helpers (_*.py)", ()),
+    ("generic helpers (_*.py) and the transport every request goes through", ("transport",)),
     ("kubernetes and the cluster", ("k8s", "cluster")),
     ("controller types", ("controllers",)),
     ("discovery", ("discovery",)),

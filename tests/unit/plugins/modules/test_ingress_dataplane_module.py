@@ -9,7 +9,8 @@ import pytest
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import base
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import chart
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik.values import LAB_VALUES
-from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult, HttpAnswer
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult
+from ansible_collections.kindlab.ingress.plugins.module_utils.transport.request import Answer
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import dataplane_window
 from ansible_collections.kindlab.ingress.plugins.modules import ingress_dataplane
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, run_module, use_fake_exits
@@ -66,7 +67,7 @@ def traefik_lab() -> base.ClusterState:
 
 class FakeClient:
     def __init__(self, execs: dict[str, ExecResult], state: base.ClusterState | None = None,
-                 proxied: dict[str, HttpAnswer] | None = None) -> None:
+                 proxied: dict[str, Answer] | None = None) -> None:
         self.state = state or lab()
         self.execs = execs
         self.proxied = proxied or {}
@@ -90,7 +91,7 @@ class FakeClient:
         self.calls.append(("exec", namespace, name, container, tuple(command), timeout))
         return self.execs[name]
 
-    def pod_proxy_get(self, namespace: str, name: str, port: int, path: str, query: Any, timeout: float) -> HttpAnswer:
+    def pod_proxy_get(self, namespace: str, name: str, port: int, path: str, query: Any, timeout: float) -> Answer:
         self.calls.append(("proxy", namespace, name, port, path))
         return self.proxied[name]
 
@@ -129,13 +130,13 @@ def test_a_refused_exec_is_unread_and_fails_only_when_asked(monkeypatch: pytest.
 
 
 @pytest.mark.parametrize("answer, why, fix", [
-    (HttpAnswer(404, "404 page not found\n"), "the API is off or not on port 8080: HTTP 404: 404 page not found",
+    (Answer(404, "404 page not found\n"), "the API is off or not on port 8080: HTTP 404: 404 page not found",
      "turn the API on: chart values api.insecure: true (arg --api.insecure=true)"),
-    (HttpAnswer(403, error='pods "traefik-abc" is forbidden: cannot get resource "pods/proxy"'),
+    (Answer(403, error='pods "traefik-abc" is forbidden: cannot get resource "pods/proxy"'),
      "pod proxy refused by the API server (403)", "grant the reader get on pods/proxy in namespace traefik"),
 ])
 def test_a_traefik_whose_api_is_off_or_refused_is_unread_and_fails_when_asked(
-        answer: HttpAnswer, why: str, fix: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        answer: Answer, why: str, fix: str, monkeypatch: pytest.MonkeyPatch) -> None:
     client = FakeClient({}, traefik_lab(), {"traefik-abc": answer})
     r = run({"fail_on": ["unread"]}, client, monkeypatch)
     assert r.failed and r.result["msg"].startswith("ingress_dataplane: traefik/traefik-abc (traefik) could not be read: " + why)
@@ -150,7 +151,7 @@ def test_a_traefik_whose_api_is_off_or_refused_is_unread_and_fails_when_asked(
 def test_a_readable_traefik_passes(monkeypatch: pytest.MonkeyPatch) -> None:
     page = json.dumps([{"name": "one-web-80@kubernetes", "loadBalancer": {"servers": [
         {"url": "http://10.244.0.7:8080"}, {"url": "http://10.244.0.8:8080"}]}}])
-    r = run({}, FakeClient({}, traefik_lab(), {"traefik-abc": HttpAnswer(200, page, {"x-next-page": "1"})}), monkeypatch)
+    r = run({}, FakeClient({}, traefik_lab(), {"traefik-abc": Answer(200, page, headers=(("x-next-page", "1"),))}), monkeypatch)
     assert not r.failed and r.result["passed"] and r.result["pods"]["traefik/traefik-abc"]["backends"][0]["routed"] == [
         "10.244.0.7:8080", "10.244.0.8:8080"]
 

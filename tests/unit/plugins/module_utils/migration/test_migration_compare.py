@@ -4,7 +4,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare 
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Request, generate, regex_hosts
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import rules_of as corpus_rules_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import judge, parse_expected
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address, Answer, replay
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address, Observation, replay
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import verdicts
 
 from migration_fixtures import ingress
@@ -15,30 +15,30 @@ INGS = [ingress("api", "q.test", [("/api/v[0-9]+", "ImplementationSpecific")], {
         ingress("docs", "d.test", [("/docs/", "Prefix")])]
 
 
-def nginx_like(address: Address, req: Request) -> Answer:
+def nginx_like(address: Address, req: Request) -> Observation:
     """A fake baseline: regex case-insensitive prefix for api, 301 for /docs, X-Scheme on every answer, a random id."""
     import random
     import re
     path = req.target.split("?")[0]
     received = {"Host": req.host, "X-Scheme": "http", "X-Request-Id": str(random.random())}
     if req.host == "q.test" and re.match(r"/api/v[0-9]+", path, re.I):
-        return Answer(status=200, backend="shop/api", pod="api-1", path=req.target, received=received)
+        return Observation(status=200, backend="shop/api", pod="api-1", path=req.target, received=received)
     if req.host == "d.test" and path == "/docs":
-        return Answer(status=301, location="http://d.test/docs/")
+        return Observation(status=301, location="http://d.test/docs/")
     if req.host == "d.test" and path.startswith("/docs/"):
-        return Answer(status=200, backend="shop/docs", pod="docs-1", path=req.target, received=received)
-    return Answer(status=404)
+        return Observation(status=200, backend="shop/docs", pod="docs-1", path=req.target, received=received)
+    return Observation(status=404)
 
 
-def traefik_like(address: Address, req: Request) -> Answer:
+def traefik_like(address: Address, req: Request) -> Observation:
     import re
     path = req.target.split("?")[0]
     received = {"Host": req.host}
     if req.host == "q.test" and re.fullmatch(r"/api/v[0-9]+", path):
-        return Answer(status=200, backend="shop/api", pod="api-2", path=req.target, received=received)
+        return Observation(status=200, backend="shop/api", pod="api-2", path=req.target, received=received)
     if req.host == "d.test" and (path == "/docs" or path.startswith("/docs/")):
-        return Answer(status=200, backend="shop/docs", pod="docs-1", path=req.target, received=received)
-    return Answer(status=404)
+        return Observation(status=200, backend="shop/docs", pod="docs-1", path=req.target, received=received)
+    return Observation(status=404)
 
 
 def run(expected: list | None = None) -> tuple[dict, dict]:
@@ -46,7 +46,7 @@ def run(expected: list | None = None) -> tuple[dict, dict]:
     rules_of = corpus_rules_of(corpus, INGS)
     assert [r.ingress if r else None for r in rules_of] == [q.ingress for q in corpus]
 
-    def sender(address: Address, req: Request) -> Answer:
+    def sender(address: Address, req: Request) -> Observation:
         return (nginx_like if address == BASE else traefik_like)(address, req)
 
     answers = replay([("nginx", BASE, 2), ("traefik", TARGET, 1)], corpus, sender=sender)
@@ -101,7 +101,7 @@ def test_judge_expected_and_unexpected() -> None:
 
 def test_a_baseline_that_serves_nothing_fails() -> None:
     corpus = generate(INGS)
-    answers = replay([("nginx", BASE, 2), ("traefik", TARGET, 1)], corpus, sender=lambda a, r: Answer(status=404))
+    answers = replay([("nginx", BASE, 2), ("traefik", TARGET, 1)], corpus, sender=lambda a, r: Observation(status=404))
     comparison = compare(corpus, [None] * len(corpus), answers, Plane("nginx", BASE), [Plane("traefik", TARGET)], {}, {})
     verdict = judge(comparison, [])
     assert verdict["baseline_idle"] and not verdict["passed"]
@@ -420,7 +420,7 @@ def test_each_difference_names_what_took_it_on_each_side_from_their_own_accounts
     corpus = generate(INGS)
     rules_of = corpus_rules_of(corpus, INGS)
 
-    def sender(address: Address, req: Request) -> Answer:
+    def sender(address: Address, req: Request) -> Observation:
         return (nginx_like if address == BASE else traefik_like)(address, req)
 
     answers = replay([("nginx", BASE, 2), ("traefik", TARGET, 1)], corpus, sender=sender)

@@ -8,7 +8,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.regist
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import provenance
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Request
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.provenance import ForeignAnswer, Origin, why_foreign
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address, Answer
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address, Observation
 
 BACKENDS = {"shop/web": frozenset({"web-5c-abcde"})}
 TRAEFIK = Origin("traefik-nginx-provider", Address("100.66.0.2"), frozenset({"traefik-6f-xyz12"}), "X-Forwarded-Server")
@@ -16,8 +16,8 @@ NGINX = Origin("ingress-nginx", Address("100.66.0.1"), frozenset({"ingress-nginx
 REQUEST = Request(id="shop/web a.test/ [path] /", ingress="shop/web", host="a.test", target="/", kind="path", rule="/ (Prefix)")
 
 
-def answer(pod: str = "web-5c-abcde", **received: str) -> Answer:
-    return Answer(status=200, backend="shop/web", pod=pod, received=dict(received))
+def answer(pod: str = "web-5c-abcde", **received: str) -> Observation:
+    return Observation(status=200, backend="shop/web", pod=pod, received=dict(received))
 
 
 def test_traefik_names_its_pod_in_x_forwarded_server() -> None:
@@ -27,7 +27,7 @@ def test_traefik_names_its_pod_in_x_forwarded_server() -> None:
 @pytest.mark.parametrize("origin, got, why", [
     (TRAEFIK, answer(**{"X-Forwarded-Server": "traefik-6f-xyz12"}), ""),
     (NGINX, answer(), ""),
-    (TRAEFIK, Answer(status=404), ""),  # no backend answered: nothing names a pod or a proxy
+    (TRAEFIK, Observation(status=404), ""),  # no backend answered: nothing names a pod or a proxy
     (TRAEFIK, answer(pod="web-other-cluster", **{"X-Forwarded-Server": "traefik-6f-xyz12"}),
      "pod web-other-cluster of Service shop/web answered, which no EndpointSlice of that Service in this cluster holds"),
     (TRAEFIK, answer(), "the request reached pod web-5c-abcde without X-Forwarded-Server: no pod behind it passed it"),
@@ -38,7 +38,7 @@ def test_traefik_names_its_pod_in_x_forwarded_server() -> None:
      "the request was passed by traefik-6f-xyz12 (X-Forwarded-Server: traefik-6f-xyz12), not by a pod behind it "
      "(ingress-nginx-controller-7b-qwert)"),
 ])
-def test_why_an_answer_is_foreign(origin: Origin, got: Answer, why: str) -> None:
+def test_why_an_answer_is_foreign(origin: Origin, got: Observation, why: str) -> None:
     assert why_foreign(got, origin, BACKENDS, proxy_markers()) == why
 
 

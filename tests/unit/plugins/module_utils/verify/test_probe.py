@@ -9,9 +9,17 @@ import pytest
 from ansible.module_utils.six.moves.urllib.error import HTTPError
 from ansible.module_utils.urls import open_url
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import (
-    Answer, ConnectTo, ProbeError, ProbeSpec, Target, backend_of, build_target, curl_argv, distribution,
-    first_rule_host, host_send, parse_connect_to, parse_curl, parse_spec, probe_from_module, run_probe,
+from ansible_collections.kindlab.ingress.plugins.module_utils.transport.connect_to import ConnectTo, Peer
+from ansible_collections.kindlab.ingress.plugins.module_utils.transport.host import HostTransport
+from ansible_collections.kindlab.ingress.plugins.module_utils.transport.node import NodeTransport
+from ansible_collections.kindlab.ingress.plugins.module_utils.transport.request import Answer, Request
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import NODE_HINT, probe_from_module
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_once import run_probe
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_options import (
+    ProbeError, ProbeSpec, parse_connect_to, parse_spec,
+)
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_request import (
+    backend_of, build_target, distribution, first_rule_host,
 )
 
 NGINX_WELCOME = "<!DOCTYPE html>\n<html>\n<head>\n<title>Welcome to nginx!</title>\n</head>"
@@ -108,9 +116,9 @@ def test_connect_to_maps_only_matching_host_and_port() -> None:
     spec = parse_spec(params(url="http://100.64.0.0/x?y=1", connect_to=["100.64.0.1:80:127.0.0.1:1", "100.64.0.0:80:127.0.0.1:2"]))
     target = build_target(spec, None, None)
     assert (target.url, target.host_header, target.address) == ("http://100.64.0.0/x?y=1", "100.64.0.0", "100.64.0.0")
-    assert (target.connect_host, target.connect_port) == ("127.0.0.1", 2)
+    assert (target.request.peer.host, target.request.peer.port) == ("127.0.0.1", 2)
     unmapped = build_target(parse_spec(params(url="http://100.64.0.0:8080/", connect_to=["100.64.0.0:80:127.0.0.1:2"])), None, None)
-    assert (unmapped.connect_host, unmapped.connect_port, unmapped.host_header) == ("100.64.0.0", 8080, "100.64.0.0:8080")
+    assert (unmapped.request.peer.host, unmapped.request.peer.port, unmapped.host_header) == ("100.64.0.0", 8080, "100.64.0.0:8080")
 
 
 def test_ingress_target_uses_status_address_rule_host_and_port() -> None:
@@ -135,7 +143,7 @@ def fake_spec(**kw: Any) -> ProbeSpec:
 
 def test_samples_after_success_and_failed_samples_fail_the_probe() -> None:
     answers = iter([Answer(503, ""), Answer(200, "pod: a\n"), Answer(200, "pod: a\n"), Answer(503, "x"), Answer(200, "pod: b\n")])
-    result = run_probe(fake_spec(attempts=3, samples=3), lambda _s, _t: next(answers), sleep=lambda _x: None)
+    result = run_probe(fake_spec(attempts=3, samples=3), lambda _r: next(answers), sleep=lambda _x: None)
     assert [a["status"] for a in result["attempts"]] == [503, 200]
     assert result["distribution"] == {"a": 1, "(unmatched)": 1, "b": 1}
     assert not result["passed"]
@@ -144,23 +152,23 @@ def test_samples_after_success_and_failed_samples_fail_the_probe() -> None:
 
 def test_ingress_without_address_is_retried_and_reported() -> None:
     addresses = iter([([], None), (["100.64.0.1"], "h.example")])
-    seen: list[Target] = []
+    seen: list[Request] = []
 
-    def send(_s: ProbeSpec, target: Target) -> Answer:
-        seen.append(target)
+    def send(request: Request) -> Answer:
+        seen.append(request)
         return Answer(200, "pod: p\n")
 
     result = run_probe(parse_spec(params(ingress="one/test", attempts=2, samples=0)), send, lambda: next(addresses),
                        sleep=lambda _x: None)
     assert result["passed"] and result["attempts"][0]["error"] == "no status address on Ingress one/test"
-    assert seen[0].host_header == "h.example" and result["address"] == "100.64.0.1"
+    assert seen[0].host == "h.example" and result["address"] == "100.64.0.1"
 
 
 def test_several_ingresses_are_used_in_turn_like_dns_round_robin() -> None:
     spec = parse_spec(params(ingress=["one/login", {"namespace": "two", "name": "login"}], samples=4))
     assert spec.ingresses == [("one", "login"), ("two", "login")]
     bodies = {"100.64.0.0": "pod: one-login\n", "100.64.0.1": "pod: two-login\n"}
-    result = run_probe(spec, lambda _s, t: Answer(200, bodies[t.address]),
+    result = run_probe(spec, lambda r: Answer(200, bodies[r.address]),
                        lambda: (["100.64.0.0", "100.64.0.1"], "app.example.test"), sleep=lambda _x: None)
     assert result["passed"] and result["distribution"] == {"one-login": 2, "two-login": 2}
     assert result["addresses"] == ["100.64.0.0", "100.64.0.1"]
@@ -173,13 +181,18 @@ def test_several_ingresses_are_used_in_turn_like_dns_round_robin() -> None:
 
 def test_curl_argv_and_output() -> None:
     spec = fake_spec(method="HEAD", connect_to=["100.64.0.0:80:127.0.0.1:9"], timeout=2)
-    argv = curl_argv("/usr/bin/docker", "lab-control-plane", spec, build_target(spec, None, "h.example"))
+    argv = NodeTransport(docker_never, "/usr/bin/docker", "lab-control-plane").argv(build_target(spec, None, "h.example").request)
     assert argv[:5] == ["/usr/bin/docker", "exec", "lab-control-plane", "curl", "-sS"]
     assert argv[-1] == "http://100.64.0.0/" and "--head" in argv and "Host: h.example" in argv
     assert argv[argv.index("--connect-to") + 1] == "100.64.0.0:80:127.0.0.1:9"
-    assert parse_curl(0, "pod: x\n\n__kindlab_probe_status__:200", "", "n") == Answer(200, "pod: x\n")
-    assert "use via: host with connect_to" in (parse_curl(1, "", "Error response from daemon: No such container: n", "n").error or "")
-    assert "curl in node n failed (rc=7)" in (parse_curl(7, "\n__kindlab_probe_status__:000", "Connection refused", "n").error or "")
+    node = NodeTransport(docker_never, "/usr/bin/docker", "n", NODE_HINT)
+    assert node.read(0, "pod: x\n\n__kindlab_probe_status__:200", "") == Answer(200, "pod: x\n")
+    assert "use via: host with connect_to" in (node.read(1, "", "Error response from daemon: No such container: n").error or "")
+    assert "curl in node n failed (rc=7)" in (node.read(7, "\n__kindlab_probe_status__:000", "Connection refused").error or "")
+
+
+def docker_never(argv: list[str]) -> tuple[int, str, str]:
+    raise AssertionError("nothing runs: %s" % argv)
 
 
 # ---------------------------------------------------------------- real HTTP on 127.0.0.1
@@ -226,7 +239,9 @@ def server_factory() -> Iterator[Any]:
 
 
 def probe(p: dict[str, Any]) -> dict[str, Any]:
-    return run_probe(parse_spec(p), host_send(open_url, HTTPError), sleep=lambda _x: None)
+    spec = parse_spec(p)
+    host = HostTransport(connect_to_only=spec.connect_to_only, open_url=open_url, http_error=HTTPError)
+    return run_probe(spec, host.send, sleep=lambda _x: None)
 
 
 def test_real_http_pass_with_distribution(server_factory: Any) -> None:
@@ -276,18 +291,16 @@ def test_real_http_host_header_override_and_refused_connection(server_factory: A
 
 
 def test_connect_to_only_never_dials_an_unmapped_address() -> None:
-    from ansible_collections.kindlab.ingress.plugins.module_utils.verify import probe as _probe
-
     dialled: list[str] = []
 
     def fake_open_url(url: str, **_kwargs: object) -> object:
         dialled.append(url)
         raise AssertionError("must not be dialled")
 
-    spec = _probe.parse_spec({"url": "http://172.18.0.2/", "connect_to": ["100.64.0.0:80:127.0.0.1:1"], "connect_to_only": True})
-    target = _probe.build_target(spec, None, None)
-    answer = _probe.host_send(fake_open_url, Exception)(spec, target)
+    spec = parse_spec({"url": "http://172.18.0.2/", "connect_to": ["100.64.0.0:80:127.0.0.1:1"], "connect_to_only": True})
+    target = build_target(spec, None, None)
+    answer = HostTransport(connect_to_only=spec.connect_to_only, open_url=fake_open_url, http_error=Exception).send(target.request)
     assert dialled == [] and answer.status is None and "no connect_to entry maps it" in (answer.error or "")
-    mapped = _probe.build_target(_probe.parse_spec({"url": "http://100.64.0.0/", "connect_to": ["100.64.0.0:80:127.0.0.1:1"],
-                                                    "connect_to_only": True}), None, None)
-    assert mapped.mapped and (mapped.connect_host, mapped.connect_port) == ("127.0.0.1", 1)
+    mapped = build_target(parse_spec({"url": "http://100.64.0.0/", "connect_to": ["100.64.0.0:80:127.0.0.1:1"],
+                                      "connect_to_only": True}), None, None)
+    assert mapped.request.peer == Peer("127.0.0.1", 1, mapped=True)

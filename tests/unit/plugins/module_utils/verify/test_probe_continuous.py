@@ -12,10 +12,16 @@ import pytest
 from ansible.module_utils.six.moves.urllib.error import HTTPError
 from ansible.module_utils.urls import open_url
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import (
-    NODE_LOOP, Answer, ProbeError, ProbeSpec, Target, achieved_rate, build_target, host_send, node_loop_argv,
-    parse_loop, parse_spec, probe_from_module, run_continuous, run_probe, tick_count,
+from ansible_collections.kindlab.ingress.plugins.module_utils.transport.host import HostTransport
+from ansible_collections.kindlab.ingress.plugins.module_utils.transport.node import LOOP, NodeTransport
+from ansible_collections.kindlab.ingress.plugins.module_utils.transport.request import Answer, Request
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import probe_from_module
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_continuous import (
+    Sample, achieved_rate, node_samples, run_continuous, tick_count,
 )
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_once import run_probe
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_options import ProbeError, ProbeSpec, parse_spec
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_request import Target, build_target
 
 T0 = dt.datetime(2026, 11, 26, 10, 0, 0, tzinfo=dt.timezone.utc)
 
@@ -80,7 +86,7 @@ def test_requests_start_on_their_ticks_however_long_the_answers_take() -> None:
     answers = iter([Answer(200, "pod: a\n"), Answer(503, "busy"), Answer(200, "pod: b\n"), Answer(None, "", "refused"),
                     Answer(200, "pod: a\n")])
 
-    def send(_spec: ProbeSpec, _target: Target) -> Answer:
+    def send(_request: Request) -> Answer:
         sent_at.append(round(fake.now - 100.0, 6))
         fake.now += 0.15  # each answer takes 3/4 of the 0.2 s period
         return next(answers)
@@ -106,7 +112,7 @@ def test_requests_start_on_their_ticks_however_long_the_answers_take() -> None:
 def test_failures_within_max_failures_pass_and_run_probe_switches_on_rate() -> None:
     fake = FakeTime()
     answers = iter([Answer(200, "pod: a\n"), Answer(502, "")] + [Answer(200, "pod: a\n")] * 8)
-    result = run_probe(spec(rate=10, duration=1, max_failures=1), lambda _s, _t: next(answers), sleep=fake.sleep,
+    result = run_probe(spec(rate=10, duration=1, max_failures=1), lambda _r: next(answers), sleep=fake.sleep,
                        clock=fake.clock)
     assert result["passed"] and result["continuous"]["failed_count"] == 1 and result["continuous"]["sent"] == 10
     assert result["attempts"] == [] and result["distribution"] == {"a": 9, "(unmatched)": 1}
@@ -123,8 +129,8 @@ def test_the_ingress_status_is_read_at_most_once_a_second() -> None:
 
     hosts: list[tuple[str, str]] = []
 
-    def send(_spec: ProbeSpec, target: Target) -> Answer:
-        hosts.append((target.address, target.host_header))
+    def send(request: Request) -> Answer:
+        hosts.append((request.address, request.host))
         return Answer(200, "pod: a\n")
 
     result = run_continuous(parse_spec({"ingress": "one/test", "rate": 10, "duration": 3}), send, lookup,
@@ -137,7 +143,7 @@ def test_the_ingress_status_is_read_at_most_once_a_second() -> None:
 
 def test_no_status_address_is_a_failure_of_that_request() -> None:
     fake = FakeTime()
-    result = run_continuous(parse_spec({"ingress": "one/test", "rate": 2, "duration": 1}), lambda _s, _t: Answer(200, ""),
+    result = run_continuous(parse_spec({"ingress": "one/test", "rate": 2, "duration": 1}), lambda _r: Answer(200, ""),
                             lambda: ([], None), sleep=fake.sleep, clock=fake.clock, wall=lambda: T0, workers=1)
     assert result["continuous"]["failed_count"] == 2 and result["continuous"]["answered"] == 0
     assert result["continuous"]["failures"][0]["error"] == "no status address on Ingress one/test"
@@ -162,7 +168,7 @@ def test_slow_answers_overlap_and_do_not_lower_the_rate() -> None:
         with lock:
             now[0] += delay
 
-    def send(_spec: ProbeSpec, _target: Target) -> Answer:
+    def send(_request: Request) -> Answer:
         with lock:
             in_flight[0] += 1
             peak[0] = max(peak[0], in_flight[0])
@@ -182,17 +188,29 @@ def test_slow_answers_overlap_and_do_not_lower_the_rate() -> None:
 
 # ---------------------------------------------------------------- via node: one loop, its output
 
+def loop_of(parsed: ProbeSpec, targets: list[Target], rc: int, stdout: str, stderr: str, node: str = "n"
+            ) -> tuple[list[list[str]], tuple[float | None, float, list[Sample], str | None]]:
+    """The argv of the window's one `docker exec` from NODE, and what it came to when it printed STDOUT."""
+    argvs: list[list[str]] = []
+
+    def run(argv: list[str]) -> tuple[int, str, str]:
+        argvs.append(argv)
+        return rc, stdout, stderr
+
+    return argvs, node_samples(NodeTransport(run, "/usr/bin/docker", node), parsed, targets)
+
+
 def test_node_loop_argv_passes_every_value_as_an_argument() -> None:
     parsed = spec(rate=20, duration=60, connect_to=["100.64.0.0:80:127.0.0.1:9"], timeout=2)
     targets = [build_target(parsed, None, "app.example"),
-               Target("http://100.64.0.1/", "app.example", "100.64.0.1", "100.64.0.1", 80)]
-    argv = node_loop_argv("/usr/bin/docker", "lab-control-plane", parsed, targets)
-    assert argv[:6] == ["/usr/bin/docker", "exec", "lab-control-plane", "bash", "-c", NODE_LOOP]
+               Target(Request("GET", "http://100.64.0.1/", "100.64.0.1", 80, "app.example"), "100.64.0.1")]
+    (argv,), _run = loop_of(parsed, targets, 1, "", "", "lab-control-plane")
+    assert argv[:6] == ["/usr/bin/docker", "exec", "lab-control-plane", "bash", "-c", LOOP]
     assert argv[6:12] == ["kindlab-probe", "1200", "50000", "2", "http://100.64.0.0/", "http://100.64.0.1/"]
     curl = argv[12:]
     assert curl[:2] == ["-sS", "-o"] and "Host: app.example" in curl and curl[curl.index("--max-time") + 1] == "2"
     assert curl[curl.index("--connect-to") + 1] == "100.64.0.0:80:127.0.0.1:9"
-    assert "100.64.0.0" not in NODE_LOOP and "$@" in NODE_LOOP  # the script is a constant
+    assert "100.64.0.0" not in LOOP and "$@" in LOOP  # the script is a constant
 
 
 LOOP_OUTPUT = "\n".join([
@@ -205,8 +223,12 @@ LOOP_OUTPUT = "\n".join([
 ])
 
 
+ROUND_ROBIN = parse_spec({"ingress": "one/test", "rate": 20, "duration": 0.2})
+
+
 def test_parse_loop_reads_every_sample_with_its_time() -> None:
-    start, elapsed, samples, fatal = parse_loop(0, LOOP_OUTPUT + "\n", "", "n", ["100.64.0.0", "100.64.0.1"])
+    targets = [build_target(ROUND_ROBIN, a, None) for a in ("100.64.0.0", "100.64.0.1")]
+    _argvs, (start, elapsed, samples, fatal) = loop_of(ROUND_ROBIN, targets, 0, LOOP_OUTPUT + "\n", "")
     assert fatal is None and start == 1795694400.0 and elapsed == pytest.approx(0.2)
     by_seq = {s.seq: s for s in samples}
     assert by_seq[0].answer == Answer(200, "pod: web-1\nnamespace: one\n") and by_seq[0].address == "100.64.0.0"
@@ -218,11 +240,16 @@ def test_parse_loop_reads_every_sample_with_its_time() -> None:
 
 
 def test_parse_loop_names_a_missing_node_or_an_old_bash() -> None:
-    *_rest, fatal = parse_loop(1, "", "Error response from daemon: No such container: lab-control-plane", "lab-control-plane", [])
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import NODE_HINT
+
+    node = NodeTransport(lambda _argv: (1, "", "Error response from daemon: No such container: lab-control-plane"),
+                         "/usr/bin/docker", "lab-control-plane", NODE_HINT)
+    *_rest, fatal = node_samples(node, spec(), [build_target(spec(), None, None)])
     assert fatal is not None and "use via: host with connect_to" in fatal
-    *_rest, fatal = parse_loop(3, "__kindlab_error__ bash without EPOCHREALTIME (bash 5 needed)\n", "", "n", [])
+    _argvs, (*_rest, fatal) = loop_of(spec(), [build_target(spec(), None, None)], 3,
+                                      "__kindlab_error__ bash without EPOCHREALTIME (bash 5 needed)\n", "")
     assert fatal == "the probe loop in node n cannot run: bash without EPOCHREALTIME (bash 5 needed)"
-    *_rest, fatal = parse_loop(127, "", "exec: bash: not found", "n", [])
+    _argvs, (*_rest, fatal) = loop_of(spec(), [build_target(spec(), None, None)], 127, "", "exec: bash: not found")
     assert fatal is not None and fatal.startswith("the probe loop in node n did not start (rc=127): exec: bash")
 
 
@@ -278,9 +305,12 @@ def loopback() -> Iterator[int]:
 def test_the_node_loop_runs_in_bash_against_a_loopback_server(loopback: int) -> None:
     """The argv after `docker exec NODE` is what the node runs: run it here."""
     parsed = spec(url="http://app.lab.invalid/", rate=40, duration=1, connect_to=["app.lab.invalid:80:127.0.0.1:%d" % loopback])
-    argv = node_loop_argv("docker", "n", parsed, [build_target(parsed, None, None)])
-    done = subprocess.run(argv[3:], capture_output=True, text=True, timeout=20, check=False)
-    start, elapsed, samples, fatal = parse_loop(done.returncode, done.stdout, done.stderr, "n", ["app.lab.invalid"])
+
+    def here(argv: list[str]) -> tuple[int, str, str]:
+        done = subprocess.run(argv[3:], capture_output=True, text=True, timeout=20, check=False)
+        return done.returncode, done.stdout, done.stderr
+
+    start, elapsed, samples, fatal = node_samples(NodeTransport(here, "docker", "n"), parsed, [build_target(parsed, None, None)])
     assert fatal is None and start is not None and elapsed >= 1.0  # the loop lasts its window (however loaded the machine)
     assert sorted(s.seq for s in samples) == list(range(40))
     assert sum(1 for s in samples if s.answer.status == 503) == 10
@@ -291,7 +321,7 @@ def test_the_node_loop_runs_in_bash_against_a_loopback_server(loopback: int) -> 
 
 def test_real_http_continuous_from_the_host(loopback: int) -> None:
     result = run_continuous(spec(url="http://127.0.0.1:%d/" % loopback, rate=40, duration=0.5, max_failures=5),
-                            host_send(open_url, HTTPError))
+                            HostTransport(open_url=open_url, http_error=HTTPError).send)
     cont = result["continuous"]
     assert cont["sent"] == 20 and cont["answered"] == 20 and cont["failed_count"] == 5 and result["passed"]
     assert {f["status"] for f in cont["failures"]} == {503} and cont["backends"].keys() == {"web-0", "web-1"}
@@ -303,7 +333,7 @@ def test_each_second_of_the_window_counts_its_outcomes_by_kind() -> None:
     answers = iter([Answer(200, "ok"), Answer(404, ""), Answer(404, ""), Answer(None, "", error="timed out after 2.0s"),
                     Answer(502, ""), Answer(None, "", error="[Errno 111] Connection refused"), Answer(200, "nope")]
                    + [Answer(200, "ok")] * 5)
-    result = run_continuous(spec(rate=4, duration=3, max_failures=12, body_regex="ok"), lambda _s, _t: next(answers),
+    result = run_continuous(spec(rate=4, duration=3, max_failures=12, body_regex="ok"), lambda _r: next(answers),
                             sleep=fake.sleep, clock=fake.clock, workers=1)
     assert result["continuous"]["per_second"] == [
         {"second": 0, "outcomes": {"404": 2, "answered": 1, "timed out": 1}},

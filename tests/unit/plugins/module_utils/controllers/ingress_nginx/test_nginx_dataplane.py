@@ -8,7 +8,8 @@ import pytest
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import BackendKey, DataPlaneError, Upstream
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import dataplane as ng
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import controller_type
-from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult, HttpAnswer
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult
+from ansible_collections.kindlab.ingress.plugins.module_utils.transport.request import Answer
 
 # The shape /dbg prints: configureBackends' reduced Backend (name, port, endpoints of {address, port})
 # plus the balancing fields it keeps; written here from pkg/apis/ingress/types.go.
@@ -34,7 +35,7 @@ class Access:
         self.calls.append((container, command))
         return self.result
 
-    def get(self, port: int, path: str, query: Any = ()) -> HttpAnswer:
+    def get(self, port: int, path: str, query: Any = ()) -> Answer:
         raise AssertionError("ingress-nginx is read by exec")
 
 

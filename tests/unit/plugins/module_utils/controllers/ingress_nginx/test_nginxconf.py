@@ -5,7 +5,8 @@ import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneError
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import nginxconf
-from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult, HttpAnswer
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult
+from ansible_collections.kindlab.ingress.plugins.module_utils.transport.request import Answer
 
 # The shape nginx.tmpl v1.11.0 renders (trimmed to what the records read): a host in regex mode, a wildcard host
 # with a server-alias, an Exact path, a canary-less upstream-vhost, basic auth, the default server, the controller's
@@ -197,7 +198,7 @@ class Access:
         self.calls.append((container, command))
         return self.result
 
-    def get(self, port: int, path: str, query: object = ()) -> HttpAnswer:
+    def get(self, port: int, path: str, query: object = ()) -> Answer:
         raise AssertionError("read by exec")
 
 

@@ -8,7 +8,8 @@ import pytest
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import BackendKey, DataPlaneError, Upstream
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import controller_type
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import dataplane as tr
-from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult, HttpAnswer
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult
+from ansible_collections.kindlab.ingress.plugins.module_utils.transport.request import Answer
 
 # The shape of GET /api/http/services (serviceRepresentation: runtime.ServiceInfo's dynamic.Service,
 # status, usedBy, serverStatus, name, provider, type), written from pkg/api and pkg/config.
@@ -30,14 +31,14 @@ POD = {"metadata": {"namespace": "edge", "name": "t1"}, "status": {"phase": "Run
 
 
 class Access:
-    def __init__(self, answers: list[HttpAnswer]) -> None:
+    def __init__(self, answers: list[Answer]) -> None:
         self.answers = answers
         self.calls: list[tuple[int, str, Any]] = []
 
     def exec(self, container: str, command: list[str]) -> ExecResult:
         raise AssertionError("Traefik is read through the pod proxy")
 
-    def get(self, port: int, path: str, query: Any = ()) -> HttpAnswer:
+    def get(self, port: int, path: str, query: Any = ()) -> Answer:
         self.calls.append((port, path, dict(query)))
         return self.answers.pop(0)
 
@@ -59,19 +60,19 @@ def test_parse_errors_name_the_field() -> None:
 
 def test_read_follows_the_pages_on_the_traefik_entrypoint() -> None:
     second = json.dumps([{"name": "one-x-80@kubernetes", "loadBalancer": {"servers": []}}])
-    access = Access([HttpAnswer(200, PAGE, {"x-next-page": "2"}), HttpAnswer(200, second, {"x-next-page": "1"})])
+    access = Access([Answer(200, PAGE, headers=(("x-next-page", "2"),)), Answer(200, second, headers=(("x-next-page", "1"),))])
     reading = tr.read(access, POD, CONTAINER)
     assert not reading.unread and set(reading.backends) >= {"two-web-80@kubernetes", "one-x-80@kubernetes"}
     assert [(c[0], c[1], c[2]["page"]) for c in access.calls] == [(9000, "/api/http/services", "1"), (9000, "/api/http/services", "2")]
 
 
 @pytest.mark.parametrize("answer, why, fix", [
-    (HttpAnswer(404, "404 page not found\n"), "the API is off or not on port 8080: HTTP 404: 404 page not found", "api.insecure: true"),
-    (HttpAnswer(503, error="error trying to reach service: dial tcp 10.244.0.3:8080: connect: connection refused"),
+    (Answer(404, "404 page not found\n"), "the API is off or not on port 8080: HTTP 404: 404 page not found", "api.insecure: true"),
+    (Answer(503, error="error trying to reach service: dial tcp 10.244.0.3:8080: connect: connection refused"),
      "the API is off or not on port 8080: HTTP 503", "api.insecure"),
-    (HttpAnswer(403, error='pods "t1" is forbidden'), "pod proxy refused by the API server (403)", "pods/proxy"),
+    (Answer(403, error='pods "t1" is forbidden'), "pod proxy refused by the API server (403)", "pods/proxy"),
 ])
-def test_unread_says_why_and_how(answer: HttpAnswer, why: str, fix: str) -> None:
+def test_unread_says_why_and_how(answer: Answer, why: str, fix: str) -> None:
     reading = tr.read(Access([answer]), POD, {"name": "traefik", "args": []})
     assert reading.unread.startswith(why) and fix in reading.fix and reading.backends == {}
 
@@ -107,14 +108,14 @@ ROUTERS = json.dumps([
 
 
 def test_read_routers_says_what_traefik_built_and_refused() -> None:
-    access = Access([HttpAnswer(200, ROUTERS, {"x-next-page": "1"})])
+    access = Access([Answer(200, ROUTERS, headers=(("x-next-page", "1"),))])
     routers, unread = tr.read_routers(access, POD, CONTAINER)
     assert unread == "" and access.calls == [(9000, "/api/http/routers", {"per_page": "1000", "page": "1"})]
     assert [(r.name, r.refused) for r in routers] == [("shop-api-rule-0-path-0@kubernetesingressnginx", False),
                                                       ("shop-legacy-rule-0-path-0@kubernetesingressnginx", True)]
     assert routers[1].errors == ("error parsing regexp: invalid or unsupported Perl syntax: `(?!`",)
     assert routers[0].priority == 61 and routers[0].service == "shop-api-api-web"
-    routers, unread = tr.read_routers(Access([HttpAnswer(404, "404 page not found")]), POD, CONTAINER)
+    routers, unread = tr.read_routers(Access([Answer(404, "404 page not found")]), POD, CONTAINER)
     assert routers == () and unread.startswith("GET :9000/api/http/routers: HTTP 404: 404 page not found (turn the API on")
     with pytest.raises(DataPlaneError, match=r"routers\[0\].name: expected a string"):
         tr.parse_routers(json.dumps([{"rule": "x"}]))
