@@ -18,19 +18,12 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.transport.request 
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import probe_origin
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_continuous import node_continuous
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_once import run_probe
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_options import DEFAULT_BACKEND_REGEX, ProbeSpec, parse_spec
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_options import DEFAULT_BACKEND_REGEX, ProbeError, ProbeSpec, parse_spec
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_request import ingress_lookup
-
-# Still imported from here by verify/report.py and verify/report_html.py (see __all__); their homes are
-# probe_options.py and probe_continuous.py.
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_continuous import ANSWERED
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_options import ProbeError, parse_continuous, parse_ingresses
 
 if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
     from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
-__all__ = ["MAX_BODY", "NODE_HINT", "node_from_context", "probe_from_module", "run_http_probe",
-           "ANSWERED", "ProbeError", "parse_continuous", "parse_ingresses"]
 
 Obj = dict[str, Any]
 # At most this much of an answer's body is read from the host.

@@ -21,7 +21,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks.base
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks import registry
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.dataplane import MISSING, STALE, UNREAD
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.motion import IN_STEP, STATES, Motion, motion
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ANSWERED
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_continuous import ANSWERED
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.attribution import change_writer
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects import kind_named
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import (

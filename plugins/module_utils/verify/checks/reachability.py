@@ -12,7 +12,7 @@ from typing import Any
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks.base import (
     Check, Obj, Reference, Verdict, VerifyError, explained, failure_of, require,
 )
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import ProbeError, parse_continuous, parse_ingresses
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_options import ProbeError, parse_continuous, parse_ingresses
 
 # lab_expect.reachability of the inventory's default: a probe of every Ingress the lab's own workloads define.
 EACH_INGRESS = "each_ingress"
