@@ -6,7 +6,7 @@ through three data planes (the baseline and both targets), compared, in under 60
 
 Adds N Ingresses (125; class annotation nginx, one host and one Prefix path each, backed by the
 lab's echo Service shop/plain) to the running lab, waits until every data plane serves the last
-one, then runs the rehearsal's own function (migration.rehearse.rehearse, what ingress_migration
+one, then runs the rehearsal's own function (migration.ingress_migration.rehearse, what ingress_migration
 calls) over namespace shop against both targets RUNS times and prints the requests in the corpus,
 the requests sent and the seconds of the replay and of the whole rehearsal (min, median, max), with
 PASS/FAIL against 60 s. The added Ingresses are deleted at the end. Run it inside the lab engine's
@@ -26,8 +26,8 @@ sys.path.insert(0, str(REPO / ".collections"))
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Request  # noqa: E402
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.dataplanes import parse_all, resolve  # noqa: E402
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.rehearse import rehearse  # noqa: E402
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.sides import parse_all, resolve  # noqa: E402
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.ingress_migration import ingress_migration  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import send  # noqa: E402
 
 LABEL = "kindlab.bench/migration"

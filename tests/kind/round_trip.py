@@ -4,7 +4,7 @@
 
 Both are verify reports (report.json): the scenario's own run on kind, and the run of what
 playbooks/capture.yml wrote from that cluster, rebuilt on the emptied cluster. Their verdicts are
-compared as the verify_compare module does with mode verdicts (verify/compare.py: the checks a
+compared as the verify_compare module does with mode verdicts (verify/report_compare.py: the checks a
 capture reproduces, the same subjects with the same outcome and expectation met; by count when
 --anonymized). With --anonymized, no namespace, Ingress name or host of SCENARIO may appear in
 CAPTURED either. Prints one row per check; exits 1 on a difference.
@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.compare import compare
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_compare import compare
 
 ROOT = Path(__file__).resolve().parents[2]
 Obj = dict[str, Any]

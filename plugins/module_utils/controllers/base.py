@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneReader
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import DataPlaneReader
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.errors import ControllerError
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import selects
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import label_selector_matches
@@ -28,7 +28,7 @@ Values = dict[str, Any]
 CLASS_ANNOTATION = "kubernetes.io/ingress.class"
 DEFAULT_CLASS_ANNOTATION = "ingressclass.kubernetes.io/is-default-class"
 # On an Ingress a migration rehearsal rebuilt: the IngressClass it named (spec.ingressClassName), where the rehearsal
-# names the class by CLASS_ANNOTATION instead (migration/rehearsal.py says why); the capture's round trip and the
+# names the class by CLASS_ANNOTATION instead (migration/rehearsal_lab.py says why); the capture's round trip and the
 # migrated manifests give it back.
 CLASS_NAMED_ANNOTATION = "kindlab.ingress/ingress-class-name"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import target
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import target
 
 Obj = dict[str, Any]
 # The label an EndpointSlice names its Service by.

@@ -72,7 +72,7 @@ def exec_outcome(error_channel: str) -> tuple[int | None, str]:
 
 
 class ClientPodAccess:
-    """One pod through the Client (a controllers.dataplane.PodAccess): exec and the pod proxy, bounded by TIMEOUT seconds."""
+    """One pod through the Client (a controllers.dataplane_reader.PodAccess): exec and the pod proxy, bounded by TIMEOUT seconds."""
 
     def __init__(self, client: Any, namespace: str, name: str, timeout: float) -> None:
         self.client, self.namespace, self.name, self.timeout = client, namespace, name, timeout

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import Router
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import Router
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import (
     DEFAULT_BACKEND, KINDS, HostTLS, Request, Rule, is_regex)
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes import describe

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneReader, Router
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import DataPlaneReader, Router
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain, unexplained
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import HostTLS, Request, Rule
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address, Observation, request_of

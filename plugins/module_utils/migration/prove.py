@@ -211,7 +211,7 @@ def manifest(obj: Obj, keeps: Sequence[str] = ()) -> Obj:
 
 def class_named(obj: Obj, by_annotation: bool) -> Obj:
     """An Ingress the rehearsal made name its IngressClass by the class annotation (CLASS_NAMED_ANNOTATION, see
-    migration/rehearsal.py) as the migrated manifests name it: BY_ANNOTATION, by that annotation still (what the target
+    migration/rehearsal_lab.py) as the migrated manifests name it: BY_ANNOTATION, by that annotation still (what the target
     was proven with); else by spec.ingressClassName again, as the capture did. Any other object as it is."""
     annotations = dict((obj.get("metadata") or {}).get("annotations") or {})
     if obj.get("kind") != "Ingress" or CLASS_NAMED_ANNOTATION not in annotations:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import meta
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import (
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import (
     BackendKey,
     Reading,
     Upstream,

@@ -22,7 +22,7 @@ import json
 from typing import Any, Mapping
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import container_argv, meta
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import (
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import (
     BackendKey,
     DataPlaneError,
     DataPlaneReader,

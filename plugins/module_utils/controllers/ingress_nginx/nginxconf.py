@@ -1,7 +1,7 @@
 # Copyright: kindlab.ingress contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What ingress-nginx built, in its own words: the nginx.conf the controller rendered, read from a pod, as one
-record (a controllers.dataplane.Router) per location of each server, and the location nginx gives a request.
+record (a controllers.dataplane_reader.Router) per location of each server, and the location nginx gives a request.
 
 Read from the controller v1.11.0's rootfs/etc/nginx/template/nginx.tmpl and template.go:
 - each host is one `server` (`## start server <host>`), `server_name <name> <server-alias>...`; a wildcard host is
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import meta
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import (
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import (
     DataPlaneError, PodAccess, Router, clean_path, compile_regex)
 
 Obj = dict[str, Any]

@@ -28,7 +28,7 @@ from typing import Any, Mapping
 from urllib.parse import urlsplit
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import container_argv, meta
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import (
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import (
     BackendKey,
     DataPlaneError,
     DataPlaneReader,

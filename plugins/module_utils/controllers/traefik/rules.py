@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Callable, Mapping, Sequence
 from urllib.parse import parse_qs, urlsplit
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneError, Router, clean_path, compile_regex
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import DataPlaneError, Router, clean_path, compile_regex
 
 _TOKEN = re.compile(r"\s*(?:(&&|\|\||!|\(|\))|([A-Za-z]+)\(|(`[^`]*`|\"(?:[^\"\\]|\\.)*\")|(,))")
 

@@ -190,7 +190,7 @@ def test_the_scan_sees_the_imports() -> None:
     assert "verify.status.run" in graph["capture.cluster"]  # inside a function
     assert "controllers.ingress_nginx" in graph["controllers.registry"]  # from ...controllers import ingress_nginx
     assert "controllers.registry" in graph["discovery.controllers"]
-    assert "controllers.dataplane" in graph["controllers.base"]
+    assert "controllers.dataplane_reader" in graph["controllers.base"]
     assert "_module" in graph["lab.gateways"]  # under TYPE_CHECKING
 
 

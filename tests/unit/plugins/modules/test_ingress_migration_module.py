@@ -193,7 +193,7 @@ class Switchable(ClusterWithIngress):
 
 def test_an_ingress_targets_kept_fix_is_written_out_then_undone_for_the_next_target(
         planes: tuple[str, str], tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ansible_collections.kindlab.ingress.plugins.module_utils.migration import rehearse as rehearse_mod
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration import ingress_migration as rehearse_mod
     from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Fix
 
     base, _target = planes

@@ -1,4 +1,4 @@
-"""The rehearsal_lab module and its logic (migration/rehearsal.py): a capture of a team's cluster made into
+"""The rehearsal_lab module and its logic (migration/rehearsal_lab.py): a capture of a team's cluster made into
 a rehearsal that validates as a lab definition; check mode, idempotence, errors naming the option."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.capture import sce
 from ansible_collections.kindlab.ingress.plugins.module_utils.capture.round_trip import round_trip_differences
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CLASS_NAMED_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.definition import validate
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration import rehearsal
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration import rehearsal_lab as rehearsal
 from ansible_collections.kindlab.ingress.plugins.modules import rehearsal_lab
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, run_module, use_fake_exits
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.capture.test_capture_cluster import cluster, rebuilt, team_cluster

@@ -11,7 +11,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.capture.manifests 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import KindNotServed
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.manifests import ManifestClient, read
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.parse import parse_workloads
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration import rehearsal
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration import rehearsal_lab as rehearsal
 
 # As `helm template` prints a team's chart: a Deployment and Service, two Ingresses (one by annotation, one with
 # spec.ingressClassName and a default backend), a ConfigMap and a Secret the capture has no use for.

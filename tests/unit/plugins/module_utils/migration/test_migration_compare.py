@@ -5,7 +5,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus i
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import rules_of as corpus_rules_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import judge, parse_expected
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import Address, Observation, replay
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import verdicts
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.summary import verdicts
 
 from migration_fixtures import ingress
 
@@ -179,7 +179,7 @@ def test_an_ingress_a_capture_could_not_rebuild_whole_is_not_compared() -> None:
     import json
 
     from ansible_collections.kindlab.ingress.plugins.module_utils.capture.stand_ins import NOT_REBUILT_ANNOTATION
-    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.rehearse import not_compared
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.ingress_migration import not_compared
 
     ings = copy.deepcopy(INGS)
     ings[0]["metadata"].setdefault("annotations", {})[NOT_REBUILT_ANNOTATION] = json.dumps(
@@ -336,7 +336,7 @@ def test_an_answer_from_a_default_backends_service_is_put_down_to_that_default_b
 
 def test_a_router_the_target_refused_names_the_targets_own_error() -> None:
     """Go's regexp cannot compile a lookahead: Traefik disables the router and says why; the cause is its words."""
-    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import Router
+    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import Router
     from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain
     from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Rule
 
@@ -362,7 +362,7 @@ def test_a_router_the_target_refused_names_the_targets_own_error() -> None:
 def test_a_host_none_of_the_targets_routers_names_is_said_from_its_own_account() -> None:
     """ingress2gateway dropped the server-alias host: the gateway target 404s, and none of the routers Traefik says
     it built names the host (seen on kind); a catch-all router without a host, or a HostRegexp, routes it or may."""
-    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import Router
+    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import Router
     from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, _names_host, explain
     from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Rule
 
@@ -404,7 +404,7 @@ def test_basic_auth_a_target_does_not_ask_for_is_named_by_its_annotation() -> No
 def test_each_difference_names_what_took_it_on_each_side_from_their_own_accounts() -> None:
     """The baseline's location and the target's router that took a request, read from what each built: a location
     rendered from another Ingress (a canary's) is the cause; what nothing explains shows both records."""
-    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import Router
+    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import Router
     from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import controller_type
 
     nginx_reader = controller_type("ingress_nginx").dataplane
@@ -446,7 +446,7 @@ def test_each_difference_names_what_took_it_on_each_side_from_their_own_accounts
 
 
 def test_credentials_ingress_nginx_keeps_from_the_backend_and_a_canary_s_own_location_are_read_from_the_records() -> None:
-    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import Router
+    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import Router
     from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain
     from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Rule
 
@@ -470,7 +470,7 @@ def test_a_ci_gate_accepts_the_allowed_behaviours_fails_on_the_others_and_writes
     gate when none of its differences is allowed."""
     import xml.etree.ElementTree as ET
 
-    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import behaviours, junit_xml
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.summary import behaviours, junit_xml
 
     comparison, everything = run()
     allowed = parse_expected([{"ingress": "^shop/api$"}, {"ingress": "^shop/nowhere$"}], "allowed")

@@ -74,7 +74,7 @@ def test_summary_and_html_show_the_differences_with_causes_and_curl() -> None:
 
 
 def test_the_answer_comes_first_one_line_per_behaviour_with_its_requests_and_a_curl_pair() -> None:
-    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import behaviours
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.summary import behaviours
 
     res = result()
     found = behaviours(res)["traefik"]
@@ -96,7 +96,7 @@ def test_the_answer_comes_first_one_line_per_behaviour_with_its_requests_and_a_c
 def test_a_gateway_targets_own_findings_are_its_findings_not_a_failure_of_the_rehearsal() -> None:
     """Seen on kind: the translated HTTPRoutes of a default backend tie on Traefik, and a route names a listener the
     translated Gateway lacks; in a rehearsal these are findings of the gateway-api target, listed at the top."""
-    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import findings_by_target, target_findings
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.summary import findings_by_target, target_findings
     from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks.base import Verdict
 
     tie = Verdict("conflicts", "shop/a vs shop/b", "no conflict",
@@ -123,7 +123,7 @@ def test_a_gateway_targets_own_findings_are_its_findings_not_a_failure_of_the_re
 
 
 def test_the_answer_says_per_target_how_many_behaviours_a_proven_fix_keeps_and_why_the_others_remain() -> None:
-    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import behaviours
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.summary import behaviours
 
     res = result()
     found = behaviours(res)["traefik"]

@@ -207,7 +207,7 @@ def test_a_fix_the_api_server_refuses_is_said_and_taken_back():
 
 
 def test_a_migrated_ingress_names_its_class_as_the_team_did_where_the_rehearsal_named_it_by_the_annotation(tmp_path):
-    """A rehearsal with Traefik's own provider names the baseline's IngressClass by the class annotation (rehearsal.py);
+    """A rehearsal with Traefik's own provider names the baseline's IngressClass by the class annotation (migration/rehearsal_lab.py);
     the migrated manifests give spec.ingressClassName back and drop both annotations, and leave any other Ingress as
     it is."""
     renamed = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",

@@ -1,6 +1,6 @@
 """The Gateway API target of a rehearsal (migration/translate.py): ingress2gateway run on a file of the
 Ingresses, its output retargeted, its notes kept on the objects they name and set beside the requests;
-and the `gateway` data plane that reads them back (migration/dataplanes.py)."""
+and the `gateway` data plane that reads them back (migration/sides.py)."""
 from __future__ import annotations
 
 import json
@@ -10,7 +10,7 @@ import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import GatewayError, parse_gateways
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration import dataplanes, translate
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration import sides, translate
 
 Obj = dict[str, Any]
 
@@ -137,18 +137,18 @@ def test_a_gateway_target_is_its_implementations_service_with_the_notes() -> Non
            "spec": {"type": "LoadBalancer", "ports": [{"name": "web", "port": 80}, {"name": "websecure", "port": 443}]},
            "status": {"loadBalancer": {"ingress": [{"ip": "100.64.0.2"}]}}}
     client = FakeClient([gateway, route, svc])
-    spec = dataplanes.parse({"name": "gateway-api", "gateway": "shop/nginx"}, "targets[0]")
-    plane = dataplanes.resolve(client, spec)
+    spec = sides.parse({"name": "gateway-api", "gateway": "shop/nginx"}, "targets[0]")
+    plane = sides.resolve(client, spec)
     assert (plane.address.ip, plane.address.port) == ("100.64.0.2", 80)
     assert plane.described == "Gateway shop/nginx at 100.64.0.2:80 (Service traefik/traefik)"
     assert [(hosts, n["source"]) for hosts, n in plane.notes] == [((), "INGRESS-NGINX"), (("a.example.test",), "STANDARD_EMITTER")]
     del gateway["status"]
     with pytest.raises(Exception, match=r"targets\[0\]\.gateway: Gateway shop/nginx has no IP address in its status yet"):
-        dataplanes.resolve(client, spec)
+        sides.resolve(client, spec)
     with pytest.raises(OptionError, match=r"targets\[0\]\.gateway: expected a Gateway as namespace/name, got 'nginx'"):
-        dataplanes.parse({"name": "g", "gateway": "nginx"}, "targets[0]")
+        sides.parse({"name": "g", "gateway": "nginx"}, "targets[0]")
     with pytest.raises(OptionError, match="exactly one of namespace, gateway, address"):
-        dataplanes.parse({"name": "g", "gateway": "shop/nginx", "address": "100.64.0.2"}, "targets[0]")
+        sides.parse({"name": "g", "gateway": "shop/nginx", "address": "100.64.0.2"}, "targets[0]")
 
 
 def test_a_gateway_target_takes_the_routes_of_every_gateway_at_its_address() -> None:
@@ -168,8 +168,8 @@ def test_a_gateway_target_takes_the_routes_of_every_gateway_at_its_address() -> 
     svc = {"kind": "Service", "metadata": {"name": "traefik", "namespace": "traefik"},
            "spec": {"type": "LoadBalancer", "ports": [{"name": "web", "port": 80}]},
            "status": {"loadBalancer": {"ingress": [{"ip": "100.64.0.2"}]}}}
-    plane = dataplanes.resolve(FakeClient([gateway, route, other, other_route, elsewhere, svc]),
-                               dataplanes.parse({"name": "gateway-api", "gateway": "shop/nginx"}, "targets[0]"))
+    plane = sides.resolve(FakeClient([gateway, route, other, other_route, elsewhere, svc]),
+                               sides.parse({"name": "gateway-api", "gateway": "shop/nginx"}, "targets[0]"))
     assert plane.described == "Gateway shop/nginx with shop/nginx-public at the same address at 100.64.0.2:80 (Service traefik/traefik)"
     assert sorted({m.route for m in plane.routes or ()}) == sorted({"shop/%s" % route["metadata"]["name"], "shop/public-route"})
 

@@ -1,4 +1,4 @@
-"""verify/compare.py: a live cluster's report against its reproduction's (symptoms), and a scenario's
+"""verify/report_compare.py: a live cluster's report against its reproduction's (symptoms), and a scenario's
 run against its capture's rebuild (verdicts)."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify import compare as c
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify import report_compare as c
 
 
 def report(findings: list[tuple[str, str, str]], changed: dict[str, int], verdicts: list[tuple[str, str, str, bool]] | None = None) -> dict[str, Any]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import AnalysedController
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import Reading, Upstream
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import Reading, Upstream
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import controller_type
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import dataplane as dp
 from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.backends import BackendRef

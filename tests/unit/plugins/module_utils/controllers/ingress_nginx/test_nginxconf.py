@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneError
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import DataPlaneError
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import nginxconf
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult
 from ansible_collections.kindlab.ingress.plugins.module_utils.transport.request import Answer

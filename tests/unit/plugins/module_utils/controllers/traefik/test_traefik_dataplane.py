@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import BackendKey, DataPlaneError, Upstream
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import BackendKey, DataPlaneError, Upstream
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import controller_type
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import dataplane as tr
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import Router
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import Router
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefik import rules
 
 # As Traefik's ingress-nginx provider names and writes them (seen on kind through /api/http/routers).

@@ -27,7 +27,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes i
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.route_precedence import Match
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.translate import notes_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import meta
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane import DataPlaneReader, Router
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import DataPlaneReader, Router
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import detect
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ClientPodAccess
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import API_VERSION as GATEWAY_API_VERSION

@@ -15,7 +15,7 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.prove import CAUSE_GONE, CLOSED, KEPT
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import OUTCOMES
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.dataplanes import parse_all
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.sides import parse_all
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import SAME_KEYS, parse_expected
 
 Obj = dict[str, Any]

@@ -17,11 +17,11 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.capture.stand_ins 
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.credentials import read_credentials, secrets_asked
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import corpus as corpus_mod
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import Plane, compare
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.dataplanes import DataPlane, DataPlaneSpec, parse_all, resolve
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.sides import DataPlane, DataPlaneSpec, parse_all, resolve
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes import CLASS_BY_ANNOTATION, MAKES_MIDDLEWARES, table_for
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import MIDDLEWARE_API, Behaviour, Objects
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import prove as prove_mod
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.report import behaviours
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.summary import behaviours
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import API_VERSION as GATEWAY_API_VERSION
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import SAME_KEYS, answered, judge, parse_expected
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import provenance
