@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO / ".collections"))
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.client import Client  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Request  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.sides import parse_all, resolve  # noqa: E402
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.ingress_migration import ingress_migration  # noqa: E402
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.ingress_migration import rehearse  # noqa: E402
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.replay import send  # noqa: E402
 
 LABEL = "kindlab.bench/migration"

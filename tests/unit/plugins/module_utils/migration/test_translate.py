@@ -169,7 +169,7 @@ def test_a_gateway_target_takes_the_routes_of_every_gateway_at_its_address() -> 
            "spec": {"type": "LoadBalancer", "ports": [{"name": "web", "port": 80}]},
            "status": {"loadBalancer": {"ingress": [{"ip": "100.64.0.2"}]}}}
     plane = sides.resolve(FakeClient([gateway, route, other, other_route, elsewhere, svc]),
-                               sides.parse({"name": "gateway-api", "gateway": "shop/nginx"}, "targets[0]"))
+                          sides.parse({"name": "gateway-api", "gateway": "shop/nginx"}, "targets[0]"))
     assert plane.described == "Gateway shop/nginx with shop/nginx-public at the same address at 100.64.0.2:80 (Service traefik/traefik)"
     assert sorted({m.route for m in plane.routes or ()}) == sorted({"shop/%s" % route["metadata"]["name"], "shop/public-route"})
 
