@@ -126,15 +126,21 @@ def _normalise(ctx: Context) -> Cause | None:
                  "the path, sanitizePath, and pass the clean one)" % (what, ctx.request.target, ctx.target))
 
 
+def _own_regex_mode(ctx: Context) -> str:
+    """The annotation that makes the request's own rule a regex on ingress-nginx (rewrite-target or use-regex), where
+    a routing field differs; "" otherwise."""
+    if not _routing(ctx) or not ctx.rule or not _regex_rule(ctx) or ctx.request.ingress not in ctx.regex_ingresses:
+        return ""
+    return "rewrite-target" if _ann(ctx, "rewrite-target") else "use-regex"
+
+
 def _regex_literal(ctx: Context) -> Cause | None:
     """A regex rule the target does not serve at all: it reads the path as a literal."""
-    if not _routing(ctx) or not ctx.rule or not _regex_rule(ctx) or ctx.request.ingress not in ctx.regex_ingresses:
-        return None
-    if not ctx.baseline_served or ctx.target_served or ctx.target_serves_rule:
+    annotation = _own_regex_mode(ctx)
+    if not annotation or not ctx.rule or not ctx.baseline_served or ctx.target_served or ctx.target_serves_rule:
         return None
     if ctx.gateway_target and ctx.target_route is None:
         return None  # no HTTPRoute of the target takes the request at all: _route_taken says so
-    annotation = "rewrite-target" if _ann(ctx, "rewrite-target") else "use-regex"
     return Cause("nginx.ingress.kubernetes.io/" + annotation,
                  "ingress-nginx reads %s as a regex (%s); %s does not serve it: it reads the path literally "
                  "(no nginx annotation applies there)" % (ctx.rule.path, annotation, ctx.target))
@@ -143,12 +149,11 @@ def _regex_literal(ctx: Context) -> Cause | None:
 def _regex_fell_to_default(ctx: Context) -> Cause | None:
     """A regex rule an Ingress provider reads as a literal path, so that the request falls to a default backend there
     (Traefik's own provider: PathPrefix unless told otherwise) while ingress-nginx answers from the rule's Service."""
-    if not _routing(ctx) or not ctx.rule or not _regex_rule(ctx) or ctx.request.ingress not in ctx.regex_ingresses:
-        return None
+    annotation = _own_regex_mode(ctx)
     defaults = dict(ctx.default_backends)
-    if ctx.gateway_target or not ctx.baseline_backend or ctx.baseline_backend in defaults or ctx.target_backend not in defaults:
+    if not annotation or not ctx.rule or ctx.gateway_target or not ctx.baseline_backend \
+            or ctx.baseline_backend in defaults or ctx.target_backend not in defaults:
         return None
-    annotation = "rewrite-target" if _ann(ctx, "rewrite-target") else "use-regex"
     return Cause("nginx.ingress.kubernetes.io/" + annotation,
                  "ingress-nginx reads %s as a regex (%s) and answers from Service %s; %s reads the path literally (no "
                  "nginx annotation applies there), so the request falls to the defaultBackend of %s (Service %s)"

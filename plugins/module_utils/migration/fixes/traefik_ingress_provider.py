@@ -90,7 +90,7 @@ def _regex_paths(b: Behaviour, objects: Objects) -> Fix | None:
         edited.append(ingress)
     if not edited:
         return None
-    names = ", ".join(sorted("%s/%s" % (i["metadata"].get("namespace"), i["metadata"]["name"]) for i in edited))
+    names = ", ".join(sorted(key_of(i) for i in edited))
     return Fix("match every path of %s as ingress-nginx's use-regex does: ImplementationSpecific, %s: PathRegexp, "
                "each path case-insensitive (/(?i)...)" % (names, PATH_MATCHER), tuple(edited))
 
@@ -129,7 +129,7 @@ def _rewrite(b: Behaviour, objects: Objects) -> Fix | None:
             "regex": "(?i)^" + paths[0], "replacement": re.sub(r"\$(\d)", r"${\1}", target)}})
         _through(ingress, middleware)
         made += [middleware, ingress]
-        says.append("%s/%s" % (ingress["metadata"].get("namespace"), ingress["metadata"]["name"]))
+        says.append(key_of(ingress))
     if not made:
         return None
     return Fix("rewrite the path of %s as ingress-nginx's rewrite-target does: its path a case-insensitive PathRegexp, "
