@@ -381,8 +381,8 @@ broken_lab_kind() {
 # MetalLB and ingress-nginx, kubectl applies the team's own objects (tests/kind/team/shop.yaml, tenants.yaml), then the one
 # command a user runs, playbooks/rehearse.yml (hack/kind-lab.sh rehearse), captures it, rebuilds it in a kind
 # cluster of its own beside it (its own pool), captures the rebuild back, translates it with ingress2gateway,
-# replays the requests through ingress-nginx, Traefik's ingress-nginx provider and the translation, proves a fix per
-# behaviour there (rehearse_fix); tests/kind/rehearsal_check.py asserts the capture, the round trip, the differences and
+# replays the requests through ingress-nginx, Traefik's ingress-nginx provider, Traefik's own Ingress provider, the
+# translation and the team's own HTTPRoutes, proves a fix per behaviour there (rehearse_fix); tests/kind/rehearsal_check.py asserts the capture, the round trip, the differences and
 # the fixes, tests/kind/fix_recheck.py re-sends each closed fix's curl pair and server-dry-runs the migrated manifests,
 # then the cluster is deleted.
 rehearsal_kind() {
@@ -403,7 +403,7 @@ rehearsal_kind() {
     # (no pool given: the rehearsal must choose one clear of the lab's 100.64.0.0/16 and the side cluster's, as a
     # user's rehearsal beside their own kind cluster on the default pool must)
     # (with a fix proven per behaviour; kept so that each fix called closed is re-checked by hand with its curl pair)
-    elif ! "$KIND_LAB" rehearse -e "rehearse_kubeconfig=$dir/kubeconfig" -e '{"rehearse_namespaces": ["shop"], "rehearse_targets": ["traefik-nginx-provider", "gateway-api", "own-routes"]}' \
+    elif ! "$KIND_LAB" rehearse -e "rehearse_kubeconfig=$dir/kubeconfig" -e '{"rehearse_namespaces": ["shop"], "rehearse_targets": ["traefik-nginx-provider", "traefik-ingress-provider", "gateway-api", "own-routes"]}' \
             -e "rehearse_dir=$dir/rehearsal" -e rehearse_fix=true -e rehearse_keep=true >"$dir/rehearse.log" 2>&1; then
         tail -n 40 "$dir/rehearse.log" >&2
         failures+=("rehearsal: playbooks/rehearse.yml")

@@ -6,7 +6,9 @@ rehearse_keep), with the target's migrated manifests applied and the attempt's o
 Target by target: its migrated manifests are applied as they are (kubectl apply --server-side: the API server
 must take them), then for each closed attempt (every request of it answers the same) both curl lines run in the
 lab's network namespace (KIND_LAB exec) until they agree on the status, the Location, which Service answered and
-what path it received (the echo backend's JSON), for up to 15 s while the data plane takes the manifests up.
+what path it received (the echo backend's JSON), and the headers it received and answered where the attempt's
+behaviour differed in them (an Authorization a basic auth must not pass on, its WWW-Authenticate), for up to 15 s
+while the data plane takes the manifests up.
 Prints one line per check; exit 1 when any fails.
 """
 from __future__ import annotations
@@ -17,9 +19,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Sequence
 
 
-def answer(kind_lab: str, line: str) -> tuple[str, ...]:
+def answer(kind_lab: str, line: str, fields: Sequence[str] = ()) -> tuple[str, ...]:
     out = subprocess.run([kind_lab, "exec", "bash", "-c", line], capture_output=True, text=True, timeout=60, check=False).stdout
     head, _sep, body = out.replace("\r\n", "\n").partition("\n\n")
     status = head.split("\n", 1)[0].split(" ")[1] if head.startswith("HTTP") else "no answer"
@@ -29,7 +32,11 @@ def answer(kind_lab: str, line: str) -> tuple[str, ...]:
         echo = json.loads(body)
     except ValueError:
         pass
-    return status, location, str(echo.get("namespace", "")), str(echo.get("service", "")), str(echo.get("path", ""))
+    received = {str(k).lower(): ", ".join(v) if isinstance(v, list) else str(v) for k, v in (echo.get("headers") or {}).items()}
+    answered = {h.split(":", 1)[0].strip().lower(): h.split(":", 1)[1].strip() for h in head.split("\n")[1:] if ":" in h}
+    headers = tuple("%s=%s" % (f, (received if f.startswith("received.") else answered).get(f.split(".", 1)[1].lower(), ""))
+                    for f in fields if f.startswith(("received.", "header.")))
+    return (status, location, str(echo.get("namespace", "")), str(echo.get("service", "")), str(echo.get("path", ""))) + headers
 
 
 def main(directory: str, kind_lab: str, kubeconfig: str) -> int:
@@ -47,10 +54,10 @@ def main(directory: str, kind_lab: str, kubeconfig: str) -> int:
             if a["outcome"] != "closed":
                 continue
             deadline = time.monotonic() + 15
-            got = [answer(kind_lab, line) for line in a["curl"]]
+            got = [answer(kind_lab, line, a.get("fields") or []) for line in a["curl"]]
             while (got[0] != got[1] or got[0][0] == "no answer") and time.monotonic() < deadline:
                 time.sleep(1.5)
-                got = [answer(kind_lab, line) for line in a["curl"]]
+                got = [answer(kind_lab, line, a.get("fields") or []) for line in a["curl"]]
             checks.append(("%s: %s, by hand: %s" % (target, a["responsible"], " vs ".join("/".join(g) for g in got)),
                            got[0] == got[1] and got[0][0] != "no answer"))
     closed = sum(1 for name, _ok in checks if ", by hand: " in name)

@@ -22,7 +22,10 @@ and verify/report.json (the rehearsal). It checks:
   replayed through the team's Gateway; their prefix rewrite keeps over HTTPS what the capture-group rewrite did;
   /Cart meets the team's redirect, its row naming the route's rule; and each row names the rule that took it, or none;
 - the fixes (rehearse_fix): one attempt per behaviour; the rewrite restored and the www redirect dropped on
-  gateway-api, proven; the lookahead said to be beyond Traefik; the migrated manifests; the answer's count.
+  gateway-api, proven; the lookahead said to be beyond Traefik; the migrated manifests; the answer's count;
+- Traefik's own provider (traefik-ingress-provider): it serves the Ingresses the rebuild names by the class
+  annotation; no row is put down to a router of its API entry point; ops's basic auth is kept by a basicAuth
+  Middleware, proven for both its behaviours and in its migrated manifests.
 Prints one line per check; exit 1 when any fails. Standalone on purpose (no import of the collection).
 """
 from __future__ import annotations
@@ -229,6 +232,23 @@ def fixes_account_for_every_behaviour(migration: Obj) -> bool:
     return set(migration["fixes"]) == set(migration["comparison"]["targets"])
 
 
+def as_captured(workload: Obj) -> Obj:
+    """A workload of the rebuild's capture with each Ingress's class as the team's capture names it: a rehearsal
+    with Traefik's own provider names it by the class annotation, keeping the name in kindlab.ingress/ingress-class-name."""
+    def one(ing: Obj) -> Obj:
+        notes = dict(ing.get("annotations") or {})
+        if "kindlab.ingress/ingress-class-name" not in notes:
+            return ing
+        out = {k: v for k, v in ing.items() if k != "annotations"}
+        out["class"] = notes.pop("kindlab.ingress/ingress-class-name")
+        notes.pop("kubernetes.io/ingress.class", None)
+        return dict(out, annotations=notes) if notes else out
+    ing = workload.get("ingress")
+    if ing is None:
+        return workload
+    return dict(workload, ingress=[one(i) for i in ing] if isinstance(ing, list) else one(ing))
+
+
 def migrated(base: Path, target: str) -> dict[str, Obj]:
     return {p.name: yaml.safe_load(p.read_text()) for p in sorted((base / "migrated" / target).glob("*.yaml"))}
 
@@ -322,7 +342,7 @@ def main(directory: str) -> int:
         ("junit.xml: one case per behaviour of each target, none failing (the rehearsal only reports)",
          lambda: junit_cases(base) >= 3 and '<failure' not in (base / "verify" / "junit.xml").read_text()),
         ("round trip: the rebuild captured back has the same Services and Ingresses",
-         lambda: {w["name"]: {k: v for k, v in w.items() if k != "httproute"} for w in recaptured["lab_workloads"]
+         lambda: {w["name"]: {k: v for k, v in as_captured(w).items() if k != "httproute"} for w in recaptured["lab_workloads"]
                   if w["namespace"] == "shop"}
          == {w["name"]: {k: v for k, v in w.items() if k != "httproute"} for w in captured["lab_workloads"]
              if w["namespace"] == "shop"}),
@@ -393,6 +413,24 @@ def main(directory: str) -> int:
          and "   - fix proven: " in summary),
         ("traefik-nginx-provider: /admin on www.example.test answers as ingress-nginx does",
          lambda: find(report, "traefik-nginx-provider", "shop/web", "www.example.test", "/admin", "path")["outcome"] == "same"),
+        ("traefik-ingress-provider: Traefik's own provider serves the Ingresses the rebuild names by the class annotation "
+         "(/admin on www.example.test and a tenant's name answer as on ingress-nginx)",
+         lambda: find(report, "traefik-ingress-provider", "shop/web", "www.example.test", "/admin", "path")["outcome"] == "same"
+         and find(report, "traefik-ingress-provider", "shop/tenants", "kindlab-sub.tenants.example.test", "/", "path")["outcome"]
+         == "same"),
+        ("traefik-ingress-provider: no row is put down to a router of Traefik's API entry point (dashboard@internal's "
+         "PathPrefix(`/`) never sees a request through the Service)",
+         lambda: rows(report, "traefik-ingress-provider", "shop/web")
+         and not [r for t in migration["comparison"]["targets"] for r in migration["comparison"]["targets"][t]["rows"]
+                  if "@internal" in json.dumps(r.get("records") or {})]),
+        ("traefik-ingress-provider: ops's basic auth is kept by a basicAuth Middleware naming ops-users with removeHeader, "
+         "proven closed for both its behaviours (401 without credentials, the Authorization kept from the backend)",
+         lambda: [a["outcome"] for a in migration["fixes"]["traefik-ingress-provider"]["attempts"]
+                  if a["responsible"] == "nginx.ingress.kubernetes.io/auth-type"] == ["closed", "closed"]
+         and migrated(base, "traefik-ingress-provider")["middleware-shop-ops-basic-auth.yaml"]["spec"]
+         == {"basicAuth": {"secret": "ops-users", "removeHeader": True, "realm": "Ops only"}}
+         and "shop-ops-basic-auth@kubernetescrd" in migrated(base, "traefik-ingress-provider")["ingress-shop-ops.yaml"][
+             "metadata"]["annotations"]["traefik.ingress.kubernetes.io/router.middlewares"]),
     ]
     failed = 0
     for name, check in checks:

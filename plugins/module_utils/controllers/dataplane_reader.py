@@ -92,6 +92,7 @@ class Router:
     ingress: str = ""
     settings: tuple[tuple[str, str], ...] = ()
     tls: bool = False  # served on the HTTPS entry point only
+    entry_points: tuple[str, ...] = ()  # the entry points it serves, where its type names them (Traefik's)
 
     @property
     def refused(self) -> bool:

@@ -107,7 +107,9 @@ def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Ca
     keeps: dict[str, list[str]] = {}  # "Kind ns/name" -> behaviours its fixes keep
     for b in behaviours:
         fix: Fix | None = target.table(b, target.read())
-        attempt: Obj = {"responsible": b.responsible, "cause": b.cause, "requests": len(b.rows)}
+        attempt: Obj = {"responsible": b.responsible, "cause": b.cause, "requests": len(b.rows),
+                        # what its requests differ in (status, path, received.<Header>, ...): what a re-check compares
+                        "fields": sorted({d["field"] for r in b.rows for d in r.get("differences") or []})}
         started = time.monotonic()
         attempts.append(attempt)
         if fix is None:

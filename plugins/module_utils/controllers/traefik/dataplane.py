@@ -62,7 +62,7 @@ def normalize(name: str) -> str:
 
 def api_port(container: Obj, namespace: str) -> int:
     """The `traefik` entrypoint's port, from --entryPoints.traefik.address=[host]:port[/tcp]."""
-    address = parse_args(container_argv(container, namespace)).get("entrypoints.traefik.address", "")
+    address = parse_args(container_argv(container, namespace)).get("entrypoints.%s.address" % rules.API_ENTRY_POINT, "")
     m = re.search(r":(\d+)(?:/\w+)?$", address)
     return int(m.group(1)) if m else DEFAULT_API_PORT
 
@@ -130,7 +130,7 @@ def read(access: PodAccess, pod: Obj, container: Obj) -> Reading:
 
 def parse_routers(text: str) -> list[Router]:
     """One page of /api/http/routers → its routers (runtime.RouterInfo: name, rule, priority, service, status
-    enabled/disabled/warning, and `error`, the messages that disabled it)."""
+    enabled/disabled/warning, `error`, the messages that disabled it, and entryPoints)."""
     data = _json_array(text, "routers", ROUTERS_PATH)
     out = []
     for i, router in enumerate(data):
@@ -141,6 +141,7 @@ def parse_routers(text: str) -> list[Router]:
                           status=str(router.get("status") or "enabled"), service=str(router.get("service") or ""),
                           errors=tuple(str(e) for e in (errors if isinstance(errors, list) else [errors])),
                           tls=bool(router.get("tls")),
+                          entry_points=tuple(str(e) for e in router.get("entryPoints") or []),
                           settings=tuple(("middleware", str(m)) for m in router.get("middlewares") or [])))
     return out
 

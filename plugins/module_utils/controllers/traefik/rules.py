@@ -9,7 +9,9 @@ Read from Traefik v3's pkg/muxer/http (matcher.go, mux.go) and pkg/server/router
   QueryRegexp; ClientIP matches (the rehearsal's one client);
 - routers are tried by priority, highest first; a router without one has its rule's length; the first that
   matches takes the request (between equal priorities Traefik's order is not defined: the router taken says which
-  it is tied with); a router with TLS serves only the HTTPS entry point, one without only HTTP;
+  it is tied with); a router with TLS serves only the HTTPS entry point, one without only HTTP; a router served on
+  the `traefik` entry point alone (the API and dashboard's, dashboard@internal's PathPrefix(`/`) at the highest
+  priority) never sees a request through the controller's Service;
 - the path matched is the one the entry point sanitised (dot segments resolved, slashes merged).
 A rule this reader cannot read matches nothing, and says so (`unread`)."""
 from __future__ import annotations
@@ -25,6 +27,8 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.datapl
 _TOKEN = re.compile(r"\s*(?:(&&|\|\||!|\(|\))|([A-Za-z]+)\(|(`[^`]*`|\"(?:[^\"\\]|\\.)*\")|(,))")
 
 Matcher = Callable[["RequestView"], bool]
+# The entry point Traefik serves its API and dashboard on (ports.traefik, not exposed by the chart's Service).
+API_ENTRY_POINT = "traefik"
 
 
 class RequestView:
@@ -176,7 +180,8 @@ def take(routers: Sequence[Router], scheme: str, host: str, target: str, method:
     """The router that takes the request: the enabled router of its entry point with the highest priority whose
     rule matches it; None when none does (or none could be read)."""
     view = RequestView(scheme, host, target, method, headers)
-    candidates = [r for r in routers if not r.refused and r.tls == (scheme == "https")]
+    candidates = [r for r in routers if not r.refused and r.tls == (scheme == "https")
+                  and set(r.entry_points or ("",)) != {API_ENTRY_POINT}]
     matching = []
     for router in sorted(candidates, key=priority, reverse=True):
         try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import nginx_size
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import MIDDLEWARE_API, Behaviour, Fix, Objects
@@ -25,6 +26,8 @@ MIDDLEWARES = "traefik.ingress.kubernetes.io/router.middlewares"  # namespace-na
 _USE_REGEX = "nginx.ingress.kubernetes.io/use-regex"
 _REWRITE = "nginx.ingress.kubernetes.io/rewrite-target"
 _BODY_SIZE = "nginx.ingress.kubernetes.io/proxy-body-size"
+_AUTH_TYPE = "nginx.ingress.kubernetes.io/auth-type"
+_AUTH_REALM = "nginx.ingress.kubernetes.io/auth-realm"
 
 
 def _as_nginx_regex(path: str) -> str:
@@ -156,6 +159,34 @@ def _body_size(b: Behaviour, objects: Objects) -> Fix | None:
                tuple(made))
 
 
+def _basic_auth(b: Behaviour, objects: Objects) -> Fix | None:
+    """auth-type basic: ingress-nginx asks for the users of auth-secret and empties the Authorization header it checked
+    before proxying; a basicAuth Middleware naming the same Secret, with removeHeader, does both. Traefik reads a
+    Secret of one key of htpasswd lines (v3.7.13 provider/kubernetes/crd, loadAuthCredentials), which is
+    ingress-nginx's auth-file; an auth-map Secret (a key per user) it cannot read, and it reads a Middleware's Secret
+    in the Middleware's own namespace only, so those Ingresses are left alone."""
+    if b.responsible != _AUTH_TYPE:
+        return None
+    made: list[Obj] = []
+    for ingress in _own(b, objects, _AUTH_TYPE):
+        annotations = _annotations(ingress)
+        namespace = ingress["metadata"].get("namespace")
+        secrets = registry.credential_secrets(str(namespace), {str(k): str(v) for k, v in annotations.items()})
+        if len(secrets) != 1 or secrets[0].format != "auth-file" or secrets[0].namespace != namespace:
+            continue
+        spec: Obj = {"secret": secrets[0].name, "removeHeader": True}
+        if str(annotations.get(_AUTH_REALM, "")).strip():
+            spec["realm"] = str(annotations[_AUTH_REALM])
+        middleware = _middleware(ingress, "basic-auth", {"basicAuth": spec})
+        _through(ingress, middleware)
+        made += [middleware, ingress]
+    if not made:
+        return None
+    return Fix("ask for the users of auth-secret and keep the Authorization header from the backend, as ingress-nginx's "
+               "basic auth does: a basicAuth Middleware (the same Secret, removeHeader) on the routers of %s"
+               % ", ".join(sorted(key_of(o) for o in made if o["kind"] == "Ingress")), tuple(made))
+
+
 def propose(b: Behaviour, objects: Objects) -> Fix | None:
     return (traefik_limits(b) or _https_redirect_of_get(b) or _regex_paths(b, objects) or _rewrite(b, objects)
-            or _body_size(b, objects))
+            or _body_size(b, objects) or _basic_auth(b, objects))

@@ -259,3 +259,22 @@ def test_traefiks_own_provider_refuses_a_body_over_proxy_body_size_through_a_mid
     assert middleware["spec"] == {"buffering": {"maxRequestBodyBytes": 8192}} and middleware["metadata"]["name"] == "upload-body-size"
     assert ingress["metadata"]["annotations"][traefik_ingress_provider.MIDDLEWARES] == "shop-upload-body-size@kubernetescrd"
     assert traefik_ingress_provider.propose(_b("nginx.ingress.kubernetes.io/proxy-body-size", "...", rows[1:]), objects) is None
+
+
+def test_traefiks_own_provider_asks_for_the_users_of_auth_secret_through_a_basic_auth_middleware():
+    auth = {"nginx.ingress.kubernetes.io/auth-type": "basic", "nginx.ingress.kubernetes.io/auth-secret": "ops-users",
+            "nginx.ingress.kubernetes.io/auth-realm": "Ops only"}
+    ops = _team_ingress("ops", auth, ["/ops"])
+    mapped = _team_ingress("mapped", dict(auth, **{"nginx.ingress.kubernetes.io/auth-secret-type": "auth-map"}), ["/m"])
+    elsewhere = _team_ingress("far", dict(auth, **{"nginx.ingress.kubernetes.io/auth-secret": "security/users"}), ["/f"])
+    objects = Objects(ingresses={"shop/ops": ops, "shop/mapped": mapped, "shop/far": elsewhere})
+    rows = [_row("shop.example.test", "auth-missing", ingress=i) for i in ("shop/ops", "shop/mapped", "shop/far")]
+    fix = traefik_ingress_provider.propose(_b("nginx.ingress.kubernetes.io/auth-type", "...", rows), objects)
+    middleware, ingress = fix.objects
+    assert middleware["kind"] == "Middleware" and middleware["metadata"] == {"name": "ops-basic-auth", "namespace": "shop"}
+    assert middleware["spec"] == {"basicAuth": {"secret": "ops-users", "removeHeader": True, "realm": "Ops only"}}
+    assert ingress["metadata"]["annotations"][traefik_ingress_provider.MIDDLEWARES] == "shop-ops-basic-auth@kubernetescrd"
+    assert "shop/ops" in fix.says and "mapped" not in fix.says
+    # an auth-map Secret (a key per user) Traefik cannot read; a Secret of another namespace a Middleware cannot name
+    assert traefik_ingress_provider.propose(_b("nginx.ingress.kubernetes.io/auth-type", "...", rows[1:]), objects) is None
+    assert objects.ingresses["shop/ops"]["metadata"]["annotations"] == auth  # proposed on a copy

@@ -241,3 +241,16 @@ def test_the_migrated_manifests_hold_the_middlewares_a_fix_made(tmp_path):
     assert os.path.basename(path) == "middleware-shop-api-rewrite.yaml"
     written = yaml.safe_load(open(path))
     assert written["spec"] == middleware["spec"] and json.loads(written["metadata"]["annotations"][KEEPS_ANNOTATION]) == ["rewrite: cause"]
+
+
+def test_an_attempt_names_the_fields_its_requests_differ_in_by_its_behaviour():
+    # what a re-check by hand compares besides the status: here the header a basic auth must not pass on
+    row = {"index": 0, "id": "r0", "differences": [
+        {"field": "received.Authorization", "responsible": "rule", "cause": "cause"},
+        {"field": "status", "responsible": "rule", "cause": "cause"},
+        {"field": "path", "responsible": "slash", "cause": "trailing slash"}]}
+    plane = FakePlane()
+    # a behaviour is a row's differences folded (summary.behaviours): every field of its rows is its
+    out = prove.prove(_target(plane, _fix_a), [Behaviour("t", "rule; slash", "cause / trailing slash", (row,), (None,))],
+                      plane.replay(), sleep=lambda s: None)
+    assert out["attempts"][0]["fields"] == ["path", "received.Authorization", "status"]

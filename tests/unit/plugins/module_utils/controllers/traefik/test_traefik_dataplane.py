@@ -114,7 +114,7 @@ def test_read_routers_says_what_traefik_built_and_refused() -> None:
     assert [(r.name, r.refused) for r in routers] == [("shop-api-rule-0-path-0@kubernetesingressnginx", False),
                                                       ("shop-legacy-rule-0-path-0@kubernetesingressnginx", True)]
     assert routers[1].errors == ("error parsing regexp: invalid or unsupported Perl syntax: `(?!`",)
-    assert routers[0].priority == 61 and routers[0].service == "shop-api-api-web"
+    assert routers[0].priority == 61 and routers[0].service == "shop-api-api-web" and routers[0].entry_points == ("web",)
     routers, unread = tr.read_routers(Access([Answer(404, "404 page not found")]), POD, CONTAINER)
     assert routers == () and unread.startswith("GET :9000/api/http/routers: HTTP 404: 404 page not found (turn the API on")
     with pytest.raises(DataPlaneError, match=r"routers\[0\].name: expected a string"):

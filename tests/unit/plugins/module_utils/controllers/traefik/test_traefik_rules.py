@@ -74,3 +74,16 @@ def test_routers_tied_at_one_priority_are_named_since_traefik_s_order_between_th
     assert rules.describe(got).endswith("; tied at that priority with tenants@gw: which one Traefik tries first is not defined")
     alone = rules.take(tied, "http", "other.test", "/")
     assert alone is not None and "tied" not in rules.describe(alone)
+
+
+def test_the_dashboard_router_of_the_api_entry_point_takes_no_request_sent_through_the_service() -> None:
+    # as Traefik's API lists it when the chart's dashboard is on: PathPrefix(`/`) at the highest priority
+    dashboard = Router("dashboard@internal", "PathPrefix(`/`)", priority=9223372036854775805, entry_points=("traefik",))
+    shop = Router("shop-web@kubernetes", "Host(`shop.example.test`) && PathPrefix(`/`)", entry_points=("web",))
+    got = rules.take([dashboard, shop], "http", "shop.example.test", "/")
+    assert got is not None and got.name == "shop-web@kubernetes"
+    assert rules.take([dashboard, shop], "http", "other.test", "/") is None
+    # a router that also serves another entry point, or whose type names none, is a candidate
+    both = Router("both@internal", "PathPrefix(`/`)", priority=9, entry_points=("traefik", "web"))
+    assert rules.take([both], "http", "other.test", "/").name == "both@internal"
+    assert rules.take([Router("unnamed@p", "PathPrefix(`/`)")], "http", "other.test", "/") is not None
