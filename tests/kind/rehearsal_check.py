@@ -25,7 +25,7 @@ and verify/report.json (the rehearsal). It checks:
   gateway-api, proven; the lookahead said to be beyond Traefik; the migrated manifests; the answer's count;
 - Traefik's own provider (traefik-ingress-provider): it serves the Ingresses the rebuild names by the class
   annotation; no row is put down to a router of its API entry point; ops's basic auth is kept by a basicAuth
-  Middleware, proven for both its behaviours and in its migrated manifests.
+  Middleware, proven for both its behaviours and in its migrated manifests; a Prefix path matched by path element.
 Prints one line per check; exit 1 when any fails. Standalone on purpose (no import of the collection).
 """
 from __future__ import annotations
@@ -431,6 +431,15 @@ def main(directory: str) -> int:
          == {"basicAuth": {"secret": "ops-users", "removeHeader": True, "realm": "Ops only"}}
          and "shop-ops-basic-auth@kubernetescrd" in migrated(base, "traefik-ingress-provider")["ingress-shop-ops.yaml"][
              "metadata"]["annotations"]["traefik.ingress.kubernetes.io/router.middlewares"]),
+        ("traefik-ingress-provider: /admin, matched as a string prefix (/adminx), is matched by path element once it is "
+         "an Exact path and a Prefix path ending in '/' (kept); /checkout's fix edits the checkout canary's path too",
+         lambda: [a["objects"] for a in migration["fixes"]["traefik-ingress-provider"]["attempts"]
+                  if a["responsible"] == "rule /admin (Prefix)" and a["outcome"] in KEPT] == [["Ingress shop/web"]]
+         and [(p["path"], p["pathType"]) for p in migrated(base, "traefik-ingress-provider")["ingress-shop-web.yaml"][
+             "spec"]["rules"][1]["http"]["paths"]] == [("/admin", "Exact"), ("/admin/", "Prefix")]
+         and all(a["objects"] == ["Ingress shop/checkout", "Ingress shop/checkout-canary"]
+                 for a in migration["fixes"]["traefik-ingress-provider"]["attempts"]
+                 if a["responsible"] == "rule /checkout (Prefix)" and a.get("objects"))),
     ]
     failed = 0
     for name, check in checks:

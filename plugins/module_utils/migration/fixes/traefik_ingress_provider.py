@@ -187,6 +187,38 @@ def _basic_auth(b: Behaviour, objects: Objects) -> Fix | None:
                % ", ".join(sorted(key_of(o) for o in made if o["kind"] == "Ingress")), tuple(made))
 
 
+def _element_prefix(b: Behaviour, objects: Objects) -> Fix | None:
+    """A Prefix path matched as a string prefix (PathPrefix, /checkoutx under /checkout): the same path as an Exact
+    path and a Prefix path ending in '/', which is how the Ingress spec defines Prefix (by path element) and what
+    Traefik matches as Path and PathPrefix; in the Ingress itself, no provider option (strictPrefixMatching) needed.
+    Every Ingress with that host and path is edited (a canary's too: its router would still match as a string)."""
+    if not b.responsible.startswith("rule ") or "matched it as a string prefix" not in b.cause:
+        return None
+    wanted = {(r.host, r.path) for r in b.rules
+              if r is not None and r.path_type == "Prefix" and not r.regex and r.path != "/" and not r.path.endswith("/")}
+    edited: dict[str, Obj] = {}
+    for name in sorted(objects.ingresses):
+        ingress = objects.edited("Ingress", name)
+        for rule in (ingress.get("spec") or {}).get("rules") or []:
+            http = rule.get("http") or {}
+            paths = []
+            for path in http.get("paths") or []:
+                value = str(path.get("path") or "")
+                if (str(rule.get("host") or ""), value) in wanted and (path.get("pathType") or "Prefix") == "Prefix":
+                    paths += [dict(path, pathType="Exact"), dict(path, path=value + "/", pathType="Prefix")]
+                    edited[name] = ingress
+                else:
+                    paths.append(path)
+            if paths:
+                http["paths"] = paths
+    if not edited:
+        return None
+    return Fix("match %s by path element as ingress-nginx does: each Prefix path P of %s as an Exact path P and a Prefix "
+               "path P/ (Traefik: Path and PathPrefix), the same backend"
+               % (", ".join(sorted({v for _h, v in wanted})), ", ".join(sorted(key_of(i) for i in edited.values()))),
+               tuple(edited.values()))
+
+
 def propose(b: Behaviour, objects: Objects) -> Fix | None:
     return (traefik_limits(b) or _https_redirect_of_get(b) or _regex_paths(b, objects) or _rewrite(b, objects)
-            or _body_size(b, objects) or _basic_auth(b, objects))
+            or _body_size(b, objects) or _basic_auth(b, objects) or _element_prefix(b, objects))

@@ -10,7 +10,7 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix, Objects
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import traefik_limits
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import fields, traefik_limits
 
 NAME = "traefik-nginx-provider"
 Obj = dict[str, Any]
@@ -79,5 +79,21 @@ def _default_backend(b: Behaviour, _objects: Objects) -> Fix | None:
     return None
 
 
+def _credentials_passed(b: Behaviour) -> Fix | None:
+    """ingress-nginx keeps the Authorization its basic auth checked from the backend; the provider builds its basicAuth
+    middleware from auth-secret and auth-realm alone, never with removeHeader (v3.7.13 provider/kubernetes/ingress-nginx,
+    build.go). Only a configuration-snippet's `proxy_set_header Authorization ""` drops it there, and the provider
+    reads snippets only with allowSnippetAnnotations, which lets every Ingress author run directives: not proposed."""
+    if b.responsible != "nginx.ingress.kubernetes.io/auth-type" or fields(b) != {"received.Authorization"}:
+        return None
+    return Fix("none", impossible="Traefik's ingress-nginx provider makes its basic auth from auth-secret and auth-realm "
+                                  "alone and passes the checked Authorization header on to the backend, where ingress-nginx "
+                                  "clears it. Only a configuration-snippet (proxy_set_header Authorization \"\") would "
+                                  "clear it there, read only with the provider's allowSnippetAnnotations, which lets any "
+                                  "Ingress author run directives, so it is not proposed; Traefik's own Ingress provider "
+                                  "keeps it with a basicAuth Middleware (removeHeader)")
+
+
 def propose(b: Behaviour, objects: Objects) -> Fix | None:
-    return traefik_limits(b) or _tls_of_another(b, objects) or _default_backend(b, objects)
+    return (traefik_limits(b) or _tls_of_another(b, objects) or _default_backend(b, objects)
+            or _credentials_passed(b))

@@ -278,3 +278,37 @@ def test_traefiks_own_provider_asks_for_the_users_of_auth_secret_through_a_basic
     # an auth-map Secret (a key per user) Traefik cannot read; a Secret of another namespace a Middleware cannot name
     assert traefik_ingress_provider.propose(_b("nginx.ingress.kubernetes.io/auth-type", "...", rows[1:]), objects) is None
     assert objects.ingresses["shop/ops"]["metadata"]["annotations"] == auth  # proposed on a copy
+
+
+def test_traefiks_nginx_provider_says_why_it_passes_the_checked_credentials_on():
+    rows = [_row("ops.example.test", "path", ingress="shop/ops", field="received.Authorization", baseline="", target="Basic x")]
+    fix = traefik_nginx_provider.propose(_b("nginx.ingress.kubernetes.io/auth-type", "...", rows), Objects())
+    assert fix.objects == () and "allowSnippetAnnotations" in fix.impossible and "removeHeader" in fix.impossible
+    # the 401s are the provider's own basic auth: not this entry's
+    status = [_row("ops.example.test", "auth-missing", ingress="shop/ops")]
+    assert traefik_nginx_provider.propose(_b("nginx.ingress.kubernetes.io/auth-type", "...", status), Objects()) is None
+
+
+def test_traefiks_own_provider_matches_a_prefix_by_path_element_with_an_exact_and_a_slashed_prefix_path():
+    checkout = _team_ingress("checkout", {}, ["/checkout", "/cart/"])
+    for p in checkout["spec"]["rules"][0]["http"]["paths"]:
+        p["pathType"] = "Prefix"
+    canary = _team_ingress("checkout-canary", {"nginx.ingress.kubernetes.io/canary": "true"}, ["/checkout"])
+    canary["spec"]["rules"][0]["http"]["paths"][0]["pathType"] = "Prefix"
+    other = _team_ingress("docs", {}, ["/docs"])
+    objects = Objects(ingresses={"shop/checkout": checkout, "shop/checkout-canary": canary, "shop/docs": other})
+    rules = [Rule("shop/checkout", "shop.example.test", "/checkout", "Prefix", False)]
+    cause = "ingress-nginx matches the Prefix path /checkout by path element ...; t matched it as a string prefix (...)"
+    row = _row("shop.example.test", "neighbour", ingress="shop/checkout")
+    fix = traefik_ingress_provider.propose(_b("rule /checkout (Prefix)", cause, [row], rules), objects)
+    # the canary's router too, which would still match /checkoutx as a string
+    ingress, edited_canary = fix.objects
+    paths = [(p["path"], p["pathType"], p["backend"]["service"]["name"]) for p in ingress["spec"]["rules"][0]["http"]["paths"]]
+    assert paths == [("/checkout", "Exact", "api"), ("/checkout/", "Prefix", "api"), ("/cart/", "Prefix", "api")]
+    assert [(p["path"], p["pathType"]) for p in edited_canary["spec"]["rules"][0]["http"]["paths"]] == [
+        ("/checkout", "Exact"), ("/checkout/", "Prefix")]
+    assert "shop/checkout" in fix.says and objects.ingresses["shop/checkout"]["spec"]["rules"][0]["http"]["paths"][0]["path"] == "/checkout"
+    # a regex path, or one the other table's cause names, is not this entry's
+    regex = [Rule("shop/checkout", "shop.example.test", "/checkout", "Prefix", True)]
+    assert traefik_ingress_provider.propose(_b("rule /checkout (Prefix)", cause, [_row("h")], regex), objects) is None
+    assert traefik_ingress_provider.propose(_b("rule /checkout (Prefix)", "other", [_row("h")], rules), objects) is None
