@@ -17,7 +17,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import (
@@ -33,9 +33,6 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import default_gateway_controller_name
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import API_VERSION, GROUP
-
-if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 Obj = dict[str, Any]
 
@@ -520,19 +517,3 @@ def ensure_certificates(client: Any, secrets: Sequence[tuple[str, str, str | lis
             client.apply_all([tls_secret(namespace, name, *self_signed(*names))], check_mode=False)
         out.append(ApplyResult(changed=True, before=None, after=redacted))
     return out
-
-
-def run_gateway_api(params: Params, module: Module) -> Obj:
-    """The gateway_api module: validate the classes and Gateways, read the CRDs, then apply them all."""
-    gateways = parse_gateways({"classes": params["classes"], "gateways": params["gateways"]}, where="")
-    if params["wait_timeout"] < 0:
-        raise GatewayError("wait_timeout: expected seconds >= 0, got %s" % params["wait_timeout"])
-    crds: list[Obj] = []
-    url = None
-    if params["crds"]:
-        from ansible.module_utils.urls import open_url
-
-        url = crds_source(params["manifest_url"], params["source"])
-        crds = fetch_crds(url, open_url)
-    result = ensure(module.client(), crds, gateways, module.check_mode, params["wait_timeout"])
-    return dict(result, crds_url=url, version=GATEWAY_API_VERSION, **summary(gateways))
