@@ -33,6 +33,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import default_gateway_controller_name
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import API_VERSION, GROUP
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.render import PART_OF, PART_OF_LABEL
 
 Obj = dict[str, Any]
 
@@ -48,8 +49,6 @@ FROM_NAMESPACES = ("Same", "All", "Selector")
 # (a domain-prefixed path), as the CRDs' OpenAPI patterns give them.
 HOSTNAME_RE = re.compile(r"(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 CONTROLLER_NAME_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+")
-_PART_OF_LABEL = "app.kubernetes.io/part-of"
-PART_OF = "kindlab-ingress"
 CACHE_ENV = "KINDLAB_CACHE"
 
 
@@ -295,7 +294,7 @@ def _parse_translation(raw: Any, where: str, classes: list[str]) -> TranslationS
 
 
 def _labels(extra: dict[str, str]) -> dict[str, str]:
-    return {_PART_OF_LABEL: PART_OF, **extra}
+    return {PART_OF_LABEL: PART_OF, **extra}
 
 
 def render_class(cls: GatewayClassSpec) -> Obj:
