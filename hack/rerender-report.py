@@ -31,7 +31,7 @@ def rerender(report_json: Path, outdir: Path) -> dict[str, Any]:
         link.parent.mkdir(parents=True, exist_ok=True)
         link.symlink_to("../../..")
     sys.path.insert(0, str(ROOT / ".collections"))
-    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import run_verify_report
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.runner import run_verify_report
 
     doc = json.loads(report_json.read_text(encoding="utf-8"))
     params = {

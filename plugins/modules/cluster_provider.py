@@ -84,7 +84,7 @@ capabilities:
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.kind import KindProvider
-from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import run_cluster_provider
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.runner import run_cluster_provider
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.twin import TwinProvider
 
 # Importing the providers registers them under their names.

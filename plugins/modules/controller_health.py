@@ -79,7 +79,7 @@ failures:
 """
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import health_entry
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.runner import run_controller_health
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 
 
@@ -92,7 +92,7 @@ def main() -> None:
             settle_timeout={"type": "int", "default": 30},
             fail_on_violation={"type": "bool", "default": True},
         ),
-    ).run(health_entry)
+    ).run(run_controller_health)
 
 
 if __name__ == "__main__":

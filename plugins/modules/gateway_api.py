@@ -134,7 +134,7 @@ objects:
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, with_args
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import run_gateway_api
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.runner import run_gateway_api
 
 
 def main() -> None:

@@ -96,7 +96,7 @@ notes:
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import TRANSLATION_LISTENER_PORT, TRANSLATION_TLS_LISTENER_PORT
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.translate import run_gateway_translation
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.runner import run_gateway_translation
 
 
 def main() -> None:

@@ -165,7 +165,7 @@ notes:
   elements: str
 """
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.hostnet import run_host_network
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.runner import run_host_network
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 
 

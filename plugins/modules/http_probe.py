@@ -268,7 +268,7 @@ node:
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, with_args
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe import run_http_probe
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.runner import run_http_probe
 
 
 def main() -> None:

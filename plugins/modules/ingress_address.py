@@ -48,7 +48,7 @@ addresses:
 """
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.ingresses import run_ingress_address
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.runner import run_ingress_address
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 
 

@@ -95,26 +95,15 @@ claims:
   type: dict
 """
 
-from typing import Any
-
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.module_flow import check_entry
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.conflicts import check_cluster
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
-
-
-def _check(client: Any, selection: Any, _options: Any) -> dict[str, Any]:
-    return check_cluster(client, selection)
-
-
-def _failure(result: dict[str, Any]) -> str:
-    return "ingress_conflicts: " + "; ".join(c["message"] for c in result["conflicts"] + result.get("route_conflicts", []))
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.runner import run_ingress_conflicts
 
 
 def main() -> None:
     KindlabModule(
         argument_spec=with_args(CLUSTER_ARGS, SELECTION_ARGS, fail_on_violation={"type": "bool", "default": True}),
-    ).run(check_entry(_check, _failure))
+    ).run(run_ingress_conflicts)
 
 
 if __name__ == "__main__":

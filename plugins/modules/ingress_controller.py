@@ -278,11 +278,8 @@ deleted:
 """
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, WAIT_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import (
-    DEFAULT_TYPE,
-    installable_names,
-    run_ingress_controller,
-)
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import DEFAULT_TYPE, installable_names
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.runner import run_ingress_controller
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 
 ARGUMENT_SPEC = with_args(

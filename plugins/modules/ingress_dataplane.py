@@ -177,40 +177,10 @@ pods:
   type: dict
 """
 
-from typing import Any
-
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
-from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule, Params
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.module_flow import check_entry
+from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.dataplane import KINDS
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.dataplane_window import run
-
-
-def _options(params: Params) -> dict[str, Any]:
-    if params["timeout"] <= 0:
-        raise OptionError("timeout: expected a positive number of seconds, got %r" % params["timeout"])
-    if params["window"] < 0:
-        raise OptionError("window: expected seconds >= 0, got %r" % params["window"])
-    if params["interval"] <= 0:
-        raise OptionError("interval: expected a positive number of seconds, got %r" % params["interval"])
-    if params["until_converged"] and params["window"] <= 0:
-        raise OptionError("until_converged: needs a window (seconds > 0) to wait in")
-    history = params["last_ready"] or {}
-    for service, seen in history.items():
-        if service.count("/") != 1 or not isinstance(seen, dict) or not all(isinstance(v, str) for v in seen.values()):
-            raise OptionError("last_ready: expected namespace/service → {address:port: time}, got %r: %r" % (service, seen))
-    return {"fail_on": tuple(params["fail_on"]), "timeout": float(params["timeout"]), "last_ready": history,
-            "window": float(params["window"]), "interval": float(params["interval"]), "until_converged": params["until_converged"]}
-
-
-def _check(client: Any, selection: Any, options: dict[str, Any]) -> dict[str, Any]:
-    return run(client, selection, options["fail_on"], options["timeout"], options["last_ready"],
-               options["window"], options["interval"], options["until_converged"])
-
-
-def _failure(result: dict[str, Any]) -> str:
-    return "ingress_dataplane: " + "; ".join(result["failures"])
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.runner import run_ingress_dataplane
 
 
 def main() -> None:
@@ -224,7 +194,7 @@ def main() -> None:
             interval={"type": "float", "default": 1},
             until_converged={"type": "bool", "default": False},
         ),
-    ).run(check_entry(_check, _failure, fail_option="fail_on", parse_options=_options))
+    ).run(run_ingress_dataplane)
 
 
 if __name__ == "__main__":

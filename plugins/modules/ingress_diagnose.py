@@ -135,27 +135,15 @@ passed:
   type: bool
 """
 
-from typing import Any
-
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.module_flow import check_entry
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.diagnose import run
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
-
-
-def _check(client: Any, selection: Any, _options: Any) -> dict[str, Any]:
-    return run(client, selection)
-
-
-def _failure(result: dict[str, Any]) -> str:
-    errors = [f["message"] for f in result["findings"] if f["severity"] == "error"]
-    return "ingress_diagnose: %d error finding(s): %s" % (len(errors), " | ".join(errors))
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.runner import run_ingress_diagnose
 
 
 def main() -> None:
     KindlabModule(
         argument_spec=with_args(CLUSTER_ARGS, SELECTION_ARGS, fail_on_findings={"type": "bool", "default": False}),
-    ).run(check_entry(_check, _failure, fail_option="fail_on_findings"))
+    ).run(run_ingress_diagnose)
 
 
 if __name__ == "__main__":

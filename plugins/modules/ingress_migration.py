@@ -170,7 +170,7 @@ seconds:
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.ingress_migration import run_ingress_migration
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.runner import run_ingress_migration
 
 
 def main() -> None:

@@ -239,22 +239,9 @@ mostly_blind:
   type: bool
 """
 
-from typing import Any, Mapping
-
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, SELECTION_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.module_flow import check_entry
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.options import parse_options
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.run import run
-
-
-def _options(p: Mapping[str, Any]) -> Any:
-    return parse_options(p["window"], p["max_changes"], p["allow_empty"], p["expected_pools"],
-                         p["stop_on_violation"], p["attribute"], p["gateway_api"])
-
-
-def _failure(result: dict[str, Any]) -> str:
-    return "unstable status: " + "; ".join(result["failures"])
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.runner import run_ingress_status
 
 
 def main() -> None:
@@ -270,7 +257,7 @@ def main() -> None:
             gateway_api={"type": "bool", "default": True},
             fail_on_violation={"type": "bool", "default": True},
         ),
-    ).run(check_entry(run, _failure, parse_options=_options))
+    ).run(run_ingress_status)
 
 
 if __name__ == "__main__":

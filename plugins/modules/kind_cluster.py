@@ -264,7 +264,7 @@ images_loaded:
 """
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import WAIT_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import run_kind_cluster
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.runner import run_kind_cluster
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.kind import KindProvider
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.twin import TwinProvider

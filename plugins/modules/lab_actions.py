@@ -95,7 +95,7 @@ failed_actions:
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, with_args
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.actions import run_lab_actions
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.runner import run_lab_actions
 
 
 def main() -> None:

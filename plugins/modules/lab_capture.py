@@ -165,7 +165,7 @@ controllers:
 """
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils.capture.run import run_lab_capture
+from ansible_collections.kindlab.ingress.plugins.module_utils.capture.runner import run_lab_capture
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 
 

@@ -264,7 +264,7 @@ images_load:
   sample: ["registry.example.com/mirror/nginx:1.29.3"]
 """
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.definition import run_lab_definition
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.runner import run_lab_definition
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 
 

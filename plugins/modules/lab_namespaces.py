@@ -57,7 +57,7 @@ objects:
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, with_args
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.runner import run_lab_namespaces
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.runner import run_lab_namespaces
 
 
 def main() -> None:

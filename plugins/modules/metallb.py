@@ -175,7 +175,7 @@ source:
 
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, WAIT_ARGS, with_args
-from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.metallb import run_metallb
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.runner import run_metallb
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
 
 

@@ -192,7 +192,8 @@ targets:
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._args import CLUSTER_ARGS, with_args
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.rehearsal_lab import DEFAULT_TARGETS, TARGETS, run_rehearsal_lab
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.rehearsal_lab import DEFAULT_TARGETS, TARGETS
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.runner import run_rehearsal_lab
 
 
 def main() -> None:

@@ -79,7 +79,7 @@ differences:
 """
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_compare import run_verify_compare
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.runner import run_verify_compare
 
 
 def main() -> None:

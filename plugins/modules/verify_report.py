@@ -132,7 +132,7 @@ files:
 """
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._module import KindlabModule
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import run_verify_report
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.runner import run_verify_report
 
 
 def main() -> None:

@@ -21,9 +21,8 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
-import platform
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import ClusterError
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
@@ -35,9 +34,6 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.kind impor
     parse_network_inspect,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import Pool, parse_pools, plan_host_access
-
-if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 # run(argv) -> (rc, stdout, stderr); which(name) -> path or None (get_bin_path in a module).
 Runner = Callable[[list[str]], "tuple[int, str, str]"]
@@ -429,8 +425,3 @@ def inspect_host(params: Mapping[str, Any], run: Runner, which: Which, system: s
         "reason": verdict.reason,
         "notes": notes,
     }
-
-
-def run_host_network(params: Params, module: Module) -> dict[str, Any]:
-    """The host_network module: inspect this host, change nothing."""
-    return inspect_host(params, module.run_command, module.which, platform.system())

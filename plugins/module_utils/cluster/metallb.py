@@ -15,13 +15,9 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
-
-from ansible.module_utils.urls import open_url
+from typing import Any, Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
-from ansible_collections.kindlab.ingress.plugins.module_utils._images import EXPECTED as IMAGE_EXPECTED
-from ansible_collections.kindlab.ingress.plugins.module_utils._images import ImageError, valid_image
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import apply_order
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import ref_of
@@ -37,13 +33,9 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools impo
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
     METALLB_CONTROLLER_IMAGE,
-    METALLB_MANIFEST_URL,
     METALLB_SPEAKER_IMAGE,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAMLError, yaml
-
-if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 Obj = dict[str, Any]
 
@@ -551,26 +543,3 @@ def ensure_metallb(
         "host_access": [h.summary() for h in the_plan.host_access],
         "warnings": list(the_plan.warnings),
     }
-
-
-def run_metallb(params: Params, module: Module) -> dict[str, Any]:
-    """The metallb module: check every pool before the cluster is touched, then install and configure."""
-    the_plan = plan(dict(params))
-    cluster = params["cluster"] or {}
-    client = module.client(params["kubeconfig"] or cluster.get("kubeconfig"), params["context"] or cluster.get("context"))
-    controller_image = params["controller_image"] or METALLB_CONTROLLER_IMAGE
-    speaker_image = params["speaker_image"] or METALLB_SPEAKER_IMAGE
-    for option, image in (("controller_image", controller_image), ("speaker_image", speaker_image)):
-        if not valid_image(image):
-            raise ImageError("%s: expected %s, got %r" % (option, IMAGE_EXPECTED, image))
-    if params["source"] == "upstream":
-        objects, image_warnings = use_images(fetch_manifest(params["manifest_url"] or METALLB_MANIFEST_URL, open_url),
-                                             controller_image, speaker_image)
-        the_plan.warnings.extend(image_warnings)
-    else:
-        objects = render_native(controller_image, speaker_image)
-    result = ensure_metallb(client, the_plan, params["source"], objects, params["l2_advertisement"] or None,
-                            params["wait"], params["wait_timeout"], module.check_mode)
-    # result["diff"] is one diff per changed object, the list form Ansible's callback takes.
-    result["declared_pools"] = [pool.summary() for pool in the_plan.declared]
-    return result

@@ -17,17 +17,12 @@ import re
 import tempfile
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
-from ansible_collections.kindlab.ingress.plugins.module_utils._images import parse_load
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.kubeconfig import kubeconfig_path_for_merge
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.wait import wait_until
-from ansible_collections.kindlab.ingress.plugins.module_utils._versions import KIND_NODE_IMAGE
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAMLError, yaml
-
-if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 # run(argv, data=None) -> (rc, stdout, stderr): AnsibleModule.run_command in a module,
 # a fake in tests. which(name) -> path or None: get_bin_path / shutil.which.
@@ -537,51 +532,3 @@ def ensure_cluster(
         if loaded["skipped"]:
             result["warnings"].append(loaded["msg"])
     return result
-
-
-# --- the kind_cluster module ------------------------------------------------------------------
-
-
-def _binaries(params: Params) -> dict[str, str | None]:
-    return {"kind": params["kind_binary"], "docker": params["docker_binary"], "twin": params.get("twin_binary"),
-            "helm": params["helm_binary"]}
-
-
-def run_kind_cluster(params: Params, module: Module) -> dict[str, Any]:
-    """The kind_cluster module: validate, pick the provider (auto: detect it), ensure the cluster.
-    The providers must be registered first (the module imports them)."""
-    binaries = _binaries(params)
-    image = params["node_image"] or KIND_NODE_IMAGE
-    config = render_kind_config(params["workers"], image, params["kind_config"])
-    load = parse_load(params["load_images"], {}, "load_images")
-    time_scale = params["time_scale"]
-    if time_scale is not None and time_scale <= 0:
-        raise OptionError("time_scale: expected a number greater than 0, got %s" % time_scale)
-    backend = resolve_backend(params["provider"], module.run_command, module.which, binaries)
-    scales_time = provider_class(backend.name).capabilities.scales_time
-    if time_scale is not None and not scales_time:
-        # With auto the provider is not known in advance, and 1 changes nothing: ignore.
-        if params["provider"] != "auto" and time_scale != 1:
-            takers = [n for n in provider_names() if provider_class(n).capabilities.scales_time]
-            raise OptionError("time_scale: only the %s provider takes it (the provider is %s)"
-                              % (" or ".join(takers), backend.name))
-        if time_scale != 1:
-            module.warn("time_scale %s ignored: the %s provider runs real controllers" % (time_scale, backend.name))
-    options = {"time_scale": time_scale} if scales_time else {}
-    provider = get_provider(backend.name, module.run_command, module.which, binaries, **options)
-    result = ensure_cluster(
-        provider, params["name"], params["state"], config, params["kubeconfig"] or default_kubeconfig_path(), image,
-        params["wait"], params["wait_timeout"], module.check_mode, module.client, load, params["nodes_ready"],
-    )
-    return dict(result, provider_reason=backend.reason)
-
-
-# --- the cluster_provider module --------------------------------------------------------------
-
-
-def run_cluster_provider(params: Params, module: Module) -> dict[str, Any]:
-    """The cluster_provider module: the provider a lab would use (auto: detected) and its capabilities,
-    without touching any cluster."""
-    backend = resolve_backend(params["provider"], module.run_command, module.which, _binaries(params))
-    return {"changed": False, "provider": backend.name, "provider_reason": backend.reason,
-            "capabilities": provider_class(backend.name).capabilities.as_dict()}

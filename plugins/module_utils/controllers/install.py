@@ -15,11 +15,10 @@ import shlex
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import Any, Callable, Protocol
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _helm
-from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import find_binary
-from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import (
     DNS1035_LABEL,
     DNS1123_SUBDOMAIN,
@@ -46,9 +45,6 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.regist
     installable,
     installable_names,
 )
-
-if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 Values = dict[str, Any]
 Obj = dict[str, Any]
@@ -365,24 +361,6 @@ def health(client: Any, controllers: list[dict[str, Any]], log_lines: int = LOG_
     return {"controllers": results, "passed": not failures, "failures": failures}
 
 
-def health_entry(params: Params, module: Module) -> dict[str, Any]:
-    """The controller_health module: validate every option, then one reading of each controller."""
-    try:
-        parsed = parse_controllers(params["controllers"])
-    except ControllerError as exc:
-        msg = str(exc)
-        raise OptionError("controllers" + msg if msg.startswith("[") else "controllers: " + msg) from None
-    log_lines = params["log_lines"]
-    if log_lines < 0:
-        raise OptionError("log_lines: expected a number of lines >= 0, got %d" % log_lines)
-    if params["settle_timeout"] < 0:
-        raise OptionError("settle_timeout: expected seconds >= 0, got %s" % params["settle_timeout"])
-    result = health(module.client(), parsed, log_lines, float(params["settle_timeout"]))
-    if params["fail_on_violation"] and not result["passed"]:
-        raise HealthError("controllers not started: %s" % "; ".join(result["failures"]), **result)
-    return result
-
-
 # ---------------------------------------------------------------- run
 
 
@@ -573,21 +551,3 @@ __all__ = [
     "DEFAULT_TYPE", "ControllerError", "K8sError", "REGISTRY", "Request", "controller_type", "health", "parse_controller", "parse_controllers",
     "plan", "run", "installable", "installable_names",
 ]
-
-
-# --- the ingress_controller module ------------------------------------------------------------
-
-
-def run_ingress_controller(params: Params, module: Module) -> dict[str, Any]:
-    """The ingress_controller module: the request from its options, the tools it needs, then run()."""
-    req = Request(**{k: params[k] for k in Request.__dataclass_fields__})
-    if req.method == "manifest" or (req.state == "present" and req.wait and not module.check_mode):
-        module.require("kubernetes")
-    helm = None
-    if req.method == "helm":
-        helm = find_binary(req.helm_binary, module.which)
-        if helm is None:
-            raise OptionError("helm_binary: %r was not found (or is not executable); install helm v3/v4 or set "
-                              "helm_binary to its path" % req.helm_binary)
-    return run(req, module.check_mode, client_factory=lambda: module.client(req.kubeconfig, req.context),
-               run_command=module.run_command, helm=helm)

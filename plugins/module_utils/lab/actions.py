@@ -15,14 +15,11 @@ from __future__ import annotations
 import datetime as dt
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_dns1123_label, is_dns1123_subdomain
 from ansible_collections.kindlab.ingress.plugins.module_utils._time import iso
-
-if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 Obj = dict[str, Any]
 
@@ -398,18 +395,3 @@ def run_actions(client: Any, actions: list[Action], sleep: Callable[[float], Non
 def plan(actions: list[Action]) -> list[Obj]:
     """What check mode reports: the actions, when they would start, nothing done."""
     return [{"name": a.name, "kind": a.kind, "target": a.subject, "at": a.at, "machinery": a.machinery} for a in actions]
-
-
-def run_lab_actions(params: Params, module: Module) -> Obj:
-    """The lab_actions module."""
-    actions = parse_actions(params["actions"])
-    if module.check_mode:
-        return {"changed": bool(actions), "actions": plan(actions), "failed_actions": 0}
-    client = module.client(params.get("kubeconfig"), params.get("context"))
-    results = run_actions(client, actions)
-    failed = [r for r in results if not r["ok"]]
-    out: Obj = {"changed": bool(results), "actions": results, "failed_actions": len(failed)}
-    if failed and params["fail_on_error"]:
-        raise ActionFailed("%d of %d action(s) failed: %s" % (
-            len(failed), len(results), "; ".join("%s: %s" % (r["name"], r["error"]) for r in failed)), **out)
-    return out

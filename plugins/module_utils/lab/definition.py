@@ -12,7 +12,7 @@ error with the lab variable it came from.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CLASS_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.install import (
@@ -44,9 +44,6 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.mode
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.parse import ingress_mappings, parse_namespaces, parse_workloads
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.summary import default_probes, summary
 from ansible_collections.kindlab.ingress.plugins.module_utils._versions import GATEWAY_API_VERSION
-
-if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 BACKENDS = ("auto", "kind", "twin")
 _CLUSTER_KEYS = {"name", "workers", "node_image", "kind_config"}
@@ -389,12 +386,3 @@ def _expected_gateway_references(expect: dict[str, Any], gateways: list[str], ro
         if ref not in routes:
             raise LabError("%s: expected an HTTPRoute of lab_workloads' httproute (namespace/name), one of %s, got %r"
                            % (where, routes, ref))
-
-
-def run_lab_definition(params: Params, module: Module) -> dict[str, Any]:
-    """The lab_definition module: validate the whole lab definition, change nothing."""
-    result = validate(params["backend"], params["cluster"], params["metallb_pools"], params["namespaces"],
-                      params["controllers"], params["workloads"], params["expect"], params["images"],
-                      params["images_load"], params["charts"], params["time_scale"], params["actions"],
-                      params["gateway_api"], params["gateways"])
-    return dict(result, plan=plan(result), changed=False)

@@ -17,7 +17,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import (
@@ -33,9 +33,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils._versions import (
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import default_gateway_controller_name
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import API_VERSION, GROUP
-
-if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.render import PART_OF, PART_OF_LABEL
 
 Obj = dict[str, Any]
 
@@ -51,8 +49,6 @@ FROM_NAMESPACES = ("Same", "All", "Selector")
 # (a domain-prefixed path), as the CRDs' OpenAPI patterns give them.
 HOSTNAME_RE = re.compile(r"(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 CONTROLLER_NAME_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+")
-_PART_OF_LABEL = "app.kubernetes.io/part-of"
-PART_OF = "kindlab-ingress"
 CACHE_ENV = "KINDLAB_CACHE"
 
 
@@ -298,7 +294,7 @@ def _parse_translation(raw: Any, where: str, classes: list[str]) -> TranslationS
 
 
 def _labels(extra: dict[str, str]) -> dict[str, str]:
-    return {_PART_OF_LABEL: PART_OF, **extra}
+    return {PART_OF_LABEL: PART_OF, **extra}
 
 
 def render_class(cls: GatewayClassSpec) -> Obj:
@@ -520,19 +516,3 @@ def ensure_certificates(client: Any, secrets: Sequence[tuple[str, str, str | lis
             client.apply_all([tls_secret(namespace, name, *self_signed(*names))], check_mode=False)
         out.append(ApplyResult(changed=True, before=None, after=redacted))
     return out
-
-
-def run_gateway_api(params: Params, module: Module) -> Obj:
-    """The gateway_api module: validate the classes and Gateways, read the CRDs, then apply them all."""
-    gateways = parse_gateways({"classes": params["classes"], "gateways": params["gateways"]}, where="")
-    if params["wait_timeout"] < 0:
-        raise GatewayError("wait_timeout: expected seconds >= 0, got %s" % params["wait_timeout"])
-    crds: list[Obj] = []
-    url = None
-    if params["crds"]:
-        from ansible.module_utils.urls import open_url
-
-        url = crds_source(params["manifest_url"], params["source"])
-        crds = fetch_crds(url, open_url)
-    result = ensure(module.client(), crds, gateways, module.check_mode, params["wait_timeout"])
-    return dict(result, crds_url=url, version=GATEWAY_API_VERSION, **summary(gateways))

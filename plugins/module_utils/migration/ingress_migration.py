@@ -12,7 +12,7 @@ import time
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._errors import CheckFailed, KindlabError, OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils.capture.stand_ins import NOT_REBUILT_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.credentials import read_credentials, secrets_asked
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import corpus as corpus_mod
@@ -36,7 +36,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import parent_gateway
 
 if TYPE_CHECKING:
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
+    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Params
 
 Obj = dict[str, Any]
 
@@ -295,28 +295,3 @@ def rehearse(client: Any, params: Params) -> Obj:
         "samples": samples,
         "seconds": timings,
     }
-
-
-def failure_message(result: Obj) -> str:
-    v = result["verdict"]
-    parts = []
-    if v["baseline_idle"]:
-        parts.append("the baseline served none of the %d requests: nothing was compared (is it the baseline's address?)"
-                     % len(result["corpus"]))
-    for d in v["unexpected"][:10]:
-        parts.append("unexpected: %s %s %s %s: %r vs %r (%s)" % (d["target"], d["ingress"], d["request"], d["field"],
-                                                                 d["baseline"], d["answer"], d["cause"]))
-    for e in v["unseen"]:
-        parts.append("expected difference not seen: %s" % e)
-    for e in v["unseen_same"]:
-        parts.append("expected same answer not seen: %s" % e)
-    return "ingress_migration: " + "; ".join(parts)
-
-
-def run_ingress_migration(params: Params, module: Module) -> Obj:
-    if params.get("fix") and module.check_mode:
-        params = dict(params, fix=False)  # proving a fix edits the cluster: not in check mode
-    result = rehearse(module.client(), params)
-    if params["fail_on_difference"] and not result["passed"]:
-        raise CheckFailed(failure_message(result), **result)
-    return result

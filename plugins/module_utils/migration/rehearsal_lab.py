@@ -13,13 +13,10 @@ Pure: the playbook reads the capture and writes the result (playbooks/rehearse.y
 from __future__ import annotations
 
 import copy
-import tempfile
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
-from ansible_collections.kindlab.ingress.plugins.module_utils._files import write_if_changed
 from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_dns1123_label
-from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import yaml
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.pools import PoolError, entry_network, free_network
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CLASS_ANNOTATION, CLASS_NAMED_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.chart_values import get_path
@@ -28,9 +25,6 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways impor
     DEFAULT_CONTROLLER_NAME, TRANSLATION_LISTENER_PORT, TRANSLATION_TLS_LISTENER_PORT)
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.parse import ingress_mappings
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import parse_expected
-
-if TYPE_CHECKING:
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 Obj = dict[str, Any]
 
@@ -329,84 +323,3 @@ def preflight_translation(lab: Obj, binary: str, run: Any) -> int:
                                    "target would have nothing to serve" % (len(ingresses), ", ".join(sorted(namespaces)), ingress_class))
         made += len(produced)
     return made
-
-
-def held_addresses(params: Params, module: Module) -> dict[str, dict[str, list[str]]]:
-    """What the captured cluster (the module's kubeconfig and context) and every other kind cluster on the engine
-    announce (discovery.announced), by where it was read. A kind cluster whose API does not answer is said in
-    its entry ("(not read: why)"): its addresses cannot be kept clear of, and the replay's proof of origin is the
-    guard left."""
-    from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.kind import KindProvider
-    from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import ClusterError, context_name
-    from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.announced import announced
-    from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.errors import K8sError
-
-    held: dict[str, dict[str, list[str]]] = {}
-    if params.get("kubeconfig"):
-        held["the captured cluster"] = announced(module.client(params["kubeconfig"], params.get("context")))
-    if not params.get("kind_clusters", True):
-        return held
-    provider = KindProvider(module.run_command, module.which, {"kind": params.get("kind_binary") or "kind"})
-    try:
-        names = [n for n in provider.list_clusters() if n != params["cluster_name"]]
-    except ClusterError as exc:
-        module.warn("the other kind clusters were not read (%s): the rehearsal's pool keeps clear of the captured "
-                    "cluster's addresses only" % exc)
-        return held
-    for name in names:
-        try:
-            with tempfile.NamedTemporaryFile("w", suffix=".kubeconfig") as handle:
-                handle.write(provider.kubeconfig(name))
-                handle.flush()
-                held["kind cluster %s" % name] = announced(module.client(handle.name, context_name(name)))
-        except (ClusterError, K8sError) as exc:
-            module.warn("kind cluster %s: its addresses were not read (%s); the rehearsal's pool may overlap them"
-                        % (name, str(exc).splitlines()[0]))
-    return held
-
-
-def check_options(params: Params, module: Module) -> Obj:
-    """The rehearsal's options against the cluster, before anything is captured: each target once and known, the
-    cluster name, each namespace one the captured cluster has (read with the module's kubeconfig), and the pool
-    clear of every announced address. The pool it would take, and what was read."""
-    check_targets_and_name(params["targets"], params["cluster_name"])
-    if params["namespaces"] and params.get("kubeconfig"):
-        have = sorted(str((n.get("metadata") or {}).get("name")) for n in
-                      module.client(params["kubeconfig"], params.get("context")).list("v1", "Namespace"))
-        missing = [ns for ns in params["namespaces"] if ns not in have]
-        if missing:
-            raise RehearsalError("namespaces: %s not in the captured cluster (its namespaces: %s)"
-                                 % (" and ".join(missing) + (" is" if len(missing) == 1 else " are"), ", ".join(have)))
-    held = held_addresses(params, module)
-    pool, said = choose_pool(held, params["pool"] or "")
-    return {"changed": False, "pool": pool, "held": held, "notes": [said]}
-
-
-def run_rehearsal_lab(params: Params, module: Module) -> Obj:
-    """The rehearsal_lab module: read the capture, compose the rehearsal, write it when it changed; without src,
-    only check the options against the cluster (check_options)."""
-    src, dest = params["src"], params["dest"]
-    if not src:
-        return check_options(params, module)
-    try:
-        with open(src, encoding="utf-8") as handle:
-            captured = yaml.safe_load(handle)
-    except (OSError, yaml.YAMLError) as exc:
-        raise RehearsalError("src: cannot read the captured lab definition %s (%s)" % (src, exc)) from None
-    if not isinstance(captured, dict) or "lab_workloads" not in captured:
-        raise RehearsalError("src: %s is not a lab definition written by lab_capture (no lab_workloads)" % src)
-    held = held_addresses(params, module)
-    pool, said_pool = choose_pool(held, params["pool"] or "")
-    notes: list[str] = [said_pool]
-    lab = compose(captured, params["targets"], params["namespaces"], params["cluster_name"], notes, pool,
-                  params.get("allow") or [], bool(params.get("fail_on_change")), params.get("baseline_class") or "",
-                  bool(params.get("fix")))
-    translated = preflight_translation(lab, params["ingress2gateway"], module.run_command) if "gateway-api" in params["targets"] else 0
-    said = "".join("# %s\n" % n for n in notes)
-    text = "---\n# A migration rehearsal of %s (kindlab.ingress.rehearsal_lab); build it: playbooks/rehearse.yml\n%s%s" % (
-        src, said, yaml.safe_dump(lab, default_flow_style=False, sort_keys=False, width=120))
-    changed, before = write_if_changed(dest, text, module.check_mode)
-    return {"changed": changed, "dest": dest, "lab": lab, "baseline": lab["lab_expect"]["migration"]["baseline"],
-            "pool": pool, "held": held,
-            "translated": translated, "notes": notes,
-            "targets": lab["lab_expect"]["migration"]["targets"], "diff": {"before": before, "after": text}}

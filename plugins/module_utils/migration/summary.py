@@ -13,6 +13,7 @@ import html
 import re
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils._markdown import cell
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.prove import CAUSE_GONE, CLOSED, KEPT
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import OUTCOMES
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.sides import parse_all
@@ -96,10 +97,6 @@ def verdicts(result: Obj, report_only: bool = False) -> list[tuple[str, str, str
     for e in v.get("unseen_same") or []:
         out.append(("expected same answer", ", ".join("%s=%s" % kv for kv in sorted(e.items())), "not seen", False))
     return out
-
-
-def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def _took(row: Obj) -> str:
@@ -240,19 +237,19 @@ def answer_lines(result: Obj, findings: dict[str, list[str]] | None = None) -> l
         account = (result.get("refused") or {}).get(target) or {}
         for router in account.get("routers") or []:
             lines.append("- %s refused its router `%s` (its own account, /api/http/routers: %s): %s" % (
-                target, _cell(router["name"]), router["status"], _cell("; ".join(router["errors"]) or "no error given")))
+                target, cell(router["name"]), router["status"], cell("; ".join(router["errors"]) or "no error given")))
         if account.get("unread"):
-            lines.append("- what %s built could not be read: %s" % (target, _cell(account["unread"])))
+            lines.append("- what %s built could not be read: %s" % (target, cell(account["unread"])))
         for finding in (findings or {}).get(target) or []:
-            lines.append("- a finding of %s's own objects: %s" % (target, _cell(finding)))
+            lines.append("- a finding of %s's own objects: %s" % (target, cell(finding)))
         if account.get("routers") or account.get("unread") or (findings or {}).get(target):
             lines.append("")
         for i, b in enumerate(found, 1):
             lines.append("%d. %s**%s**: %s. %d request(s) of %s; e.g. `%s`:" % (
-                i, "(allowed) " if b["accepted"] and _allows(result) else "", _cell(b["responsible"]), _cell(b["cause"]),
-                b["requests"], ", ".join(b["ingresses"]), _cell(b["example"])))
+                i, "(allowed) " if b["accepted"] and _allows(result) else "", cell(b["responsible"]), cell(b["cause"]),
+                b["requests"], ", ".join(b["ingresses"]), cell(b["example"])))
             if fix_of(result, target, b):
-                lines.append("   - %s" % _cell(fix_of(result, target, b)))
+                lines.append("   - %s" % cell(fix_of(result, target, b)))
             lines += ["   ```sh"] + ["   " + line for line in b["curl"]] + ["   ```"]
         lines.append("")
     return lines
@@ -327,7 +324,7 @@ def _translation_notes(comparison: Obj) -> list[tuple[str, str]]:
 def markdown_lines(result: Obj) -> list[str]:
     if not result or "comparison" not in result:
         if result and result.get("failed"):
-            return ["", "## Migration rehearsal", "", "Could not run: %s" % _cell(result.get("msg", ""))]
+            return ["", "## Migration rehearsal", "", "Could not run: %s" % cell(result.get("msg", ""))]
         return []
     c = result["comparison"]
     lines = ["", "## Migration rehearsal", "",
@@ -352,7 +349,7 @@ def markdown_lines(result: Obj) -> list[str]:
         lines += ["", "| target | Ingress | request | baseline answered | target answered | responsible | cause | what took it |",
                   "|---|---|---|---|---|---|---|---|"]
         for target, row, d in rows[:_LIMIT]:
-            lines.append("| %s | %s | `%s %s` (%s) | %s | %s | %s | %s | %s |" % tuple(_cell(x) for x in (
+            lines.append("| %s | %s | `%s %s` (%s) | %s | %s | %s | %s | %s |" % tuple(cell(x) for x in (
                 target, row["ingress"], row["method"], row["target"], row["kind"], d["baseline"], d["target"],
                 d["responsible"], d["cause"], _took(row))))
         if len(rows) > _LIMIT:

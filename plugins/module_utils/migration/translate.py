@@ -24,19 +24,11 @@ import re
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError, OptionError
-from ansible_collections.kindlab.ingress.plugins.module_utils._names import is_dns1123_subdomain
-from ansible_collections.kindlab.ingress.plugins.module_utils._versions import INGRESS2GATEWAY_VERSION
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import YAMLError, yaml
-from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import apply_order
-from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of, ref_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import GROUP as CRD_GROUP
-from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.selection import list_ingresses, parse_selection
-
-if TYPE_CHECKING:
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 Obj = dict[str, Any]
 Runner = Callable[[list[str]], "tuple[int, str, str]"]
@@ -225,46 +217,6 @@ def find_binary(value: str, option: str = "binary") -> str:
         raise OptionError("%s: expected the ingress2gateway binary (a path or a name on PATH; the lab's is built "
                           "by `kindlab-twin build binaries ingress2gateway`), got %r, which is not an executable" % (option, value))
     return found
-
-
-def run_gateway_translation(params: Params, module: Module) -> Obj:
-    """The gateway_translation module: every option checked, the Ingresses read and translated (both
-    read-only), then the Gateway API objects applied (server-side, dry-run in check mode)."""
-    gateway_class = params["gateway_class"]
-    if not is_dns1123_subdomain(gateway_class):
-        raise OptionError("gateway_class: expected a GatewayClass name (a DNS subdomain), got %r" % gateway_class)
-    port, tls_port = params["listener_port"], params["tls_listener_port"]
-    for option, value in (("listener_port", port), ("tls_listener_port", tls_port)):
-        if not 1 <= value <= 65535:
-            raise OptionError("%s: expected a port from 1 to 65535, got %r" % (option, value))
-    binary = find_binary(params["binary"])
-    selection = parse_selection(params["namespaces"], params["names"], params["label_selector"])
-    client = module.client()
-    ingresses = list_ingresses(client, selection)
-    if not ingresses:
-        raise KindlabError("namespaces: no Ingress selected in %s: nothing to translate"
-                           % (", ".join(selection.namespaces) or "any namespace"))
-    namespaces = sorted({str(i["metadata"]["namespace"]) for i in ingresses})
-    services = [s for ns in namespaces for s in client.list("v1", "Service", namespace=ns)]
-    classes = client.list("networking.k8s.io/v1", "IngressClass")
-    produced, notes = run_translator(binary, input_objects(ingresses, services, classes), params["ingress_class"],
-                                     module.run_command)
-    if not produced:
-        raise TranslationError("ingress2gateway translated none of the %d Ingresses of %s (is their class %s? see "
-                               "ingress_class)" % (len(ingresses), ", ".join(namespaces), params["ingress_class"]),
-                               notes=[n.as_dict() for n in notes])
-    objects = retarget(produced, notes, gateway_class, port, "ingress2gateway " + INGRESS2GATEWAY_VERSION, tls_port)
-    ordered = sorted(objects, key=apply_order)  # Gateways before their routes, as apply_all applies them
-    results = client.apply_all(ordered, check_mode=module.check_mode)
-    applied = [{"ref": ref_of(obj), "changed": res.changed} for obj, res in zip(ordered, results)]
-    return {
-        "changed": any(a["changed"] for a in applied),
-        "ingresses": [key_of(i) for i in ingresses],
-        "objects": applied,
-        "gateways": ["%s/%s" % (o["metadata"]["namespace"], o["metadata"]["name"]) for o in objects if o["kind"] == "Gateway"],
-        "notes": [n.as_dict() for n in notes],
-        "diff": [r.diff for r in results if r.changed and r.diff],
-    }
 
 
 _FROM_INGRESS = re.compile(r"\bIngress (?P<ref>[a-z0-9][-a-z0-9.]*/[a-z0-9][-a-z0-9.]*)")

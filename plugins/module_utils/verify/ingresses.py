@@ -3,12 +3,9 @@
 """Reading Ingresses: their status addresses, and waiting for them to be published."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
-
-if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 Obj = dict[str, Any]
 
@@ -56,11 +53,3 @@ def wait_for_addresses(client: Any, refs: list[tuple[str, str]], timeout: float,
 
     wait_until(check, timeout=timeout, what="a status address on every Ingress", interval=interval)
     return found
-
-
-def run_ingress_address(params: Params, module: Module) -> dict[str, Any]:
-    """The ingress_address module: wait until every Ingress has an address, return them."""
-    refs = parse_refs(params["ingresses"])
-    if params["timeout"] < 0:
-        raise OptionError("timeout: expected a number of seconds >= 0, got %d" % params["timeout"])
-    return {"changed": False, "addresses": wait_for_addresses(module.client(), refs, params["timeout"])}

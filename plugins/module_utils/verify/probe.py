@@ -6,12 +6,8 @@ with connect_to as on the twin, or from a kind node: plugins/module_utils/transp
 cluster's (probe_origin.py)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
-from urllib.error import HTTPError
+from typing import Any, Callable
 
-from ansible.module_utils.urls import open_url
-
-from ansible_collections.kindlab.ingress.plugins.module_utils._errors import CheckFailed
 from ansible_collections.kindlab.ingress.plugins.module_utils.transport.host import HostTransport
 from ansible_collections.kindlab.ingress.plugins.module_utils.transport.node import NodeTransport
 from ansible_collections.kindlab.ingress.plugins.module_utils.transport.request import Transport
@@ -20,9 +16,6 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_conti
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_once import run_probe
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_options import DEFAULT_BACKEND_REGEX, ProbeError, ProbeSpec, parse_spec
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_request import ingress_lookup
-
-if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 
 Obj = dict[str, Any]
@@ -121,13 +114,3 @@ def _node_window(params: Obj, spec: ProbeSpec, make_client: Callable[..., Any], 
     if spec.ingresses:
         result["ingresses"] = ["%s/%s" % ref for ref in spec.ingresses]
     return result
-
-
-def run_http_probe(params: Params, module: Module) -> Obj:
-    """The http_probe module: probe, and fail (with the whole result) when it does not pass
-    and fail_on_violation is set. The kubernetes client is needed only with `ingress`."""
-    result = probe_from_module(dict(params), make_client=module.client, open_url=open_url, http_error=HTTPError,
-                               run_command=module.run_command, get_bin_path=module.which)
-    if params["fail_on_violation"] and not result["passed"]:
-        raise CheckFailed("http_probe: " + result["reason"], **dict(result, changed=False))
-    return dict(result, changed=False)

@@ -1,25 +1,16 @@
 # Copyright: kindlab.ingress contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The verify_report module: a scenario's lab_expect validated (expect.py), the verification modules' results
-judged against it (verdicts.py), and the report written: report.json (`report`), summary.md (report_md.py),
-report.html (report_html.py) and any file a check adds (a rehearsal's junit.xml), all or none."""
+"""The verify report: report.json's document (`report`) and the files written all or none (`write_files`). The
+verify_report module's entry (runner.py) validates a scenario's lab_expect (expect.py), judges the verification
+modules' results against it (verdicts.py) and renders summary.md (report_md.py), report.html (report_html.py) and
+any file a check adds (a rehearsal's junit.xml) before it writes them here."""
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from dataclasses import asdict
-from typing import TYPE_CHECKING
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks.base import Obj, Verdict
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks import registry
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.expect import validate_expect
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import render as render_html
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_md import markdown
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.verdicts import evaluate
-
-if TYPE_CHECKING:  # what a module hands its logic besides its options (see _module.Module)
-    from ansible_collections.kindlab.ingress.plugins.module_utils._module import Module, Params
 
 
 def report(scenario: str, backend: str, verdicts: list[Verdict], results: Obj, expect: Obj | None = None) -> Obj:
@@ -67,33 +58,3 @@ def write_files(texts: dict[str, str]) -> bool:
             if os.path.exists(tmp):
                 os.unlink(tmp)
     return bool(staged)
-
-
-def run_verify_report(params: Params, module: Module) -> Obj:
-    """The verify_report module: judge the results, write report.json, summary.md and report.html
-    (not in check mode). Every text is rendered before the first file is written, and the files
-    are written all or none (write_files), so a failure leaves no report half-written."""
-    expect = validate_expect(params["expect"])
-    verdicts = evaluate(params["results"], expect)
-    doc = report(params["scenario"], params["backend"], verdicts, params["results"], expect)
-    if params["not_reproduced"]:
-        doc["not_reproduced"] = list(params["not_reproduced"])
-    files = [os.path.join(params["output_dir"], name) for name in ("report.json", "summary.md", "report.html")]
-    changed = False
-    if not module.check_mode:
-        report_json = json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n"
-        texts = {
-            files[0]: report_json,
-            files[1]: markdown(params["scenario"], params["backend"], verdicts, params["results"], expect.get("reachability"),
-                               params["not_reproduced"]),
-            # report.html: the same report drawn for people (_report_html), from the JSON as written.
-            files[2]: render_html(json.loads(json.dumps(doc, default=str))),
-        }
-        for check in registry.CHECKS:  # the files a check adds (a rehearsal's junit.xml, one case per behaviour that changes)
-            if check.files is not None:
-                for name, text in check.files(params["results"], expect.get(check.key)).items():
-                    texts[os.path.join(params["output_dir"], name)] = text
-                    files.append(os.path.join(params["output_dir"], name))
-        os.makedirs(params["output_dir"], exist_ok=True)
-        changed = write_files(texts)
-    return {"changed": changed, "verdicts": doc["verdicts"], "unmet": doc["unmet"], "passed": doc["passed"], "files": files}

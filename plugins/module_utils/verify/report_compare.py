@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils._errors import CheckFailed, OptionError
+from ansible_collections.kindlab.ingress.plugins.module_utils._errors import OptionError
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects import KINDS, WATCHED_KEYS
 
 Obj = dict[str, Any]
@@ -97,23 +97,3 @@ def compare(left: Any, right: Any, mode: str = "verdicts", anonymized: bool = Fa
             ka, kb = Counter({"count": len(sa[label])}), Counter({"count": len(sb[label])})
         rows.append({"check": label, "left": _show(ka), "right": _show(kb), "same": ka == kb})
     return rows
-
-
-def run_verify_compare(params: Any, module: Any) -> Obj:
-    """The verify_compare module: read both reports, compare them."""
-    import json
-
-    docs = []
-    for side in ("left", "right"):
-        try:
-            with open(params[side], encoding="utf-8") as f:
-                docs.append(json.load(f))
-        except (OSError, ValueError) as exc:
-            raise CompareError("%s: cannot read a verify report from %s: %s" % (side, params[side], exc)) from None
-    rows = compare(docs[0], docs[1], params["mode"], params["anonymized"])
-    equal = all(r["same"] for r in rows)
-    result: Obj = {"changed": False, "rows": rows, "equal": equal,
-                   "differences": [r["check"] for r in rows if not r["same"]]}
-    if not equal and params["fail_on_difference"]:
-        raise CheckFailed("verify_compare: the reports differ in %s" % ", ".join(result["differences"]), **result)
-    return result

@@ -4,7 +4,8 @@
 (verify/checks/registry.py, in the table's order), then what moved in the window and the timeline."""
 from __future__ import annotations
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks.base import Obj, Verdict, cell
+from ansible_collections.kindlab.ingress.plugins.module_utils._markdown import cell
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks.base import Obj, Verdict
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks import registry
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.motion import motion, strips
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report_html import window_length

@@ -24,6 +24,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils._markdown import cell
 from ansible_collections.kindlab.ingress.plugins.module_utils._time import iso, parse_time
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.probe_options import ProbeError, parse_ingresses
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.status.attribution import change_writer
@@ -366,10 +367,6 @@ def offset_text(seconds: float | None) -> str:
 # ---------------------------------------------------------------- summary.md
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def markdown_lines(timeline: Timeline, limit: int = 200) -> list[str]:
     """The '## Timeline' section: one table per Ingress, at most `limit` rows each."""
     if not timeline.axes:
@@ -381,9 +378,9 @@ def markdown_lines(timeline: Timeline, limit: int = 200) -> list[str]:
     for key, rows in timeline.axes.items():
         lines += ["", "### %s" % key, "", "| at | time | kind | what | detail |", "|---|---|---|---|---|"]
         for row in rows[:limit]:
-            what = "**%s**" % _cell(row.what) if row.bad else _cell(row.what)
+            what = "**%s**" % cell(row.what) if row.bad else cell(row.what)
             lines.append("| %s | %s | %s | %s | %s |" % (offset_text(timeline.at(row)) or "-", row.time() or "-", row.kind, what,
-                                                         _cell(row.detail)))
+                                                         cell(row.detail)))
         if len(rows) > limit:
             lines.append("| … | | | %d more rows | see report.json |" % (len(rows) - limit))
     return lines

@@ -3,6 +3,6 @@
 """Test workloads: a compact spec → Deployment + Service (+ Ingresses, HTTPRoutes), one job a file.
 
 model.py holds the types, parse.py validates a lab author's spec into them, render.py writes their objects,
-summary.py says them back in the spec's words, apply.py applies them, and runner.py holds the module
-entries of lab_workload and lab_namespaces.
+summary.py says them back in the spec's words and apply.py applies them; the module entries of lab_workload and
+lab_namespaces are in lab/runner.py.
 """

@@ -12,7 +12,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api im
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.credentials import ensure_credentials, read_credentials, secrets_asked
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.gateways import ensure_certificates
 from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.model import Obj, Workload, WorkloadError
-from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.render import _PART_OF_LABEL, PART_OF, render
+from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.render import PART_OF, PART_OF_LABEL, render
 
 
 def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
@@ -45,7 +45,7 @@ def ensure(client: Any, workloads: list[Workload], state: str, check_mode: bool,
     result = summarize(client.apply_all([o for o in objs if o["metadata"]["namespace"] not in missing and o not in unserved],
                                         check_mode)
                        + ensure_certificates(client, tls_secrets(workloads), missing, check_mode)
-                       + ensure_credentials(client, asked, missing, check_mode, {_PART_OF_LABEL: PART_OF}))
+                       + ensure_credentials(client, asked, missing, check_mode, {PART_OF_LABEL: PART_OF}))
     for obj in unserved:
         if obj["metadata"]["namespace"] not in missing:
             result["objects"].append({"object": ref_of(obj), "action": "created"})
@@ -96,7 +96,7 @@ def ensure_namespaces(client: Any, names: list[str], labels: dict[str, str], sta
     from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.apply import delete_all, summarize
 
     objs = [{"apiVersion": "v1", "kind": "Namespace",
-             "metadata": {"name": n, "labels": {_PART_OF_LABEL: PART_OF, **labels}}} for n in names]
+             "metadata": {"name": n, "labels": {PART_OF_LABEL: PART_OF, **labels}}} for n in names]
     if state == "absent":
         return delete_all(client, objs, check_mode)
     return summarize(client.apply_all(objs, check_mode=check_mode))

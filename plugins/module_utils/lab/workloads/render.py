@@ -11,12 +11,14 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.lab.workloads.mode
 )
 
 _APP_LABEL = "app.kubernetes.io/name"
-_PART_OF_LABEL = "app.kubernetes.io/part-of"
+# Every object the lab makes carries this label (its GatewayClasses and Gateways too, lab/gateways.py), so that the
+# lab's own objects can be told apart.
+PART_OF_LABEL = "app.kubernetes.io/part-of"
 PART_OF = "kindlab-ingress"
 
 
 def _labels(wl: Workload) -> dict[str, str]:
-    return {_APP_LABEL: wl.name, _PART_OF_LABEL: PART_OF, **wl.labels}
+    return {_APP_LABEL: wl.name, PART_OF_LABEL: PART_OF, **wl.labels}
 
 
 def _pod_spec(wl: Workload) -> Obj:

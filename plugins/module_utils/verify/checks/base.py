@@ -157,11 +157,6 @@ def explained(message: str, context: str) -> str:
     return message
 
 
-def cell(text: str) -> str:
-    """TEXT in one cell of a Markdown table."""
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def html_text(value: Any) -> str:
     """VALUE as HTML text (or an attribute's value)."""
     return html.escape(str(value), quote=True)

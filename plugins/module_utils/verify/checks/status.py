@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils._markdown import cell
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks.base import (
-    Check, Obj, Verdict, cell, failing, failure_of, outcomes, per_subject,
+    Check, Obj, Verdict, failing, failure_of, outcomes, per_subject,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.timeline import gateway_rows
 

@@ -33,11 +33,6 @@ def controller_containers(pods: list[Obj]) -> list[tuple[str, str, str, str]]:
     return out
 
 
-def controller_pods(client: Any) -> list[tuple[str, str, str]]:
-    """(namespace, pod, container) of every ingress controller container (detected as diagnose does)."""
-    return [(ns, pod, c) for ns, pod, c, _manager in controller_containers(client.list("v1", "Pod"))]
-
-
 # While the window runs, the controller pods' logs are read every this many seconds: a pod that
 # is deleted or restarted inside the window is gone by its end, and its last line (the status
 # clear on shutdown) is written a moment before it goes. The controller pods themselves are

@@ -1,8 +1,9 @@
 """The packages under plugins/module_utils form layers that only point down (issue 55): each file imports
 only files of its own layer or of the layers below it, and no group of files imports itself round. The
 imports are read with `ast` from the source (at module level, under TYPE_CHECKING and inside functions
-alike), so an upward edge or a cycle fails here before anyone runs it. The layers are described in
-docs/architecture.md's Layout."""
+alike), so an upward edge or a cycle fails here before anyone runs it. Each package's runner.py (the module entries,
+test_runners.py) sits above the package's other files, and no file here imports one: only plugins/modules do. The
+layers are described in docs/architecture.md's Layout."""
 from __future__ import annotations
 
 import ast
@@ -17,6 +18,8 @@ PACKAGE = "ansible_collections.kindlab.ingress.plugins.module_utils"
 
 # The layer table, bottom first: a file's layer is its top-level package's (a top-level `_name.py` file is
 # a generic helper; transport/ knows nothing of Kubernetes, so it sits beside them). A file may import its own layer and the ones before it.
+# A package's runner.py (`<package>/runner.py`, the module entries) stands above the other files of its layer: it may import
+# them, they may not import it.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("generic helpers (_*.py) and the transport every request goes through", ("transport",)),
     ("kubernetes and the cluster", ("k8s", "cluster")),
@@ -30,8 +33,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 # upward edge fails, and so does an entry here that the code no longer has (remove it then).
 ALLOWED_UPWARD: dict[tuple[str, str], str] = {
     # KindlabModule, the one wrapper every Ansible module goes through, builds the one Client from the cluster
-    # options and turns its missing libraries (K8S_IMPORT_ERROR) into missing_required_lib. Every module_utils
-    # file imports _module only for types (under TYPE_CHECKING); the modules themselves use it at run time.
+    # options and turns its missing libraries (K8S_IMPORT_ERROR) into missing_required_lib. The runners import _module
+    # for its types (Module, Params; verify/runner.py's check_entry, Logic too); the modules themselves use it at run time.
     ("_module", "k8s.client"):
         "KindlabModule builds the Client and reports K8S_IMPORT_ERROR",
     # A lab definition's lab_expect is validated by verify/expect.py's schema (validate_expect, the reference
@@ -81,9 +84,19 @@ def layer_of(module: str) -> int:
                          % (module.replace(".", "/"), Path(__file__).name))
 
 
+def is_runner(module: str) -> bool:
+    """A package's module entries: plugins/module_utils/<package>/runner.py."""
+    return module.count(".") == 1 and module.endswith(".runner")
+
+
+def rank_of(module: str) -> tuple[int, bool]:
+    """The layer, then a runner above the layer's other files."""
+    return layer_of(module), is_runner(module)
+
+
 def describe_layer(module: str) -> str:
     index = layer_of(module)
-    return "layer %d, %s" % (index + 1, LAYERS[index][0])
+    return "layer %d, %s%s" % (index + 1, LAYERS[index][0], ", its runner" if is_runner(module) else "")
 
 
 def _inside(name: str, modules: dict[str, Path], exact: bool = False) -> str | None:
@@ -133,7 +146,7 @@ def import_graph() -> tuple[dict[str, Path], dict[str, dict[str, int]]]:
 
 def upward_edges(graph: dict[str, dict[str, int]]) -> list[tuple[str, str, int]]:
     return [(source, target, line) for source, targets in sorted(graph.items()) for target, line in sorted(targets.items())
-            if layer_of(target) > layer_of(source)]
+            if rank_of(target) > rank_of(source)]
 
 
 def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
@@ -186,12 +199,12 @@ def test_the_scan_sees_the_imports() -> None:
     # A scan that found nothing would pass vacuously.
     modules, graph = import_graph()
     assert len(modules) > 100
-    assert "k8s.selection" in graph["verify.module_flow"]  # from ...k8s.selection import ...
+    assert "k8s.selection" in graph["verify.runner"]  # from ...k8s.selection import ...
     assert "verify.status.run" in graph["capture.cluster"]  # inside a function
     assert "controllers.ingress_nginx" in graph["controllers.registry"]  # from ...controllers import ingress_nginx
     assert "controllers.registry" in graph["discovery.controllers"]
     assert "controllers.dataplane_reader" in graph["controllers.base"]
-    assert "_module" in graph["lab.gateways"]  # under TYPE_CHECKING
+    assert "_module" in graph["lab.runner"]  # under TYPE_CHECKING
 
 
 def test_every_file_is_in_a_layer() -> None:
@@ -207,6 +220,14 @@ def test_no_file_imports_a_higher_layer() -> None:
               describe_layer(target), Path(__file__).name)
            for source, target, line in upward_edges(graph) if (source, target) not in ALLOWED_UPWARD]
     assert not new, "imports of a higher layer:\n" + "\n".join(new)
+
+
+def test_no_file_imports_a_runner() -> None:
+    """A runner is what a module in plugins/modules calls: below it, nothing calls back up, not even another runner."""
+    modules, graph = import_graph()
+    found = ["%s:%d imports %s" % (modules[source].relative_to(ROOT), line, target)
+             for source, targets in sorted(graph.items()) for target, line in sorted(targets.items()) if is_runner(target)]
+    assert not found, "module_utils files that import a runner (move what they need out of it):\n" + "\n".join(found)
 
 
 def test_the_allowed_upward_edges_are_still_there() -> None:
@@ -245,6 +266,10 @@ def test_generic_controller_code_reaches_a_type_only_through_the_registry() -> N
     ("lab.workloads", "verify.report", 3, "higher"),
     ("k8s.objects", "k8s.client", 3, "same"),
     ("verify.report", "_errors", 3, "lower"),
+    ("lab.runner", "lab.definition", 3, "lower"),
+    ("lab.definition", "lab.runner", 3, "higher"),
+    ("cluster.runner", "lab.gateways", 3, "higher"),
+    ("lab.workloads.runner", "lab.definition", 3, "same"),
 ])
 def test_the_layer_order(source: str, target: str, line: int, expected: str) -> None:
     upward = upward_edges({source: {target: line}, target: {}})

@@ -12,6 +12,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.traefi
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.podaccess import ExecResult
 from ansible_collections.kindlab.ingress.plugins.module_utils.transport.request import Answer
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify import dataplane_window
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify import runner as verify_runner
 from ansible_collections.kindlab.ingress.plugins.modules import ingress_dataplane
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, run_module, use_fake_exits
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.controllers.traefik.test_traefik import (
@@ -166,7 +167,7 @@ def test_a_window_reads_every_pod_each_round(monkeypatch: pytest.MonkeyPatch) ->
         now[0] += seconds
 
     clock = dataplane_window.Clock(monotonic=lambda: now[0], wall=lambda: 1_800_000_000.0 + now[0], sleep=sleep)
-    monkeypatch.setattr(ingress_dataplane, "run", functools.partial(dataplane_window.run, clock=clock))
+    monkeypatch.setattr(verify_runner, "dataplane_run", functools.partial(dataplane_window.run, clock=clock))
     r = run({"window": 0.4, "interval": 0.4, "fail_on": []}, client, monkeypatch)
     assert not r.failed and r.result["rounds"] == 2 and r.result["converged_after"] is None
     assert [c[2] for c in client.calls if c[0] == "exec"] == ["c1", "c2", "c1", "c2"]

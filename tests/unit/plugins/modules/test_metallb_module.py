@@ -7,7 +7,9 @@ import pytest
 from ansible.module_utils import basic
 
 from ansible_collections.kindlab.ingress.plugins.module_utils import _module
+from ansible_collections.kindlab.ingress.plugins.module_utils._versions import METALLB_MANIFEST_URL
 from ansible_collections.kindlab.ingress.plugins.module_utils.cluster import metallb as _metallb
+from ansible_collections.kindlab.ingress.plugins.module_utils.cluster import runner as _runner
 from ansible_collections.kindlab.ingress.plugins.modules import metallb
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.cluster.test_metallb import FakeClient
 from ansible_collections.kindlab.ingress.tests.unit.fakes import Exit, exit_json, fail_json, run_module
@@ -59,10 +61,10 @@ def cluster(monkeypatch):
         return io.BytesIO(UPSTREAM)
 
     monkeypatch.setattr(_module, "Client", make_client)
-    monkeypatch.setattr(_metallb, "open_url", open_url)
+    monkeypatch.setattr(_runner, "open_url", open_url)
     monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
     monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
-    monkeypatch.setattr(_metallb, "ensure_metallb", _fast(_metallb.ensure_metallb))
+    monkeypatch.setattr(_runner, "ensure_metallb", _fast(_metallb.ensure_metallb))
     client.made, client.downloads = made, downloads
     return client
 
@@ -100,7 +102,7 @@ def test_rendered_install_then_idempotent(cluster) -> None:
 
 def test_upstream_downloads_the_pinned_manifest(cluster) -> None:
     r = run({"cluster": KIND_RESULT, "pools": POOLS}).result
-    assert cluster.downloads == [_metallb.METALLB_MANIFEST_URL]
+    assert cluster.downloads == [METALLB_MANIFEST_URL]
     assert "Deployment metallb-system/controller" in [o["ref"] for o in r["objects"]]
 
 

@@ -16,7 +16,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.verify.checks.base
     Check, Obj, Verdict, VerifyError, per_subject, require,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.expect import validate_expect
-from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import run_verify_report
+from ansible_collections.kindlab.ingress.plugins.module_utils.verify.runner import run_verify_report
 from ansible_collections.kindlab.ingress.plugins.module_utils.verify.subjects import WATCHED_KEYS
 from ansible_collections.kindlab.ingress.tests.unit.plugins.module_utils.test_layers import import_graph
 

@@ -192,7 +192,7 @@ def _report_params(tmp_path: Any) -> dict[str, Any]:
 
 
 def test_a_captured_scenario_s_report_says_what_it_does_not_reproduce(tmp_path: Any) -> None:
-    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import run_verify_report
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.runner import run_verify_report
 
     gaps = ["Ingress shop/web: TLS for shop.example is not reproduced (a stand-in serves plain HTTP)"]
     run_verify_report(dict(_report_params(tmp_path), not_reproduced=gaps), _Module())
@@ -205,7 +205,7 @@ def test_a_captured_scenario_s_report_says_what_it_does_not_reproduce(tmp_path: 
 
 
 def test_the_report_files_are_written_and_rewritten_only_when_they_change(tmp_path: Any) -> None:
-    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import run_verify_report
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.runner import run_verify_report
 
     first = run_verify_report(_report_params(tmp_path), _Module())
     assert first["changed"] and sorted(p.name for p in (tmp_path / "verify").iterdir()) == ["report.html", "report.json", "summary.md"]
@@ -215,14 +215,14 @@ def test_the_report_files_are_written_and_rewritten_only_when_they_change(tmp_pa
 
 def test_a_failure_while_rendering_writes_no_file(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """report.html is rendered last; before, report.json and summary.md were already written when it failed."""
-    from ansible_collections.kindlab.ingress.plugins.module_utils.verify import report as _verify
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify import runner as _runner
 
     def broken(doc: Any) -> str:
         raise RuntimeError("render failed")
 
-    monkeypatch.setattr(_verify, "render_html", broken)
+    monkeypatch.setattr(_runner, "render_html", broken)
     with pytest.raises(RuntimeError):
-        _verify.run_verify_report(_report_params(tmp_path), _Module())
+        _runner.run_verify_report(_report_params(tmp_path), _Module())
     assert not (tmp_path / "verify").exists() or list((tmp_path / "verify").iterdir()) == []
 
 
@@ -294,7 +294,7 @@ def _failed(msg: str) -> dict[str, Any]:
 def test_a_lab_whose_modules_all_failed_still_gets_every_report_file_and_a_verdict_per_check(tmp_path: Any) -> None:
     """Issue 34: on a broken lab every check turns its module's failure into an unmet verdict naming
     why, and report.json, summary.md and report.html are written all the same."""
-    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import run_verify_report
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.runner import run_verify_report
 
     expect = {"status": {"failing": {"two/test": "outside"}}, "backends": {"failing": {}},
               "gateways": {"failing": {}}, "dataplane": {"failing": {}},

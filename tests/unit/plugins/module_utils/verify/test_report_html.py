@@ -180,7 +180,7 @@ def test_ingresses_known_only_to_diagnose_are_listed_without_a_drawing() -> None
 def test_verify_report_writes_report_html_beside_summary_md(tmp_path: Path) -> None:
     from types import SimpleNamespace
 
-    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.report import run_verify_report
+    from ansible_collections.kindlab.ingress.plugins.module_utils.verify.runner import run_verify_report
 
     params = {"scenario": "puzzle", "backend": "twin", "results": PUZZLE["results"], "expect": {}, "output_dir": str(tmp_path),
               "not_reproduced": []}
