@@ -219,6 +219,21 @@ def _element_prefix(b: Behaviour, objects: Objects) -> Fix | None:
                tuple(edited.values()))
 
 
+def _default_backend(b: Behaviour) -> Fix | None:
+    """A rule-less Ingress's spec.defaultBackend answers where ingress-nginx serves no rule (an unmatched path of a
+    host it serves, where ingress-nginx's own default backend answers 404). The provider makes it one router,
+    `PathPrefix("/")` at the lowest priority (v3.7.13 provider/kubernetes/ingress, default-router); its annotations
+    set that router's entry points, middlewares and TLS, never its rule."""
+    if not b.responsible.startswith("spec.defaultBackend of") or "where ingress-nginx serves no rule" not in b.cause \
+            or "%s answers from the defaultBackend" % b.target not in b.cause:
+        return None
+    return Fix("none", impossible="Traefik's own Ingress provider serves a rule-less Ingress's spec.defaultBackend from "
+                                  "one router, PathPrefix(/) at the lowest priority, for every host's unmatched paths, "
+                                  "where ingress-nginx answers them with its own 404; the Ingress's annotations set that "
+                                  "router's entry points, middlewares and TLS, never its rule, so none narrows it to the "
+                                  "hosts no rule names")
+
+
 def propose(b: Behaviour, objects: Objects) -> Fix | None:
     return (traefik_limits(b) or _https_redirect_of_get(b) or _regex_paths(b, objects) or _rewrite(b, objects)
-            or _body_size(b, objects) or _basic_auth(b, objects) or _element_prefix(b, objects))
+            or _body_size(b, objects) or _basic_auth(b, objects) or _element_prefix(b, objects) or _default_backend(b))

@@ -312,3 +312,14 @@ def test_traefiks_own_provider_matches_a_prefix_by_path_element_with_an_exact_an
     regex = [Rule("shop/checkout", "shop.example.test", "/checkout", "Prefix", True)]
     assert traefik_ingress_provider.propose(_b("rule /checkout (Prefix)", cause, [_row("h")], regex), objects) is None
     assert traefik_ingress_provider.propose(_b("rule /checkout (Prefix)", "other", [_row("h")], rules), objects) is None
+
+
+def test_traefiks_own_provider_says_why_a_rule_less_default_backend_answers_every_hosts_unmatched_paths():
+    rows = [_row("pay.example.test", "case", ingress="shop/checkout", baseline="404", target="200")]
+    everywhere = ("t answers from the defaultBackend of shop/catch-all (Service shop/fallback), where ingress-nginx serves "
+                  "no rule; ingress-nginx uses ...")
+    fix = traefik_ingress_provider.propose(_b("spec.defaultBackend of shop/catch-all", everywhere, rows), Objects())
+    assert fix.objects == () and "PathPrefix(/) at the lowest priority" in fix.impossible
+    # where ingress-nginx answered from a rule's Service instead, a rule may keep it: not said impossible
+    other = everywhere.replace("serves no rule", "answers from Service shop/web")
+    assert traefik_ingress_provider.propose(_b("spec.defaultBackend of shop/catch-all", other, rows), Objects()) is None
