@@ -253,6 +253,12 @@ def migrated(base: Path, target: str) -> dict[str, Obj]:
     return {p.name: yaml.safe_load(p.read_text()) for p in sorted((base / "migrated" / target).glob("*.yaml"))}
 
 
+def admin_paths(base: Path) -> list[tuple[str, str]]:
+    """(path, pathType) of web's www.example.test rule in Traefik's own provider's migrated manifests."""
+    web = migrated(base, "traefik-ingress-provider")["ingress-shop-web.yaml"]
+    return [(p["path"], p["pathType"]) for p in web["spec"]["rules"][1]["http"]["paths"]]
+
+
 def main(directory: str) -> int:
     base = Path(directory)
     captured = yaml.safe_load((base / "captured.yml").read_text())
@@ -437,8 +443,7 @@ def main(directory: str) -> int:
          "path ending in '/' (in the migrated manifests where kept); /checkout's fix edits the checkout canary's path too",
          lambda: [a["objects"] for a in migration["fixes"]["traefik-ingress-provider"]["attempts"]
                   if a["responsible"] == "rule /admin (Prefix)" and a.get("objects")] == [["Ingress shop/web"]]
-         and all([(p["path"], p["pathType"]) for p in migrated(base, "traefik-ingress-provider")["ingress-shop-web.yaml"][
-             "spec"]["rules"][1]["http"]["paths"]] == [("/admin", "Exact"), ("/admin/", "Prefix")]
+         and all(admin_paths(base) == [("/admin", "Exact"), ("/admin/", "Prefix")]
                  for a in migration["fixes"]["traefik-ingress-provider"]["attempts"]
                  if a["responsible"] == "rule /admin (Prefix)" and a["outcome"] in KEPT)
          and all(a["objects"] == ["Ingress shop/checkout", "Ingress shop/checkout-canary"]
