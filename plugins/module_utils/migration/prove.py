@@ -29,6 +29,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base i
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import (
     KEEPS_ANNOTATION, Behaviour, Fix, Objects, Table)
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import fields
 
 Obj = dict[str, Any]
 SETTLE = 10.0  # seconds a data plane gets to pick a fix up (Traefik took 2-4 s on kind)
@@ -109,7 +110,7 @@ def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Ca
         fix: Fix | None = target.table(b, target.read())
         attempt: Obj = {"responsible": b.responsible, "cause": b.cause, "requests": len(b.rows),
                         # what its requests differ in (status, path, received.<Header>, ...): what a re-check compares
-                        "fields": sorted({d["field"] for r in b.rows for d in r.get("differences") or []})}
+                        "fields": sorted(fields(b))}
         started = time.monotonic()
         attempts.append(attempt)
         if fix is None:
