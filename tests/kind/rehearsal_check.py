@@ -208,8 +208,17 @@ def accuracy(counted: tuple[int, list[str]]) -> bool:
     return right >= 0.95 * (right + len(wrong)) and right > 0
 
 
-KEPT = ("closed", "its cause gone, another remains")
+KEPT = ("closed", "its cause gone, another remains", "closed by an earlier fix")
+CLOSED = ("closed", "closed by an earlier fix")
 OUTCOMES = KEPT + ("not closed", "changed other requests", "no setting of the target reproduces it", "no fix known")
+
+
+def canary_replaced(migration: Obj) -> bool:
+    """Whether a kept fix of Traefik's own provider put an IngressRoute in place of the checkout canary Ingress."""
+    proven = migration["fixes"]["traefik-ingress-provider"]
+    return proven.get("removed") == ["Ingress shop/checkout-canary"] and any(
+        a["outcome"] == "closed" and a["objects"] == ["IngressRoute shop/checkout-canary"]
+        and a.get("removes") == ["Ingress shop/checkout-canary"] for a in proven["attempts"])
 
 
 def attempt(migration: Obj, target: str, responsible: str) -> Obj:
@@ -431,8 +440,8 @@ def main(directory: str) -> int:
                   if "@internal" in json.dumps(r.get("records") or {})]),
         ("traefik-ingress-provider: ops's basic auth is kept by a basicAuth Middleware naming ops-users with removeHeader, "
          "proven closed for both its behaviours (401 without credentials, the Authorization kept from the backend)",
-         lambda: [a["outcome"] for a in migration["fixes"]["traefik-ingress-provider"]["attempts"]
-                  if a["responsible"] == "nginx.ingress.kubernetes.io/auth-type"] == ["closed", "closed"]
+         lambda: [a["outcome"] in CLOSED for a in migration["fixes"]["traefik-ingress-provider"]["attempts"]
+                  if a["responsible"] == "nginx.ingress.kubernetes.io/auth-type"] == [True, True]
          and migrated(base, "traefik-ingress-provider")["middleware-shop-ops-basic-auth.yaml"]["spec"]
          == {"basicAuth": {"secret": "ops-users", "removeHeader": True, "realm": "Ops only"}}
          and "shop-ops-basic-auth@kubernetescrd" in migrated(base, "traefik-ingress-provider")["ingress-shop-ops.yaml"][
@@ -440,15 +449,29 @@ def main(directory: str) -> int:
         # (kept in three of the four runs on kind it was checked in; undone once, the outcome not kept: so the proposal is
         # asserted, and the migrated manifest where it was kept)
         ("traefik-ingress-provider: /admin, matched as a string prefix (/adminx), is proposed as an Exact path and a Prefix "
-         "path ending in '/' (in the migrated manifests where kept); /checkout's fix edits the checkout canary's path too",
+         "path ending in '/' (in the migrated manifests where kept); /checkout's fix edits the checkout canary's path too "
+         "where the canary's own fix has not replaced that Ingress",
          lambda: [a["objects"] for a in migration["fixes"]["traefik-ingress-provider"]["attempts"]
                   if a["responsible"] == "rule /admin (Prefix)" and a.get("objects")] == [["Ingress shop/web"]]
          and all(admin_paths(base) == [("/admin", "Exact"), ("/admin/", "Prefix")]
                  for a in migration["fixes"]["traefik-ingress-provider"]["attempts"]
                  if a["responsible"] == "rule /admin (Prefix)" and a["outcome"] in KEPT)
-         and all(a["objects"] == ["Ingress shop/checkout", "Ingress shop/checkout-canary"]
+         and all(a["objects"] == ["Ingress shop/checkout"] + ([] if canary_replaced(migration) else ["Ingress shop/checkout-canary"])
                  for a in migration["fixes"]["traefik-ingress-provider"]["attempts"]
-                 if a["responsible"] == "rule /checkout (Prefix)" and a.get("objects"))),
+                 if a["responsible"] == "rule /checkout (Prefix)" and "string prefix" in a["cause"] and a.get("objects"))),
+        ("traefik-ingress-provider: the checkout canary (header, cookie, weight 100) is routed by an IngressRoute of its name "
+         "above checkout's router, the canary Ingress removed (removed.txt); proven closed, its header, cookie and weight "
+         "behaviours with it",
+         lambda: canary_replaced(migration)
+         and all(a["outcome"] in CLOSED for a in migration["fixes"]["traefik-ingress-provider"]["attempts"]
+                 if a["responsible"].startswith("nginx.ingress.kubernetes.io/canary"))
+         and len([a for a in migration["fixes"]["traefik-ingress-provider"]["attempts"]
+                  if a["responsible"].startswith("nginx.ingress.kubernetes.io/canary")]) == 3
+         and "ingress-shop-checkout-canary.yaml" not in migrated(base, "traefik-ingress-provider")
+         and (base / "migrated" / "traefik-ingress-provider" / "removed.txt").read_text().splitlines()[1:]
+         == ["Ingress shop/checkout-canary"]
+         and [(r["priority"], r["services"][0]["name"]) for r in migrated(base, "traefik-ingress-provider")[
+             "ingressroute-shop-checkout-canary.yaml"]["spec"]["routes"]][-1][1] == "checkout-canary"),
     ]
     failed = 0
     for name, check in checks:

@@ -19,7 +19,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration import c
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import Plane, compare
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.sides import DataPlane, DataPlaneSpec, parse_all, resolve
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes import CLASS_BY_ANNOTATION, MAKES_MIDDLEWARES, table_for
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import MIDDLEWARE_API, Behaviour, Objects
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import INGRESS_ROUTE_API, MIDDLEWARE_API, Behaviour, Objects
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import prove as prove_mod
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.summary import behaviours
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.gateway_api import API_VERSION as GATEWAY_API_VERSION
@@ -119,7 +119,7 @@ def _slim(comparison: Obj) -> Obj:
 def _objects_of(client: Any, plane: DataPlane, ingresses: list[str]) -> Objects:
     """A target's own objects as the cluster holds them now: a Gateway target's Gateways and the HTTPRoutes attached to
     them; for every target, the rehearsed Ingresses (an Ingress provider reads them; a default backend is named there);
-    for a target whose fixes make Traefik Middlewares, those of the Ingresses' namespaces."""
+    for a target whose fixes make Traefik Middlewares and IngressRoutes, those of the Ingresses' namespaces."""
     out = Objects()
     for name in ingresses:
         ns, _slash, short = name.partition("/")
@@ -129,6 +129,7 @@ def _objects_of(client: Any, plane: DataPlane, ingresses: list[str]) -> Objects:
     if plane.name in MAKES_MIDDLEWARES:
         for ns in sorted({name.partition("/")[0] for name in ingresses}):
             out.middlewares.update({key_of(m): m for m in client.list(MIDDLEWARE_API, "Middleware", namespace=ns)})
+            out.ingress_routes.update({key_of(r): r for r in client.list(INGRESS_ROUTE_API, "IngressRoute", namespace=ns)})
     if plane.gateways:
         for gw in plane.gateways:
             ns, _slash, short = gw.partition("/")
@@ -201,8 +202,9 @@ def prove_fixes(client: Any, params: Params, comparison: Obj, verdict: Obj, corp
             if plane.gateways:  # a Gateway target is moved to by its Gateways and HTTPRoutes, not by Ingresses
                 mine.ingresses = {}
             proven["migrated"] = prove_mod.write_migrated(os.path.join(params["migrated_dir"], plane.name), mine,
-                                                          proven["keeps"], plane.name in CLASS_BY_ANNOTATION)
-        edited = sorted(k.split(" ", 1) for k in proven["keeps"] if k.startswith(("Ingress ", "Middleware ")))
+                                                          proven["keeps"], plane.name in CLASS_BY_ANNOTATION, proven["removed"])
+        edited = sorted(k.split(" ", 1) for k in list(proven["keeps"]) + proven["removed"]
+                        if k.startswith(("Ingress ", "Middleware ", "IngressRoute ")))
         if not plane.gateways and edited:
             # every Ingress target reads the same Ingresses: the next one starts from them as the rehearsal built them
             now = _objects_of(client, plane, names + [key for kind, key in edited if kind == "Ingress"])

@@ -10,7 +10,8 @@ they all answer the same; or its cause gone: some still differ, by another cause
 no request that answered the same before differs now (a request the target's own account says routers tied at one
 priority take may change with any reload, and is not counted; nor is one that stays changed once the fix is undone:
 the fix then gets a second try); otherwise it is undone (its objects applied back as they were, those it
-created deleted) and recorded as not closed or as changing other requests (which ones). The baseline is never
+created deleted, those it removed made again) and recorded as not closed or as changing other requests (which
+ones). A behaviour whose every request an earlier kept fix made answer the same is recorded as closed by it. The baseline is never
 touched and never replayed again: its answers are the first replay's. What is kept is written out as the
 migrated manifests: the target's objects, each annotated with the behaviours its fixes keep.
 """
@@ -36,10 +37,10 @@ SETTLE = 10.0  # seconds a data plane gets to pick a fix up (Traefik took 2-4 s 
 _POLL = 1.5
 STABLE = 3  # replays in a row with the same outcomes before a fix is judged
 _ANSWERED = ("same", "noise", "neither")  # outcomes that do not differ
-CLOSED, CAUSE_GONE, NOT_CLOSED, REGRESSED, IMPOSSIBLE, UNKNOWN, REFUSED = (
-    "closed", "its cause gone, another remains", "not closed", "changed other requests",
+CLOSED, CAUSE_GONE, EARLIER, NOT_CLOSED, REGRESSED, IMPOSSIBLE, UNKNOWN, REFUSED = (
+    "closed", "its cause gone, another remains", "closed by an earlier fix", "not closed", "changed other requests",
     "no setting of the target reproduces it", "no fix known", "refused by the API server")
-KEPT = (CLOSED, CAUSE_GONE)
+KEPT = (CLOSED, CAUSE_GONE, EARLIER)
 
 
 class FixError(KindlabError):
@@ -88,8 +89,15 @@ def _settle(target: Target, done: Callable[[Obj], bool], sleep: Callable[[float]
     return body
 
 
+def _do(target: Target, fix: Fix) -> None:
+    for obj in fix.objects:
+        target.apply(obj)
+    for obj in fix.removes:
+        target.delete(obj)
+
+
 def _undo(target: Target, previous: list[tuple[Obj, Obj | None]]) -> None:
-    """Each object of a fix back as it was before it; one the fix created, deleted."""
+    """Each object of a fix back as it was before it (one it removed, made again); one the fix created, deleted."""
     for obj, was in previous:
         if was is None:
             target.delete(obj)
@@ -106,13 +114,23 @@ def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Ca
     tied = {r["index"] for r in first["rows"] if r.get("tied")}
     attempts: list[Obj] = []
     keeps: dict[str, list[str]] = {}  # "Kind ns/name" -> behaviours its fixes keep
+    removed: list[str] = []  # "Kind ns/name" a kept fix deleted
+    fixed_by: dict[int, Fix] = {}  # a request that differed -> the kept fix after which it answered the same
     for b in behaviours:
-        fix: Fix | None = target.table(b, target.read())
         attempt: Obj = {"responsible": b.responsible, "cause": b.cause, "requests": len(b.rows),
                         # what its requests differ in (status, path, received.<Header>, ...): what a re-check compares
                         "fields": sorted(fields(b))}
         started = time.monotonic()
         attempts.append(attempt)
+        if all(r["index"] in fixed_by and now.get(r["index"]) in _ANSWERED for r in b.rows):
+            by = list({id(fixed_by[r["index"]]): fixed_by[r["index"]] for r in b.rows}.values())
+            example = next(r for r in body["rows"] if r["index"] == b.rows[0]["index"])
+            attempt.update(outcome=EARLIER, says="; ".join(f.says for f in by), objects=[n for f in by for n in f.names()],
+                           curl=list(example.get("curl", {}).values()))
+            for name in attempt["objects"]:
+                keeps.setdefault(name, []).append(b.key)
+            continue
+        fix: Fix | None = target.table(b, target.read())
         if fix is None:
             attempt.update(outcome=UNKNOWN, says="no entry of %s's table of fixes covers it" % target.name)
             continue
@@ -121,9 +139,11 @@ def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Ca
             attempt.update(outcome=IMPOSSIBLE, why=fix.impossible)
             continue
         before = target.read()
-        previous = [(o, _current(before, o)) for o in fix.objects]
+        previous = [(o, _current(before, o)) for o in fix.objects + fix.removes]
         own = [r["index"] for r in b.rows]
         attempt["objects"] = fix.names()
+        if fix.removes:
+            attempt["removes"] = fix.removed()
 
         def closed(candidate: Obj, own: list[int] = own) -> bool:
             out = _outcomes(candidate)
@@ -140,8 +160,7 @@ def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Ca
             return all(out.get(i) == o for i, o in now.items() if i not in loose)
 
         try:
-            for obj in fix.objects:
-                target.apply(obj)
+            _do(target, fix)
         except KindlabError as exc:  # the cluster refuses the fix's objects: said, and what went in is taken back
             attempt.update(outcome=REFUSED, why=str(exc))
             _undo(target, previous)
@@ -149,8 +168,7 @@ def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Ca
             continue
         for _try in range(2):  # a second try only when what it seemed to break stayed broken without it
             if _try:
-                for obj in fix.objects:
-                    target.apply(obj)
+                _do(target, fix)
             after = _settle(target, gone, sleep, settle)
             # a request its target's own account says tied routers take may change with any reload: not this fix's doing
             changed = [r for r in after["rows"] if now.get(r["index"]) in _ANSWERED and r["outcome"] == "differ"]
@@ -178,6 +196,10 @@ def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Ca
             attempt["curl"] = list(example.get("curl", {}).values())
             for name in fix.names():
                 keeps.setdefault(name, []).append(b.key)
+            removed += [name for name in fix.removed() if name not in removed]
+            # a request tied routers still take answers the same by chance, not by this fix
+            fixed_by.update({r["index"]: fix for r in after["rows"]
+                             if r["outcome"] in _ANSWERED and now.get(r["index"]) == "differ" and not r.get("tied")})
             now, body = out, after
             tied |= {r["index"] for r in after["rows"] if r.get("tied")}
             attempt["seconds"] = round(time.monotonic() - started, 1)
@@ -188,7 +210,7 @@ def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Ca
         if not back(body):
             attempt["undone"] = "the answers after undoing it are not those before it (see the final comparison)"
         attempt["seconds"] = round(time.monotonic() - started, 1)
-    return {"attempts": attempts, "comparison": body, "keeps": keeps,
+    return {"attempts": attempts, "comparison": body, "keeps": keeps, "removed": removed,
             "kept": sum(1 for a in attempts if a["outcome"] in KEPT),
             "remain": sum(1 for a in attempts if a["outcome"] not in KEPT)}
 
@@ -228,16 +250,26 @@ def class_named(obj: Obj, by_annotation: bool) -> Obj:
     return out
 
 
-def write_migrated(directory: str, objects: Objects, keeps: dict[str, list[str]], class_by_annotation: bool = False) -> list[str]:
+REMOVED_FILE = "removed.txt"  # not YAML: `kubectl apply -f DIR` leaves it alone
+
+
+def write_migrated(directory: str, objects: Objects, keeps: dict[str, list[str]], class_by_annotation: bool = False,
+                   removed: Sequence[str] = ()) -> list[str]:
     """The target's objects after its kept fixes, one file each under DIRECTORY (made afresh), each Ingress naming its
-    class as the capture did, or by the class annotation where the target reads only that (CLASS_BY_ANNOTATION).
-    Returns the paths."""
+    class as the capture did, or by the class annotation where the target reads only that (CLASS_BY_ANNOTATION); and
+    REMOVED_FILE naming the objects a kept fix deleted (REMOVED), which applying the others does not. Returns the paths."""
     os.makedirs(directory, exist_ok=True)
     for old in os.listdir(directory):
-        if old.endswith(".yaml"):
+        if old.endswith(".yaml") or old == REMOVED_FILE:
             os.remove(os.path.join(directory, old))
     paths = []
-    for kind in ("Gateway", "HTTPRoute", "Middleware", "Ingress"):
+    if removed:
+        path = os.path.join(directory, REMOVED_FILE)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("# Delete these when applying the manifests beside this file: a kept fix replaced them.\n")
+            f.writelines("%s\n" % name for name in removed)
+        paths.append(path)
+    for kind in ("Gateway", "HTTPRoute", "Middleware", "IngressRoute", "Ingress"):
         pool = objects.pool(kind)
         for name in sorted(pool):
             path = os.path.join(directory, "%s-%s.yaml" % (kind.lower(), name.replace("/", "-")))

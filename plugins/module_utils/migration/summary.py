@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._markdown import cell
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.prove import CAUSE_GONE, CLOSED, KEPT
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.prove import CAUSE_GONE, CLOSED, EARLIER, KEPT, REMOVED_FILE
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import OUTCOMES
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.sides import parse_all
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import SAME_KEYS, parse_expected
@@ -191,7 +191,8 @@ def fixes_said(result: Obj, target: str) -> str:
     for a in proven["attempts"]:
         if a["outcome"] not in KEPT:
             why[a["outcome"]] = why.get(a["outcome"], 0) + 1
-    migrated = " (the migrated manifests: migrated/%s/)" % target if proven.get("migrated") else ""
+    migrated = " (the migrated manifests: migrated/%s/%s)" % (
+        target, ", and delete what %s names" % REMOVED_FILE if proven.get("removed") else "") if proven.get("migrated") else ""
     return "Fixes proven in the rehearsal cluster: %d of the %d behaviour(s) kept by a proven fix%s; %d remain%s." % (
         proven["kept"], len(proven["attempts"]), migrated, proven["remain"],
         ": " + ", ".join("%d %s" % (n, outcome) for outcome, n in sorted(why.items(), key=lambda kv: -kv[1])) if why else "")
@@ -203,7 +204,9 @@ def fix_of(result: Obj, target: str, behaviour: Obj) -> str:
         if (a["responsible"], a["cause"]) != (behaviour["responsible"], behaviour["cause"]):
             continue
         if a["outcome"] == CLOSED:
-            return "fix proven: %s (%s)" % (a["says"], ", ".join(a.get("objects") or []))
+            return "fix proven: %s (%s)" % (a["says"], ", ".join((a.get("objects") or []) + ["removes " + r for r in a.get("removes") or []]))
+        if a["outcome"] == EARLIER:
+            return "closed by an earlier fix: %s" % a["says"]
         if a["outcome"] == CAUSE_GONE:
             return "fix proven, its cause gone (its requests still differ by %s, another behaviour): %s (%s)" % (
                 "; ".join(a.get("remaining") or []), a["says"], ", ".join(a.get("objects") or []))

@@ -15,6 +15,8 @@ Obj = dict[str, Any]
 KEEPS_ANNOTATION = "kindlab.ingress/keeps"
 # Traefik's own Middleware resource (its kubernetesCRD provider), which an Ingress's router names by annotation.
 MIDDLEWARE_API = "traefik.io/v1alpha1"
+# Its IngressRoute, which a fix makes where an Ingress's annotations cannot say the routing (a canary's).
+INGRESS_ROUTE_API = MIDDLEWARE_API
 
 
 @dataclass(frozen=True)
@@ -38,11 +40,12 @@ class Objects:
     gateways: dict[str, Obj] = field(default_factory=dict)  # namespace/name -> Gateway of the target
     # namespace/name -> Traefik Middleware in the rehearsed Ingresses' namespaces (a target whose table makes them)
     middlewares: dict[str, Obj] = field(default_factory=dict)
+    ingress_routes: dict[str, Obj] = field(default_factory=dict)  # namespace/name -> Traefik IngressRoute, likewise
 
     def pool(self, kind: str) -> dict[str, Obj]:
-        """The objects of one kind (Ingress, HTTPRoute, Gateway, Middleware); {} for any other."""
+        """The objects of one kind (Ingress, HTTPRoute, Gateway, Middleware, IngressRoute); {} for any other."""
         return {"Ingress": self.ingresses, "HTTPRoute": self.routes, "Gateway": self.gateways,
-                "Middleware": self.middlewares}.get(kind, {})
+                "Middleware": self.middlewares, "IngressRoute": self.ingress_routes}.get(kind, {})
 
     def edited(self, kind: str, name: str) -> Obj:
         """A copy of one object to edit."""
@@ -54,9 +57,13 @@ class Fix:
     says: str  # what it changes, in words
     objects: tuple[Obj, ...] = ()  # the target's objects as they must be after it (applied whole)
     impossible: str = ""  # set instead of objects: why no setting of this target reproduces the behaviour
+    removes: tuple[Obj, ...] = ()  # the target's objects the fix deletes (a canary Ingress an IngressRoute replaces)
 
     def names(self) -> list[str]:
         return ["%s %s" % (o.get("kind"), key_of(o)) for o in self.objects]
+
+    def removed(self) -> list[str]:
+        return ["%s %s" % (o.get("kind"), key_of(o)) for o in self.removes]
 
 
 Table = Callable[[Behaviour, Objects], "Fix | None"]

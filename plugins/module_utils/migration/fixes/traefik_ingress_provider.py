@@ -1,8 +1,9 @@
 # Copyright: kindlab.ingress contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Fixes for Traefik's own Ingress provider (what changing only the class gives): edits of the Ingresses it reads and
-Traefik Middlewares their routers go through (the rehearsal's Traefik runs its kubernetesCRD provider for them), or
-what none of its settings keeps (common.traefik_limits).
+Traefik Middlewares their routers go through (the rehearsal's Traefik runs its kubernetesCRD provider for them), an
+IngressRoute in place of a canary Ingress (traefik_ingress_canary.py), or what none of its settings keeps
+(common.traefik_limits).
 
 What it reads (Traefik's kubernetes Ingress provider): a Prefix path becomes PathPrefix, an Exact one Path, and an
 ImplementationSpecific one the matcher its Ingress's `traefik.ingress.kubernetes.io/router.pathmatcher` names
@@ -18,6 +19,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import nginx_size
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import MIDDLEWARE_API, Behaviour, Fix, Objects
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import traefik_limits
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.traefik_ingress_canary import canary
 
 NAME = "traefik-ingress-provider"
 Obj = dict[str, Any]
@@ -236,4 +238,5 @@ def _default_backend(b: Behaviour) -> Fix | None:
 
 def propose(b: Behaviour, objects: Objects) -> Fix | None:
     return (traefik_limits(b) or _https_redirect_of_get(b) or _regex_paths(b, objects) or _rewrite(b, objects)
-            or _body_size(b, objects) or _basic_auth(b, objects) or _element_prefix(b, objects) or _default_backend(b))
+            or _body_size(b, objects) or _basic_auth(b, objects) or canary(b, objects) or _element_prefix(b, objects)
+            or _default_backend(b))

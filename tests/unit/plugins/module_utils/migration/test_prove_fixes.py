@@ -254,3 +254,59 @@ def test_an_attempt_names_the_fields_its_requests_differ_in_by_its_behaviour():
     out = prove.prove(_target(plane, _fix_a), [Behaviour("t", "rule; slash", "cause / trailing slash", (row,), (None,))],
                       plane.replay(), sleep=lambda s: None)
     assert out["attempts"][0]["fields"] == ["path", "received.Authorization", "status"]
+
+
+def _fix_a_removing_c(_b, objects):
+    route = objects.edited("HTTPRoute", "shop/a")
+    route["spec"]["value"] = "fixed"
+    return Fix("fix a, c gone", (route,), removes=(objects.edited("HTTPRoute", "shop/c"),))
+
+
+def test_a_kept_fix_deletes_what_it_removes_and_a_behaviour_it_closed_too_is_closed_by_it():
+    plane = FakePlane()
+    plane.objects["shop/c"] = _route("c", "stale")
+    out = prove.prove(_target(plane, _fix_a_removing_c), [_behaviour(0), _behaviour(0, "canary-header", "header")],
+                      plane.replay(), sleep=lambda s: None)
+    first, second = out["attempts"]
+    assert first["outcome"] == prove.CLOSED and first["removes"] == ["HTTPRoute shop/c"] and "shop/c" not in plane.objects
+    assert out["removed"] == ["HTTPRoute shop/c"]
+    # the second behaviour's request answers the same since the first fix: said so, the table not asked again
+    assert second["outcome"] == prove.EARLIER and second["says"] == "fix a, c gone" and second["objects"] == ["HTTPRoute shop/a"]
+    assert second["curl"] == ["curl base 0", "curl t 0"] and out["keeps"] == {"HTTPRoute shop/a": ["rule: cause", "canary-header: header"]}
+    assert out["kept"] == 2 and out["remain"] == 0 and len(plane.applied) == 1
+
+
+def test_a_request_that_answered_the_same_before_any_fix_is_not_closed_by_an_earlier_fix():
+    plane = FakePlane()
+    calls = []
+
+    def table(b, objects):
+        calls.append(b.responsible)
+        return _fix_a(b, objects) if b.responsible == "rule" else None
+    out = prove.prove(_target(plane, table), [_behaviour(0), _behaviour(1, "b", "b's")], plane.replay(), sleep=lambda s: None)
+    assert [a["outcome"] for a in out["attempts"]] == [prove.CLOSED, prove.UNKNOWN] and calls == ["rule", "b"]
+
+
+def test_an_undone_fix_makes_what_it_removed_again():
+    plane = FakePlane()
+    plane.objects["shop/c"] = _route("c", "stale")
+
+    def useless(_b, objects):
+        return Fix("c gone", (), removes=(objects.edited("HTTPRoute", "shop/c"),))
+    out = prove.prove(_target(plane, useless), [_behaviour(0)], plane.replay(), sleep=lambda s: None, settle=0.05)
+    assert out["attempts"][0]["outcome"] == prove.NOT_CLOSED and out["removed"] == []
+    assert plane.objects["shop/c"]["spec"]["value"] == "stale"  # applied back as it was
+
+
+def test_the_migrated_manifests_name_what_a_kept_fix_removed_beside_them(tmp_path):
+    route = {"apiVersion": "traefik.io/v1alpha1", "kind": "IngressRoute", "metadata": {"name": "checkout-canary", "namespace": "shop"},
+             "spec": {"routes": [{"kind": "Rule", "match": "Host(`pay.example.test`)", "services": [{"name": "c", "port": 80}]}]}}
+    objects = Objects(ingress_routes={"shop/checkout-canary": route})
+    paths = prove.write_migrated(str(tmp_path), objects, {"IngressRoute shop/checkout-canary": ["canary: cause"]},
+                                 removed=["Ingress shop/checkout-canary"])
+    assert sorted(os.path.basename(p) for p in paths) == ["ingressroute-shop-checkout-canary.yaml", prove.REMOVED_FILE]
+    lines = (tmp_path / prove.REMOVED_FILE).read_text().splitlines()
+    assert lines[0].startswith("#") and lines[1:] == ["Ingress shop/checkout-canary"]
+    # written again without removals, the old list goes
+    prove.write_migrated(str(tmp_path), objects, {})
+    assert not (tmp_path / prove.REMOVED_FILE).exists()
