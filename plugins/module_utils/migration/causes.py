@@ -17,7 +17,7 @@ from typing import Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import Router
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import (
-    DEFAULT_BACKEND, KINDS, HostTLS, Request, Rule, is_regex)
+    DEFAULT_BACKEND, KINDS, NGINX, HostTLS, Request, Rule, is_regex)
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes import describe
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.route_precedence import Match
 
@@ -309,6 +309,11 @@ def _location_of_another_ingress(ctx: Context) -> Cause | None:
         return None
     if _ann(ctx, "canary").lower() == "true":
         return None  # a canary never has a location of its own: it is an alternative backend of its main Ingress's
+    if not record.service and not ctx.baseline_served:
+        # the host's root location ingress-nginx adds, named after whichever of the host's Ingresses it took the server
+        # from (between two created in one second, either): its default backend's 404 says no rule matched, not that
+        # Ingress's annotations
+        return None
     said = dict(ctx.records)
     return Cause("location of Ingress %s" % record.ingress,
                  "ingress-nginx took it by the location it rendered from Ingress %s, not from %s, so the annotations of %s "
@@ -377,6 +382,37 @@ def _precedence(ctx: Context) -> Cause | None:
     return Cause("rule %s" % ctx.request.rule,
                  "ingress-nginx and %s rank the host's overlapping rules differently (ingress-nginx: Exact, then the "
                  "longest path; Traefik: the longest router rule)" % ctx.target)
+
+
+_CANARY_SAID = re.compile(r"^(?P<upstream>\S+) by (?:header (?P<header>[^ ,]+)[^,]*, )?(?:cookie (?P<cookie>[^ ,]+), )?weight")
+
+
+def _upstream_of(upstream: str, service: str) -> bool:
+    """Whether UPSTREAM (`<ns>-<svc>-<port>`, ingress-nginx's upstreamName) is SERVICE's (namespace/name): its port a
+    number or a name without '-' (a dashed port name reads as another Service's)."""
+    ns, _slash, name = service.partition("/")
+    prefix = "%s-%s-" % (ns, name)
+    return upstream.startswith(prefix) and "-" not in upstream[len(prefix):] and bool(upstream[len(prefix):])
+
+
+def _canary_chosen(ctx: Context) -> Cause | None:
+    """ingress-nginx's own account says the location that took the request has a canary (an alternative backend of its
+    Service), and ingress-nginx answered from the canary's Service: its balancer chose the canary by the request's
+    header, else its cookie, else the weight. Named after the annotation that decided."""
+    if ctx.field not in ("backend", "backends") or ctx.baseline_record is None or not ctx.baseline_backend:
+        return None
+    for key, value in ctx.baseline_record.settings:
+        m = _CANARY_SAID.match(value) if key == "canary" else None
+        if m is None or not _upstream_of(m.group("upstream"), ctx.baseline_backend):
+            continue
+        headers = {k.lower(): v for k, v in ctx.request.headers}
+        cookies = {c.split("=", 1)[0].strip() for c in headers.get("cookie", "").split(";") if "=" in c}
+        step = ("canary-by-header" if m.group("header") and m.group("header").lower() in headers
+                else "canary-by-cookie" if m.group("cookie") and m.group("cookie") in cookies else "canary-weight")
+        return Cause(NGINX + step, "ingress-nginx answers from the canary %s of the location that takes it (its own account: "
+                                   "%s), chosen by %s; %s answers from %s" % (
+                                       ctx.baseline_backend, value, step, ctx.target, ctx.target_backend or "no Service"))
+    return None
 
 
 def _route_taken(ctx: Context) -> Cause | None:
@@ -483,6 +519,7 @@ CAUSES: tuple[Callable[[Context], Cause | None], ...] = (
     _element_prefix,
     _prefix,
     _slash,
+    _canary_chosen,
     _route_taken,
     _precedence,
     _rule_not_served,

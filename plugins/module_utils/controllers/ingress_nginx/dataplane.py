@@ -15,10 +15,16 @@ Read from the controller v1.11.0 (the module k8s.io/ingress-nginx):
   `-<port name>`, for path backends and spec.defaultBackend alike.
 - controller.go: with service-upstream the backend has one endpoint, the Service's ClusterIP
   and port (getServiceClusterEndpoint), and no pod list at all.
+- a canary Ingress's backend is an alternative of its main backend: the main one lists it in
+  alternativeBackends, and it carries its trafficShapingPolicy (weight, weightTotal, header,
+  headerValue, headerPattern, cookie); the balancer
+  (rootfs/etc/nginx/lua/balancer.lua) picks it per request. nginx.conf never names it, so a
+  location's record gets it from here (`canary`).
 """
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any, Mapping
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import container_argv, meta
@@ -28,6 +34,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.datapl
     DataPlaneReader,
     PodAccess,
     Reading,
+    Router,
     Upstream,
 )
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx import nginxconf
@@ -73,6 +80,44 @@ def parse_backends(text: str) -> dict[str, tuple[Upstream, ...]]:
     return out
 
 
+def canaries(text: str) -> dict[str, tuple[str, ...]]:
+    """The JSON array /dbg prints → a main backend's name → its canaries, each said as `<upstream name> by ...` (its
+    header, header value or pattern, cookie, weight of its total; the service it posts has no name or
+    namespace, seen on kind, so the name says it); {} when the text is not that array."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {}
+    backends = {b["name"]: b for b in data if isinstance(b, dict) and isinstance(b.get("name"), str)} if isinstance(data, list) else {}
+
+    def said(backend: Obj) -> str:
+        policy = backend.get("trafficShapingPolicy") or {}
+        steps = ["header %s%s" % (policy["header"], " = %s" % policy["headerValue"] if policy.get("headerValue") else
+                                  " ~ %s" % policy["headerPattern"] if policy.get("headerPattern") else "")] if policy.get("header") else []
+        steps += ["cookie %s" % policy["cookie"]] if policy.get("cookie") else []
+        steps.append("weight %s of %s" % (policy.get("weight") or 0, policy.get("weightTotal") or 100))
+        return "%s by %s" % (backend["name"], ", ".join(steps))
+    return {name: tuple(said(backends[a]) for a in b.get("alternativeBackends") or [] if a in backends)
+            for name, b in backends.items() if b.get("alternativeBackends")}
+
+
+def read_routers(access: PodAccess, pod: Obj, container: Obj) -> tuple[tuple[Router, ...], str]:
+    """The pod's nginx.conf locations (nginxconf.read_routers), each whose backend has canaries saying them
+    (`canary` settings, from `/dbg backends all`: nginx.conf never names a canary)."""
+    routers, unread = nginxconf.read_routers(access, pod, container)
+    if not routers or not any(r.service for r in routers):
+        return routers, unread
+    result = access.exec(str(container.get("name")), dbg_command(container, str(meta(pod).get("namespace"))))
+    alternatives = canaries(result.stdout) if result.refused is None and result.rc == 0 else {}
+
+    def upstream_of(router: Router) -> str:
+        ns, _slash, rest = router.service.partition("/")
+        svc, _colon, port = rest.rpartition(":")
+        return upstream_name(ns, svc, port)
+    return tuple(replace(r, settings=r.settings + tuple(("canary", c) for c in alternatives.get(upstream_of(r), ())))
+                 if r.service else r for r in routers), unread
+
+
 def read(access: PodAccess, pod: Obj, container: Obj) -> Reading:
     """One pod's backends through `/dbg backends all` in the controller container."""
     command = dbg_command(container, str(meta(pod).get("namespace")))
@@ -104,4 +149,4 @@ def names(_settings: Mapping[str, Any], key: BackendKey) -> tuple[tuple[str, ...
     return (upstream_name(key.namespace, key.service, key.port),), ""
 
 
-READER = DataPlaneReader(read=read, names=names, routers=nginxconf.read_routers, take=nginxconf.take, describe=nginxconf.describe)
+READER = DataPlaneReader(read=read, names=names, routers=read_routers, take=nginxconf.take, describe=nginxconf.describe)

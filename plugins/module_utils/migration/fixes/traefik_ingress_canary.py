@@ -14,6 +14,7 @@ main Ingress's middlewares, entry points and TLS; the canary Ingress goes (the f
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import INGRESS_ROUTE_API, Behaviour, Fix, Objects
@@ -122,7 +123,7 @@ def _steps(ingress: Obj) -> list[tuple[str, str, bool]] | None:
         out += [("header", "Header(`%s`, `always`)" % header, True), ("header", "Header(`%s`, `never`)" % header, False)]
     cookie = _annotation(ingress, _NGINX + "canary-by-cookie")
     if cookie:
-        out += [("cookie", "HeaderRegexp(`Cookie`, `(^|;\\s*)%s=%s(;|$)`)" % (cookie, word), word == "always")
+        out += [("cookie", "HeaderRegexp(`Cookie`, `(^|;\\s*)%s=%s(;|$)`)" % (re.escape(cookie), word), word == "always")
                 for word in ("always", "never")]
     return out
 
@@ -192,12 +193,13 @@ def _ingress_route(objects: Objects, name: str) -> tuple[Obj, str] | None:
 
 
 def _canaries_of(b: Behaviour, objects: Objects) -> list[str]:
-    """The canary Ingresses behind B: those of its rows, for a canary annotation's behaviour; for another (a rule the
-    two rank differently), the canaries on a row's rule whose Service ingress-nginx answered from."""
-    if b.responsible.startswith(_NGINX + "canary"):
-        return sorted({str(r["ingress"]) for r in b.rows if str(r["ingress"]) in objects.ingresses
-                       and is_canary(objects.ingresses[str(r["ingress"])])})
+    """The canary Ingresses behind B: those of its rows, for a canary annotation's behaviour; and the canaries on a
+    row's rule whose Service ingress-nginx answered from (a main Ingress's request the canary's weight took, put
+    down to the canary by ingress-nginx's account, or to the two ranking the rule otherwise where it was not read)."""
     found = set()
+    if b.responsible.startswith(_NGINX + "canary"):
+        found |= {str(r["ingress"]) for r in b.rows if str(r["ingress"]) in objects.ingresses
+                  and is_canary(objects.ingresses[str(r["ingress"])])}
     for row, rule in zip(b.rows, b.rules):
         answered = {str(d["baseline"]) for d in row.get("differences") or [] if d["field"] == "backend"}
         for name, ingress in objects.ingresses.items():

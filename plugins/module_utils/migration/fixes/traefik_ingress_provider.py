@@ -30,6 +30,7 @@ _REWRITE = "nginx.ingress.kubernetes.io/rewrite-target"
 _BODY_SIZE = "nginx.ingress.kubernetes.io/proxy-body-size"
 _AUTH_TYPE = "nginx.ingress.kubernetes.io/auth-type"
 _AUTH_REALM = "nginx.ingress.kubernetes.io/auth-realm"
+_ALIAS = "server-alias"  # as corpus.Rule.annotations names it (no prefix)
 
 
 def _as_nginx_regex(path: str) -> str:
@@ -221,6 +222,32 @@ def _element_prefix(b: Behaviour, objects: Objects) -> Fix | None:
                tuple(edited.values()))
 
 
+def _alias(b: Behaviour, objects: Objects) -> Fix | None:
+    """server-alias: ingress-nginx serves the alias hosts as the rule's own host (server_name lists them); Traefik's
+    Ingress provider reads no such annotation, so the request falls elsewhere. The Ingress gets a rule per alias
+    with the paths of the rule it aliases."""
+    wanted: dict[str, list[tuple[str, str]]] = {}  # Ingress -> (alias host, the rule host it copies)
+    for row, rule in zip(b.rows, b.rules):
+        host = str(row.get("host") or "")
+        aliases = {a.strip() for a in (rule.annotations.get(_ALIAS, "") if rule else "").split(",") if a.strip()}
+        if rule is not None and host != rule.host and host in aliases and rule.ingress in objects.ingresses:
+            wanted.setdefault(rule.ingress, []).append((host, rule.host))
+    edited = []
+    for name, pairs in sorted(wanted.items()):
+        ingress = objects.edited("Ingress", name)
+        rules = (ingress.get("spec") or {}).get("rules") or []
+        added = [dict(r, host=alias) for alias, of in sorted(set(pairs)) if not any(r.get("host") == alias for r in rules)
+                 for r in rules if r.get("host") == of]
+        if added:
+            ingress.setdefault("spec", {})["rules"] = rules + added
+            edited.append(ingress)
+    if not edited:
+        return None
+    return Fix("serve %s as ingress-nginx's server-alias does: a rule of its own in %s with the paths of the rule it "
+               "aliases" % (", ".join(sorted({h for pairs in wanted.values() for h, _of in pairs})),
+                            ", ".join(sorted(key_of(i) for i in edited))), tuple(edited))
+
+
 def _default_backend(b: Behaviour) -> Fix | None:
     """A rule-less Ingress's spec.defaultBackend answers where ingress-nginx serves no rule (an unmatched path of a
     host it serves, where ingress-nginx's own default backend answers 404). The provider makes it one router,
@@ -239,4 +266,4 @@ def _default_backend(b: Behaviour) -> Fix | None:
 def propose(b: Behaviour, objects: Objects) -> Fix | None:
     return (traefik_limits(b) or _https_redirect_of_get(b) or _regex_paths(b, objects) or _rewrite(b, objects)
             or _body_size(b, objects) or _basic_auth(b, objects) or canary(b, objects) or _element_prefix(b, objects)
-            or _default_backend(b))
+            or _alias(b, objects) or _default_backend(b))

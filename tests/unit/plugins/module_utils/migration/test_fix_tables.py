@@ -323,3 +323,29 @@ def test_traefiks_own_provider_says_why_a_rule_less_default_backend_answers_ever
     # where ingress-nginx answered from a rule's Service instead, a rule may keep it: not said impossible
     other = everywhere.replace("serves no rule", "answers from Service shop/web")
     assert traefik_ingress_provider.propose(_b("spec.defaultBackend of shop/catch-all", other, rows), Objects()) is None
+
+
+def test_traefiks_own_provider_serves_a_server_alias_by_a_rule_of_its_own():
+    tenants = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+               "metadata": {"name": "tenants", "namespace": "shop",
+                            "annotations": {"nginx.ingress.kubernetes.io/server-alias": "tenants.example.org, *.tenants.example.net"}},
+               "spec": {"rules": [{"host": "*.tenants.example.test", "http": {"paths": [
+                   {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}},
+                   {"host": "other.example.test", "http": {"paths": []}}]}}
+    objects = Objects(ingresses={"shop/tenants": tenants})
+    rule = Rule("shop/tenants", "*.tenants.example.test", "/", "Prefix", False,
+                {"server-alias": "tenants.example.org, *.tenants.example.net"})
+    rows = [dict(_row("tenants.example.org", "alias", ingress="shop/tenants", field="backend", baseline="shop/web",
+                      target="shop/fallback"))]
+    b = _b("spec.defaultBackend of shop/catch-all", "t answers from the defaultBackend of shop/catch-all (Service "
+           "shop/fallback), where ingress-nginx answers from Service shop/web; ...", rows, [rule])
+    fix = traefik_ingress_provider.propose(b, objects)
+    [ingress] = fix.objects
+    assert [r["host"] for r in ingress["spec"]["rules"]] == ["*.tenants.example.test", "other.example.test", "tenants.example.org"]
+    assert ingress["spec"]["rules"][2]["http"] == tenants["spec"]["rules"][0]["http"]
+    assert "tenants.example.org" in fix.says and len(objects.ingresses["shop/tenants"]["spec"]["rules"]) == 2
+    # proposed again on the fixed Ingress: nothing left to add
+    assert traefik_ingress_provider.propose(b, Objects(ingresses={"shop/tenants": ingress})) is None
+    # a request on the rule's own host is not an alias's
+    own = [dict(_row("a.tenants.example.test", "alias", ingress="shop/tenants"))]
+    assert traefik_ingress_provider.propose(_b("spec.defaultBackend of shop/catch-all", "other", own, [rule]), objects) is None

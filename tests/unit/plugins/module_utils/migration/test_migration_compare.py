@@ -487,3 +487,42 @@ def test_a_ci_gate_accepts_the_allowed_behaviours_fails_on_the_others_and_writes
     failed = [c for c in cases if c.find("failure") is not None]
     assert all("shop/api" not in (c.findtext("system-out") or "").split(";")[0] for c in failed)
     assert all(c.find("failure") is None for c in ET.fromstring(junit_xml(result, gate=False)).findall("testcase"))
+
+
+def test_an_answer_from_a_canary_ingress_nginxs_account_names_is_put_down_to_what_chose_it() -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import Router
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Rule
+    location = Router("server pay location /checkout", "/checkout", service="shop/checkout:80", ingress="shop/checkout",
+                      settings=(("canary", "shop-checkout-canary-http by header X-Canary, cookie canary, weight 100 of 100"),))
+    rule = Rule("shop/checkout", "pay.example.test", "/checkout", "Prefix", regex=False)
+
+    def cause(headers=(), baseline="shop/checkout-canary"):
+        request = Request(id="r", ingress="shop/checkout", host="pay.example.test", target="/checkout", kind="path",
+                          rule="/checkout (Prefix)", headers=headers)
+        return explain(Context(request, rule, "backend", "t", (), baseline_backend=baseline, target_backend="shop/checkout",
+                               baseline_record=location))
+    weight = cause()
+    assert weight.responsible == "nginx.ingress.kubernetes.io/canary-weight"
+    assert "canary shop/checkout-canary" in weight.text and "t answers from shop/checkout" in weight.text
+    assert cause((("X-Canary", "always"),)).responsible == "nginx.ingress.kubernetes.io/canary-by-header"
+    assert cause((("Cookie", "a=1; canary=always"),)).responsible == "nginx.ingress.kubernetes.io/canary-by-cookie"
+    # answered from the main Service (shop/checkout: its upstream name is a prefix of the canary's): not the canary's doing
+    assert not cause(baseline="shop/checkout").responsible.startswith("nginx.ingress.kubernetes.io/canary")
+    assert not cause(baseline="shop/web").responsible.startswith("nginx.ingress.kubernetes.io/canary")
+
+
+def test_the_hosts_root_location_ingress_nginx_adds_does_not_put_a_404_down_to_the_ingress_it_is_named_after() -> None:
+    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import Router
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Rule
+    # ingress-nginx names the root location after whichever Ingress of the host it took the server from
+    root = Router("server www location /", "/", ingress="shop/account")
+    rule = Rule("shop/web", "www.example.test", "/admin", "Prefix", regex=False)
+    request = Request(id="r", ingress="shop/web", host="www.example.test", target="/adminx", kind="neighbour", rule="/admin (Prefix)")
+    cause = explain(Context(request, rule, "status", "t", (), baseline_served=False, target_served=True, baseline_record=root))
+    assert cause.responsible == "rule /admin (Prefix)" and "string prefix" in cause.text
+    # a location of another Ingress that served it still says so
+    served = Router("server www location /admin", "/admin", service="shop/web:80", ingress="shop/account")
+    cause = explain(Context(request, rule, "status", "t", (), baseline_served=True, target_served=True, baseline_record=served))
+    assert cause.responsible == "location of Ingress shop/account"

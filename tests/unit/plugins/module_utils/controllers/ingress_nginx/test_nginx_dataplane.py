@@ -90,3 +90,43 @@ def test_names_follow_upstream_name() -> None:
 
 def test_the_type_declares_its_reader() -> None:
     assert controller_type("ingress_nginx").dataplane is ng.READER
+
+
+# A main backend with a canary Ingress's backend as its alternative, as configureBackends posts them (types.go:
+# Backend.alternativeBackends, trafficShapingPolicy; its service keeps no name or namespace: seen on kind).
+CANARY_SAMPLE = json.dumps([
+    {"name": "shop-checkout-80", "port": 80, "alternativeBackends": ["shop-checkout-canary-http"], "endpoints": []},
+    {"name": "shop-checkout-canary-http", "port": "http", "endpoints": [], "noServer": True,
+     "trafficShapingPolicy": {"weight": 100, "weightTotal": 0, "header": "X-Canary", "headerValue": "", "cookie": "canary"}},
+])
+CONF = """
+http {
+  server {
+    server_name pay.example.test ;
+    listen 80 ;
+    location = /checkout {
+      set $namespace "shop";
+      set $ingress_name "checkout";
+      set $service_name "checkout";
+      set $service_port "80";
+      set $proxy_upstream_name "shop-checkout-80";
+      proxy_pass http://upstream_balancer;
+    }
+  }
+}
+"""
+
+
+class ConfAndDbg(Access):
+    def exec(self, container: str, command: list[str]) -> ExecResult:
+        self.calls.append((container, command))
+        return ExecResult(0, CONF if command[0] == "cat" else CANARY_SAMPLE)
+
+
+def test_a_location_whose_backend_has_a_canary_says_it_from_the_backends() -> None:
+    assert ng.canaries(CANARY_SAMPLE) == {"shop-checkout-80": ("shop-checkout-canary-http by header X-Canary, cookie canary, weight 100 of 100",)}
+    assert ng.canaries("dbg: connection refused") == {}
+    routers, unread = ng.read_routers(ConfAndDbg(ExecResult(0)), POD, CONTAINER)
+    [location] = routers
+    assert unread == "" and ("canary", "shop-checkout-canary-http by header X-Canary, cookie canary, weight 100 of 100") in location.settings
+    assert "canary shop-checkout-canary-http" in ng.READER.describe(location)
