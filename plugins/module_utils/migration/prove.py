@@ -197,9 +197,10 @@ def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Ca
             for name in fix.names():
                 keeps.setdefault(name, []).append(b.key)
             removed += [name for name in fix.removed() if name not in removed]
-            # a request tied routers still take answers the same by chance, not by this fix
-            fixed_by.update({r["index"]: fix for r in after["rows"]
-                             if r["outcome"] in _ANSWERED and now.get(r["index"]) == "differ" and not r.get("tied")})
+            # a request tied routers still take answers the same by chance, not by this fix; one they took before (which
+            # may have answered the same by chance then) and that one router takes now, by it
+            fixed_by.update({r["index"]: fix for r in after["rows"] if r["outcome"] in _ANSWERED and not r.get("tied")
+                             and (now.get(r["index"]) == "differ" or r["index"] in tied)})
             now, body = out, after
             tied |= {r["index"] for r in after["rows"] if r.get("tied")}
             attempt["seconds"] = round(time.monotonic() - started, 1)

@@ -310,3 +310,18 @@ def test_the_migrated_manifests_name_what_a_kept_fix_removed_beside_them(tmp_pat
     # written again without removals, the old list goes
     prove.write_migrated(str(tmp_path), objects, {})
     assert not (tmp_path / prove.REMOVED_FILE).exists()
+
+
+def test_a_request_tied_routers_took_is_closed_by_the_fix_after_which_one_router_takes_it():
+    # request 1 differed with tied routers, then answered the same by chance before any fix; the fix of request 0
+    # leaves one router for it: the behaviour of request 1 is closed by that fix, its table not asked
+    plane = FakePlane()
+    first = plane.replay()
+    first["rows"][1].update(outcome="differ", tied=True, differences=[{"field": "backend", "responsible": "b", "cause": "b's"}])
+    calls = []
+
+    def table(b, objects):
+        calls.append(b.responsible)
+        return _fix_a(b, objects)
+    out = prove.prove(_target(plane, table), [_behaviour(0), _behaviour(1, "b", "b's")], first, sleep=lambda s: None)
+    assert [a["outcome"] for a in out["attempts"]] == [prove.CLOSED, prove.EARLIER] and calls == ["rule"]
