@@ -45,8 +45,8 @@ def answer(kind_lab: str, line: str, fields: Sequence[str] = ()) -> tuple[str, .
     return (status, location, str(echo.get("namespace", "")), str(echo.get("service", "")), str(echo.get("path", ""))) + headers
 
 
-def kubectl(kind_lab: str, kubeconfig: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([kind_lab, "exec", "kubectl", "--kubeconfig", kubeconfig] + list(args),
+def kubectl(kind_lab: str, kubeconfig: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([kind_lab, "exec", "kubectl", "--kubeconfig", kubeconfig] + list(args), input=stdin,
                           capture_output=True, text=True, timeout=120, check=False)
 
 
@@ -105,8 +105,7 @@ def main(directory: str, kind_lab: str, kubeconfig: str) -> int:
             made = json.loads(obj)
             for k in ("resourceVersion", "uid", "creationTimestamp", "managedFields"):
                 made["metadata"].pop(k, None)
-            subprocess.run([kind_lab, "exec", "kubectl", "--kubeconfig", kubeconfig, "apply", "-f", "-"], input=json.dumps(made),
-                           capture_output=True, text=True, timeout=120, check=False)
+            kubectl(kind_lab, kubeconfig, "apply", "-f", "-", stdin=json.dumps(made))
     closed = sum(1 for name, _ok in checks if ", by hand: " in name)
     checks.append(("at least one fix proven closed was re-checked (%d)" % closed, closed > 0))
     failed = 0

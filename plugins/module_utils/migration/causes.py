@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import Router
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.ingress_nginx.dataplane import upstream_name
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import (
     DEFAULT_BACKEND, KINDS, NGINX, HostTLS, Request, Rule, is_regex)
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes import describe
@@ -391,7 +392,7 @@ def _upstream_of(upstream: str, service: str) -> bool:
     """Whether UPSTREAM (`<ns>-<svc>-<port>`, ingress-nginx's upstreamName) is SERVICE's (namespace/name): its port a
     number or a name without '-' (a dashed port name reads as another Service's)."""
     ns, _slash, name = service.partition("/")
-    prefix = "%s-%s-" % (ns, name)
+    prefix = upstream_name(ns, name, "")
     return upstream.startswith(prefix) and "-" not in upstream[len(prefix):] and bool(upstream[len(prefix):])
 
 

@@ -17,6 +17,10 @@ KEEPS_ANNOTATION = "kindlab.ingress/keeps"
 MIDDLEWARE_API = "traefik.io/v1alpha1"
 # Its IngressRoute, which a fix makes where an Ingress's annotations cannot say the routing (a canary's).
 INGRESS_ROUTE_API = MIDDLEWARE_API
+# The annotations Traefik's own Ingress provider reads for an Ingress's routers.
+ROUTER_ANNOTATION = "traefik.ingress.kubernetes.io/router."
+PATH_MATCHER = ROUTER_ANNOTATION + "pathmatcher"
+MIDDLEWARES = ROUTER_ANNOTATION + "middlewares"  # namespace-name@kubernetescrd, comma-separated
 
 
 @dataclass(frozen=True)

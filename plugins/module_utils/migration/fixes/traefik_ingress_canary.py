@@ -17,11 +17,11 @@ import json
 import re
 from typing import Any
 
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import INGRESS_ROUTE_API, Behaviour, Fix, Objects
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import (
+    INGRESS_ROUTE_API, MIDDLEWARES, PATH_MATCHER, ROUTER_ANNOTATION, Behaviour, Fix, Objects)
 
 Obj = dict[str, Any]
 _NGINX = "nginx.ingress.kubernetes.io/"
-_TRAEFIK = "traefik.ingress.kubernetes.io/"
 # Above the main Ingress's router (priority P, its rule's length unless set): weight P+2, cookie P+3, header P+4.
 # P+1 is left to the router a Prefix path's element split gives (PathPrefix(`/p/`), one character longer).
 _STEPS = {"weight": 2, "cookie": 3, "header": 4}
@@ -51,13 +51,13 @@ def router_rule(ingress: Obj, host: str, path: Obj) -> str:
     value = str(path.get("path") or "")
     if value:
         kind = str(path.get("pathType") or "ImplementationSpecific")
-        matcher = {"Exact": "Path", "Prefix": "PathPrefix"}.get(kind) or _annotation(ingress, _TRAEFIK + "router.pathmatcher") or "PathPrefix"
+        matcher = {"Exact": "Path", "Prefix": "PathPrefix"}.get(kind) or _annotation(ingress, PATH_MATCHER) or "PathPrefix"
         parts.append("%s(%s)" % (matcher, _quoted(value)))
     return " && ".join(parts)
 
 
 def _priority(ingress: Obj, host: str, path: Obj) -> int:
-    set_to = _annotation(ingress, _TRAEFIK + "router.priority")
+    set_to = _annotation(ingress, ROUTER_ANNOTATION + "priority")
     return int(set_to) if set_to.lstrip("-").isdigit() and int(set_to) else len(router_rule(ingress, host, path))
 
 
@@ -140,7 +140,7 @@ def _routes(main: Obj, host: str, main_path: Obj, canary_path: Obj, steps: list[
     if match is None or own is None or to_canary is None:
         return None
     base = _priority(main, host, main_path)
-    middlewares = [{"name": m.strip()} for m in _annotation(main, _TRAEFIK + "router.middlewares").split(",") if m.strip()]
+    middlewares = [{"name": m.strip()} for m in _annotation(main, MIDDLEWARES).split(",") if m.strip()]
     routes = []
     for step, extra, canary in steps:
         routes.append({"kind": "Rule", "match": "%s && %s" % (match, extra), "priority": base + _STEPS[step],
@@ -179,10 +179,10 @@ def _ingress_route(objects: Objects, name: str) -> tuple[Obj, str] | None:
             return None
         routes += made
         mains.add(main_name)
-        entry_points = [e.strip() for e in _annotation(main, _TRAEFIK + "router.entrypoints").split(",") if e.strip()]
+        entry_points = [e.strip() for e in _annotation(main, ROUTER_ANNOTATION + "entrypoints").split(",") if e.strip()]
         if entry_points:
             spec["entryPoints"] = entry_points
-        if _annotation(main, _TRAEFIK + "router.tls").lower() == "true":
+        if _annotation(main, ROUTER_ANNOTATION + "tls").lower() == "true":
             spec["tls"] = {}
     if not routes:
         return None

@@ -17,14 +17,13 @@ from typing import Any
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import nginx_size
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import MIDDLEWARE_API, Behaviour, Fix, Objects
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import (
+    MIDDLEWARE_API, MIDDLEWARES, PATH_MATCHER, Behaviour, Fix, Objects)
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import traefik_limits
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.traefik_ingress_canary import canary
 
 NAME = "traefik-ingress-provider"
 Obj = dict[str, Any]
-PATH_MATCHER = "traefik.ingress.kubernetes.io/router.pathmatcher"
-MIDDLEWARES = "traefik.ingress.kubernetes.io/router.middlewares"  # namespace-name@kubernetescrd, comma-separated
 _USE_REGEX = "nginx.ingress.kubernetes.io/use-regex"
 _REWRITE = "nginx.ingress.kubernetes.io/rewrite-target"
 _BODY_SIZE = "nginx.ingress.kubernetes.io/proxy-body-size"
