@@ -234,6 +234,22 @@ def canary_untouched(report: Obj) -> bool:
 CANARY_KINDS = ("canary-header", "canary-cookie", "canary-weight", "path", "sub-path", "slash", "query")
 
 
+def canary_tie_said(report: Obj, migration: Obj, summary: str) -> bool:
+    """Whether the canary's requests on Traefik's own provider are marked tied between the canary's router and
+    checkout's (its own account: one rule, one priority), the answer says so as a risk, and after the canary's fix
+    (when kept) none of checkout's or the canary's requests is still tied."""
+    mine = [r for r in rows(report, "traefik-ingress-provider", "shop/checkout-canary") if r["kind"] in CANARY_KINDS]
+    pairs = {tuple(r["tied"]) for r in mine}
+    pair, = pairs
+    assert any("checkout-canary" in name for name in pair) and any("checkout-canary" not in name for name in pair), pair
+    risk = next(line for line in summary.splitlines() if line.startswith("- a risk: ") and ", ".join(pair) in line)
+    if canary_replaced(migration):
+        ours = {r["id"] for r in mine + rows(report, "traefik-ingress-provider", "shop/checkout")}
+        still = migration["fixes"]["traefik-ingress-provider"]["still_tied"]
+        return not ours & set(still) and "after the proven fixes one router takes each of them" in risk
+    return "after the proven fixes" in risk
+
+
 def attempt(migration: Obj, target: str, responsible: str) -> Obj:
     """The one fix attempt of TARGET for the behaviour whose responsible matches the regex RESPONSIBLE."""
     found = [a for a in migration["fixes"][target]["attempts"] if re.search(responsible, a["responsible"])]
@@ -486,6 +502,10 @@ def main(directory: str) -> int:
          == ["Ingress shop/checkout-canary"]
          and [(r["priority"], r["services"][0]["name"]) for r in migrated(base, "traefik-ingress-provider")[
              "ingressroute-shop-checkout-canary.yaml"]["spec"]["routes"]][-1][1] == "checkout-canary"),
+        ("traefik-ingress-provider: the canary's requests are marked tied between the canary's router and checkout's, "
+         "the answer lists them as a risk whether they answered the same or not, and after the canary's fix one router "
+         "takes each of them",
+         lambda: canary_tie_said(report, migration, summary)),
     ]
     failed = 0
     for name, check in checks:

@@ -143,11 +143,13 @@ def _objects_of(client: Any, plane: DataPlane, ingresses: list[str]) -> Objects:
 
 
 def mark_ties(body: Obj, plane: Plane, corpus: list[corpus_mod.Request]) -> Obj:
-    """Marks the rows (`tied`) whose request the target's own account says is taken by one of routers tied at one
-    priority: which one Traefik tries first is not defined, so their answer may change whenever it reloads, fix or not."""
+    """Marks the rows whose request the target's own account says is taken by one of routers tied at one priority
+    (`tied`: those routers' names, sorted; empty when one router takes it): which one Traefik tries first is not
+    defined, so their answer may change whenever it reloads, fix or not, even where it answered the same."""
     for row in body["rows"]:
         record = plane.record(corpus[row["index"]])
-        row["tied"] = bool(record is not None and any(k == "tied with" for k, _v in record.settings))
+        row["tied"] = sorted([record.name] + [v for k, v in record.settings if k == "tied with"]) \
+            if record is not None and any(k == "tied with" for k, _v in record.settings) else []
     return body
 
 
@@ -190,12 +192,11 @@ def prove_fixes(client: Any, params: Params, comparison: Obj, verdict: Obj, corp
         target = prove_mod.Target(plane.name, table, read, apply, delete, replay_target)
         started = time.monotonic()
         original = read()
-        first = mark_ties(dict(comparison["targets"][plane.name]), Plane(plane.name, plane.address, plane.routes, plane.routers,
-                                                                         plane.reader), corpus)
-        proven = prove_mod.prove(target, found, first)
+        proven = prove_mod.prove(target, found, dict(comparison["targets"][plane.name]))
         body = proven.pop("comparison")
         proven.update(counts=body["counts"], seconds=round(time.monotonic() - started, 3),
-                      still_differ=[r["id"] for r in body["rows"] if r["outcome"] == "differ"])
+                      still_differ=[r["id"] for r in body["rows"] if r["outcome"] == "differ"],
+                      still_tied=[r["id"] for r in body["rows"] if r.get("tied")])
         if params.get("migrated_dir"):
             made = [k.split(" ", 1)[1] for k in proven["keeps"] if k.startswith("Ingress ") and k.split(" ", 1)[1] not in names]
             mine = _objects_of(client, plane, names + made)  # with the Ingresses a kept fix made (a host split off)
@@ -262,6 +263,7 @@ def rehearse(client: Any, params: Params) -> Obj:
     for t in targets:
         if t.notes:
             set_beside_requests(comparison["targets"][t.name], t.notes)
+        mark_ties(comparison["targets"][t.name], Plane(t.name, t.address, t.routes, t.routers, t.reader), corpus)
     verdict = judge(comparison, expected, same, allowed)
     fixes: Obj = {}
     if params.get("fix"):

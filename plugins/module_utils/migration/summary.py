@@ -179,6 +179,44 @@ def behaviours(result: Obj) -> dict[str, list[Obj]]:
     return out
 
 
+def ties(result: Obj) -> dict[str, list[Obj]]:
+    """Target -> the requests its own account says routers tied at one priority take, grouped by those routers (most
+    requests first): each group's routers, requests, Ingresses, how they answered (outcome -> count) and one request.
+    Answering the same there is chance, not a kept behaviour: Traefik's order between them is not defined."""
+    out: dict[str, list[Obj]] = {}
+    for target, body in sorted(result["comparison"]["targets"].items()):
+        groups: dict[tuple[str, ...], Obj] = {}
+        for row in body["rows"]:
+            if not row.get("tied"):
+                continue
+            group = groups.setdefault(tuple(row["tied"]), {"routers": list(row["tied"]), "requests": 0, "ingresses": [],
+                                                           "outcomes": {}, "ids": [],
+                                                           "example": "%s %s (%s)" % (row["method"], row["target"], row["kind"])})
+            group["requests"] += 1
+            group["ids"].append(row["id"])
+            group["outcomes"][row["outcome"]] = group["outcomes"].get(row["outcome"], 0) + 1
+            if row["ingress"] not in group["ingresses"]:
+                group["ingresses"].append(row["ingress"])
+        if groups:
+            out[target] = sorted(groups.values(), key=lambda g: -int(g["requests"]))
+    return out
+
+
+def tie_said(result: Obj, target: str, group: Obj) -> str:
+    """One group of ties (ties()) in one sentence, and whether the proven fixes left one router taking them."""
+    proven = (result.get("fixes") or {}).get(target) or {}
+    after = ""
+    if "still_tied" in proven:
+        left = sum(1 for i in group["ids"] if i in proven["still_tied"])
+        after = ("; after the proven fixes one router takes each of them" if not left else
+                 "; after the proven fixes %d of them still are" % left)
+    return ("%d request(s) of %s are taken by one of the routers %s, tied at one priority in %s's own account: which one "
+            "Traefik tries first is not defined and may change at any reload, so what they answer (now %s) is chance, "
+            "not a kept behaviour; e.g. %s%s" % (
+                group["requests"], ", ".join(group["ingresses"]), ", ".join(group["routers"]), target,
+                ", ".join("%d %s" % (n, o) for o, n in sorted(group["outcomes"].items())), group["example"], after))
+
+
 def fixes_said(result: Obj, target: str) -> str:
     """With fixes proven (ingress_migration's fix): how many behaviours of TARGET a proven fix keeps, how many remain
     and why, in one sentence; "" when none were tried."""
@@ -245,7 +283,10 @@ def answer_lines(result: Obj, findings: dict[str, list[str]] | None = None) -> l
             lines.append("- what %s built could not be read: %s" % (target, cell(account["unread"])))
         for finding in (findings or {}).get(target) or []:
             lines.append("- a finding of %s's own objects: %s" % (target, cell(finding)))
-        if account.get("routers") or account.get("unread") or (findings or {}).get(target):
+        tied = ties(result).get(target) or []
+        for group in tied:
+            lines.append("- a risk: %s" % cell(tie_said(result, target, group)))
+        if account.get("routers") or account.get("unread") or (findings or {}).get(target) or tied:
             lines.append("")
         for i, b in enumerate(found, 1):
             lines.append("%d. %s**%s**: %s. %d request(s) of %s; e.g. `%s`:" % (
@@ -306,6 +347,7 @@ def answer_html(result: Obj, findings: dict[str, list[str]] | None = None) -> st
             for r in account.get("routers") or []]
         said += ["what %s built could not be read: %s" % (e(target), e(account["unread"]))] if account.get("unread") else []
         said += ["a finding of %s's own objects: %s" % (e(target), e(f)) for f in (findings or {}).get(target) or []]
+        said += ["a risk: %s" % e(tie_said(result, target, group)) for group in ties(result).get(target) or []]
         if said:
             out.append('<ul class="refused">%s</ul>' % "".join("<li>%s</li>" % line for line in said))
         if found:

@@ -143,3 +143,45 @@ def test_the_answer_says_per_target_how_many_behaviours_a_proven_fix_keeps_and_w
     assert '<em class="fix">fix proven: edit the route (HTTPRoute shop/api)</em>' in page
     # without fixes tried, nothing is said of them
     assert "Fixes" not in markdown("migration", "kind", [], {"migration": result()})
+
+
+def test_requests_tied_routers_take_are_a_risk_in_the_answer_even_where_they_answered_the_same() -> None:
+    """Two routers of one rule at one priority (a canary on Traefik's Ingress provider): which one Traefik tries first
+    is not defined, so a request answered the same there was chance. The answer says so per group of routers, and
+    whether the proven fixes left one router taking each request."""
+    from test_migration_compare import INGS, TARGET
+
+    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import Router
+    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.registry import controller_type
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import Plane
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import generate
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.ingress_migration import mark_ties
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.summary import ties
+
+    res = result()
+    rule = "Host(`d.test`) && PathPrefix(`/docs/`)"
+    routers = (Router("shop-docs-canary@kubernetes", rule, priority=40, service="shop-docs-canary-80"),
+               Router("shop-docs@kubernetes", rule, priority=40, service="shop-docs-80"),
+               Router("shop-api@kubernetes", "Host(`q.test`) && PathPrefix(`/api`)", priority=30, service="shop-api-80"))
+    body = res["comparison"]["targets"]["traefik"]
+    mark_ties(body, Plane("traefik", TARGET, None, routers, controller_type("traefik").dataplane), generate(INGS))
+    docs = [r for r in body["rows"] if r["tied"]]
+    # every request of /docs/ the rule matches (a dot-segment one too, as Traefik cleans the path), none of api's
+    assert {r["ingress"] for r in docs} == {"shop/docs"} and {"/docs/", "/kindlab-sub/../docs/"} <= {r["target"] for r in docs}
+    assert all(r["tied"] == ["shop-docs-canary@kubernetes", "shop-docs@kubernetes"] for r in docs)
+    assert not any(r["tied"] for r in body["rows"] if r["ingress"] == "shop/api")
+    group, = ties(res)["traefik"]
+    assert group["requests"] == len(docs) and group["ingresses"] == ["shop/docs"]
+    assert sum(group["outcomes"].values()) == len(docs)
+    md = markdown("migration", "kind", [], {"migration": res})
+    first = md[md.index("## What changes if you switch"):]
+    assert ("- a risk: %d request(s) of shop/docs are taken by one of the routers shop-docs-canary@kubernetes, "
+            "shop-docs@kubernetes, tied at one priority in traefik's own account" % len(docs)) in first
+    assert "is chance, not a kept behaviour" in first and "after the proven fixes" not in first
+    # the fixes proven: whether one router now takes each of them
+    res["fixes"] = {"traefik": {"kept": 0, "remain": 0, "attempts": [], "still_tied": [docs[0]["id"]]}}
+    assert "; after the proven fixes 1 of them still are" in markdown("migration", "kind", [], {"migration": res})
+    res["fixes"]["traefik"]["still_tied"] = []
+    assert "; after the proven fixes one router takes each of them" in markdown("migration", "kind", [], {"migration": res})
+    page = render({"scenario": "migration", "backend": "kind", "verdicts": [], "results": {"migration": res}})
+    assert "<li>a risk: %d request(s) of shop/docs are taken by one of the routers" % len(docs) in page
