@@ -385,15 +385,15 @@ def _precedence(ctx: Context) -> Cause | None:
                  "longest path; Traefik: the longest router rule)" % ctx.target)
 
 
-_CANARY_SAID = re.compile(r"^(?P<upstream>\S+) by (?:header (?P<header>[^ ,]+)[^,]*, )?(?:cookie (?P<cookie>[^ ,]+), )?weight")
+_CANARY_SAID = re.compile(r"^(?P<upstream>\S+) \(port (?P<port>[^)]+)\) by "
+                          r"(?:header (?P<header>[^ ,]+)[^,]*, )?(?:cookie (?P<cookie>[^ ,]+), )?weight")
 
 
-def _upstream_of(upstream: str, service: str) -> bool:
-    """Whether UPSTREAM (`<ns>-<svc>-<port>`, ingress-nginx's upstreamName) is SERVICE's (namespace/name): its port a
-    number or a name without '-' (a dashed port name reads as another Service's)."""
+def _upstream_of(upstream: str, port: str, service: str) -> bool:
+    """Whether UPSTREAM (`<ns>-<svc>-<port>`, ingress-nginx's upstreamName) of PORT (the Ingress's number or name) is
+    SERVICE's (namespace/name)."""
     ns, _slash, name = service.partition("/")
-    prefix = upstream_name(ns, name, "")
-    return upstream.startswith(prefix) and "-" not in upstream[len(prefix):] and bool(upstream[len(prefix):])
+    return upstream == upstream_name(ns, name, port)
 
 
 def _canary_chosen(ctx: Context) -> Cause | None:
@@ -404,7 +404,7 @@ def _canary_chosen(ctx: Context) -> Cause | None:
         return None
     for key, value in ctx.baseline_record.settings:
         m = _CANARY_SAID.match(value) if key == "canary" else None
-        if m is None or not _upstream_of(m.group("upstream"), ctx.baseline_backend):
+        if m is None or not _upstream_of(m.group("upstream"), m.group("port"), ctx.baseline_backend):
             continue
         headers = {k.lower(): v for k, v in ctx.request.headers}
         cookies = {c.split("=", 1)[0].strip() for c in headers.get("cookie", "").split(";") if "=" in c}

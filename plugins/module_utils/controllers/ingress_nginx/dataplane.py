@@ -81,9 +81,10 @@ def parse_backends(text: str) -> dict[str, tuple[Upstream, ...]]:
 
 
 def canaries(text: str) -> dict[str, tuple[str, ...]]:
-    """The JSON array /dbg prints → a main backend's name → its canaries, each said as `<upstream name> by ...` (its
-    header, header value or pattern, cookie, weight of its total; the service it posts has no name or
-    namespace, seen on kind, so the name says it); {} when the text is not that array."""
+    """The JSON array /dbg prints → a main backend's name → its canaries, each said as `<upstream name> (port <p>) by
+    ...` (its header, header value or pattern, cookie, weight of its total; the service it posts has no name or
+    namespace, seen on kind, so the name and the port, the Ingress's number or name that ends the name, say it);
+    {} when the text is not that array."""
     try:
         data = json.loads(text)
     except ValueError:
@@ -96,7 +97,7 @@ def canaries(text: str) -> dict[str, tuple[str, ...]]:
                                   " ~ %s" % policy["headerPattern"] if policy.get("headerPattern") else "")] if policy.get("header") else []
         steps += ["cookie %s" % policy["cookie"]] if policy.get("cookie") else []
         steps.append("weight %s of %s" % (policy.get("weight") or 0, policy.get("weightTotal") or 100))
-        return "%s by %s" % (backend["name"], ", ".join(steps))
+        return "%s (port %s) by %s" % (backend["name"], backend.get("port", ""), ", ".join(steps))
     return {name: tuple(said(backends[a]) for a in b.get("alternativeBackends") or [] if a in backends)
             for name, b in backends.items() if b.get("alternativeBackends")}
 

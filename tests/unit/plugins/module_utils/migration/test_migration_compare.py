@@ -494,7 +494,7 @@ def test_an_answer_from_a_canary_ingress_nginxs_account_names_is_put_down_to_wha
     from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain
     from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Rule
     location = Router("server pay location /checkout", "/checkout", service="shop/checkout:80", ingress="shop/checkout",
-                      settings=(("canary", "shop-checkout-canary-http by header X-Canary, cookie canary, weight 100 of 100"),))
+                      settings=(("canary", "shop-checkout-canary-http (port http) by header X-Canary, cookie canary, weight 100 of 100"),))
     rule = Rule("shop/checkout", "pay.example.test", "/checkout", "Prefix", regex=False)
 
     def cause(headers=(), baseline="shop/checkout-canary"):
@@ -510,6 +510,11 @@ def test_an_answer_from_a_canary_ingress_nginxs_account_names_is_put_down_to_wha
     # answered from the main Service (shop/checkout: its upstream name is a prefix of the canary's): not the canary's doing
     assert not cause(baseline="shop/checkout").responsible.startswith("nginx.ingress.kubernetes.io/canary")
     assert not cause(baseline="shop/web").responsible.startswith("nginx.ingress.kubernetes.io/canary")
+    # a dashed port name: the port /dbg gives says where the Service's name ends
+    location = Router("server pay location /checkout", "/checkout", service="shop/checkout:80", ingress="shop/checkout",
+                      settings=(("canary", "shop-checkout-canary-http-alt (port http-alt) by weight 10 of 100"),))
+    assert cause(baseline="shop/checkout-canary").responsible == "nginx.ingress.kubernetes.io/canary-weight"
+    assert not cause(baseline="shop/checkout-canary-http").responsible.startswith("nginx.ingress.kubernetes.io/canary")
 
 
 def test_the_hosts_root_location_ingress_nginx_adds_does_not_put_a_404_down_to_the_ingress_it_is_named_after() -> None:
