@@ -10,6 +10,16 @@ from typing import Any
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix
 
 _LOOKAROUND = re.compile(r"\(\?<?[!=]")
+# What PCRE (ingress-nginx's nginx and Lua) reads and Go's regexp (Traefik) refuses or reads otherwise: lookaround,
+# atomic and conditional groups, recursion, backreferences, \K \R \X \h \v \Z \G, possessive quantifiers; and a
+# backquote, which would end Traefik's rule string.
+_PCRE_ONLY = re.compile(r"\(\?(?:<?[!=]|[>|(R&]|[+-]?[0-9])|\\(?:[1-9gkKRXhHvVZG])|[*+?}]\+|`")
+
+
+def as_go_regexp(pattern: str) -> str | None:
+    """PATTERN as Traefik's matchers (Go's regexp) read it the way PCRE does: the same text, where it uses nothing the
+    two read differently; None where it does (_PCRE_ONLY)."""
+    return None if _PCRE_ONLY.search(pattern) else pattern
 
 
 def kinds(b: Behaviour) -> set[str]:

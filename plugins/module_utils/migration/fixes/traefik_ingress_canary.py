@@ -6,7 +6,8 @@ place of the canary Ingress.
 ingress-nginx attaches a canary Ingress's backend to the main Ingress's location of the same host and path, and
 its balancer picks it per request (v1.11 rootfs/etc/nginx/lua/balancer.lua, route_to_alternative_balancer): the
 canary header first (with canary-by-header-value: that value sends to the canary, any other value falls through;
-without it: `always` to the canary, `never` to the main backend), then the canary cookie (`always`, `never`), then
+with canary-by-header-pattern: a value the PCRE matches sends to the canary, any other falls through; with neither:
+`always` to the canary, `never` to the main backend), then the canary cookie (`always`, `never`), then
 canary-weight out of canary-weight-total (100). Traefik's Ingress provider reads none of it: the canary Ingress
 becomes a router with the main one's rule, tied with it. Its kubernetesCRD provider can say it: one route per
 step above the main Ingress's router (Header, a HeaderRegexp on Cookie, then the weighted services), each with the
@@ -19,6 +20,7 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import (
     INGRESS_ROUTE_API, MIDDLEWARES, PATH_MATCHER, ROUTER_ANNOTATION, Behaviour, Fix, Objects)
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import as_go_regexp
 
 Obj = dict[str, Any]
 _NGINX = "nginx.ingress.kubernetes.io/"
@@ -112,13 +114,18 @@ def _taken(objects: Objects, host: str, skip: tuple[str, str]) -> set[int]:
 
 def _steps(ingress: Obj) -> list[tuple[str, str, bool]] | None:
     """The canary's decisions in ingress-nginx's order: (step, extra matcher, to the canary?); None for one this
-    fix does not write (a header pattern: PCRE read by Lua)."""
-    header, value = _annotation(ingress, _NGINX + "canary-by-header"), _annotation(ingress, _NGINX + "canary-by-header-value")
-    if header and _annotation(ingress, _NGINX + "canary-by-header-pattern") and not value:
-        return None
+    fix does not write (a header pattern Go's regexp reads otherwise than PCRE)."""
+    header = _annotation(ingress, _NGINX + "canary-by-header")
+    value, pattern = (_annotation(ingress, _NGINX + "canary-by-header-" + k) for k in ("value", "pattern"))
     out: list[tuple[str, str, bool]] = []
     if header and value:
         out.append(("header", "Header(`%s`, `%s`)" % (header, value), True))
+    elif header and pattern:
+        # Lua's ngx.re.match, unanchored, as HeaderRegexp; a value it does not match falls through, always and never too
+        go = as_go_regexp(pattern)
+        if go is None:
+            return None
+        out.append(("header", "HeaderRegexp(`%s`, `%s`)" % (header, go), True))
     elif header:
         out += [("header", "Header(`%s`, `always`)" % header, True), ("header", "Header(`%s`, `never`)" % header, False)]
     cookie = _annotation(ingress, _NGINX + "canary-by-cookie")

@@ -125,8 +125,24 @@ def test_what_the_canary_fix_does_not_write_is_left_alone():
     # a main path another router of the host ranks just above: the canary's routes would outrank it
     crowd = _ingress("crowd", "web", paths=(("/checkout/a", "Prefix"),))  # two characters longer than /checkout
     assert traefik_ingress_provider.propose(_canary_behaviour(), _objects(others=[crowd])) is None
-    # no main Ingress of that host and path; a header pattern (PCRE, read by Lua)
+    # no main Ingress of that host and path; a header pattern PCRE reads otherwise than Go's regexp
     lone = Objects(ingresses={"shop/checkout-canary": _objects().ingresses["shop/checkout-canary"]})
     assert traefik_ingress_provider.propose(_canary_behaviour(), lone) is None
-    pattern = dict(CANARY, **{NGINX + "canary-by-header-pattern": "^(yes|si)$"})
-    assert traefik_ingress_provider.propose(_canary_behaviour(), _objects(pattern)) is None
+    for pcre in ("^(?!no)", "^(a)\\1$", "^a++$", "^(?>ab)", "yes\\Z", "a`b"):
+        pattern = dict(CANARY, **{NGINX + "canary-by-header-pattern": pcre})
+        assert traefik_ingress_provider.propose(_canary_behaviour(), _objects(pattern)) is None, pcre
+
+
+def test_a_header_pattern_is_matched_unanchored_as_lua_matches_it_and_a_value_it_misses_falls_through():
+    """balancer.lua: ngx.re.match(header, pattern), unanchored; a value it does not match goes on to the cookie and the
+    weight, `always` and `never` too (they mean nothing beside a pattern)."""
+    canary = {NGINX + "canary": "true", NGINX + "canary-by-header": "X-Beta", NGINX + "canary-by-header-pattern": "(yes|si)[0-9]*",
+              NGINX + "canary-by-cookie": "beta"}
+    objects = _objects(canary)
+    fix = traefik_ingress_provider.propose(_canary_behaviour(), objects)
+    [route] = fix.objects
+    assert route["spec"]["routes"][0]["match"].endswith("HeaderRegexp(`X-Beta`, `(yes|si)[0-9]*`)")
+    routers = _routers(fix, objects)
+    assert _to(routers, headers=[("X-Beta", "si2")]) == _to(routers, headers=[("X-Beta", "oh yes")]) == "checkout-canary:"
+    assert _to(routers, headers=[("X-Beta", "never"), ("Cookie", "beta=always")]) == "checkout-canary:"
+    assert _to(routers, headers=[("X-Beta", "always")]) == "checkout"  # weight 0: the main Ingress's router
