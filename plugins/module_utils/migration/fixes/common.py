@@ -16,6 +16,12 @@ _LOOKAROUND = re.compile(r"\(\?<?[!=]")
 _PCRE_ONLY = re.compile(r"\(\?(?:<?[!=]|[>|(R&]|[+-]?[0-9])|\\(?:[1-9gkKRXhHvVZG])|[*+?}]\+|`")
 
 
+def cookie_regexp(name: str, value: str) -> str:
+    """A regex (Go's regexp) that matches a Cookie header carrying cookie NAME with VALUE, as ingress-nginx's
+    $cookie_NAME reads it: anywhere among the request's cookies."""
+    return "(^|;\\s*)%s=%s(;|$)" % (re.escape(name), re.escape(value))
+
+
 def as_go_regexp(pattern: str) -> str | None:
     """PATTERN as Traefik's matchers (Go's regexp) read it the way PCRE does: the same text, where it uses nothing the
     two read differently; None where it does (_PCRE_ONLY)."""

@@ -15,12 +15,11 @@ main Ingress's middlewares, entry points and TLS; the canary Ingress goes (the f
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import (
     INGRESS_ROUTE_API, MIDDLEWARES, PATH_MATCHER, ROUTER_ANNOTATION, Behaviour, Fix, Objects)
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import as_go_regexp
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import as_go_regexp, cookie_regexp
 
 Obj = dict[str, Any]
 _NGINX = "nginx.ingress.kubernetes.io/"
@@ -130,8 +129,7 @@ def _steps(ingress: Obj) -> list[tuple[str, str, bool]] | None:
         out += [("header", "Header(`%s`, `always`)" % header, True), ("header", "Header(`%s`, `never`)" % header, False)]
     cookie = _annotation(ingress, _NGINX + "canary-by-cookie")
     if cookie:
-        out += [("cookie", "HeaderRegexp(`Cookie`, `(^|;\\s*)%s=%s(;|$)`)" % (re.escape(cookie), word), word == "always")
-                for word in ("always", "never")]
+        out += [("cookie", "HeaderRegexp(`Cookie`, `%s`)" % cookie_regexp(cookie, word), word == "always") for word in ("always", "never")]
     return out
 
 
