@@ -94,6 +94,21 @@ def _redirect_every_path(b: Behaviour, objects: Objects) -> Fix | None:
                "whose server has a certificate" % ", ".join(sorted(edited)), tuple(edited.values()))
 
 
+def _default_backend_everywhere(b: Behaviour, _objects: Objects) -> Fix | None:
+    """The translated default backend answers a host's unmatched paths where ingress-nginx answers its own 404. Moving
+    its route to a listener without hostname does not narrow it on Traefik (seen on kind: those requests still
+    differed): it gives such a route a router without a Host matcher (provider/kubernetes/gateway, buildHostRule of no
+    hostnames) in the one router table of the listeners' entry point, which keeps no listener apart."""
+    if not b.responsible.startswith("spec.defaultBackend of") or "where ingress-nginx serves no rule" not in b.cause \
+            or "%s answers from the defaultBackend" % b.target not in b.cause:
+        return None
+    return Fix("none", impossible="Traefik makes the translated default backend's route, which names no hostname, a "
+                                  "router without a Host matcher in the one router table of its entry point, on whichever "
+                                  "listener it is attached to, so it answers every host's unmatched paths, where "
+                                  "ingress-nginx answers them with its own 404; Gateway API's standard filters have no 404 "
+                                  "to give in its place")
+
+
 def _default_backend(b: Behaviour, objects: Objects) -> Fix | None:
     """The translated default backend is a route without hostnames on every listener, so it answers every host's
     unmatched paths (and Traefik may rank it above a host's own PathPrefix /); ingress-nginx answers from it only for
@@ -187,7 +202,7 @@ def _rewrite(b: Behaviour, objects: Objects) -> Fix | None:
 
 
 def propose(b: Behaviour, objects: Objects) -> Fix | None:
-    for entry in (_default_backend, _auth, _plain_http_kept, _redirect_every_path, _host_dropped, _rewrite, cookie):
+    for entry in (_default_backend_everywhere, _default_backend, _auth, _plain_http_kept, _redirect_every_path, _host_dropped, _rewrite, cookie):
         fix = entry(b, objects)
         if fix is not None:
             return fix

@@ -63,8 +63,9 @@ def test_each_target_type_has_its_table_and_gateway_targets_fall_back_to_gateway
 
 def test_default_backend_moves_to_a_listener_of_its_own_without_hostname():
     objects = _objects()
-    fix = gateway_api.propose(_b("spec.defaultBackend of shop/catch-all", "gateway-api answers from the defaultBackend ...",
-                                 [_row("pay.example.test", "case")]), objects)
+    fix = gateway_api.propose(_b("spec.defaultBackend of shop/catch-all", "ingress-nginx answers from the defaultBackend of "
+                                 "shop/catch-all (Service shop/fallback); t does not use it here", [_row("tenants.example.test")]),
+                              objects)
     gateway = next(o for o in fix.objects if o["kind"] == "Gateway")
     added = [li for li in gateway["spec"]["listeners"] if li["name"] == gateway_api.DEFAULT_LISTENER]
     assert added == [{"name": gateway_api.DEFAULT_LISTENER, "port": 8000, "protocol": "HTTP",
@@ -73,6 +74,14 @@ def test_default_backend_moves_to_a_listener_of_its_own_without_hostname():
     assert route["metadata"]["name"] == "catch-all-default-backend"
     assert route["spec"]["parentRefs"] == [{"name": "nginx", "sectionName": gateway_api.DEFAULT_LISTENER}]
     assert objects.routes["shop/catch-all-default-backend"]["spec"]["parentRefs"] == [{"name": "nginx"}]  # a copy was edited
+
+
+def test_a_default_backend_answering_a_hosts_unmatched_paths_is_said_beyond_traefiks_gateway_provider():
+    """Seen on kind: with the route on a listener without hostname, pay.example.test's /CHECKOUT still took it."""
+    everywhere = ("t answers from the defaultBackend of shop/catch-all (Service shop/fallback), where ingress-nginx serves "
+                  "no rule; ingress-nginx uses ...")
+    fix = gateway_api.propose(_b("spec.defaultBackend of shop/catch-all", everywhere, [_row("pay.example.test", "case")]), _objects())
+    assert fix.objects == () and "router without a Host matcher" in fix.impossible
 
 
 def test_a_host_ingress_nginx_serves_over_plain_http_routes_there_instead_of_redirecting():
