@@ -109,6 +109,17 @@ def _default_backend_everywhere(b: Behaviour, _objects: Objects) -> Fix | None:
                                   "to give in its place")
 
 
+def _wildcard_depth(b: Behaviour, _objects: Objects) -> Fix | None:
+    """ingress-nginx's wildcard host matches one label (the Ingress spec's), a Gateway API wildcard hostname any
+    number of them (the spec's Hostname: `*.example.com` matches foo.bar.example.com too)."""
+    if not b.responsible.startswith("host *.") or "matches one label only" not in b.cause or "of any depth" not in b.cause:
+        return None
+    return Fix("none", impossible="a Gateway API wildcard hostname (%s) matches names of any number of labels below it, "
+                                  "as the spec defines Hostname, where ingress-nginx's matches one label only, as the "
+                                  "Ingress spec says; no listener or route hostname says one label"
+               % b.responsible.split(" ", 1)[1])
+
+
 def _default_backend(b: Behaviour, objects: Objects) -> Fix | None:
     """The translated default backend is a route without hostnames on every listener, so it answers every host's
     unmatched paths (and Traefik may rank it above a host's own PathPrefix /); ingress-nginx answers from it only for
@@ -202,7 +213,7 @@ def _rewrite(b: Behaviour, objects: Objects) -> Fix | None:
 
 
 def propose(b: Behaviour, objects: Objects) -> Fix | None:
-    for entry in (_default_backend_everywhere, _default_backend, _auth, _plain_http_kept, _redirect_every_path, _host_dropped, _rewrite, cookie):
+    for entry in (_default_backend_everywhere, _default_backend, _wildcard_depth, _auth, _plain_http_kept, _redirect_every_path, _host_dropped, _rewrite, cookie):
         fix = entry(b, objects)
         if fix is not None:
             return fix

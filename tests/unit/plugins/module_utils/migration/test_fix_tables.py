@@ -84,6 +84,17 @@ def test_a_default_backend_answering_a_hosts_unmatched_paths_is_said_beyond_trae
     assert fix.objects == () and "router without a Host matcher" in fix.impossible
 
 
+def test_a_wildcard_of_any_depth_is_said_beyond_gateway_api():
+    cause = ("ingress-nginx's wildcard host *.tenants.example.test matches one label only (its server_name is a regex of "
+             "one label), so a.kindlab-sub.tenants.example.test is not that host there; t matches it (a wildcard of any depth)")
+    fix = gateway_api.propose(_b("host *.tenants.example.test", cause, [_row("a.kindlab-sub.tenants.example.test", "wildcard-depth")]),
+                              _objects())
+    assert fix.objects == () and "(*.tenants.example.test) matches names of any number of labels" in fix.impossible
+    # served by neither side: nothing to keep, not this entry's
+    neither = cause.replace("matches it (a wildcard of any depth)", "does not serve it either way")
+    assert gateway_api.propose(_b("host *.tenants.example.test", neither, [_row("a.b.tenants.example.test")]), _objects()) is None
+
+
 def test_a_host_ingress_nginx_serves_over_plain_http_routes_there_instead_of_redirecting():
     fix = gateway_api.propose(_b("spec.tls of shop/api", "ingress-nginx serves www.example.test over plain HTTP without a "
                                  "redirect: ...", [_row("www.example.test", status="200")]), _objects())
