@@ -16,6 +16,13 @@ _LOOKAROUND = re.compile(r"\(\?<?[!=]")
 _PCRE_ONLY = re.compile(r"\(\?(?:<?[!=]|[>|(R&]|[+-]?[0-9])|\\(?:[1-9gkKRXhHvVZG])|[*+?}]\+|`")
 
 
+def default_backend_beyond_its_hosts(b: Behaviour) -> bool:
+    """Whether B is the target answering from a rule-less Ingress's spec.defaultBackend where ingress-nginx serves no
+    rule (an unmatched path of a host it serves, which its own default backend answers with 404)."""
+    return b.responsible.startswith("spec.defaultBackend of") and "where ingress-nginx serves no rule" in b.cause \
+        and "%s answers from the defaultBackend" % b.target in b.cause
+
+
 def cookie_regexp(name: str, value: str) -> str:
     """A regex (Go's regexp) that matches a Cookie header carrying cookie NAME with VALUE, as ingress-nginx's
     $cookie_NAME reads it: anywhere among the request's cookies."""

@@ -9,7 +9,7 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix, Objects
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import traefik_limits
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import default_backend_beyond_its_hosts, traefik_limits
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.gateway_api_canary import cookie
 
 NAME = "gateway-api"
@@ -99,8 +99,7 @@ def _default_backend_everywhere(b: Behaviour, _objects: Objects) -> Fix | None:
     its route to a listener without hostname does not narrow it on Traefik (seen on kind: those requests still
     differed): it gives such a route a router without a Host matcher (provider/kubernetes/gateway, buildHostRule of no
     hostnames) in the one router table of the listeners' entry point, which keeps no listener apart."""
-    if not b.responsible.startswith("spec.defaultBackend of") or "where ingress-nginx serves no rule" not in b.cause \
-            or "%s answers from the defaultBackend" % b.target not in b.cause:
+    if not default_backend_beyond_its_hosts(b):
         return None
     return Fix("none", impossible="Traefik makes the translated default backend's route, which names no hostname, a "
                                   "router without a Host matcher in the one router table of its entry point, on whichever "

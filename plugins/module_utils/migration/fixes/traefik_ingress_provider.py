@@ -19,7 +19,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import nginx_size
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import (
     MIDDLEWARE_API, MIDDLEWARES, PATH_MATCHER, Behaviour, Fix, Objects)
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import traefik_limits
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import default_backend_beyond_its_hosts, traefik_limits
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.traefik_ingress_canary import canary
 
 NAME = "traefik-ingress-provider"
@@ -252,8 +252,7 @@ def _default_backend(b: Behaviour) -> Fix | None:
     host it serves, where ingress-nginx's own default backend answers 404). The provider makes it one router,
     `PathPrefix("/")` at the lowest priority (v3.7.13 provider/kubernetes/ingress, default-router); its annotations
     set that router's entry points, middlewares and TLS, never its rule."""
-    if not b.responsible.startswith("spec.defaultBackend of") or "where ingress-nginx serves no rule" not in b.cause \
-            or "%s answers from the defaultBackend" % b.target not in b.cause:
+    if not default_backend_beyond_its_hosts(b):
         return None
     return Fix("none", impossible="Traefik's own Ingress provider serves a rule-less Ingress's spec.defaultBackend from "
                                   "one router, PathPrefix(/) at the lowest priority, for every host's unmatched paths, "
