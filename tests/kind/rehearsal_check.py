@@ -250,6 +250,16 @@ def canary_tie_said(report: Obj, migration: Obj, summary: str) -> bool:
     return "after the proven fixes" in risk
 
 
+def beyond_gateway_api(migration: Obj) -> bool:
+    """Whether gateway-api's wildcard-of-any-depth and its default backend answering a host's unmatched paths were each
+    tried and said beyond it (Traefik gives a route without hostnames a router without a Host matcher)."""
+    attempts = migration["fixes"]["gateway-api"]["attempts"]
+    default = [a for a in attempts if a["cause"].startswith("gateway-api answers from the defaultBackend")]
+    # the wildcard's row differs or not as Traefik's tie between the default backend's router and tenants' falls
+    wildcard = [a for a in attempts if a["responsible"].startswith("host *.")]
+    return len(default) == 1 and all(a["outcome"] == "no setting of the target reproduces it" for a in default + wildcard)
+
+
 def attempt(migration: Obj, target: str, responsible: str) -> Obj:
     """The one fix attempt of TARGET for the behaviour whose responsible matches the regex RESPONSIBLE."""
     found = [a for a in migration["fixes"][target]["attempts"] if re.search(responsible, a["responsible"])]
@@ -435,6 +445,14 @@ def main(directory: str) -> int:
          "proven closed",
          lambda: attempt(migration, "gateway-api", r"rewrite-target$")["outcome"] == "closed"
          and attempt(migration, "gateway-api", r"rewrite-target$")["objects"] == ["HTTPRoute shop/api-shop-example-test"]),
+        ("fixes: gateway-api's translation left the canary cookie out; two Cookie rules in checkout's route close it; the "
+         "default backend answering a host's unmatched paths and the wildcard of any depth are said beyond it",
+         lambda: attempt(migration, "gateway-api", r"canary-by-cookie$")["outcome"] == "closed"
+         and attempt(migration, "gateway-api", r"canary-by-cookie$")["objects"] == ["HTTPRoute shop/checkout-pay-example-test"]
+         and [h["value"] for rule in migrated(base, "gateway-api")["httproute-shop-checkout-pay-example-test.yaml"]["spec"]["rules"]
+              for m in rule["matches"] for h in m.get("headers") or [] if h["name"] == "Cookie"]
+         == ["(^|;\\s*)canary=always(;|$)", "(^|;\\s*)canary=never(;|$)"]
+         and beyond_gateway_api(migration)),
         ("fixes: gateway-api is told to stop redirecting www.example.test (its plain-HTTP route routes as its HTTPS route), "
          "and the fix is kept or undone naming what it changed",
          lambda: any(a["objects"] == ["HTTPRoute shop/account-www-example-test-http"]
