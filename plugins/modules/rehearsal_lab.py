@@ -56,7 +56,11 @@ options:
     elements: str
     default: []
   cluster_name:
-    description: The kind cluster the rehearsal is built in (C(lab_cluster.name)).
+    description:
+      - The kind cluster the rehearsal is built in (C(lab_cluster.name)), and deletes after.
+      - Without O(src) (the options checked), refused when a kind cluster of that name exists already (one a
+        rehearsal kept with C(rehearse_keep), or another lab's), unless O(kind_clusters) is false. Building into it
+        would mix its objects with the rehearsal's, and the rehearsal's teardown would delete it.
     type: str
     default: rehearsal
   ingress2gateway:

@@ -61,11 +61,27 @@ def run_ingress_migration(params: Params, module: Module) -> Obj:
     return result
 
 
-def held_addresses(params: Params, module: Module) -> dict[str, dict[str, list[str]]]:
+def kind_clusters(params: Params, module: Module) -> list[str] | None:
+    """The kind clusters on the engine (`kind get clusters`); None when they are not to be read (kind_clusters false)
+    or cannot be (said in a warning: the rehearsal's pool then keeps clear of the captured cluster's addresses only)."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.kind import KindProvider
+    from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import ClusterError
+
+    if not params.get("kind_clusters", True):
+        return None
+    try:
+        return KindProvider(module.run_command, module.which, {"kind": params.get("kind_binary") or "kind"}).list_clusters()
+    except ClusterError as exc:
+        module.warn("the other kind clusters were not read (%s): the rehearsal's pool keeps clear of the captured "
+                    "cluster's addresses only" % exc)
+        return None
+
+
+def held_addresses(params: Params, module: Module, listed: list[str] | None) -> dict[str, dict[str, list[str]]]:
     """What the captured cluster (the module's kubeconfig and context) and every other kind cluster on the engine
-    announce (discovery.announced), by where it was read. A kind cluster whose API does not answer is said in
-    its entry ("(not read: why)"): its addresses cannot be kept clear of, and the replay's proof of origin is the
-    guard left."""
+    (LISTED: kind_clusters) announce (discovery.announced), by where it was read. A kind cluster whose API does not
+    answer is said in its entry ("(not read: why)"): its addresses cannot be kept clear of, and the replay's proof of
+    origin is the guard left."""
     from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.kind import KindProvider
     from ansible_collections.kindlab.ingress.plugins.module_utils.cluster.providers import ClusterError, context_name
     from ansible_collections.kindlab.ingress.plugins.module_utils.discovery.announced import announced
@@ -74,16 +90,10 @@ def held_addresses(params: Params, module: Module) -> dict[str, dict[str, list[s
     held: dict[str, dict[str, list[str]]] = {}
     if params.get("kubeconfig"):
         held["the captured cluster"] = announced(module.client(params["kubeconfig"], params.get("context")))
-    if not params.get("kind_clusters", True):
+    if listed is None:
         return held
     provider = KindProvider(module.run_command, module.which, {"kind": params.get("kind_binary") or "kind"})
-    try:
-        names = [n for n in provider.list_clusters() if n != params["cluster_name"]]
-    except ClusterError as exc:
-        module.warn("the other kind clusters were not read (%s): the rehearsal's pool keeps clear of the captured "
-                    "cluster's addresses only" % exc)
-        return held
-    for name in names:
+    for name in [n for n in listed if n != params["cluster_name"]]:
         try:
             with tempfile.NamedTemporaryFile("w", suffix=".kubeconfig") as handle:
                 handle.write(provider.kubeconfig(name))
@@ -107,7 +117,15 @@ def check_options(params: Params, module: Module) -> Obj:
         if missing:
             raise RehearsalError("namespaces: %s not in the captured cluster (its namespaces: %s)"
                                  % (" and ".join(missing) + (" is" if len(missing) == 1 else " are"), ", ".join(have)))
-    held = held_addresses(params, module)
+    listed = kind_clusters(params, module)
+    if params["cluster_name"] in (listed or []):
+        # building into it would mix its objects with the rehearsal's (seen: its HTTPRoutes in the verdicts), and the
+        # rehearsal's teardown would delete it
+        raise RehearsalError("cluster_name: a kind cluster named %s exists already (one a rehearsal kept with "
+                             "rehearse_keep, or another lab's); the rehearsal builds a cluster of its own and deletes it "
+                             "after: delete that one (kind delete cluster --name %s) or give another name "
+                             "(-e rehearse_cluster_name=NAME)" % (params["cluster_name"], params["cluster_name"]))
+    held = held_addresses(params, module, listed)
     pool, said = choose_pool(held, params["pool"] or "")
     return {"changed": False, "pool": pool, "held": held, "notes": [said]}
 
@@ -125,7 +143,7 @@ def run_rehearsal_lab(params: Params, module: Module) -> Obj:
         raise RehearsalError("src: cannot read the captured lab definition %s (%s)" % (src, exc)) from None
     if not isinstance(captured, dict) or "lab_workloads" not in captured:
         raise RehearsalError("src: %s is not a lab definition written by lab_capture (no lab_workloads)" % src)
-    held = held_addresses(params, module)
+    held = held_addresses(params, module, kind_clusters(params, module))
     pool, said_pool = choose_pool(held, params["pool"] or "")
     notes: list[str] = [said_pool]
     lab = compose(captured, params["targets"], params["namespaces"], params["cluster_name"], notes, pool,

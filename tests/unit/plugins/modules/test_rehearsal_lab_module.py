@@ -328,6 +328,9 @@ def test_a_pool_that_overlaps_an_announced_address_is_refused_before_anything_is
                                            "default, ingress, shop)"),
     ({"pool": "100.65.0.0/24"}, "pool: 100.65.0.0/24 overlaps 100.65.0.0/16, held by MetalLB pool"),
     ({"cluster_name": "Rehearsal"}, "cluster_name: expected a kind cluster name"),
+    # a rehearsal kept with rehearse_keep: building into it would mix its objects in, and the teardown delete it
+    ({"cluster_name": "rehearsal"}, "cluster_name: a kind cluster named rehearsal exists already (one a rehearsal kept "
+                                    "with rehearse_keep, or another lab's)"),
 ])
 def test_without_src_the_options_are_checked_against_the_cluster_before_anything_is_captured(
         beside_other_clusters: Path, monkeypatch: pytest.MonkeyPatch, args: Obj, message: str) -> None:
@@ -341,12 +344,13 @@ def test_without_src_the_options_are_checked_against_the_cluster_before_anything
 
     use_fake_exits(monkeypatch, None)
     clusters = {"captured.kubeconfig": Namespaces([lb_service("ingress", "ingress-nginx-controller", "100.64.0.2")]),
-                "kind-lab": AnnouncingCluster(pools=["100.65.0.0/16"])}
+                "kind-lab": AnnouncingCluster(pools=["100.65.0.0/16"]), "kind-rehearsal": AnnouncingCluster()}
     monkeypatch.setattr(_module, "Client", lambda kubeconfig=None, context=None: clusters[context or kubeconfig])
-    ok = run_beside({"namespaces": ["shop"]}, beside_other_clusters)
+    own = {"cluster_name": "rehearsal-2"}  # the engine already has a cluster named rehearsal
+    ok = run_beside(dict(own, namespaces=["shop"]), beside_other_clusters)
     assert not ok.failed and ok.result["changed"] is False and ok.result["pool"] == "100.66.0.0/16"
     assert "lab" not in ok.result and "dest" not in ok.result
-    r = run_beside(args, beside_other_clusters)
+    r = run_beside(dict(own, **args), beside_other_clusters)
     assert r.failed and message in r.result["msg"]
     r = run_module(rehearsal_lab.main, {"src": "captured.yml", "kind_clusters": False})
     assert r.failed and "missing parameter(s) required by 'src': dest" in r.result["msg"]
