@@ -188,6 +188,19 @@ def _annotation(name: str, text: str, kinds: tuple[str, ...] = (), fields: tuple
     return rule
 
 
+def _on_plain_http(entry: Callable[[Context], Cause | None], with_tls: bool = False) -> Callable[[Context], Cause | None]:
+    """ENTRY for a plain-HTTP request only: a redirect to HTTPS is all the ssl-redirect annotations do. WITH_TLS: and
+    for a host spec.tls names (seen: ssl-redirect false on a host without TLS was named the cause of a body refused
+    with 413)."""
+    def rule(ctx: Context) -> Cause | None:
+        if ctx.request.scheme != "http":
+            return None
+        if with_tls and not ((ctx.rule.tls if ctx.rule else False) or ctx.tls.certified or ctx.tls.listed):
+            return None
+        return entry(ctx)
+    return rule
+
+
 def _tls_redirect(ctx: Context) -> Cause | None:
     """A host with TLS: ingress-nginx redirects plain HTTP to HTTPS unless ssl-redirect says false."""
     if ctx.request.scheme != "http" or not _routing(ctx):
@@ -479,10 +492,11 @@ CAUSES: tuple[Callable[[Context], Cause | None], ...] = (
                                       "{target} answers otherwise", fields=("status", "location", "backend", "path")),
     _annotation("temporal-redirect", "temporal-redirect {value}: ingress-nginx answers with a redirect there; "
                                      "{target} answers otherwise", fields=("status", "location", "backend", "path")),
-    _annotation("force-ssl-redirect", "force-ssl-redirect: ingress-nginx redirects HTTP to HTTPS (308); {target}'s "
-                                      "answer differs", fields=("status", "location", "backend", "path")),
-    _annotation("ssl-redirect", "ssl-redirect {value}: ingress-nginx's HTTP to HTTPS redirect for a host with TLS; "
-                                "{target} answers otherwise", fields=("status", "location", "backend", "path")),
+    _on_plain_http(_annotation("force-ssl-redirect", "force-ssl-redirect: ingress-nginx redirects HTTP to HTTPS (308); "
+                                                     "{target}'s answer differs", fields=("status", "location", "backend", "path"))),
+    _on_plain_http(_annotation("ssl-redirect", "ssl-redirect {value}: ingress-nginx's HTTP to HTTPS redirect for a host with "
+                                               "TLS; {target} answers otherwise", fields=("status", "location", "backend", "path")),
+                   with_tls=True),
     _annotation("enable-cors", "enable-cors: ingress-nginx answers the preflight itself (204) and adds its CORS "
                                "headers to every answer, Origin or not; {target} answers otherwise",
                 kinds=("preflight", "cors")),

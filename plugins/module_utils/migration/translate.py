@@ -219,7 +219,9 @@ def find_binary(value: str, option: str = "binary") -> str:
     return found
 
 
-_FROM_INGRESS = re.compile(r"\bIngress (?P<ref>[a-z0-9][-a-z0-9.]*/[a-z0-9][-a-z0-9.]*)")
+# The Ingress a note is about: "... from Ingress shop/app: ...", or (its annotation notes) "... from shop/app: ..."
+_REF = r"[a-z0-9][-a-z0-9.]*/[a-z0-9][-a-z0-9.]*"
+_FROM_INGRESS = re.compile(r"\bIngress (?P<ref>%s)|\bfrom (?P<from>%s):" % (_REF, _REF))
 
 
 def note_text(note: Obj) -> str:
@@ -234,10 +236,11 @@ def set_beside_requests(body: Obj, notes: Sequence[tuple[tuple[str, ...], Obj]])
     for row in body["rows"]:
         if not row.get("differences"):
             continue
-        own = []
+        own: list[str] = []
         for hosts, n in notes:
             named = _FROM_INGRESS.search(str(n.get("message", "")))
-            if hosts and row["host"] in hosts and (named is None or named.group("ref") == row["ingress"]):
+            if hosts and row["host"] in hosts and (named is None or (named.group("ref") or named.group("from")) == row["ingress"]) \
+                    and note_text(n) not in own:  # it repeats a note per rule of the Ingress
                 own.append(note_text(n))
         if own:
             row["translation_notes"] = own

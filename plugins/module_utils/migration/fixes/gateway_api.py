@@ -10,7 +10,7 @@ from typing import Any
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix, Objects
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import default_backend_beyond_its_hosts, traefik_limits
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.gateway_api_canary import cookie
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.gateway_api_canary import cookie, header_pattern
 
 NAME = "gateway-api"
 Obj = dict[str, Any]
@@ -212,7 +212,8 @@ def _rewrite(b: Behaviour, objects: Objects) -> Fix | None:
 
 
 def propose(b: Behaviour, objects: Objects) -> Fix | None:
-    for entry in (_default_backend_everywhere, _default_backend, _wildcard_depth, _auth, _plain_http_kept, _redirect_every_path, _host_dropped, _rewrite, cookie):
+    for entry in (_default_backend_everywhere, _default_backend, _wildcard_depth, _auth, _plain_http_kept,
+                  _redirect_every_path, _host_dropped, _rewrite, cookie, header_pattern):
         fix = entry(b, objects)
         if fix is not None:
             return fix

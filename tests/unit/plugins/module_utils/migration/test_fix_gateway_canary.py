@@ -87,10 +87,48 @@ def test_the_cookie_gets_two_rules_after_the_header_s_and_above_the_weight_s_wit
     assert gateway_api.propose(_behaviour(), _objects(route)) is None
 
 
-def test_the_cookie_fix_is_not_proposed_without_the_translated_weight_rule_or_for_another_behaviour():
+def test_a_canary_without_weight_takes_its_backend_ref_from_the_header_s_rule():
+    """Seen on kind: with no canary-weight the translation leaves the canary out of the main rule; its header's rule
+    names it (with the port number the translation resolved from the Service's named port)."""
     alone = copy.deepcopy(ROUTE)
-    alone["spec"]["rules"][0]["backendRefs"] = [_ref("checkout", 1)]  # the canary not folded into the main rule
+    alone["spec"]["rules"][0]["backendRefs"] = [_ref("checkout", 1)]
+    [route] = gateway_api.propose(_behaviour(), _objects(alone)).objects
+    assert _to(route, [("Cookie", "canary=always")]) == "checkout-canary" and _to(route, []) == "checkout"
+    # the route names the canary nowhere: no fix
+    alone["spec"]["rules"] = alone["spec"]["rules"][:1]
     assert gateway_api.propose(_behaviour(), _objects(alone)) is None
+
+
+def _pattern_objects(route=ROUTE, pattern="^(yes|si)[0-9]*$"):
+    canary = copy.deepcopy(CANARY)
+    canary["metadata"]["annotations"] = {NGINX + "canary-by-header-pattern": pattern}
+    return Objects(ingresses={"shop/checkout-canary": canary}, routes={"shop/checkout-pay-example-test": copy.deepcopy(route)})
+
+
+def _header_behaviour(pattern="^(yes|si)[0-9]*$"):
+    row = {"index": 0, "id": "x", "ingress": "shop/checkout-canary", "host": HOST, "kind": "canary-header", "differences": []}
+    rule = Rule("shop/checkout-canary", HOST, "/checkout", "Prefix", False,
+                {"canary": "true", "canary-by-header": "X-Canary", "canary-by-header-pattern": pattern, "canary-by-cookie": "canary"})
+    return Behaviour("gateway-api", NGINX + "canary-by-header", "canary-by-header X-Canary: ...", (row,), (rule,))
+
+
+def test_a_header_pattern_replaces_the_always_and_never_rules_the_translation_wrote_and_stays_above_the_cookie():
+    cookie = gateway_api.propose(_behaviour(), _pattern_objects()).objects[0]  # the cookie's rules first, as may happen
+    fix = gateway_api.propose(_header_behaviour(), _pattern_objects(cookie))
+    [route] = fix.objects
+    headers = [h for r in route["spec"]["rules"] for m in r["matches"] for h in m.get("headers") or []]
+    assert [h["value"] for h in headers if h["name"] == "X-Canary"] == ["^(yes|si)[0-9]*$"] and "RegularExpression" in fix.says
+    # a value the pattern matches: the canary; always and never mean nothing beside a pattern: the cookie, then the weight
+    assert _to(route, [("X-Canary", "si2")]) == "checkout-canary"
+    assert _to(route, [("X-Canary", "never"), ("Cookie", "canary=always")]) == "checkout-canary"
+    assert _to(route, [("X-Canary", "yes"), ("Cookie", "canary=never")]) == "checkout-canary"
+    assert _to(route, [("X-Canary", "always")]) == "checkout,checkout-canary"
+    # proposed again: nothing to change; a pattern Go's regexp reads otherwise: none
+    assert gateway_api.propose(_header_behaviour(), _pattern_objects(route)) is None
+    assert gateway_api.propose(_header_behaviour("^(?!no)"), _pattern_objects(pattern="^(?!no)")) is None
+
+
+def test_the_cookie_fix_is_not_proposed_for_another_behaviour():
     assert gateway_api.propose(_behaviour(NGINX + "canary-by-header"), _objects()) is None
     full = copy.deepcopy(ROUTE)
     full["spec"]["rules"] += [_header("v%d" % i, "checkout") for i in range(12)]  # 15 rules: no room for two more

@@ -531,3 +531,21 @@ def test_the_hosts_root_location_ingress_nginx_adds_does_not_put_a_404_down_to_t
     served = Router("server www location /admin", "/admin", service="shop/web:80", ingress="shop/account")
     cause = explain(Context(request, rule, "status", "t", (), baseline_served=True, target_served=True, baseline_record=served))
     assert cause.responsible == "location of Ingress shop/account"
+
+
+def test_ssl_redirect_is_no_cause_on_a_host_without_tls_nor_over_https() -> None:
+    """Seen on kind: a body over proxy-body-size (413 on ingress-nginx) on an Ingress that also says ssl-redirect false,
+    for a host no spec.tls names, was put down to ssl-redirect."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import HostTLS, Rule
+    annotations = {"ssl-redirect": "false", "proxy-body-size": "2m"}
+    rule = Rule("store/storefront", "store.example.test", "/cart", "Prefix", False, annotations)
+    body = Request(id="b", ingress="store/storefront", host="store.example.test", target="/cart", kind="body-size",
+                   rule="/cart (Prefix)", method="POST")
+    cause = explain(Context(body, rule, "status", "t", (), baseline_served=False))
+    assert cause.responsible == "nginx.ingress.kubernetes.io/proxy-body-size" and "413" in cause.text
+    # a host spec.tls names, over plain HTTP: ssl-redirect false is what ingress-nginx reads there
+    plain = Request(id="p", ingress="store/storefront", host="store.example.test", target="/cart", kind="path", rule="/cart (Prefix)")
+    tls = HostTLS(certified=("store/storefront",), listed=("store/storefront",))
+    assert explain(Context(plain, rule, "status", "t", (), tls=tls)).responsible == "nginx.ingress.kubernetes.io/ssl-redirect"
+    assert explain(Context(plain, rule, "status", "t", ())).responsible != "nginx.ingress.kubernetes.io/ssl-redirect"

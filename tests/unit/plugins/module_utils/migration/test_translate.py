@@ -105,6 +105,10 @@ def test_notes_go_beside_the_differing_requests_of_their_hosts() -> None:
     notes = ((), {"severity": "WARN", "message": "URL normalization"}), \
         (("a.example.test",), {"severity": "WARN", "message": "Failed to apply rewrite-target from Ingress shop/app: x"}), \
         (("a.example.test",), {"severity": "INFO", "message": "case-insensitive regex"})
+    # as it says an annotation it did not apply: once per rule of the Ingress, naming it without the word Ingress
+    body_size = (("a.example.test",), {"severity": "WARN", "message": 'Failed to apply shop.app.metadata.annotations."nginx.'
+                                       'ingress.kubernetes.io/proxy-body-size" from shop/app: defaults'})
+    notes += (body_size, body_size)
     rows = [{"host": "a.example.test", "ingress": "shop/app", "differences": [{"field": "path", "cause": "rewrite-target"}]},
             {"host": "a.example.test", "ingress": "shop/other", "differences": [{"field": "status", "cause": "x"}]},
             {"host": "a.example.test", "ingress": "shop/app", "differences": []},
@@ -112,8 +116,9 @@ def test_notes_go_beside_the_differing_requests_of_their_hosts() -> None:
     body: Obj = {"rows": rows}
     translate.set_beside_requests(body, notes)
     assert body["translation_notes"] == ["WARN: URL normalization"]
-    assert rows[0]["translation_notes"] == ["WARN: Failed to apply rewrite-target from Ingress shop/app: x", "INFO: case-insensitive regex"]
-    assert rows[1]["translation_notes"] == ["INFO: case-insensitive regex"]  # the rewrite note names another Ingress
+    assert rows[0]["translation_notes"] == ["WARN: Failed to apply rewrite-target from Ingress shop/app: x", "INFO: case-insensitive regex",
+                                            body_size[1]["severity"] + ": " + body_size[1]["message"]]
+    assert rows[1]["translation_notes"] == ["INFO: case-insensitive regex"]  # the other notes name another Ingress
     assert rows[1]["differences"][0]["cause"] == "x [the translator said: INFO: case-insensitive regex]"
     assert "translation_notes" not in rows[2] and "translation_notes" not in rows[3]
 
