@@ -45,6 +45,14 @@ def _auth(b: Behaviour, _objects: Objects) -> Fix | None:
                                   "own as an ExtensionRef filter, outside the standard)")
 
 
+def _body_size(b: Behaviour, _objects: Objects) -> Fix | None:
+    if b.responsible != "nginx.ingress.kubernetes.io/proxy-body-size":
+        return None
+    return Fix("none", impossible="Gateway API's standard filters have no request body limit: an HTTPRoute cannot refuse "
+                                  "a larger body with 413 (Traefik can, through its Buffering Middleware as an "
+                                  "ExtensionRef filter, outside the standard)")
+
+
 def _plain_http_kept(b: Behaviour, objects: Objects) -> Fix | None:
     """ingress-nginx serves a host over plain HTTP (no Ingress gives its server a certificate); the translation redirects
     it: the host's plain-HTTP route routes as its HTTPS route does instead of redirecting."""
@@ -212,7 +220,7 @@ def _rewrite(b: Behaviour, objects: Objects) -> Fix | None:
 
 
 def propose(b: Behaviour, objects: Objects) -> Fix | None:
-    for entry in (_default_backend_everywhere, _default_backend, _wildcard_depth, _auth, _plain_http_kept,
+    for entry in (_default_backend_everywhere, _default_backend, _wildcard_depth, _auth, _body_size, _plain_http_kept,
                   _redirect_every_path, _host_dropped, _rewrite, cookie, header_pattern):
         fix = entry(b, objects)
         if fix is not None:

@@ -199,14 +199,15 @@ def _ingress_route(objects: Objects, name: str) -> tuple[Obj, str] | None:
 
 def _canaries_of(b: Behaviour, objects: Objects) -> list[str]:
     """The canary Ingresses behind B: those of its rows, for a canary annotation's behaviour; and the canaries on a
-    row's rule whose Service ingress-nginx answered from (a main Ingress's request the canary's weight took, put
-    down to the canary by ingress-nginx's account, or to the two ranking the rule otherwise where it was not read)."""
+    row's rule whose Service either side answered from (a main Ingress's request the canary's weight took on
+    ingress-nginx, put down to the canary by its account, or to the two ranking the rule otherwise where it was not
+    read; or one Traefik's tie between the canary's router and the main one gave the canary)."""
     found = set()
     if b.responsible.startswith(_NGINX + "canary"):
         found |= {str(r["ingress"]) for r in b.rows if str(r["ingress"]) in objects.ingresses
                   and is_canary(objects.ingresses[str(r["ingress"])])}
     for row, rule in zip(b.rows, b.rules):
-        answered = {str(d["baseline"]) for d in row.get("differences") or [] if d["field"] == "backend"}
+        answered = {str(d[side]) for d in row.get("differences") or [] if d["field"] == "backend" for side in ("baseline", "target")}
         for name, ingress in objects.ingresses.items():
             if rule is None or not is_canary(ingress):
                 continue

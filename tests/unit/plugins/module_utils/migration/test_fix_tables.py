@@ -84,6 +84,12 @@ def test_a_default_backend_answering_a_hosts_unmatched_paths_is_said_beyond_trae
     assert fix.objects == () and "router without a Host matcher" in fix.impossible
 
 
+def test_a_body_limit_is_said_beyond_gateway_apis_standard_filters():
+    fix = gateway_api.propose(_b("nginx.ingress.kubernetes.io/proxy-body-size", "proxy-body-size 2m: ...", [_row("a", "body-size")]),
+                              _objects())
+    assert fix.objects == () and "no request body limit" in fix.impossible
+
+
 def test_a_wildcard_of_any_depth_is_said_beyond_gateway_api():
     cause = ("ingress-nginx's wildcard host *.tenants.example.test matches one label only (its server_name is a regex of "
              "one label), so a.kindlab-sub.tenants.example.test is not that host there; t matches it (a wildcard of any depth)")
