@@ -198,9 +198,10 @@ def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Ca
                 keeps.setdefault(name, []).append(b.key)
             removed += [name for name in fix.removed() if name not in removed]
             # a request tied routers still take answers the same by chance, not by this fix; one they took before (which
-            # may have answered the same by chance then) and that one router takes now, by it
+            # may have answered the same by chance then) and that one router takes now, by it, unless an earlier fix
+            # untied it already
             fixed_by.update({r["index"]: fix for r in after["rows"] if r["outcome"] in _ANSWERED and not r.get("tied")
-                             and (now.get(r["index"]) == "differ" or r["index"] in tied)})
+                             and (now.get(r["index"]) == "differ" or r["index"] in tied and r["index"] not in fixed_by)})
             now, body = out, after
             tied |= {r["index"] for r in after["rows"] if r.get("tied")}
             attempt["seconds"] = round(time.monotonic() - started, 1)

@@ -325,3 +325,20 @@ def test_a_request_tied_routers_took_is_closed_by_the_fix_after_which_one_router
         return _fix_a(b, objects)
     out = prove.prove(_target(plane, table), [_behaviour(0), _behaviour(1, "b", "b's")], first, sleep=lambda s: None)
     assert [a["outcome"] for a in out["attempts"]] == [prove.CLOSED, prove.EARLIER] and calls == ["rule"]
+
+
+def test_a_tied_request_stays_closed_by_the_fix_that_untied_it_not_by_a_later_one():
+    """Seen on kind: the canary's header closed by the canary's IngressRoute was said closed by the body-size fix kept
+    after it (every fix kept after the untie claimed the request again)."""
+    plane = FakePlane()
+    first = plane.replay()
+    first["rows"][1].update(outcome="differ", tied=True, differences=[{"field": "backend", "responsible": "b", "cause": "b's"}])
+
+    def table(b, objects):
+        route = objects.edited("HTTPRoute", "shop/a")
+        route["spec"]["value"] = "half" if b.responsible == "rule" else "fixed"
+        return Fix("fix %s" % b.responsible, (route,))
+    behaviours = [_behaviour(0), _behaviour(0, "slash", "trailing slash"), _behaviour(1, "b", "b's")]
+    out = prove.prove(_target(plane, table), behaviours, first, sleep=lambda s: None)
+    assert [a["outcome"] for a in out["attempts"]] == [prove.CAUSE_GONE, prove.CLOSED, prove.EARLIER]
+    assert out["attempts"][2]["says"] == "fix rule"
