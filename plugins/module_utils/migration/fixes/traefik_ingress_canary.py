@@ -140,12 +140,24 @@ def _weights(ingress: Obj) -> tuple[int, int] | None:
     return min(int(weight), int(total)), int(total)
 
 
+def _middleware_ref(namespace: str, said: str) -> Obj:
+    """An IngressRoute's reference to a Middleware the main Ingress's annotation names: `<ns>-<name>@kubernetescrd`
+    there, `{name, namespace}` here, since Traefik refuses an @kubernetescrd reference in an IngressRoute unless
+    allowCrossNamespace is set (provider/kubernetes/crd, resolveReference; seen on kind: the canary's routes were
+    refused beside a body-size Middleware). One of another namespace or provider is kept as said."""
+    name, _at, provider = said.partition("@")
+    if provider == "kubernetescrd" and name.startswith(namespace + "-"):
+        return {"name": name[len(namespace) + 1:], "namespace": namespace}
+    return {"name": said}
+
+
 def _routes(main: Obj, host: str, main_path: Obj, canary_path: Obj, steps: list[tuple[str, str, bool]], weights: tuple[int, int]) -> list[Obj] | None:
     match, own, to_canary = _match(host, main_path), _service(main_path), _service(canary_path)
     if match is None or own is None or to_canary is None:
         return None
     base = _priority(main, host, main_path)
-    middlewares = [{"name": m.strip()} for m in _annotation(main, MIDDLEWARES).split(",") if m.strip()]
+    middlewares = [_middleware_ref(str(main["metadata"].get("namespace") or ""), m.strip())
+                   for m in _annotation(main, MIDDLEWARES).split(",") if m.strip()]
     routes = []
     for step, extra, canary in steps:
         routes.append({"kind": "Rule", "match": "%s && %s" % (match, extra), "priority": base + _STEPS[step],
