@@ -169,7 +169,8 @@ def _host_dropped(b: Behaviour, objects: Objects) -> Fix | None:
     edited: dict[str, Obj] = {}
     for row, rule in zip(b.rows, b.rules):
         host = str(row["host"])
-        if rule is None or rule.host == host:
+        # a host whose rule no route serves (the team's own routes leave it out): a listener alone would serve nothing
+        if rule is None or rule.host == host or not _routes_of_host(objects, rule.host):
             continue
         for route in _routes_of_host(objects, rule.host):
             fixed = edited.setdefault("HTTPRoute " + key_of(route), objects.edited("HTTPRoute", key_of(route)))

@@ -117,6 +117,12 @@ def test_a_dropped_alias_gets_a_hostname_and_a_listener_beside_its_rule_hosts():
     gateway = next(o for o in fix.objects if o["kind"] == "Gateway")
     assert {"name": "tenants-example-org-http", "hostname": "tenants.example.org", "port": 8000, "protocol": "HTTP",
             "allowedRoutes": {"namespaces": {"from": "Same"}}} in gateway["spec"]["listeners"]
+    # a team's own routes that serve no rule of that host: a listener alone would serve nothing (seen on kind: tried and
+    # undone, 15 s each)
+    objects = _objects()
+    del objects.routes["shop/tenants-tenants-example-test"]
+    assert gateway_api.propose(_b("own-routes's routers", "own-routes built no router for host tenants.example.org ...",
+                                  [_row("tenants.example.org", "alias", "shop/tenants")], [rule]), objects) is None
 
 
 def test_a_rewrite_that_strips_a_prefix_becomes_pathprefix_and_replaceprefixmatch():
