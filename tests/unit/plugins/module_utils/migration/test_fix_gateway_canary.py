@@ -37,8 +37,9 @@ CANARY = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {
               "service": {"name": "checkout-canary", "port": {"name": "http"}}}}]}}]}}
 
 
-def _objects(route=ROUTE):
-    return Objects(ingresses={"shop/checkout-canary": CANARY}, routes={"shop/checkout-pay-example-test": copy.deepcopy(route)},
+def _objects(route=None):
+    return Objects(ingresses={"shop/checkout-canary": CANARY},
+                   routes={"shop/checkout-pay-example-test": copy.deepcopy(route or ROUTE)},
                    gateways={"shop/nginx": {"kind": "Gateway", "metadata": {"name": "nginx", "namespace": "shop"}}})
 
 
@@ -99,10 +100,10 @@ def test_a_canary_without_weight_takes_its_backend_ref_from_the_header_s_rule():
     assert gateway_api.propose(_behaviour(), _objects(alone)) is None
 
 
-def _pattern_objects(route=ROUTE, pattern="^(yes|si)[0-9]*$"):
+def _pattern_objects(route=None, pattern="^(yes|si)[0-9]*$"):
     canary = copy.deepcopy(CANARY)
     canary["metadata"]["annotations"] = {NGINX + "canary-by-header-pattern": pattern}
-    return Objects(ingresses={"shop/checkout-canary": canary}, routes={"shop/checkout-pay-example-test": copy.deepcopy(route)})
+    return Objects(ingresses={"shop/checkout-canary": canary}, routes={"shop/checkout-pay-example-test": copy.deepcopy(route or ROUTE)})
 
 
 def _header_behaviour(pattern="^(yes|si)[0-9]*$"):
