@@ -148,8 +148,8 @@ def mark_ties(body: Obj, plane: Plane, corpus: list[corpus_mod.Request]) -> Obj:
     defined, so their answer may change whenever it reloads, fix or not, even where it answered the same."""
     for row in body["rows"]:
         record = plane.record(corpus[row["index"]])
-        row["tied"] = sorted([record.name] + [v for k, v in record.settings if k == "tied with"]) \
-            if record is not None and any(k == "tied with" for k, _v in record.settings) else []
+        others = [v for k, v in record.settings if k == "tied with"] if record is not None else []
+        row["tied"] = sorted([record.name] + others) if record is not None and others else []
     return body
 
 

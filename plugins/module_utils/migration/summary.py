@@ -266,6 +266,7 @@ def answer_lines(result: Obj, findings: dict[str, list[str]] | None = None) -> l
         return []
     c = result["comparison"]
     lines = ["", "## What changes if you switch", ""]
+    tied_by_target = ties(result)
     for target, found in behaviours(result).items():
         counts = c["targets"][target]["counts"]
         compared = sum(counts[o] for o in ("same", "differ", "noise"))
@@ -283,7 +284,7 @@ def answer_lines(result: Obj, findings: dict[str, list[str]] | None = None) -> l
             lines.append("- what %s built could not be read: %s" % (target, cell(account["unread"])))
         for finding in (findings or {}).get(target) or []:
             lines.append("- a finding of %s's own objects: %s" % (target, cell(finding)))
-        tied = ties(result).get(target) or []
+        tied = tied_by_target.get(target) or []
         for group in tied:
             lines.append("- a risk: %s" % cell(tie_said(result, target, group)))
         if account.get("routers") or account.get("unread") or (findings or {}).get(target) or tied:
@@ -333,6 +334,7 @@ def answer_html(result: Obj, findings: dict[str, list[str]] | None = None) -> st
     e = html.escape
     c = result["comparison"]
     out = ['<section id="migration-answer"><h2>What changes if you switch</h2>']
+    tied_by_target = ties(result)
     for target, found in behaviours(result).items():
         counts = c["targets"][target]["counts"]
         compared = sum(counts[o] for o in ("same", "differ", "noise"))
@@ -347,7 +349,7 @@ def answer_html(result: Obj, findings: dict[str, list[str]] | None = None) -> st
             for r in account.get("routers") or []]
         said += ["what %s built could not be read: %s" % (e(target), e(account["unread"]))] if account.get("unread") else []
         said += ["a finding of %s's own objects: %s" % (e(target), e(f)) for f in (findings or {}).get(target) or []]
-        said += ["a risk: %s" % e(tie_said(result, target, group)) for group in ties(result).get(target) or []]
+        said += ["a risk: %s" % e(tie_said(result, target, group)) for group in tied_by_target.get(target) or []]
         if said:
             out.append('<ul class="refused">%s</ul>' % "".join("<li>%s</li>" % line for line in said))
         if found:

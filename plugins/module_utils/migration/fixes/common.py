@@ -9,6 +9,7 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix
 
+Obj = dict[str, Any]
 _LOOKAROUND = re.compile(r"\(\?<?[!=]")
 # What PCRE (ingress-nginx's nginx and Lua) reads and Go's regexp (Traefik) refuses or reads otherwise: lookaround,
 # atomic and conditional groups, recursion, backreferences, \K \R \X \h \v \Z \G, possessive quantifiers; and a
@@ -21,6 +22,12 @@ def default_backend_beyond_its_hosts(b: Behaviour) -> bool:
     rule (an unmatched path of a host it serves, which its own default backend answers with 404)."""
     return b.responsible.startswith("spec.defaultBackend of") and "where ingress-nginx serves no rule" in b.cause \
         and "%s answers from the defaultBackend" % b.target in b.cause
+
+
+def ingress_paths(ingress: Obj) -> list[tuple[str, Obj]]:
+    """(host, path entry) of each of INGRESS's rules' paths."""
+    return [(str(rule.get("host") or ""), path) for rule in (ingress.get("spec") or {}).get("rules") or []
+            for path in ((rule.get("http") or {}).get("paths") or [])]
 
 
 def cookie_regexp(name: str, value: str) -> str:

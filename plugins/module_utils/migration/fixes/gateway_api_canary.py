@@ -17,7 +17,7 @@ from typing import Any
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix, Objects
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Rule
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import as_go_regexp, cookie_regexp
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import as_go_regexp, cookie_regexp, ingress_paths
 
 Obj = dict[str, Any]
 _NGINX = "nginx.ingress.kubernetes.io/"
@@ -27,13 +27,8 @@ _PATH_TYPES = {"Exact": "Exact", "Prefix": "PathPrefix", "ImplementationSpecific
 
 def _service_of(ingress: Obj, host: str, path: str) -> str:
     """The Service INGRESS's rule for HOST sends PATH to ("" when it has none)."""
-    for rule in (ingress.get("spec") or {}).get("rules") or []:
-        if str(rule.get("host") or "") != host:
-            continue
-        for p in (rule.get("http") or {}).get("paths") or []:
-            if p.get("path") == path:
-                return str(((p.get("backend") or {}).get("service") or {}).get("name") or "")
-    return ""
+    return next((str(((p.get("backend") or {}).get("service") or {}).get("name") or "")
+                 for h, p in ingress_paths(ingress) if h == host and p.get("path") == path), "")
 
 
 def _main_rule(route: Obj, path_type: str, path: str, canary: str) -> tuple[Obj, Obj] | None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import (
     INGRESS_ROUTE_API, MIDDLEWARES, PATH_MATCHER, ROUTER_ANNOTATION, Behaviour, Fix, Objects)
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import as_go_regexp, cookie_regexp
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import as_go_regexp, cookie_regexp, ingress_paths
 
 Obj = dict[str, Any]
 _NGINX = "nginx.ingress.kubernetes.io/"
@@ -34,12 +34,6 @@ def _annotation(ingress: Obj, name: str) -> str:
 
 def is_canary(ingress: Obj) -> bool:
     return _annotation(ingress, _NGINX + "canary").lower() == "true"
-
-
-def _paths(ingress: Obj) -> list[tuple[str, Obj]]:
-    """(host, path entry) of each of INGRESS's rules' paths."""
-    return [(str(rule.get("host") or ""), path) for rule in (ingress.get("spec") or {}).get("rules") or []
-            for path in ((rule.get("http") or {}).get("paths") or [])]
 
 
 def _quoted(text: str) -> str:
@@ -77,7 +71,7 @@ def _main_of(objects: Objects, canary: str, host: str, path: Obj) -> tuple[str, 
         ingress = objects.ingresses[name]
         if name == canary or is_canary(ingress):
             continue
-        for h, p in _paths(ingress):
+        for h, p in ingress_paths(ingress):
             if h == host and p.get("path") == path.get("path") and (p.get("pathType") or "") == (path.get("pathType") or ""):
                 return name, p
     return None
@@ -103,7 +97,7 @@ def _taken(objects: Objects, host: str, skip: tuple[str, str]) -> set[int]:
     for name, ingress in objects.ingresses.items():
         if is_canary(ingress):
             continue
-        for h, p in _paths(ingress):
+        for h, p in ingress_paths(ingress):
             if h == host and (name, str(p.get("path"))) != skip:
                 out.add(_priority(ingress, h, p))
     for route in objects.ingress_routes.values():
@@ -182,7 +176,7 @@ def _ingress_route(objects: Objects, name: str) -> tuple[Obj, str] | None:
     routes: list[Obj] = []
     mains = set()
     spec: Obj = {}
-    for host, path in _paths(canary):
+    for host, path in ingress_paths(canary):
         found = _main_of(objects, name, host, path)
         if found is None:
             return None
@@ -223,7 +217,7 @@ def _canaries_of(b: Behaviour, objects: Objects) -> list[str]:
         for name, ingress in objects.ingresses.items():
             if rule is None or not is_canary(ingress):
                 continue
-            for host, path in _paths(ingress):
+            for host, path in ingress_paths(ingress):
                 service = _service(path)
                 if (host, path.get("path")) == (rule.host, rule.path) and service \
                         and "%s/%s" % (ingress["metadata"].get("namespace"), service["name"]) in answered:
