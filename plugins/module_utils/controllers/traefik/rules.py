@@ -9,7 +9,7 @@ Read from Traefik v3's pkg/muxer/http (matcher.go, mux.go) and pkg/server/router
   QueryRegexp; ClientIP matches (the rehearsal's one client);
 - routers are tried by priority, highest first; a router without one has its rule's length; the first that
   matches takes the request (between equal priorities Traefik's order is not defined: the router taken says which
-  it is tied with); a router with TLS serves only the HTTPS entry point, one without only HTTP; a router served on
+  it is tied with, unless they send to the same service through the same middlewares); a router with TLS serves only the HTTPS entry point, one without only HTTP; a router served on
   the `traefik` entry point alone (the API and dashboard's, dashboard@internal's PathPrefix(`/`) at the highest
   priority) never sees a request through the controller's Service;
 - the path matched is the one the entry point sanitised (dot segments resolved, slashes merged).
@@ -175,6 +175,11 @@ def priority(router: Router) -> int:
     return router.priority or len(router.rule)
 
 
+def _alike(one: Router, other: Router) -> bool:
+    """Whether two routers shape an answer alike: the same service, the same settings (middlewares among them)."""
+    return bool(one.service) and (one.service, one.settings) == (other.service, other.settings)
+
+
 def take(routers: Sequence[Router], scheme: str, host: str, target: str, method: str = "GET",
          headers: Sequence[tuple[str, str]] = ()) -> Router | None:
     """The router that takes the request: the enabled router of its entry point with the highest priority whose
@@ -192,7 +197,8 @@ def take(routers: Sequence[Router], scheme: str, host: str, target: str, method:
     if not matching:
         return None
     # Traefik sorts its routes with sort.Sort (mux.go, routes.Less): between equal priorities the order is not defined.
-    tied = [r.name for r in matching[1:] if priority(r) == priority(matching[0])]
+    # A router tied with one that sends to the same service through the same middlewares answers alike: no risk.
+    tied = [r.name for r in matching[1:] if priority(r) == priority(matching[0]) and not _alike(r, matching[0])]
     return replace(matching[0], settings=matching[0].settings + tuple(("tied with", name) for name in tied))
 
 

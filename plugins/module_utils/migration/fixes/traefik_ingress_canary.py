@@ -17,12 +17,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import (
     INGRESS_ROUTE_API, MIDDLEWARES, PATH_MATCHER, ROUTER_ANNOTATION, Behaviour, Fix, Objects)
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import as_go_regexp, cookie_regexp, ingress_paths
 
 Obj = dict[str, Any]
 _NGINX = "nginx.ingress.kubernetes.io/"
+# On an IngressRoute this fix made: the main Ingresses it routes beside (comma-separated), so that a Middleware a later
+# fix puts on a main Ingress's routers is put on its canary's routes too (through_beside).
+BESIDE_ANNOTATION = "kindlab.ingress/beside"
 # Above the main Ingress's router (priority P, its rule's length unless set): weight P+2, cookie P+3, header P+4.
 # P+1 is left to the router a Prefix path's element split gives (PathPrefix(`/p/`), one character longer).
 _STEPS = {"weight": 2, "cookie": 3, "header": 4}
@@ -199,8 +203,31 @@ def _ingress_route(objects: Objects, name: str) -> tuple[Obj, str] | None:
         return None
     meta = canary["metadata"]
     route = {"apiVersion": INGRESS_ROUTE_API, "kind": "IngressRoute",
-             "metadata": {"name": meta["name"], "namespace": meta.get("namespace")}, "spec": dict(spec, routes=routes)}
+             "metadata": {"name": meta["name"], "namespace": meta.get("namespace"),
+                          "annotations": {BESIDE_ANNOTATION: ",".join(sorted(mains))}},
+             "spec": dict(spec, routes=routes)}
     return route, ", ".join(sorted(mains))
+
+
+def through_beside(objects: Objects, main: str, said: str, made: list[Obj]) -> list[Obj]:
+    """The IngressRoutes this fix made beside main Ingress MAIN, each route also going through the Middleware SAID (as
+    the main Ingress's annotation names it): a request the canary's routes take must meet what the main router's would
+    (basic auth, a body limit). One already in MADE (the fix's objects so far) is edited there; the others are returned
+    as copies to apply with the fix."""
+    out = []
+    for name in sorted(objects.ingress_routes):
+        annotations = (objects.ingress_routes[name].get("metadata") or {}).get("annotations") or {}
+        if main not in str(annotations.get(BESIDE_ANNOTATION, "")).split(","):
+            continue
+        edited = next((o for o in made if o.get("kind") == "IngressRoute" and key_of(o) == name), None)
+        if edited is None:
+            edited = objects.edited("IngressRoute", name)
+            out.append(edited)
+        ref = _middleware_ref(str(edited["metadata"].get("namespace") or ""), said)
+        for rule in (edited.get("spec") or {}).get("routes") or []:
+            if ref not in rule.setdefault("middlewares", []):
+                rule["middlewares"].append(dict(ref))
+    return out
 
 
 def _canaries_of(b: Behaviour, objects: Objects) -> list[str]:

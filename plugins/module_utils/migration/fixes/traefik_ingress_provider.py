@@ -20,7 +20,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus i
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import (
     MIDDLEWARE_API, MIDDLEWARES, PATH_MATCHER, Behaviour, Fix, Objects)
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import default_backend_beyond_its_hosts, traefik_limits
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.traefik_ingress_canary import canary
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.traefik_ingress_canary import canary, through_beside
 
 NAME = "traefik-ingress-provider"
 Obj = dict[str, Any]
@@ -60,12 +60,19 @@ def _as_regex_paths(ingress: Obj) -> list[str]:
     return before
 
 
-def _through(ingress: Obj, middleware: Obj) -> None:
-    """INGRESS's routers go through MIDDLEWARE too, after those its annotation names already."""
+def _through(objects: Objects, ingress: Obj, middleware: Obj, made: list[Obj]) -> list[Obj]:
+    """INGRESS's routers go through MIDDLEWARE too, after those its annotation names already; so do the routes a canary
+    fix made beside it (returned: the IngressRoutes to apply with the fix that MADE does not hold yet)."""
     meta = middleware["metadata"]
     ref = "%s-%s@kubernetescrd" % (meta["namespace"], meta["name"])
     names = [n.strip() for n in str(_annotations(ingress).get(MIDDLEWARES, "")).split(",") if n.strip()]
     _annotations(ingress)[MIDDLEWARES] = ",".join(names + ([ref] if ref not in names else []))
+    return through_beside(objects, key_of(ingress), ref, made)
+
+
+def _beside_said(made: list[Obj]) -> str:
+    routes = sorted(key_of(o) for o in made if o["kind"] == "IngressRoute")
+    return ", and on the canary routes beside them (IngressRoute %s)" % ", ".join(routes) if routes else ""
 
 
 def _middleware(ingress: Obj, suffix: str, spec: Obj) -> Obj:
@@ -132,13 +139,13 @@ def _rewrite(b: Behaviour, objects: Objects) -> Fix | None:
             continue
         middleware = _middleware(ingress, "rewrite", {"replacePathRegex": {
             "regex": "(?i)^" + paths[0], "replacement": re.sub(r"\$(\d)", r"${\1}", target)}})
-        _through(ingress, middleware)
-        made += [middleware, ingress]
+        beside = _through(objects, ingress, middleware, made)
+        made += [middleware, ingress, *beside]
         says.append(key_of(ingress))
     if not made:
         return None
     return Fix("rewrite the path of %s as ingress-nginx's rewrite-target does: its path a case-insensitive PathRegexp, "
-               "and a replacePathRegex Middleware with the same regex" % ", ".join(says), tuple(made))
+               "and a replacePathRegex Middleware with the same regex%s" % (", ".join(says), _beside_said(made)), tuple(made))
 
 
 def _body_size(b: Behaviour, objects: Objects) -> Fix | None:
@@ -152,13 +159,13 @@ def _body_size(b: Behaviour, objects: Objects) -> Fix | None:
         if size is None:
             continue
         middleware = _middleware(ingress, "body-size", {"buffering": {"maxRequestBodyBytes": size}})
-        _through(ingress, middleware)
-        made += [middleware, ingress]
+        beside = _through(objects, ingress, middleware, made)
+        made += [middleware, ingress, *beside]
     if not made:
         return None
     return Fix("refuse a request body over proxy-body-size with 413, as ingress-nginx does: a buffering Middleware "
-               "(maxRequestBodyBytes) on the routers of %s" % ", ".join(sorted({key_of(o) for o in made if o["kind"] == "Ingress"})),
-               tuple(made))
+               "(maxRequestBodyBytes) on the routers of %s%s"
+               % (", ".join(sorted({key_of(o) for o in made if o["kind"] == "Ingress"})), _beside_said(made)), tuple(made))
 
 
 def _basic_auth(b: Behaviour, objects: Objects) -> Fix | None:
@@ -180,13 +187,13 @@ def _basic_auth(b: Behaviour, objects: Objects) -> Fix | None:
         if str(annotations.get(_AUTH_REALM, "")).strip():
             spec["realm"] = str(annotations[_AUTH_REALM])
         middleware = _middleware(ingress, "basic-auth", {"basicAuth": spec})
-        _through(ingress, middleware)
-        made += [middleware, ingress]
+        beside = _through(objects, ingress, middleware, made)
+        made += [middleware, ingress, *beside]
     if not made:
         return None
     return Fix("ask for the users of auth-secret and keep the Authorization header from the backend, as ingress-nginx's "
-               "basic auth does: a basicAuth Middleware (the same Secret, removeHeader) on the routers of %s"
-               % ", ".join(sorted(key_of(o) for o in made if o["kind"] == "Ingress")), tuple(made))
+               "basic auth does: a basicAuth Middleware (the same Secret, removeHeader) on the routers of %s%s"
+               % (", ".join(sorted(key_of(o) for o in made if o["kind"] == "Ingress")), _beside_said(made)), tuple(made))
 
 
 def _element_prefix(b: Behaviour, objects: Objects) -> Fix | None:

@@ -64,7 +64,8 @@ def test_a_canary_by_header_cookie_and_weight_becomes_an_ingressroute_above_the_
     objects = _objects()
     fix = traefik_ingress_provider.propose(_canary_behaviour(), objects)
     [route] = fix.objects
-    assert route["kind"] == "IngressRoute" and route["metadata"] == {"name": "checkout-canary", "namespace": "shop"}
+    assert route["kind"] == "IngressRoute" and route["metadata"] == {
+        "name": "checkout-canary", "namespace": "shop", "annotations": {"kindlab.ingress/beside": "shop/checkout"}}
     assert fix.removed() == ["Ingress shop/checkout-canary"] and "shop/checkout-canary (beside shop/checkout)" in fix.says
     main_priority = len('Host("pay.example.test") && PathPrefix("/checkout")')
     assert sorted({r["priority"] for r in route["spec"]["routes"]}) == [main_priority + 2, main_priority + 3, main_priority + 4]
@@ -151,3 +152,24 @@ def test_a_header_pattern_is_matched_unanchored_as_lua_matches_it_and_a_value_it
     assert _to(routers, headers=[("X-Beta", "si2")]) == _to(routers, headers=[("X-Beta", "oh yes")]) == "checkout-canary:"
     assert _to(routers, headers=[("X-Beta", "never"), ("Cookie", "beta=always")]) == "checkout-canary:"
     assert _to(routers, headers=[("X-Beta", "always")]) == "checkout"  # weight 0: the main Ingress's router
+
+
+def test_a_middleware_a_later_fix_puts_on_the_main_ingress_goes_on_the_canary_routes_beside_it_too():
+    objects = _objects(main_annotations={NGINX + "auth-type": "basic", NGINX + "auth-secret": "ops-users"})
+    [route] = traefik_ingress_provider.propose(_canary_behaviour(), objects).objects
+    objects.ingress_routes["shop/checkout-canary"] = route
+    del objects.ingresses["shop/checkout-canary"]
+    row = {"index": 1, "id": "y", "ingress": "shop/checkout", "host": HOST, "kind": "path",
+           "differences": [{"field": "status", "baseline": "401", "target": "200"}]}
+    auth = Behaviour("traefik-ingress-provider", NGINX + "auth-type", "...", (row,),
+                     (Rule("shop/checkout", HOST, "/checkout", "Prefix", False),))
+    fix = traefik_ingress_provider.propose(auth, objects)
+    assert fix.names() == ["Middleware shop/checkout-basic-auth", "Ingress shop/checkout", "IngressRoute shop/checkout-canary"]
+    assert "on the canary routes beside them (IngressRoute shop/checkout-canary)" in fix.says
+    edited = fix.objects[2]
+    assert all(r["middlewares"] == [{"name": "checkout-basic-auth", "namespace": "shop"}] for r in edited["spec"]["routes"])
+    # the objects read are left as they were (the fix is applied, or not, by the prover)
+    assert all("middlewares" not in r for r in objects.ingress_routes["shop/checkout-canary"]["spec"]["routes"])
+    # an IngressRoute beside another Ingress is left alone
+    objects.ingress_routes["shop/checkout-canary"]["metadata"]["annotations"]["kindlab.ingress/beside"] = "shop/other"
+    assert traefik_ingress_provider.propose(auth, objects).names() == ["Middleware shop/checkout-basic-auth", "Ingress shop/checkout"]

@@ -1,6 +1,8 @@
 """The router Traefik gives a request, read from the routers its API lists."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import Router
@@ -66,14 +68,29 @@ def test_negation_parentheses_method_and_query() -> None:
 
 
 def test_routers_tied_at_one_priority_are_named_since_traefik_s_order_between_them_is_not_defined() -> None:
-    tied = [Router("catch-all@gw", "Host(`t.test`) && PathPrefix(`/`)", priority=24),
-            Router("tenants@gw", "Host(`t.test`) && PathPrefix(`/`)", priority=24),
-            Router("low@gw", "PathPrefix(`/`)", priority=1)]
+    tied = [Router("catch-all@gw", "Host(`t.test`) && PathPrefix(`/`)", priority=24, service="catch-all"),
+            Router("tenants@gw", "Host(`t.test`) && PathPrefix(`/`)", priority=24, service="tenants"),
+            Router("low@gw", "PathPrefix(`/`)", priority=1, service="low")]
     got = rules.take(tied, "http", "t.test", "/")
     assert got is not None and got.name == "catch-all@gw"
     assert rules.describe(got).endswith("; tied at that priority with tenants@gw: which one Traefik tries first is not defined")
     alone = rules.take(tied, "http", "other.test", "/")
     assert alone is not None and "tied" not in rules.describe(alone)
+
+
+def test_routers_tied_but_sending_to_one_service_through_the_same_middlewares_are_no_risk() -> None:
+    # two Ingresses of one host and path to one Service: Traefik's Ingress provider names the service after it alone
+    same = (("middleware", "shop-auth@kubernetescrd"),)
+    routers = [Router("a@kubernetes", "Host(`t.test`) && PathPrefix(`/`)", priority=24, service="shop-web-80@kubernetes",
+                      settings=same),
+               Router("b@kubernetes", "Host(`t.test`) && PathPrefix(`/`)", priority=24, service="shop-web-80@kubernetes",
+                      settings=same)]
+    got = rules.take(routers, "http", "t.test", "/")
+    assert got is not None and "tied" not in rules.describe(got)
+    # another middleware on one of them: the answer may differ with the router Traefik tries first
+    other = [routers[0], replace(routers[1], settings=(("middleware", "shop-other@kubernetescrd"),))]
+    got = rules.take(other, "http", "t.test", "/")
+    assert got is not None and "tied at that priority with b@kubernetes" in rules.describe(got)
 
 
 def test_the_dashboard_router_of_the_api_entry_point_takes_no_request_sent_through_the_service() -> None:
