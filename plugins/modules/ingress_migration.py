@@ -155,8 +155,9 @@ corpus:
 fixes:
   description:
     - With O(fix), per target, the C(attempts) (one per behaviour, most requests first, each with its C(outcome)
-      (closed, its cause gone while another remains, not closed, changed other requests, refused by the API server, no
-      setting of the target reproduces it, no fix known), what it
+      (closed, its cause gone while another remains, closed by an earlier fix, closed by a later fix, its cause gone
+      after a later fix, not closed, changed other requests, refused by the API server, no setting of the target
+      reproduces it, no fix known), what it
       C(says), the objects it edited, and for a closed one the C(curl) pair to re-check it), how many behaviours are
       C(kept) by a proven fix and how many C(remain), the C(counts) after the last kept fix, and the C(migrated) files.
   returned: success

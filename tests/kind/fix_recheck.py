@@ -69,7 +69,7 @@ _LOOP = re.compile(r"for i in \$\(seq (\d+)\); do (curl .*?) -o /dev/null -w '%\
 def main(directory: str, kind_lab: str, kubeconfig: str) -> int:
     base = Path(directory)
     migration = json.loads((base / "verify" / "report.json").read_text())["results"]["migration"]
-    closed_attempts = {t: [a for a in p["attempts"] if a["outcome"] in ("closed", "closed by an earlier fix")]
+    closed_attempts = {t: [a for a in p["attempts"] if a["outcome"] in ("closed", "closed by an earlier fix", "closed by a later fix")]
                        for t, p in migration["fixes"].items()}
     # the baseline's answers first, as the rehearsal left the cluster: the baseline reads the same Ingresses, which
     # the migrated manifests edit and their removed.txt deletes

@@ -208,8 +208,9 @@ def accuracy(counted: tuple[int, list[str]]) -> bool:
     return right >= 0.95 * (right + len(wrong)) and right > 0
 
 
-KEPT = ("closed", "its cause gone, another remains", "closed by an earlier fix")
-CLOSED = ("closed", "closed by an earlier fix")
+KEPT = ("closed", "its cause gone, another remains", "closed by an earlier fix", "closed by a later fix",
+        "its cause gone after a later fix, another remains")
+CLOSED = ("closed", "closed by an earlier fix", "closed by a later fix")
 OUTCOMES = KEPT + ("not closed", "changed other requests", "no setting of the target reproduces it", "no fix known")
 
 

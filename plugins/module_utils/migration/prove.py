@@ -11,7 +11,9 @@ no request that answered the same before differs now (a request the target's own
 priority take may change with any reload, and is not counted; nor is one that stays changed once the fix is undone:
 the fix then gets a second try); otherwise it is undone (its objects applied back as they were, those it
 created deleted, those it removed made again) and recorded as not closed or as changing other requests (which
-ones). A behaviour whose every request an earlier kept fix made answer the same is recorded as closed by it. A fix
+ones). A behaviour whose every request an earlier kept fix made answer the same is recorded as closed by it; one left
+without a fix of its own that the fixes kept after it settled (the final replay: all its requests the same, or none
+differing by its cause) as closed, or its cause gone, by a later fix. A fix
 that failed where tied routers took some of its requests gets one more try at the end when a fix was kept since (the
 router the tie gave may have lacked what it set: a canary Ingress's router beside the main one). The baseline is never
 touched and never replayed again: its answers are the first replay's. What is kept is written out as the
@@ -42,7 +44,10 @@ _ANSWERED = ("same", "noise", "neither")  # outcomes that do not differ
 CLOSED, CAUSE_GONE, EARLIER, NOT_CLOSED, REGRESSED, IMPOSSIBLE, UNKNOWN, REFUSED = (
     "closed", "its cause gone, another remains", "closed by an earlier fix", "not closed", "changed other requests",
     "no setting of the target reproduces it", "no fix known", "refused by the API server")
-KEPT = (CLOSED, CAUSE_GONE, EARLIER)
+# A behaviour with no fix of its own (none known, or one undone) that the fixes kept after it settled all the same.
+LATER, LATER_GONE = "closed by a later fix", "its cause gone after a later fix, another remains"
+KEPT = (CLOSED, CAUSE_GONE, EARLIER, LATER, LATER_GONE)
+_SETTLED_LATER = (UNKNOWN, NOT_CLOSED, REGRESSED)
 
 
 class FixError(KindlabError):
@@ -122,6 +127,7 @@ def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Ca
     # a behaviour whose fix failed where tied routers took some of its requests (the router Traefik tried may lack what
     # the fix set: a canary Ingress's router beside the main one), tried once more at the end if a fix was kept since
     again: dict[int, tuple[Obj, int]] = {}  # id(behaviour) -> (its attempt, how many fixes were kept when it failed)
+    behaviour_of: dict[int, Behaviour] = {}  # id(attempt) -> its behaviour
     for b in queue:
         attempt: Obj = {"responsible": b.responsible, "cause": b.cause, "requests": len(b.rows),
                         # what its requests differ in (status, path, received.<Header>, ...): what a re-check compares
@@ -135,6 +141,7 @@ def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Ca
             attempts[attempts.index(failed)] = attempt
         else:
             attempts.append(attempt)
+        behaviour_of[id(attempt)] = b
         if all(r["index"] in fixed_by and now.get(r["index"]) in _ANSWERED for r in b.rows):
             by = list({id(fixed_by[r["index"]]): fixed_by[r["index"]] for r in b.rows}.values())
             example = next(r for r in body["rows"] if r["index"] == b.rows[0]["index"])
@@ -228,9 +235,39 @@ def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Ca
         if "second_try" not in attempt and any(i in tied for i in own):
             again[id(b)] = (attempt, sum(1 for a in attempts if a["outcome"] in KEPT))
             queue.append(b)
+    _settled_later(attempts, behaviour_of, body, fixed_by, keeps)
     return {"attempts": attempts, "comparison": body, "keeps": keeps, "removed": removed,
             "kept": sum(1 for a in attempts if a["outcome"] in KEPT),
             "remain": sum(1 for a in attempts if a["outcome"] not in KEPT)}
+
+
+def _settled_later(attempts: list[Obj], behaviour_of: dict[int, Behaviour], body: Obj, fixed_by: dict[int, Fix],
+                   keeps: dict[str, list[str]]) -> None:
+    """Each behaviour left without a fix of its own (none known, or its fix undone) that the final replay (BODY, after
+    the last kept fix) shows settled by fixes kept after it: every request now answers the same (closed by a later
+    fix), or none differs by its cause any more while some still differ by another (its cause gone after a later
+    fix). Only where one router takes each request, and a kept fix made at least one answer the same: a tie's answer is
+    chance. The fixes' objects are said to keep it too."""
+    final = {r["index"]: r for r in body["rows"]}
+    for attempt in attempts:
+        b = behaviour_of.get(id(attempt))
+        if b is None or attempt["outcome"] not in _SETTLED_LATER:
+            continue
+        mine = [final[r["index"]] for r in b.rows if r["index"] in final]
+        by = list({id(fixed_by[r["index"]]): fixed_by[r["index"]] for r in mine if r["index"] in fixed_by}.values())
+        if len(mine) != len(b.rows) or not by or any(r.get("tied") or _by(r, b) for r in mine):
+            continue
+        was = attempt["outcome"] + (": %s" % attempt["says"] if attempt["outcome"] != UNKNOWN else "")
+        still = [r for r in mine if r["outcome"] not in _ANSWERED]
+        attempt.update(outcome=LATER_GONE if still else LATER, says="; ".join(f.says for f in by),
+                       objects=[n for f in by for n in f.names()], curl=list(mine[0].get("curl", {}).values()),
+                       before_it="%s when it was tried" % was)
+        for key in ("why", "changed", "still_differ", "undone"):
+            attempt.pop(key, None)
+        if still:
+            attempt["remaining"] = sorted({"; ".join(dict.fromkeys(d["responsible"] for d in r["differences"])) for r in still})
+        for name in attempt["objects"]:
+            keeps.setdefault(name, []).append(b.key)
 
 
 _SERVER_FIELDS = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink")

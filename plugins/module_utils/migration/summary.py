@@ -14,7 +14,8 @@ import re
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._markdown import cell
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.prove import CAUSE_GONE, CLOSED, EARLIER, KEPT, REMOVED_FILE
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.prove import (
+    CAUSE_GONE, CLOSED, EARLIER, KEPT, LATER, LATER_GONE, REMOVED_FILE)
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.compare import OUTCOMES
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.sides import parse_all
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.judge import SAME_KEYS, parse_expected
@@ -245,6 +246,11 @@ def fix_of(result: Obj, target: str, behaviour: Obj) -> str:
             return "fix proven: %s (%s)" % (a["says"], ", ".join((a.get("objects") or []) + ["removes " + r for r in a.get("removes") or []]))
         if a["outcome"] == EARLIER:
             return "closed by an earlier fix: %s" % a["says"]
+        if a["outcome"] == LATER:
+            return "closed by a later fix (%s): %s" % (a["before_it"], a["says"])
+        if a["outcome"] == LATER_GONE:
+            return "its cause gone after a later fix (%s; its requests still differ by %s, another behaviour): %s" % (
+                a["before_it"], "; ".join(a.get("remaining") or []), a["says"])
         if a["outcome"] == CAUSE_GONE:
             return "fix proven, its cause gone (its requests still differ by %s, another behaviour): %s (%s)" % (
                 "; ".join(a.get("remaining") or []), a["says"], ", ".join(a.get("objects") or []))

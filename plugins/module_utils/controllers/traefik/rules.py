@@ -9,9 +9,9 @@ Read from Traefik v3's pkg/muxer/http (matcher.go, mux.go) and pkg/server/router
   QueryRegexp; ClientIP matches (the rehearsal's one client);
 - routers are tried by priority, highest first; a router without one has its rule's length; the first that
   matches takes the request (between equal priorities Traefik's order is not defined: the router taken says which
-  it is tied with, unless they send to the same service through the same middlewares); a router with TLS serves only the HTTPS entry point, one without only HTTP; a router served on
-  the `traefik` entry point alone (the API and dashboard's, dashboard@internal's PathPrefix(`/`) at the highest
-  priority) never sees a request through the controller's Service;
+  it is tied with, unless they send to the same service through the same middlewares); a router with TLS serves
+  only the HTTPS entry point, one without only HTTP; a router served on the `traefik` entry point alone (the API
+  and dashboard's, dashboard@internal's PathPrefix(`/`) at the highest priority) never sees a request through the controller's Service;
 - the path matched is the one the entry point sanitised (dot segments resolved, slashes merged).
 A rule this reader cannot read matches nothing, and says so (`unread`)."""
 from __future__ import annotations

@@ -79,23 +79,63 @@ def _plain_http_kept(b: Behaviour, objects: Objects) -> Fix | None:
 _TO_HTTPS = {"type": "RequestRedirect", "requestRedirect": {"scheme": "https", "statusCode": 308}}
 
 
+def _plain_http_listeners(objects: Objects, host: str) -> list[tuple[Obj, str]]:
+    """(Gateway, listener name) of the target's plain-HTTP listeners that take HOST: those naming it, else those
+    naming no hostname."""
+    out: list[tuple[Obj, str]] = []
+    for _name, gateway in sorted(objects.gateways.items()):
+        listeners = _http_listeners(gateway)
+        named = [li for li in listeners if li.get("hostname") == host] or [li for li in listeners if not li.get("hostname")]
+        out += [(gateway, str(li["name"])) for li in named]
+    return out
+
+
+def _redirect_route(objects: Objects, host: str) -> Obj | None:
+    """A route of its own that redirects every plain-HTTP request for HOST to HTTPS, on the plain-HTTP listeners that
+    take it (in their Gateway's namespace, which a listener allowing routes from its own namespace accepts); None when
+    a route of the host serves plain HTTP already (its rules would rank above a PathPrefix / redirect) or no listener
+    takes it."""
+    for route in _routes_of_host(objects, host):
+        if any(not _redirects(x) for x in _spec(route).get("rules") or []) and (
+                not _spec(route).get("parentRefs") or any(not p.get("sectionName") or any(
+                    str(p["sectionName"]) == name for _g, name in _plain_http_listeners(objects, host))
+                    for p in _spec(route)["parentRefs"])):
+            return None
+    listeners = _plain_http_listeners(objects, host)
+    if not listeners:
+        return None
+    namespace = str(listeners[0][0]["metadata"].get("namespace") or "")
+    return {"apiVersion": listeners[0][0].get("apiVersion"), "kind": "HTTPRoute",
+            "metadata": {"name": "kindlab-https-redirect-" + host.replace("*", "wildcard").replace(".", "-"), "namespace": namespace},
+            "spec": {"hostnames": [host],
+                     "parentRefs": [{"name": g["metadata"]["name"], "sectionName": name} for g, name in listeners
+                                    if str(g["metadata"].get("namespace") or "") == namespace],
+                     "rules": [{"filters": [dict(_TO_HTTPS)], "matches": [{"path": {"type": "PathPrefix", "value": "/"}}]}]}}
+
+
 def _redirect_every_path(b: Behaviour, objects: Objects) -> Fix | None:
     """ingress-nginx redirects every plain HTTP request for a host its server has a certificate for, whatever the
-    path; the translation redirects only the rules' paths: the host's plain-HTTP route gets a rule that redirects
-    every other path too (PathPrefix /, the longest-match order leaving the others first)."""
-    if not b.responsible.startswith("spec.tls of") or "whether or not a rule matches its path" not in b.cause:
+    path and whichever Ingress's rule matches it; the translation redirects only the rules' paths of the Ingress with
+    spec.tls: the host's plain-HTTP route gets a rule that redirects every other path too (PathPrefix /, the
+    longest-match order leaving the others first). A host without one (a team's own routes that do not serve it) gets a
+    route of its own that redirects it."""
+    if not b.responsible.startswith("spec.tls of") or (
+            "whether or not a rule matches its path" not in b.cause and "this Ingress's paths too" not in b.cause):
         return None
     edited = {}
     for host in sorted({str(r["host"]) for r in b.rows}):
-        for route in _routes_of_host(objects, host):
-            rules = _spec(route).get("rules") or []
-            if not rules or not all(_redirects(x) for x in rules):
-                continue  # not the host's plain-HTTP route
+        redirecting = [r for r in _routes_of_host(objects, host)
+                       if _spec(r).get("rules") and all(_redirects(x) for x in _spec(r)["rules"])]
+        for route in redirecting:  # the host's plain-HTTP route
+            rules = _spec(route)["rules"]
             if any(m.get("path") == {"type": "PathPrefix", "value": "/"} for x in rules for m in x.get("matches") or []):
                 continue
             fixed = objects.edited("HTTPRoute", key_of(route))
             _spec(fixed)["rules"].append({"filters": [dict(_TO_HTTPS)], "matches": [{"path": {"type": "PathPrefix", "value": "/"}}]})
             edited[key_of(fixed)] = fixed
+        made = _redirect_route(objects, host) if not redirecting else None
+        if made is not None and key_of(made) not in objects.routes:
+            edited[key_of(made)] = made
     if not edited:
         return None
     return Fix("redirect every plain-HTTP path to HTTPS in %s, not only the rules' paths, as ingress-nginx does for a host "

@@ -381,3 +381,27 @@ def test_traefiks_own_provider_serves_a_server_alias_by_a_rule_of_its_own():
     # a request on the rule's own host is not an alias's
     own = [dict(_row("a.tenants.example.test", "alias", ingress="shop/tenants"))]
     assert traefik_ingress_provider.propose(_b("spec.defaultBackend of shop/catch-all", "other", own, [rule]), objects) is None
+
+
+def test_a_hosts_other_ingress_paths_are_redirected_too_and_a_host_no_route_serves_gets_a_redirect_route_of_its_own():
+    objects = _objects()
+    objects.gateways["shop/nginx"]["spec"]["listeners"].append(
+        {"name": "http", "port": 8000, "protocol": "HTTP", "allowedRoutes": {"namespaces": {"from": "Same"}}})
+    objects.routes["shop/account-www-example-test-http"] = _route("account-www-example-test-http", ["www.example.test"], [REDIRECT])
+    # the request of shop/web, whose host shop/account's spec.tls certifies: that host's redirect route redirects every path
+    fix = gateway_api.propose(_b("spec.tls of shop/account", "ingress-nginx redirects every plain HTTP request for "
+                                 "www.example.test to HTTPS (...), this Ingress's paths too: ...", [_row("www.example.test", "slash")]), objects)
+    assert [o["metadata"]["name"] for o in fix.objects] == ["account-www-example-test-http"]
+    # a host with a certificate but no route at all (a team's own routes): a redirect route on the listener without hostname
+    fix = gateway_api.propose(_b("spec.tls of shop/ops", "ingress-nginx redirects every plain HTTP request for a host in "
+                                 "spec.tls to HTTPS (...), whether or not a rule matches its path; own-routes answers 404 where "
+                                 "no route matches", [_row("ops.example.test", ingress="shop/ops")]), objects)
+    [route] = fix.objects
+    assert route["metadata"] == {"name": "kindlab-https-redirect-ops-example-test", "namespace": "shop"}
+    assert route["spec"] == {"hostnames": ["ops.example.test"], "parentRefs": [{"name": "nginx", "sectionName": "http"}],
+                             "rules": [{"filters": [{"type": "RequestRedirect", "requestRedirect": {"scheme": "https", "statusCode": 308}}],
+                                        "matches": [{"path": {"type": "PathPrefix", "value": "/"}}]}]}
+    # a host a route serves over plain HTTP already is left alone (its rules would rank above the redirect)
+    objects.routes["shop/ops"] = _route("ops", ["ops.example.test"], [_backend("web")])
+    assert gateway_api.propose(_b("spec.tls of shop/ops", "... whether or not a rule matches its path; ...",
+                                  [_row("ops.example.test", ingress="shop/ops")]), objects) is None

@@ -141,6 +141,13 @@ def test_the_answer_says_per_target_how_many_behaviours_a_proven_fix_keeps_and_w
     page = render({"scenario": "migration", "backend": "kind", "verdicts": [], "results": {"migration": res}})
     assert '<p class="fixes">Fixes proven in the rehearsal cluster: 1 of the 2' in page
     assert '<em class="fix">fix proven: edit the route (HTTPRoute shop/api)</em>' in page
+    # one without a fix of its own that a later fix settled: said so, and what it was when tried
+    res["fixes"]["traefik"]["attempts"][1].update(outcome="closed by a later fix", says="edit the route",
+                                                  before_it="no fix known when it was tried")
+    res["fixes"]["traefik"].update(kept=2, remain=0)
+    md = markdown("migration", "kind", evaluate({"migration": res}, {"migration": GOOD}), {"migration": res})
+    assert "   - closed by a later fix (no fix known when it was tried): edit the route" in md
+    assert "2 of the 2 behaviour(s) kept by a proven fix (the migrated manifests: migrated/traefik/); 0 remain." in md
     # without fixes tried, nothing is said of them
     assert "Fixes" not in markdown("migration", "kind", [], {"migration": result()})
 

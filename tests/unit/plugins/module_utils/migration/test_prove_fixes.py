@@ -376,3 +376,57 @@ def test_a_fix_that_failed_where_tied_routers_took_its_requests_gets_a_second_tr
     out = prove.prove(_target(plane, lambda b, o: table(b, o) if b.responsible == "b" else None),
                       [_behaviour(1, "b", "b's"), _behaviour(0)], plane.replay(), sleep=lambda s: None, settle=0.05)
     assert [a["outcome"] for a in out["attempts"]] == [prove.NOT_CLOSED, prove.UNKNOWN] and "second_try" not in out["attempts"][0]
+
+
+def test_a_behaviour_without_a_fix_of_its_own_that_a_later_fix_settled_is_closed_by_it():
+    # request 0 differs by two behaviours' account before any fix: the first has no fix known, the second's fix (a)
+    # makes it answer the same; the report then says the first is closed by that later fix, and its objects keep both
+    plane = FakePlane()
+
+    def table(b, objects):
+        return None if b.responsible == "unknown" else _fix_a(b, objects)
+    out = prove.prove(_target(plane, table), [_behaviour(0, "unknown", "no table entry"), _behaviour(0)], plane.replay(),
+                      sleep=lambda s: None)
+    first = out["attempts"][0]
+    assert first["outcome"] == prove.LATER and first["says"] == "fix a" and first["before_it"] == "no fix known when it was tried"
+    assert first["objects"] == ["HTTPRoute shop/a"] and first["curl"] == ["curl base 0", "curl t 0"]
+    assert out["kept"] == 2 and out["remain"] == 0
+    assert out["keeps"] == {"HTTPRoute shop/a": ["rule: cause", "unknown: no table entry"]}
+
+
+def test_a_later_fix_that_leaves_another_cause_settles_only_the_cause_and_a_tie_settles_nothing():
+    plane = FakePlane()
+
+    def table(b, objects):
+        if b.responsible != "rule":
+            return None
+        route = objects.edited("HTTPRoute", "shop/a")
+        route["spec"]["value"] = "half"  # request 0 still differs, by the trailing slash
+        return Fix("half a", (route,))
+    out = prove.prove(_target(plane, table), [_behaviour(0, "unknown", "no table entry"), _behaviour(0)], plane.replay(),
+                      sleep=lambda s: None)
+    # no kept fix made any of its requests answer the same: nothing is said to settle it
+    assert out["attempts"][0]["outcome"] == prove.UNKNOWN
+
+    plane = FakePlane()
+    first = plane.replay()
+
+    def tied_replay(real=plane.replay):
+        body = real()
+        body["rows"][0]["tied"] = ["r-a", "r-b"]
+        return body
+    target = prove.Target("t", lambda b, o: None if b.responsible == "unknown" else _fix_a(b, o), plane.read, plane.apply,
+                          plane.delete, tied_replay)
+    out = prove.prove(target, [_behaviour(0, "unknown", "no table entry"), _behaviour(1, "b", "b's")], first,
+                      sleep=lambda s: None, settle=0.05)
+    assert out["attempts"][0]["outcome"] == prove.UNKNOWN
+
+
+def test_a_behaviour_a_later_fix_settled_in_part_has_its_cause_gone_and_names_what_remains():
+    plane = FakePlane(b_value="other")  # request 1 differs by b's own cause, which no fix here touches
+    both = Behaviour("t", "unknown", "no table entry", ({"index": 0, "id": "r0"}, {"index": 1, "id": "r1"}), (None, None))
+    out = prove.prove(_target(plane, lambda b, o: None if b.responsible == "unknown" else _fix_a(b, o)),
+                      [both, _behaviour(0)], plane.replay(), sleep=lambda s: None)
+    first = out["attempts"][0]
+    assert first["outcome"] == prove.LATER_GONE and first["remaining"] == ["b"] and first["says"] == "fix a"
+    assert out["kept"] == 2
