@@ -255,10 +255,13 @@ def beyond_gateway_api(migration: Obj) -> bool:
     """Whether gateway-api's wildcard-of-any-depth and its default backend answering a host's unmatched paths were each
     tried and said beyond it (Traefik gives a route without hostnames a router without a Host matcher)."""
     attempts = migration["fixes"]["gateway-api"]["attempts"]
-    default = [a for a in attempts if a["cause"].startswith("gateway-api answers from the defaultBackend")]
+    # (one behaviour, or two where ops's requests the default backend's router took are grouped with auth-type; one
+    # where it answered for a rule ingress-nginx serves is another behaviour, which the listener move keeps)
+    default = [a for a in attempts if a["cause"].startswith("gateway-api answers from the defaultBackend")
+               and "where ingress-nginx serves no rule" in a["cause"]]
     # the wildcard's row differs or not as Traefik's tie between the default backend's router and tenants' falls
     wildcard = [a for a in attempts if a["responsible"].startswith("host *.")]
-    return len(default) == 1 and all(a["outcome"] == "no setting of the target reproduces it" for a in default + wildcard)
+    return bool(default) and all(a["outcome"] == "no setting of the target reproduces it" for a in default + wildcard)
 
 
 def attempt(migration: Obj, target: str, responsible: str) -> Obj:
