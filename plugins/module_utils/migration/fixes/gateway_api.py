@@ -9,7 +9,7 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix, Objects
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import default_backend_beyond_its_hosts, traefik_limits
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import default_backend_beyond_its_hosts, fields, traefik_limits
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.gateway_api_canary import cookie, header_pattern
 
 NAME = "gateway-api"
@@ -90,17 +90,39 @@ def _plain_http_listeners(objects: Objects, host: str) -> list[tuple[Obj, str]]:
     return out
 
 
+def _serves_plain_http(objects: Objects, route: Obj, host: str) -> bool:
+    """Whether ROUTE routes (not only redirects) requests for HOST on a plain-HTTP listener."""
+    plain = {name for _g, name in _plain_http_listeners(objects, host)}
+    return any(not _redirects(x) for x in _spec(route).get("rules") or []) and (
+        not _spec(route).get("parentRefs")
+        or any(not p.get("sectionName") or str(p["sectionName"]) in plain for p in _spec(route)["parentRefs"]))
+
+
+def _https_only(objects: Objects, route: Obj, host: str) -> Obj | None:
+    """A copy of ROUTE attached to the HTTPS listeners naming HOST instead of its plain-HTTP ones (a team's route on
+    both listeners of its Gateway); None when it names other hosts too or no HTTPS listener names HOST."""
+    if _spec(route).get("hostnames") != [host]:
+        return None
+    plain = {name for _g, name in _plain_http_listeners(objects, host)}
+    fixed = objects.edited("HTTPRoute", key_of(route))
+    refs: list[Obj] = []
+    for ref in _spec(fixed).get("parentRefs") or []:
+        gateway = next((g for _n, g in sorted(objects.gateways.items()) if g["metadata"]["name"] == ref.get("name")), None)
+        if gateway is None or (ref.get("sectionName") and str(ref["sectionName"]) not in plain):
+            refs.append(ref)
+            continue
+        secure = [li for li in _spec(gateway).get("listeners") or [] if li.get("protocol") == "HTTPS" and li.get("hostname") == host]
+        refs += [dict({k: v for k, v in ref.items() if k not in ("sectionName", "port")}, sectionName=li["name"]) for li in secure]
+    if not refs or refs == _spec(route).get("parentRefs"):
+        return None
+    _spec(fixed)["parentRefs"] = refs
+    return fixed
+
+
 def _redirect_route(objects: Objects, host: str) -> Obj | None:
     """A route of its own that redirects every plain-HTTP request for HOST to HTTPS, on the plain-HTTP listeners that
     take it (in their Gateway's namespace, which a listener allowing routes from its own namespace accepts); None when
-    a route of the host serves plain HTTP already (its rules would rank above a PathPrefix / redirect) or no listener
-    takes it."""
-    for route in _routes_of_host(objects, host):
-        if any(not _redirects(x) for x in _spec(route).get("rules") or []) and (
-                not _spec(route).get("parentRefs") or any(not p.get("sectionName") or any(
-                    str(p["sectionName"]) == name for _g, name in _plain_http_listeners(objects, host))
-                    for p in _spec(route)["parentRefs"])):
-            return None
+    no listener takes it."""
     listeners = _plain_http_listeners(objects, host)
     if not listeners:
         return None
@@ -117,10 +139,11 @@ def _redirect_every_path(b: Behaviour, objects: Objects) -> Fix | None:
     """ingress-nginx redirects every plain HTTP request for a host its server has a certificate for, whatever the
     path and whichever Ingress's rule matches it; the translation redirects only the rules' paths of the Ingress with
     spec.tls: the host's plain-HTTP route gets a rule that redirects every other path too (PathPrefix /, the
-    longest-match order leaving the others first). A host without one (a team's own routes that do not serve it) gets a
-    route of its own that redirects it."""
-    if not b.responsible.startswith("spec.tls of") or (
-            "whether or not a rule matches its path" not in b.cause and "this Ingress's paths too" not in b.cause):
+    longest-match order leaving the others first). A host without one (a team's own routes) gets a route of its own that
+    redirects it, its routes that serve it over plain HTTP moved to the HTTPS listeners naming it."""
+    if not b.responsible.startswith("spec.tls of") or not (
+            "whether or not a rule matches its path" in b.cause or "this Ingress's paths too" in b.cause
+            or "ingress-nginx redirects plain HTTP for a host in spec.tls" in b.cause and "status" in fields(b)):
         return None
     edited = {}
     for host in sorted({str(r["host"]) for r in b.rows}):
@@ -133,9 +156,17 @@ def _redirect_every_path(b: Behaviour, objects: Objects) -> Fix | None:
             fixed = objects.edited("HTTPRoute", key_of(route))
             _spec(fixed)["rules"].append({"filters": [dict(_TO_HTTPS)], "matches": [{"path": {"type": "PathPrefix", "value": "/"}}]})
             edited[key_of(fixed)] = fixed
-        made = _redirect_route(objects, host) if not redirecting else None
-        if made is not None and key_of(made) not in objects.routes:
-            edited[key_of(made)] = made
+        if redirecting:
+            continue
+        # a team's own routes: those serving the host over plain HTTP move to its HTTPS listeners, and a route of its own
+        # redirects the host (a PathPrefix / redirect would rank below their longer paths)
+        serving = [r for r in _routes_of_host(objects, host) if _serves_plain_http(objects, r, host)]
+        moved = [_https_only(objects, r, host) for r in serving]
+        made = _redirect_route(objects, host)
+        if made is None or key_of(made) in objects.routes or None in moved:
+            continue
+        edited.update({key_of(m): m for m in moved if m is not None})
+        edited[key_of(made)] = made
     if not edited:
         return None
     return Fix("redirect every plain-HTTP path to HTTPS in %s, not only the rules' paths, as ingress-nginx does for a host "

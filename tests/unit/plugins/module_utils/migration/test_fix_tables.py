@@ -405,3 +405,25 @@ def test_a_hosts_other_ingress_paths_are_redirected_too_and_a_host_no_route_serv
     objects.routes["shop/ops"] = _route("ops", ["ops.example.test"], [_backend("web")])
     assert gateway_api.propose(_b("spec.tls of shop/ops", "... whether or not a rule matches its path; ...",
                                   [_row("ops.example.test", ingress="shop/ops")]), objects) is None
+
+
+def test_a_teams_route_on_both_listeners_moves_to_the_https_one_and_a_route_of_its_own_redirects_plain_http():
+    # the team's Gateway: a listener without hostname for plain HTTP, one for shop.example.test's HTTPS; its storefront
+    # route names the Gateway alone, so it serves plain HTTP too, where ingress-nginx redirects every request of the host
+    objects = Objects(gateways={"shop/nginx": _gateway()}, routes={"shop/storefront": _route(
+        "storefront", ["shop.example.test"], [_backend("web", value="/docs")])})
+    objects.gateways["shop/nginx"]["spec"]["listeners"].append({"name": "http", "port": 8000, "protocol": "HTTP"})
+    fix = gateway_api.propose(_b("spec.tls of shop/api", "ingress-nginx redirects plain HTTP for a host in spec.tls to HTTPS "
+                                 "(308, ...); own-routes's answer differs in status", [_row("shop.example.test", ingress="shop/api")]),
+                              objects)
+    moved, made = fix.objects
+    assert moved["metadata"]["name"] == "storefront"
+    assert moved["spec"]["parentRefs"] == [{"name": "nginx", "sectionName": "shop-example-test-https"}]
+    assert made["metadata"]["name"] == "kindlab-https-redirect-shop-example-test"
+    assert made["spec"]["parentRefs"] == [{"name": "nginx", "sectionName": "http"}]
+    assert objects.routes["shop/storefront"]["spec"]["parentRefs"] == [{"name": "nginx"}]  # a copy was edited
+    # a redirect that differs only in its location (the trailing slash) is not this fix's business
+    other = gateway_api.propose(_b("spec.tls of shop/api", "ingress-nginx redirects plain HTTP for a host in spec.tls to "
+                                   "HTTPS (308, ...); own-routes's answer differs in location",
+                                   [_row("shop.example.test", ingress="shop/api", field="location")]), objects)
+    assert other is None or not [o for o in other.objects if o["kind"] == "HTTPRoute"]
