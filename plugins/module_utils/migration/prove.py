@@ -246,22 +246,24 @@ def _settled_later(attempts: list[Obj], behaviour_of: dict[int, Behaviour], body
     """Each behaviour left without a fix of its own (none known, or its fix undone) that the final replay (BODY, after
     the last kept fix) shows settled by fixes kept after it: every request now answers the same (closed by a later
     fix), or none differs by its cause any more while some still differ by another (its cause gone after a later
-    fix). Only where one router takes each request, and a kept fix made at least one answer the same: a tie's answer is
-    chance. The fixes' objects are said to keep it too."""
+    fix). Named: the fixes after which its requests answered the same, else every fix kept after it. Only where one
+    router takes each request: a tie's answer is chance. The fixes' objects are said to keep it too."""
     final = {r["index"]: r for r in body["rows"]}
     for attempt in attempts:
         b = behaviour_of.get(id(attempt))
         if b is None or attempt["outcome"] not in _SETTLED_LATER:
             continue
         mine = [final[r["index"]] for r in b.rows if r["index"] in final]
-        by = list({id(fixed_by[r["index"]]): fixed_by[r["index"]] for r in mine if r["index"] in fixed_by}.values())
+        by = [(f.says, f.names()) for f in {id(fixed_by[r["index"]]): fixed_by[r["index"]] for r in mine if r["index"] in fixed_by}.values()]
+        # none of its requests answers the same by a fix (they still differ, by another cause): the fixes kept after it
+        by = by or [(a["says"], a["objects"]) for a in attempts[attempts.index(attempt) + 1:] if a["outcome"] in (CLOSED, CAUSE_GONE)]
         if len(mine) != len(b.rows) or not by or any(r.get("tied") or _by(r, b) for r in mine):
             continue
         was = attempt["outcome"] + (": %s" % attempt["says"] if attempt["outcome"] != UNKNOWN else "")
         still = [r for r in mine if r["outcome"] not in _ANSWERED]
-        attempt.update(outcome=LATER_GONE if still else LATER, says="; ".join(f.says for f in by),
-                       objects=[n for f in by for n in f.names()], curl=list(mine[0].get("curl", {}).values()),
-                       before_it="%s when it was tried" % was)
+        attempt.update(outcome=LATER_GONE if still else LATER, says="; ".join(says for says, _names in by),
+                       objects=list(dict.fromkeys(n for _says, names in by for n in names)),
+                       curl=list(mine[0].get("curl", {}).values()), before_it="%s when it was tried" % was)
         for key in ("why", "changed", "still_differ", "undone"):
             attempt.pop(key, None)
         if still:
