@@ -223,6 +223,13 @@ def canary_replaced(migration: Obj, before: int | None = None) -> bool:
         and a.get("removes") == ["Ingress shop/checkout-canary"] for a in proven["attempts"][:before])
 
 
+def checkout_canary_edited(migration: Obj, index: int, attempt_of: Obj) -> list[str]:
+    """What checkout's element-prefix fix (attempt INDEX) must edit besides checkout: the canary Ingress, unless the
+    canary's fix had replaced it before (a second try comes after every other fix)."""
+    replaced = canary_replaced(migration, before=None if attempt_of.get("second_try") else index)
+    return [] if replaced else ["Ingress shop/checkout-canary"]
+
+
 def canary_untouched(report: Obj) -> bool:
     """Whether no request of the checkout canary, nor checkout's own /checkout, differs on Traefik's own provider: its
     tie between the two routers of one rule can give the canary's every request, which is ingress-nginx's answer at
@@ -507,9 +514,7 @@ def main(directory: str) -> int:
          and all(admin_paths(base) == [("/admin", "Exact"), ("/admin/", "Prefix")]
                  for a in migration["fixes"]["traefik-ingress-provider"]["attempts"]
                  if a["responsible"] == "rule /admin (Prefix)" and a["outcome"] in KEPT)
-         # (a second try comes after every other fix: the canary's may have replaced that Ingress by then)
-         and all(a["objects"] == ["Ingress shop/checkout"] + (
-             [] if canary_replaced(migration, before=None if a.get("second_try") else i) else ["Ingress shop/checkout-canary"])
+         and all(a["objects"] == ["Ingress shop/checkout"] + checkout_canary_edited(migration, i, a)
                  for i, a in enumerate(migration["fixes"]["traefik-ingress-provider"]["attempts"])
                  if a["responsible"] == "rule /checkout (Prefix)" and "string prefix" in a["cause"] and a.get("objects"))),
         ("traefik-ingress-provider: the checkout canary (header, cookie, weight 100) is routed by an IngressRoute of its name "
