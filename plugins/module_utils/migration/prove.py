@@ -26,7 +26,7 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from ansible_collections.kindlab.ingress.plugins.module_utils._errors import KindlabError
 from ansible_collections.kindlab.ingress.plugins.module_utils._yaml import yaml
@@ -210,8 +210,7 @@ def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Ca
             out = _outcomes(after)
             attempt["outcome"] = CLOSED if closed(after) else CAUSE_GONE
             if not closed(after):
-                attempt["remaining"] = sorted({"; ".join(dict.fromkeys(d["responsible"] for d in r["differences"]))
-                                               for r in after["rows"] if r["index"] in own and r["outcome"] == "differ"})
+                attempt["remaining"] = _remaining(r for r in after["rows"] if r["index"] in own and r["outcome"] == "differ")
             example = next(r for r in after["rows"] if r["index"] == own[0])
             attempt["curl"] = list(example.get("curl", {}).values())
             for name in fix.names():
@@ -241,6 +240,11 @@ def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Ca
             "remain": sum(1 for a in attempts if a["outcome"] not in KEPT)}
 
 
+def _remaining(rows: Iterable[Obj]) -> list[str]:
+    """What the ROWS that still differ differ by: each one's responsible, as the report groups them."""
+    return sorted({"; ".join(dict.fromkeys(d["responsible"] for d in r["differences"])) for r in rows})
+
+
 def _settled_later(attempts: list[Obj], behaviour_of: dict[int, Behaviour], body: Obj, fixed_by: dict[int, Fix],
                    keeps: dict[str, list[str]]) -> None:
     """Each behaviour left without a fix of its own (none known, or its fix undone) that the final replay (BODY, after
@@ -267,7 +271,7 @@ def _settled_later(attempts: list[Obj], behaviour_of: dict[int, Behaviour], body
         for key in ("why", "changed", "still_differ", "undone"):
             attempt.pop(key, None)
         if still:
-            attempt["remaining"] = sorted({"; ".join(dict.fromkeys(d["responsible"] for d in r["differences"])) for r in still})
+            attempt["remaining"] = _remaining(still)
         for name in attempt["objects"]:
             keeps.setdefault(name, []).append(b.key)
 

@@ -90,20 +90,19 @@ def _plain_http_listeners(objects: Objects, host: str) -> list[tuple[Obj, str]]:
     return out
 
 
-def _serves_plain_http(objects: Objects, route: Obj, host: str) -> bool:
-    """Whether ROUTE routes (not only redirects) requests for HOST on a plain-HTTP listener."""
-    plain = {name for _g, name in _plain_http_listeners(objects, host)}
+def _serves_plain_http(route: Obj, plain: set[str]) -> bool:
+    """Whether ROUTE routes (not only redirects) requests on a plain-HTTP listener (PLAIN: their names)."""
     return any(not _redirects(x) for x in _spec(route).get("rules") or []) and (
         not _spec(route).get("parentRefs")
         or any(not p.get("sectionName") or str(p["sectionName"]) in plain for p in _spec(route)["parentRefs"]))
 
 
-def _https_only(objects: Objects, route: Obj, host: str) -> Obj | None:
-    """A copy of ROUTE attached to the HTTPS listeners naming HOST instead of its plain-HTTP ones (a team's route on
-    both listeners of its Gateway); None when it names other hosts too or no HTTPS listener names HOST."""
+def _https_only(objects: Objects, route: Obj, host: str, plain: set[str]) -> Obj | None:
+    """A copy of ROUTE attached to the HTTPS listeners naming HOST instead of its plain-HTTP ones (PLAIN: their names;
+    a team's route on both listeners of its Gateway); None when it names other hosts too or no HTTPS listener names
+    HOST."""
     if _spec(route).get("hostnames") != [host]:
         return None
-    plain = {name for _g, name in _plain_http_listeners(objects, host)}
     fixed = objects.edited("HTTPRoute", key_of(route))
     refs: list[Obj] = []
     for ref in _spec(fixed).get("parentRefs") or []:
@@ -119,11 +118,10 @@ def _https_only(objects: Objects, route: Obj, host: str) -> Obj | None:
     return fixed
 
 
-def _redirect_route(objects: Objects, host: str) -> Obj | None:
-    """A route of its own that redirects every plain-HTTP request for HOST to HTTPS, on the plain-HTTP listeners that
+def _redirect_route(host: str, listeners: list[tuple[Obj, str]]) -> Obj | None:
+    """A route of its own that redirects every plain-HTTP request for HOST to HTTPS, on the plain-HTTP LISTENERS that
     take it (in their Gateway's namespace, which a listener allowing routes from its own namespace accepts); None when
     no listener takes it."""
-    listeners = _plain_http_listeners(objects, host)
     if not listeners:
         return None
     namespace = str(listeners[0][0]["metadata"].get("namespace") or "")
@@ -160,9 +158,10 @@ def _redirect_every_path(b: Behaviour, objects: Objects) -> Fix | None:
             continue
         # a team's own routes: those serving the host over plain HTTP move to its HTTPS listeners, and a route of its own
         # redirects the host (a PathPrefix / redirect would rank below their longer paths)
-        serving = [r for r in _routes_of_host(objects, host) if _serves_plain_http(objects, r, host)]
-        moved = [_https_only(objects, r, host) for r in serving]
-        made = _redirect_route(objects, host)
+        listeners = _plain_http_listeners(objects, host)
+        plain = {name for _g, name in listeners}
+        moved = [_https_only(objects, r, host, plain) for r in _routes_of_host(objects, host) if _serves_plain_http(r, plain)]
+        made = _redirect_route(host, listeners)
         if made is None or key_of(made) in objects.routes or None in moved:
             continue
         edited.update({key_of(m): m for m in moved if m is not None})

@@ -60,14 +60,15 @@ def _as_regex_paths(ingress: Obj) -> list[str]:
     return before
 
 
-def _through(objects: Objects, ingress: Obj, middleware: Obj, made: list[Obj]) -> list[Obj]:
+def _through(objects: Objects, ingress: Obj, middleware: Obj, made: list[Obj]) -> None:
     """INGRESS's routers go through MIDDLEWARE too, after those its annotation names already; so do the routes a canary
-    fix made beside it (returned: the IngressRoutes to apply with the fix that MADE does not hold yet)."""
+    fix made beside it. MADE (the fix's objects) gets the Middleware, the Ingress and those IngressRoutes."""
     meta = middleware["metadata"]
     ref = "%s-%s@kubernetescrd" % (meta["namespace"], meta["name"])
     names = [n.strip() for n in str(_annotations(ingress).get(MIDDLEWARES, "")).split(",") if n.strip()]
     _annotations(ingress)[MIDDLEWARES] = ",".join(names + ([ref] if ref not in names else []))
-    return through_beside(objects, key_of(ingress), ref, made)
+    beside = through_beside(objects, key_of(ingress), ref, made)
+    made += [middleware, ingress, *beside]
 
 
 def _beside_said(made: list[Obj]) -> str:
@@ -139,8 +140,7 @@ def _rewrite(b: Behaviour, objects: Objects) -> Fix | None:
             continue
         middleware = _middleware(ingress, "rewrite", {"replacePathRegex": {
             "regex": "(?i)^" + paths[0], "replacement": re.sub(r"\$(\d)", r"${\1}", target)}})
-        beside = _through(objects, ingress, middleware, made)
-        made += [middleware, ingress, *beside]
+        _through(objects, ingress, middleware, made)
         says.append(key_of(ingress))
     if not made:
         return None
@@ -159,8 +159,7 @@ def _body_size(b: Behaviour, objects: Objects) -> Fix | None:
         if size is None:
             continue
         middleware = _middleware(ingress, "body-size", {"buffering": {"maxRequestBodyBytes": size}})
-        beside = _through(objects, ingress, middleware, made)
-        made += [middleware, ingress, *beside]
+        _through(objects, ingress, middleware, made)
     if not made:
         return None
     return Fix("refuse a request body over proxy-body-size with 413, as ingress-nginx does: a buffering Middleware "
@@ -187,8 +186,7 @@ def _basic_auth(b: Behaviour, objects: Objects) -> Fix | None:
         if str(annotations.get(_AUTH_REALM, "")).strip():
             spec["realm"] = str(annotations[_AUTH_REALM])
         middleware = _middleware(ingress, "basic-auth", {"basicAuth": spec})
-        beside = _through(objects, ingress, middleware, made)
-        made += [middleware, ingress, *beside]
+        _through(objects, ingress, middleware, made)
     if not made:
         return None
     return Fix("ask for the users of auth-secret and keep the Authorization header from the backend, as ingress-nginx's "
