@@ -106,7 +106,8 @@ def _https_only(objects: Objects, route: Obj, host: str, plain: set[str]) -> Obj
     fixed = objects.edited("HTTPRoute", key_of(route))
     refs: list[Obj] = []
     for ref in _spec(fixed).get("parentRefs") or []:
-        gateway = next((g for _n, g in sorted(objects.gateways.items()) if g["metadata"]["name"] == ref.get("name")), None)
+        # (a parentRef without namespace names a Gateway in the route's own)
+        gateway = objects.gateways.get("%s/%s" % (ref.get("namespace") or route["metadata"].get("namespace"), ref.get("name")))
         if gateway is None or (ref.get("sectionName") and str(ref["sectionName"]) not in plain):
             refs.append(ref)
             continue

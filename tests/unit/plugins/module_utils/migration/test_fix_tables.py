@@ -427,3 +427,9 @@ def test_a_teams_route_on_both_listeners_moves_to_the_https_one_and_a_route_of_i
                                    "HTTPS (308, ...); own-routes's answer differs in location",
                                    [_row("shop.example.test", ingress="shop/api", field="location")]), objects)
     assert other is None or not [o for o in other.objects if o["kind"] == "HTTPRoute"]
+    # a route naming a Gateway of that name in another namespace (its parentRef's) is not moved to this one's listener
+    objects.routes["shop/storefront"]["spec"]["parentRefs"] = [{"name": "nginx", "namespace": "edge"}]
+    elsewhere = gateway_api.propose(_b("spec.tls of shop/api", "ingress-nginx redirects plain HTTP for a host in spec.tls to HTTPS "
+                                       "(308, ...); own-routes's answer differs in status", [_row("shop.example.test", ingress="shop/api")]),
+                                    objects)
+    assert elsewhere is None
