@@ -76,6 +76,29 @@ class BackendKey:
 
 
 @dataclass(frozen=True)
+class Canary:
+    """A backend a data plane sends some of a route's requests to instead of its own, and what chooses it, in its own
+    account (ingress-nginx's trafficShapingPolicy): the header (its value or pattern), else the cookie, else the weight."""
+
+    backend: str  # its name in the data plane (ingress-nginx: the upstream name)
+    port: str  # the Ingress's port that ends that name: number or name, as written
+    header: str = ""
+    header_value: str = ""
+    header_pattern: str = ""
+    cookie: str = ""
+    weight: int = 0
+    weight_total: int = 100
+
+    @property
+    def said(self) -> str:
+        steps = ["header %s%s" % (self.header, " = %s" % self.header_value if self.header_value else
+                                  " ~ %s" % self.header_pattern if self.header_pattern else "")] if self.header else []
+        steps += ["cookie %s" % self.cookie] if self.cookie else []
+        steps.append("weight %s of %s" % (self.weight, self.weight_total))
+        return "%s (port %s) by %s" % (self.backend, self.port, ", ".join(steps))
+
+
+@dataclass(frozen=True)
 class Router:
     """One route a data plane says it built, in its own words: its name and rule, its priority, whether it serves
     (`status`: enabled, or disabled with the `errors` that stopped it), and the service it sends to."""
@@ -92,6 +115,7 @@ class Router:
     ingress: str = ""
     settings: tuple[tuple[str, str], ...] = ()
     tls: bool = False  # served on the HTTPS entry point only
+    canaries: tuple[Canary, ...] = ()  # the backends its requests may go to instead of its service's
     entry_points: tuple[str, ...] = ()  # the entry points it serves, where its type names them (Traefik's)
 
     @property

@@ -398,10 +398,6 @@ def _precedence(ctx: Context) -> Cause | None:
                  "longest path; Traefik: the longest router rule)" % ctx.target)
 
 
-_CANARY_SAID = re.compile(r"^(?P<upstream>\S+) \(port (?P<port>[^)]+)\) by "
-                          r"(?:header (?P<header>[^ ,]+)[^,]*, )?(?:cookie (?P<cookie>[^ ,]+), )?weight")
-
-
 def _upstream_of(upstream: str, port: str, service: str) -> bool:
     """Whether UPSTREAM (`<ns>-<svc>-<port>`, ingress-nginx's upstreamName) of PORT (the Ingress's number or name) is
     SERVICE's (namespace/name)."""
@@ -415,17 +411,16 @@ def _canary_chosen(ctx: Context) -> Cause | None:
     header, else its cookie, else the weight. Named after the annotation that decided."""
     if ctx.field not in ("backend", "backends") or ctx.baseline_record is None or not ctx.baseline_backend:
         return None
-    for key, value in ctx.baseline_record.settings:
-        m = _CANARY_SAID.match(value) if key == "canary" else None
-        if m is None or not _upstream_of(m.group("upstream"), m.group("port"), ctx.baseline_backend):
+    for canary in ctx.baseline_record.canaries:
+        if not _upstream_of(canary.backend, canary.port, ctx.baseline_backend):
             continue
         headers = {k.lower(): v for k, v in ctx.request.headers}
         cookies = {c.split("=", 1)[0].strip() for c in headers.get("cookie", "").split(";") if "=" in c}
-        step = ("canary-by-header" if m.group("header") and m.group("header").lower() in headers
-                else "canary-by-cookie" if m.group("cookie") and m.group("cookie") in cookies else "canary-weight")
+        step = ("canary-by-header" if canary.header and canary.header.lower() in headers
+                else "canary-by-cookie" if canary.cookie and canary.cookie in cookies else "canary-weight")
         return Cause(NGINX + step, "ingress-nginx answers from the canary %s of the location that takes it (its own account: "
                                    "%s), chosen by %s; %s answers from %s" % (
-                                       ctx.baseline_backend, value, step, ctx.target, ctx.target_backend or "no Service"))
+                                       ctx.baseline_backend, canary.said, step, ctx.target, ctx.target_backend or "no Service"))
     return None
 
 

@@ -19,7 +19,7 @@ Read from the controller v1.11.0 (the module k8s.io/ingress-nginx):
   alternativeBackends, and it carries its trafficShapingPolicy (weight, weightTotal, header,
   headerValue, headerPattern, cookie); the balancer
   (rootfs/etc/nginx/lua/balancer.lua) picks it per request. nginx.conf never names it, so a
-  location's record gets it from here (`canary`).
+  location's record gets it from here (Router.canaries).
 """
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from typing import Any, Mapping
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import container_argv, meta
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import (
     BackendKey,
+    Canary,
     DataPlaneError,
     DataPlaneReader,
     PodAccess,
@@ -80,31 +81,29 @@ def parse_backends(text: str) -> dict[str, tuple[Upstream, ...]]:
     return out
 
 
-def canaries(text: str) -> dict[str, tuple[str, ...]]:
-    """The JSON array /dbg prints → a main backend's name → its canaries, each said as `<upstream name> (port <p>) by
-    ...` (its header, header value or pattern, cookie, weight of its total; the service it posts has no name or
-    namespace, seen on kind, so the name and the port, the Ingress's number or name that ends the name, say it);
-    {} when the text is not that array."""
+def canaries(text: str) -> dict[str, tuple[Canary, ...]]:
+    """The JSON array /dbg prints → a main backend's name → its canaries (the service it posts has no name or namespace,
+    seen on kind, so the name and the port, the Ingress's number or name that ends the name, say it); {} when the text
+    is not that array."""
     try:
         data = json.loads(text)
     except ValueError:
         return {}
     backends = {b["name"]: b for b in data if isinstance(b, dict) and isinstance(b.get("name"), str)} if isinstance(data, list) else {}
 
-    def said(backend: Obj) -> str:
+    def canary(backend: Obj) -> Canary:
         policy = backend.get("trafficShapingPolicy") or {}
-        steps = ["header %s%s" % (policy["header"], " = %s" % policy["headerValue"] if policy.get("headerValue") else
-                                  " ~ %s" % policy["headerPattern"] if policy.get("headerPattern") else "")] if policy.get("header") else []
-        steps += ["cookie %s" % policy["cookie"]] if policy.get("cookie") else []
-        steps.append("weight %s of %s" % (policy.get("weight") or 0, policy.get("weightTotal") or 100))
-        return "%s (port %s) by %s" % (backend["name"], backend.get("port", ""), ", ".join(steps))
-    return {name: tuple(said(backends[a]) for a in b.get("alternativeBackends") or [] if a in backends)
+        return Canary(backend["name"], str(backend.get("port", "")), header=str(policy.get("header") or ""),
+                      header_value=str(policy.get("headerValue") or ""), header_pattern=str(policy.get("headerPattern") or ""),
+                      cookie=str(policy.get("cookie") or ""), weight=int(policy.get("weight") or 0),
+                      weight_total=int(policy.get("weightTotal") or 100))
+    return {name: tuple(canary(backends[a]) for a in b.get("alternativeBackends") or [] if a in backends)
             for name, b in backends.items() if b.get("alternativeBackends")}
 
 
 def read_routers(access: PodAccess, pod: Obj, container: Obj) -> tuple[tuple[Router, ...], str]:
-    """The pod's nginx.conf locations (nginxconf.read_routers), each whose backend has canaries saying them
-    (`canary` settings, from `/dbg backends all`: nginx.conf never names a canary)."""
+    """The pod's nginx.conf locations (nginxconf.read_routers), each whose backend has canaries with them (from `/dbg
+    backends all`: nginx.conf never names a canary)."""
     routers, unread = nginxconf.read_routers(access, pod, container)
     if not routers or not any(r.service for r in routers):
         return routers, unread
@@ -115,8 +114,7 @@ def read_routers(access: PodAccess, pod: Obj, container: Obj) -> tuple[tuple[Rou
         ns, _slash, rest = router.service.partition("/")
         svc, _colon, port = rest.rpartition(":")
         return upstream_name(ns, svc, port)
-    return tuple(replace(r, settings=r.settings + tuple(("canary", c) for c in alternatives.get(upstream_of(r), ())))
-                 if r.service else r for r in routers), unread
+    return tuple(replace(r, canaries=alternatives.get(upstream_of(r), ())) if r.service else r for r in routers), unread
 
 
 def read(access: PodAccess, pod: Obj, container: Obj) -> Reading:

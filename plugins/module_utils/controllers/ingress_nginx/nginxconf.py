@@ -255,6 +255,7 @@ def describe(record: Router) -> str:
         said.append("from Ingress %s to %s" % (record.ingress, record.service) if record.service else
                     "from Ingress %s, the host's root location ingress-nginx adds (its default backend answers)" % record.ingress)
     said += ["%s %s" % (k, v if v else '""') for k, v in record.settings if k != "proxy_pass"]
+    said += ["canary %s" % c.said for c in record.canaries]
     return "; ".join(said)
 
 

@@ -490,11 +490,11 @@ def test_a_ci_gate_accepts_the_allowed_behaviours_fails_on_the_others_and_writes
 
 
 def test_an_answer_from_a_canary_ingress_nginxs_account_names_is_put_down_to_what_chose_it() -> None:
-    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import Router
+    from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import Canary, Router
     from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain
     from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Rule
     location = Router("server pay location /checkout", "/checkout", service="shop/checkout:80", ingress="shop/checkout",
-                      settings=(("canary", "shop-checkout-canary-http (port http) by header X-Canary, cookie canary, weight 100 of 100"),))
+                      canaries=(Canary("shop-checkout-canary-http", "http", header="X-Canary", cookie="canary", weight=100),))
     rule = Rule("shop/checkout", "pay.example.test", "/checkout", "Prefix", regex=False)
 
     def cause(headers=(), baseline="shop/checkout-canary"):
@@ -505,6 +505,7 @@ def test_an_answer_from_a_canary_ingress_nginxs_account_names_is_put_down_to_wha
     weight = cause()
     assert weight.responsible == "nginx.ingress.kubernetes.io/canary-weight"
     assert "canary shop/checkout-canary" in weight.text and "t answers from shop/checkout" in weight.text
+    assert "shop-checkout-canary-http (port http) by header X-Canary, cookie canary, weight 100 of 100" in weight.text
     assert cause((("X-Canary", "always"),)).responsible == "nginx.ingress.kubernetes.io/canary-by-header"
     assert cause((("Cookie", "a=1; canary=always"),)).responsible == "nginx.ingress.kubernetes.io/canary-by-cookie"
     # answered from the main Service (shop/checkout: its upstream name is a prefix of the canary's): not the canary's doing
@@ -512,7 +513,7 @@ def test_an_answer_from_a_canary_ingress_nginxs_account_names_is_put_down_to_wha
     assert not cause(baseline="shop/web").responsible.startswith("nginx.ingress.kubernetes.io/canary")
     # a dashed port name: the port /dbg gives says where the Service's name ends
     location = Router("server pay location /checkout", "/checkout", service="shop/checkout:80", ingress="shop/checkout",
-                      settings=(("canary", "shop-checkout-canary-http-alt (port http-alt) by weight 10 of 100"),))
+                      canaries=(Canary("shop-checkout-canary-http-alt", "http-alt", weight=10),))
     assert cause(baseline="shop/checkout-canary").responsible == "nginx.ingress.kubernetes.io/canary-weight"
     assert not cause(baseline="shop/checkout-canary-http").responsible.startswith("nginx.ingress.kubernetes.io/canary")
 

@@ -124,9 +124,13 @@ class ConfAndDbg(Access):
 
 
 def test_a_location_whose_backend_has_a_canary_says_it_from_the_backends() -> None:
-    assert ng.canaries(CANARY_SAMPLE) == {"shop-checkout-80": ("shop-checkout-canary-http (port http) by header X-Canary, cookie canary, weight 100 of 100",)}
+    [[canary]] = ng.canaries(CANARY_SAMPLE).values()
+    assert list(ng.canaries(CANARY_SAMPLE)) == ["shop-checkout-80"]
+    assert (canary.backend, canary.port, canary.header, canary.cookie, canary.weight, canary.weight_total) == (
+        "shop-checkout-canary-http", "http", "X-Canary", "canary", 100, 100)
+    assert canary.said == "shop-checkout-canary-http (port http) by header X-Canary, cookie canary, weight 100 of 100"
     assert ng.canaries("dbg: connection refused") == {}
     routers, unread = ng.read_routers(ConfAndDbg(ExecResult(0)), POD, CONTAINER)
     [location] = routers
-    assert unread == "" and ("canary", "shop-checkout-canary-http (port http) by header X-Canary, cookie canary, weight 100 of 100") in location.settings
+    assert unread == "" and location.canaries == (canary,)
     assert "canary shop-checkout-canary-http" in ng.READER.describe(location)
