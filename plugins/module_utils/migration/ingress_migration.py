@@ -118,7 +118,8 @@ def _slim(comparison: Obj) -> Obj:
 
 def _objects_of(client: Any, plane: DataPlane, ingresses: list[str]) -> Objects:
     """A target's own objects as the cluster holds them now: a Gateway target's Gateways and the HTTPRoutes attached to
-    them; for every target, the rehearsed Ingresses (an Ingress provider reads them; a default backend is named there);
+    them and the Services of the Ingresses' namespaces; for every target, the rehearsed Ingresses (an Ingress provider
+    reads them; a default backend is named there);
     for a target whose fixes make Traefik Middlewares and IngressRoutes, those of the Ingresses' namespaces."""
     out = Objects()
     for name in ingresses:
@@ -139,6 +140,8 @@ def _objects_of(client: Any, plane: DataPlane, ingresses: list[str]) -> Objects:
         out.routes = {key_of(r): r for r in client.list(GATEWAY_API_VERSION, "HTTPRoute")
                       if any(parent_gateway(str((r.get("metadata") or {}).get("namespace")), p) in plane.gateways
                              for p in (r.get("spec") or {}).get("parentRefs") or [])}
+        for ns in sorted({name.partition("/")[0] for name in ingresses}):
+            out.services.update({key_of(s): s for s in client.list("v1", "Service", namespace=ns)})
     return out
 
 

@@ -45,6 +45,8 @@ class Objects:
     # namespace/name -> Traefik Middleware in the rehearsed Ingresses' namespaces (a target whose table makes them)
     middlewares: dict[str, Obj] = field(default_factory=dict)
     ingress_routes: dict[str, Obj] = field(default_factory=dict)  # namespace/name -> Traefik IngressRoute, likewise
+    # namespace/name -> Service of the rehearsed Ingresses' namespaces (a Gateway target: a route names ports by number)
+    services: dict[str, Obj] = field(default_factory=dict)
 
     def pool(self, kind: str) -> dict[str, Obj]:
         """The objects of one kind (Ingress, HTTPRoute, Gateway, Middleware, IngressRoute); {} for any other."""

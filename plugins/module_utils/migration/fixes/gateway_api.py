@@ -11,6 +11,14 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix, Objects
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import default_backend_beyond_its_hosts, fields, traefik_limits
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.gateway_api_canary import cookie, header_pattern
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.gateway_api_host_route import host_route
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.gateway_objects import (
+    http_listeners,
+    plain_http_listeners,
+    redirects,
+    routes_of_host,
+    spec,
+)
 
 NAME = "gateway-api"
 Obj = dict[str, Any]
@@ -18,23 +26,6 @@ DEFAULT_LISTENER = "kindlab-default-http"  # the listener without hostname a def
 # A rewrite-target whose regex only strips a prefix: path /P(/|$)(.*) (or /P/(.*)) with target /$2 (or /$1).
 _PREFIX_REWRITE = (re.compile(r"^\^?(?P<prefix>/[A-Za-z0-9._~/-]*?)\(/\|\$\)\(\.\*\)\$?$"), "/$2")
 _PREFIX_REWRITE_1 = (re.compile(r"^\^?(?P<prefix>/[A-Za-z0-9._~/-]*?)/\(\.\*\)\$?$"), "/$1")
-
-
-def _spec(obj: Obj) -> Obj:
-    spec: Obj = obj.setdefault("spec", {})
-    return spec
-
-
-def _redirects(rule: Obj) -> bool:
-    return any(f.get("type") == "RequestRedirect" for f in rule.get("filters") or [])
-
-
-def _routes_of_host(objects: Objects, host: str) -> list[Obj]:
-    return [r for _n, r in sorted(objects.routes.items()) if host in (_spec(r).get("hostnames") or [])]
-
-
-def _http_listeners(gateway: Obj) -> list[Obj]:
-    return [li for li in _spec(gateway).get("listeners") or [] if li.get("protocol") == "HTTP"]
 
 
 def _auth(b: Behaviour, _objects: Objects) -> Fix | None:
@@ -60,15 +51,15 @@ def _plain_http_kept(b: Behaviour, objects: Objects) -> Fix | None:
         return None
     edited = {}
     for host in sorted({str(r["host"]) for r in b.rows}):
-        routes = _routes_of_host(objects, host)
-        redirecting = [r for r in routes if _spec(r).get("rules") and all(_redirects(x) for x in _spec(r)["rules"])]
-        serving = [r for r in routes if r not in redirecting and any(x.get("backendRefs") for x in _spec(r).get("rules") or [])]
+        routes = routes_of_host(objects, host)
+        redirecting = [r for r in routes if spec(r).get("rules") and all(redirects(x) for x in spec(r)["rules"])]
+        serving = [r for r in routes if r not in redirecting and any(x.get("backendRefs") for x in spec(r).get("rules") or [])]
         for route in redirecting:
             twin = next((s for s in serving if key_of(s).startswith(key_of(route).rsplit("-http", 1)[0])), None)
             if twin is None:
                 continue
             fixed = objects.edited("HTTPRoute", key_of(route))
-            _spec(fixed)["rules"] = [dict(x) for x in _spec(twin).get("rules") or []]
+            spec(fixed)["rules"] = [dict(x) for x in spec(twin).get("rules") or []]
             edited[key_of(fixed)] = fixed
     if not edited:
         return None
@@ -79,47 +70,36 @@ def _plain_http_kept(b: Behaviour, objects: Objects) -> Fix | None:
 _TO_HTTPS = {"type": "RequestRedirect", "requestRedirect": {"scheme": "https", "statusCode": 308}}
 
 
-def _plain_http_listeners(objects: Objects, host: str) -> list[tuple[Obj, str]]:
-    """(Gateway, listener name) of the target's plain-HTTP listeners that take HOST: those naming it, else those
-    naming no hostname."""
-    out: list[tuple[Obj, str]] = []
-    for _name, gateway in sorted(objects.gateways.items()):
-        listeners = _http_listeners(gateway)
-        named = [li for li in listeners if li.get("hostname") == host] or [li for li in listeners if not li.get("hostname")]
-        out += [(gateway, str(li["name"])) for li in named]
-    return out
-
-
 def _serves_plain_http(route: Obj, plain: set[str]) -> bool:
     """Whether ROUTE routes (not only redirects) requests on a plain-HTTP listener (PLAIN: their names)."""
-    return any(not _redirects(x) for x in _spec(route).get("rules") or []) and (
-        not _spec(route).get("parentRefs")
-        or any(not p.get("sectionName") or str(p["sectionName"]) in plain for p in _spec(route)["parentRefs"]))
+    return any(not redirects(x) for x in spec(route).get("rules") or []) and (
+        not spec(route).get("parentRefs")
+        or any(not p.get("sectionName") or str(p["sectionName"]) in plain for p in spec(route)["parentRefs"]))
 
 
 def _https_only(objects: Objects, route: Obj, host: str, plain: set[str]) -> Obj | None:
     """A copy of ROUTE attached to the HTTPS listeners naming HOST instead of its plain-HTTP ones (PLAIN: their names;
     a team's route on both listeners of its Gateway); None when it names other hosts too or no HTTPS listener names
     HOST."""
-    if _spec(route).get("hostnames") != [host]:
+    if spec(route).get("hostnames") != [host]:
         return None
     fixed = objects.edited("HTTPRoute", key_of(route))
     refs: list[Obj] = []
-    for ref in _spec(fixed).get("parentRefs") or []:
+    for ref in spec(fixed).get("parentRefs") or []:
         # (a parentRef without namespace names a Gateway in the route's own)
         gateway = objects.gateways.get("%s/%s" % (ref.get("namespace") or route["metadata"].get("namespace"), ref.get("name")))
         if gateway is None or (ref.get("sectionName") and str(ref["sectionName"]) not in plain):
             refs.append(ref)
             continue
-        secure = [li for li in _spec(gateway).get("listeners") or [] if li.get("protocol") == "HTTPS" and li.get("hostname") == host]
+        secure = [li for li in spec(gateway).get("listeners") or [] if li.get("protocol") == "HTTPS" and li.get("hostname") == host]
         refs += [dict({k: v for k, v in ref.items() if k not in ("sectionName", "port")}, sectionName=li["name"]) for li in secure]
-    if not refs or refs == _spec(route).get("parentRefs"):
+    if not refs or refs == spec(route).get("parentRefs"):
         return None
-    _spec(fixed)["parentRefs"] = refs
+    spec(fixed)["parentRefs"] = refs
     return fixed
 
 
-def _redirect_route(host: str, listeners: list[tuple[Obj, str]]) -> Obj | None:
+def _redirect_route(host: str, listeners: list[tuple[Obj, Obj]]) -> Obj | None:
     """A route of its own that redirects every plain-HTTP request for HOST to HTTPS, on the plain-HTTP LISTENERS that
     take it (in their Gateway's namespace, which a listener allowing routes from its own namespace accepts); None when
     no listener takes it."""
@@ -129,7 +109,7 @@ def _redirect_route(host: str, listeners: list[tuple[Obj, str]]) -> Obj | None:
     return {"apiVersion": listeners[0][0].get("apiVersion"), "kind": "HTTPRoute",
             "metadata": {"name": "kindlab-https-redirect-" + host.replace("*", "wildcard").replace(".", "-"), "namespace": namespace},
             "spec": {"hostnames": [host],
-                     "parentRefs": [{"name": g["metadata"]["name"], "sectionName": name} for g, name in listeners
+                     "parentRefs": [{"name": g["metadata"]["name"], "sectionName": li["name"]} for g, li in listeners
                                     if str(g["metadata"].get("namespace") or "") == namespace],
                      "rules": [{"filters": [dict(_TO_HTTPS)], "matches": [{"path": {"type": "PathPrefix", "value": "/"}}]}]}}
 
@@ -146,22 +126,22 @@ def _redirect_every_path(b: Behaviour, objects: Objects) -> Fix | None:
         return None
     edited = {}
     for host in sorted({str(r["host"]) for r in b.rows}):
-        redirecting = [r for r in _routes_of_host(objects, host)
-                       if _spec(r).get("rules") and all(_redirects(x) for x in _spec(r)["rules"])]
+        redirecting = [r for r in routes_of_host(objects, host)
+                       if spec(r).get("rules") and all(redirects(x) for x in spec(r)["rules"])]
         for route in redirecting:  # the host's plain-HTTP route
-            rules = _spec(route)["rules"]
+            rules = spec(route)["rules"]
             if any(m.get("path") == {"type": "PathPrefix", "value": "/"} for x in rules for m in x.get("matches") or []):
                 continue
             fixed = objects.edited("HTTPRoute", key_of(route))
-            _spec(fixed)["rules"].append({"filters": [dict(_TO_HTTPS)], "matches": [{"path": {"type": "PathPrefix", "value": "/"}}]})
+            spec(fixed)["rules"].append({"filters": [dict(_TO_HTTPS)], "matches": [{"path": {"type": "PathPrefix", "value": "/"}}]})
             edited[key_of(fixed)] = fixed
         if redirecting:
             continue
         # a team's own routes: those serving the host over plain HTTP move to its HTTPS listeners, and a route of its own
         # redirects the host (a PathPrefix / redirect would rank below their longer paths)
-        listeners = _plain_http_listeners(objects, host)
-        plain = {name for _g, name in listeners}
-        moved = [_https_only(objects, r, host, plain) for r in _routes_of_host(objects, host) if _serves_plain_http(r, plain)]
+        listeners = plain_http_listeners(objects, host)
+        plain = {str(li["name"]) for _g, li in listeners}
+        moved = [_https_only(objects, r, host, plain) for r in routes_of_host(objects, host) if _serves_plain_http(r, plain)]
         made = _redirect_route(host, listeners)
         if made is None or key_of(made) in objects.routes or None in moved:
             continue
@@ -208,22 +188,22 @@ def _default_backend(b: Behaviour, objects: Objects) -> Fix | None:
         return None
     ingress = objects.ingresses.get(m.group("ingress"))
     service = str((((ingress or {}).get("spec") or {}).get("defaultBackend") or {}).get("service", {}).get("name") or "")
-    routes = [r for _n, r in sorted(objects.routes.items()) if not _spec(r).get("hostnames")
-              and any(ref.get("name") == service for x in _spec(r).get("rules") or [] for ref in x.get("backendRefs") or [])]
+    routes = [r for _n, r in sorted(objects.routes.items()) if not spec(r).get("hostnames")
+              and any(ref.get("name") == service for x in spec(r).get("rules") or [] for ref in x.get("backendRefs") or [])]
     if not service or not routes:
         return None
     edited: list[Obj] = []
     for gw_name in sorted(objects.gateways):
         gateway = objects.edited("Gateway", gw_name)
-        listeners = _spec(gateway).setdefault("listeners", [])
-        http = _http_listeners(gateway)
+        listeners = spec(gateway).setdefault("listeners", [])
+        http = http_listeners(gateway)
         if http and not any(li.get("name") == DEFAULT_LISTENER for li in listeners):
             listeners.append({"name": DEFAULT_LISTENER, "port": http[0].get("port"), "protocol": "HTTP",
                               "allowedRoutes": http[0].get("allowedRoutes") or {"namespaces": {"from": "Same"}}})
             edited.append(gateway)
     for route in routes:
         fixed = objects.edited("HTTPRoute", key_of(route))
-        for ref in _spec(fixed).get("parentRefs") or []:
+        for ref in spec(fixed).get("parentRefs") or []:
             ref["sectionName"] = DEFAULT_LISTENER
             ref.pop("port", None)
         edited.append(fixed)
@@ -241,15 +221,15 @@ def _host_dropped(b: Behaviour, objects: Objects) -> Fix | None:
     for row, rule in zip(b.rows, b.rules):
         host = str(row["host"])
         # a host whose rule no route serves (the team's own routes leave it out): a listener alone would serve nothing
-        if rule is None or rule.host == host or not _routes_of_host(objects, rule.host):
+        if rule is None or rule.host == host or not routes_of_host(objects, rule.host):
             continue
-        for route in _routes_of_host(objects, rule.host):
+        for route in routes_of_host(objects, rule.host):
             fixed = edited.setdefault("HTTPRoute " + key_of(route), objects.edited("HTTPRoute", key_of(route)))
-            if host not in _spec(fixed)["hostnames"]:
-                _spec(fixed)["hostnames"].append(host)
+            if host not in spec(fixed)["hostnames"]:
+                spec(fixed)["hostnames"].append(host)
         for gw_name in sorted(objects.gateways):
             gateway = edited.setdefault("Gateway " + gw_name, objects.edited("Gateway", gw_name))
-            listeners = _spec(gateway).setdefault("listeners", [])
+            listeners = spec(gateway).setdefault("listeners", [])
             if any(li.get("hostname") == host for li in listeners):
                 continue
             for li in [x for x in listeners if x.get("hostname") == rule.host]:
@@ -272,10 +252,10 @@ def _rewrite(b: Behaviour, objects: Objects) -> Fix | None:
                        for m in [pattern.match(rule.path)] if m and target == wanted), None)
         if not prefix:
             continue
-        for route in _routes_of_host(objects, rule.host):
+        for route in routes_of_host(objects, rule.host):
             fixed = edited.get(key_of(route)) or objects.edited("HTTPRoute", key_of(route))
-            for x in _spec(fixed).get("rules") or []:
-                if _redirects(x):
+            for x in spec(fixed).get("rules") or []:
+                if redirects(x):
                     continue
                 for match in x.get("matches") or []:
                     path = match.get("path") or {}
@@ -293,7 +273,7 @@ def _rewrite(b: Behaviour, objects: Objects) -> Fix | None:
 
 def propose(b: Behaviour, objects: Objects) -> Fix | None:
     for entry in (_default_backend_everywhere, _default_backend, _wildcard_depth, _auth, _body_size, _plain_http_kept,
-                  _redirect_every_path, _host_dropped, _rewrite, cookie, header_pattern):
+                  _redirect_every_path, _host_dropped, host_route, _rewrite, cookie, header_pattern):
         fix = entry(b, objects)
         if fix is not None:
             return fix
