@@ -79,6 +79,21 @@ def _default_backend(b: Behaviour, _objects: Objects) -> Fix | None:
     return None
 
 
+def _unmatched_path_redirect(b: Behaviour) -> Fix | None:
+    """ingress-nginx redirects every plain HTTP request for a host in spec.tls, a path no rule matches too (its server's
+    root location); the provider builds routers, and their redirect, only from an Ingress's paths and its
+    spec.defaultBackend (v3.7.13 build.go: one catch-all location per host of an Ingress with rules). That
+    spec.defaultBackend is also the host's root location on ingress-nginx (controller.go createServers), so it would
+    change what ingress-nginx answers over HTTPS for those paths (its default backend's 404): not proposed."""
+    if not b.responsible.startswith("spec.tls of") or "whether or not a rule matches its path" not in b.cause:
+        return None
+    return Fix("none", impossible="Traefik's ingress-nginx provider redirects plain HTTP to HTTPS only through the routers "
+                                  "it builds from an Ingress's paths and spec.defaultBackend, so a path no rule matches "
+                                  "gets its 404 where ingress-nginx redirects it; a spec.defaultBackend would give the host "
+                                  "that router, but ingress-nginx would then answer those paths over HTTPS from it too, "
+                                  "where it now answers its own 404")
+
+
 def _credentials_passed(b: Behaviour) -> Fix | None:
     """ingress-nginx keeps the Authorization its basic auth checked from the backend; the provider builds its basicAuth
     middleware from auth-secret and auth-realm alone, never with removeHeader (v3.7.13 provider/kubernetes/ingress-nginx,
@@ -96,4 +111,4 @@ def _credentials_passed(b: Behaviour) -> Fix | None:
 
 def propose(b: Behaviour, objects: Objects) -> Fix | None:
     return (traefik_limits(b) or _tls_of_another(b, objects) or _default_backend(b, objects)
-            or _credentials_passed(b))
+            or _unmatched_path_redirect(b) or _credentials_passed(b))

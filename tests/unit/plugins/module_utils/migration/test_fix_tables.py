@@ -321,6 +321,17 @@ def test_traefiks_nginx_provider_says_why_it_passes_the_checked_credentials_on()
     assert traefik_nginx_provider.propose(_b("nginx.ingress.kubernetes.io/auth-type", "...", status), Objects()) is None
 
 
+def test_traefiks_nginx_provider_says_why_a_path_no_rule_matches_is_not_redirected():
+    rows = [_row("status.example.test", "case", ingress="shop/ops", baseline="308", target="404")]
+    fix = traefik_nginx_provider.propose(_b("spec.tls of shop/ops", "ingress-nginx redirects every plain HTTP request for a "
+                                            "host in spec.tls to HTTPS (...), whether or not a rule matches its path; "
+                                            "traefik-nginx-provider answers 404 where no route matches", rows), Objects())
+    assert fix.objects == () and "spec.defaultBackend" in fix.impossible and "its own 404" in fix.impossible
+    # a redirect that differs in its location is another behaviour
+    assert traefik_nginx_provider.propose(_b("spec.tls of shop/ops", "ingress-nginx redirects plain HTTP for a host in "
+                                             "spec.tls to HTTPS (308, ...); t's answer differs in location", rows), Objects()) is None
+
+
 def test_traefiks_own_provider_matches_a_prefix_by_path_element_with_an_exact_and_a_slashed_prefix_path():
     checkout = _team_ingress("checkout", {}, ["/checkout", "/cart/"])
     for p in checkout["spec"]["rules"][0]["http"]["paths"]:
