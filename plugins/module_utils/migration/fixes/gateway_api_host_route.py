@@ -35,6 +35,11 @@ def _slug(host: str) -> str:
     return host.replace("*", "wildcard").replace(".", "-")
 
 
+def _instance_of(name: str, host: str) -> bool:
+    """Whether NAME is one of the names wildcard HOST stands for (one label before the rest, as ingress-nginx reads it)."""
+    return host.startswith("*.") and name.endswith(host[1:]) and "." not in name[:-len(host) + 1]
+
+
 def _ingresses_of(objects: Objects, host: str) -> tuple[list[Obj], list[Obj]]:
     """The host's main Ingresses and its canary Ingresses (canary: "true"), in name order."""
     mains: list[Obj] = []
@@ -48,7 +53,7 @@ def _ingresses_of(objects: Objects, host: str) -> tuple[list[Obj], list[Obj]]:
 def _match(path: Obj, regex: bool) -> Obj | None:
     """PATH's match as ingress-nginx matches it; None for a regex Go's regexp reads otherwise."""
     value = str(path.get("path") or "/")
-    if regex:
+    if regex and path.get("pathType") != "Exact":  # (an Exact path stays `location =` on a regex host)
         pattern = as_go_regexp(value)
         return None if pattern is None else {"path": {"type": "RegularExpression", "value": "(?i)^" + pattern}}
     return {"path": {"type": _PATH_TYPES.get(str(path.get("pathType")), "PathPrefix"), "value": value}}
@@ -122,7 +127,9 @@ def host_route(b: Behaviour, objects: Objects) -> Fix | None:
     hosts: dict[str, set[str]] = {}  # the rule's host (no route names it) -> the hosts its requests named
     for row, rule in zip(b.rows, b.rules):
         if rule is not None and not routes_of_host(objects, rule.host):
-            hosts.setdefault(rule.host, set()).add(str(row["host"]))
+            asked = hosts.setdefault(rule.host, set())
+            if not _instance_of(str(row["host"]), rule.host):  # (a name of a wildcard host is not an alias of it)
+                asked.add(str(row["host"]))
     edited: dict[str, Obj] = {}
     guarded: list[str] = []
     regex = regex_hosts(objects.ingresses.values())

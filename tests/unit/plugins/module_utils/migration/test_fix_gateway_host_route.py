@@ -50,6 +50,11 @@ def test_a_server_alias_goes_with_its_wildcard_host_and_a_named_port_is_resolved
     fix = gateway_api.propose(_unrouted("tenants.example.org", "shop/tenants", "*.tenants.example.test"), _team())
     [route] = fix.objects
     assert route["spec"]["hostnames"] == ["*.tenants.example.test", "tenants.example.org"]
+    # a name the wildcard stands for is not added beside it
+    b = _unrouted("tenants.example.org", "shop/tenants", "*.tenants.example.test")
+    named = dict(b.rows[0], host="acme.tenants.example.test")
+    [route] = gateway_api.propose(Behaviour(b.target, b.responsible, b.cause, b.rows + (named,), b.rules * 2), _team()).objects
+    assert route["spec"]["hostnames"] == ["*.tenants.example.test", "tenants.example.org"]
     assert route["spec"]["rules"][0]["backendRefs"] == [{"name": "web", "port": 80}]
 
 
