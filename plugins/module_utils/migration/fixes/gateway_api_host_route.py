@@ -73,8 +73,10 @@ def _weighted(main: Obj, host: str, path: Obj, canaries: list[Obj]) -> list[Obj]
         if ref is None:
             continue
         said = nginx_annotations(canary)
-        weight, total = int(said.get("canary-weight") or 0), int(said.get("canary-weight-total") or 100)
-        return [dict(main, weight=total - weight), dict(ref, weight=weight)]
+        weight, total = said.get("canary-weight") or "0", said.get("canary-weight-total") or "100"
+        if not (weight.isdigit() and total.isdigit()) or int(weight) > int(total):
+            continue  # (a weight ingress-nginx would not read either)
+        return [dict(main, weight=int(total) - int(weight)), dict(ref, weight=int(weight))]
     return [main]
 
 

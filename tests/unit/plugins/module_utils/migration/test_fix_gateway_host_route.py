@@ -44,6 +44,10 @@ def test_a_host_the_teams_routes_leave_out_gets_a_route_of_its_own_with_the_cana
                                        "backendRefs": [{"name": "checkout", "port": 80, "weight": 0},
                                                        {"name": "checkout-canary", "port": 80, "weight": 100}]}]
     assert "pay.example.test" in fix.says and "shop/checkout-pay-example-test" not in objects.routes
+    # a weight that is no number: the main Service alone
+    objects.ingresses["shop/checkout-canary"]["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-weight"] = "half"
+    [route] = gateway_api.propose(_unrouted("pay.example.test", "shop/checkout", path="/checkout"), objects).objects
+    assert route["spec"]["rules"][0]["backendRefs"] == [{"name": "checkout", "port": 80}]
 
 
 def test_a_server_alias_goes_with_its_wildcard_host_and_a_named_port_is_resolved():
