@@ -79,19 +79,56 @@ def _default_backend(b: Behaviour, _objects: Objects) -> Fix | None:
     return None
 
 
-def _unmatched_path_redirect(b: Behaviour) -> Fix | None:
+def _catch_all(objects: Objects) -> Obj | None:
+    """The rule-less Ingress whose spec.defaultBackend the provider serves every host's unmatched paths from (its
+    default-backend routers, the first it reads), if any."""
+    return next((i for _n, i in sorted(objects.ingresses.items()) if not (i.get("spec") or {}).get("rules")
+                 and ((i.get("spec") or {}).get("defaultBackend") or {}).get("service")), None)
+
+
+def _unmatched_path_redirect(b: Behaviour, objects: Objects) -> Fix | None:
     """ingress-nginx redirects every plain HTTP request for a host in spec.tls, a path no rule matches too (its server's
     root location); the provider builds routers, and their redirect, only from an Ingress's paths and its
-    spec.defaultBackend (v3.7.13 build.go: one catch-all location per host of an Ingress with rules). That
-    spec.defaultBackend is also the host's root location on ingress-nginx (controller.go createServers), so it would
-    change what ingress-nginx answers over HTTPS for those paths (its default backend's 404): not proposed."""
-    if not b.responsible.startswith("spec.tls of") or "whether or not a rule matches its path" not in b.cause:
+    spec.defaultBackend (v3.7.13 build.go), and answers such a path from a rule-less Ingress's default backend, over
+    HTTPS as over HTTP. A `/` rule of the host to that same default backend, in an Ingress of its own listing the host
+    in spec.tls, gives those paths a router that redirects, and over HTTPS the answer Traefik gave them already. With no
+    such default backend there is nothing to route `/` to: an Ingress's own spec.defaultBackend would change what
+    ingress-nginx answers over HTTPS too (it is the host's root location there, controller.go createServers)."""
+    m = _TLS_OF.match(b.responsible)
+    if not m or "whether or not a rule matches its path" not in b.cause:
         return None
-    return Fix("none", impossible="Traefik's ingress-nginx provider redirects plain HTTP to HTTPS only through the routers "
-                                  "it builds from an Ingress's paths and spec.defaultBackend, so a path no rule matches "
-                                  "gets its 404 where ingress-nginx redirects it; a spec.defaultBackend would give the host "
-                                  "that router, but ingress-nginx would then answer those paths over HTTPS from it too, "
-                                  "where it now answers its own 404")
+    catch_all = _catch_all(objects)
+    if catch_all is None:
+        return Fix("none", impossible="Traefik's ingress-nginx provider redirects plain HTTP to HTTPS only through the "
+                                      "routers it builds from an Ingress's paths and spec.defaultBackend, so a path no rule "
+                                      "matches gets its 404 where ingress-nginx redirects it; a spec.defaultBackend would "
+                                      "give the host that router, but ingress-nginx would then answer those paths over "
+                                      "HTTPS from it too, where it now answers its own 404")
+    namespace = str(catch_all["metadata"].get("namespace") or "")
+    certified = [objects.ingresses[n] for n in m.group("ingresses").split(", ") if n in objects.ingresses]
+    made: dict[str, Obj] = {}
+    for host in sorted({str(row["host"]) for row in b.rows}):
+        found = next(((c, str(t.get("secretName") or "")) for c in certified for t in (c.get("spec") or {}).get("tls") or []
+                      if host in (t.get("hosts") or []) and c["metadata"].get("namespace") == namespace), None)
+        if found is None:
+            continue
+        ingress, secret = found
+        name = "%s-%s-unmatched" % (ingress["metadata"]["name"], host.replace(".", "-").replace("*", "wildcard"))
+        spec: Obj = {k: copy.deepcopy(v) for k, v in ingress["spec"].items() if k == "ingressClassName"}
+        spec["tls"] = [{"hosts": [host], "secretName": secret} if secret else {"hosts": [host]}]
+        spec["rules"] = [{"host": host, "http": {"paths": [{"path": "/", "pathType": "Prefix",
+                                                           "backend": copy.deepcopy(catch_all["spec"]["defaultBackend"])}]}}]
+        if "%s/%s" % (namespace, name) not in objects.ingresses:
+            made["%s/%s" % (namespace, name)] = {"apiVersion": ingress.get("apiVersion", "networking.k8s.io/v1"),
+                                                 "kind": "Ingress", "metadata": {"name": name, "namespace": namespace},
+                                                 "spec": spec}
+    if not made:
+        return None
+    return Fix("route the paths no rule of %s matches to the default backend of %s in an Ingress of their own that lists "
+               "the host in spec.tls (%s), so that Traefik redirects them to HTTPS as ingress-nginx does; over HTTPS they "
+               "answer from that default backend, as Traefik answered them before"
+               % (", ".join(sorted({str(o["spec"]["rules"][0]["host"]) for o in made.values()})), key_of(catch_all),
+                  ", ".join(sorted(made))), tuple(made.values()))
 
 
 def _credentials_passed(b: Behaviour) -> Fix | None:
@@ -111,4 +148,4 @@ def _credentials_passed(b: Behaviour) -> Fix | None:
 
 def propose(b: Behaviour, objects: Objects) -> Fix | None:
     return (traefik_limits(b) or _tls_of_another(b, objects) or _default_backend(b, objects)
-            or _unmatched_path_redirect(b) or _credentials_passed(b))
+            or _unmatched_path_redirect(b, objects) or _credentials_passed(b))

@@ -327,6 +327,22 @@ def test_traefiks_nginx_provider_says_why_a_path_no_rule_matches_is_not_redirect
                                             "host in spec.tls to HTTPS (...), whether or not a rule matches its path; "
                                             "traefik-nginx-provider answers 404 where no route matches", rows), Objects())
     assert fix.objects == () and "spec.defaultBackend" in fix.impossible and "its own 404" in fix.impossible
+    # with a rule-less Ingress's default backend, which Traefik answers those paths from: a `/` rule of the host to it,
+    # in an Ingress of its own listing the host in spec.tls (not in ops, whose basic auth it would get)
+    ops = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+           "metadata": {"name": "ops", "namespace": "shop", "annotations": {"nginx.ingress.kubernetes.io/auth-type": "basic"}},
+           "spec": {"ingressClassName": "nginx", "tls": [{"hosts": ["ops.example.test"], "secretName": "ops-tls"},
+                                                         {"hosts": ["status.example.test"], "secretName": "status-tls"}],
+                    "rules": [{"host": "status.example.test", "http": {"paths": []}}]}}
+    objects = _objects()
+    objects.ingresses["shop/ops"] = ops
+    fix = traefik_nginx_provider.propose(_b("spec.tls of shop/ops", "... whether or not a rule matches its path; ...", rows), objects)
+    [made] = fix.objects
+    assert made["metadata"] == {"name": "ops-status-example-test-unmatched", "namespace": "shop"}
+    assert made["spec"] == {"ingressClassName": "nginx", "tls": [{"hosts": ["status.example.test"], "secretName": "status-tls"}],
+                            "rules": [{"host": "status.example.test", "http": {"paths": [
+                                {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "fallback", "port": {"number": 80}}}}]}}]}
+    assert "shop/catch-all" in fix.says and "annotations" not in made["metadata"]
     # a redirect that differs in its location is another behaviour
     assert traefik_nginx_provider.propose(_b("spec.tls of shop/ops", "ingress-nginx redirects plain HTTP for a host in "
                                              "spec.tls to HTTPS (308, ...); t's answer differs in location", rows), Objects()) is None
