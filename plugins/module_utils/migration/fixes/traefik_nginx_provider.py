@@ -95,7 +95,9 @@ def _unmatched_path_redirect(b: Behaviour, objects: Objects) -> Fix | None:
     such default backend there is nothing to route `/` to: an Ingress's own spec.defaultBackend would change what
     ingress-nginx answers over HTTPS too (it is the host's root location there, controller.go createServers)."""
     m = _TLS_OF.match(b.responsible)
-    if not m or "whether or not a rule matches its path" not in b.cause:
+    # (the provider answers them 404, or from the rule-less Ingress's default backend, whose router never redirects)
+    if not m or not ("whether or not a rule matches its path" in b.cause
+                     or "ingress-nginx redirects plain HTTP for a host in spec.tls" in b.cause and "status" in fields(b)):
         return None
     catch_all = _catch_all(objects)
     if catch_all is None:
