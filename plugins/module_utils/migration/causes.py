@@ -297,8 +297,9 @@ def _host_not_routed(ctx: Context) -> Cause | None:
         return None
     by_rule = " by rule %s of %s" % (ctx.request.rule, ctx.request.ingress) if ctx.rule else ""
     return Cause("%s's routers" % ctx.target,
-                 "%s built no router for host %s (its own account, /api/http/routers: none of its %d routers names it), "
-                 "where ingress-nginx serves it%s" % (ctx.target, ctx.request.host, len(built), by_rule))
+                 # (no count of its routers: a fix that adds routes for another host must not make this another cause)
+                 "%s built no router for host %s (its own account, /api/http/routers: none of its routers names it), "
+                 "where ingress-nginx serves it%s" % (ctx.target, ctx.request.host, by_rule))
 
 
 def _wildcard_depth(ctx: Context) -> Cause | None:

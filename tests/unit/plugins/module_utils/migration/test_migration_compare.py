@@ -384,7 +384,7 @@ def test_a_host_none_of_the_targets_routers_names_is_said_from_its_own_account()
     cause = explain(Context(req, rule, "status", "gateway-api", (), target_served=False, routers=built))
     assert cause.responsible == "gateway-api's routers"
     assert cause.text == ("gateway-api built no router for host tenants.example.org (its own account, /api/http/routers: "
-                          "none of its 1 routers names it), where ingress-nginx serves it by rule / (Prefix) of shop/tenants")
+                          "none of its routers names it), where ingress-nginx serves it by rule / (Prefix) of shop/tenants")
     catch_all = built + (Router("default-backend@kubernetesingressnginx", 'PathPrefix("/")', -2147483648),)
     assert explain(Context(req, rule, "status", "t", (), target_served=False, routers=catch_all)).responsible != "t's routers"
 
