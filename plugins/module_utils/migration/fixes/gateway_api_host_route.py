@@ -146,10 +146,12 @@ def host_route(b: Behaviour, objects: Objects) -> Fix | None:
             services = [s for k, s in sorted(objects.services.items()) if k.startswith(namespace + "/")]
             rules = _rules(with_port_numbers(ingress, services), host, host in regex,
                            [with_port_numbers(c, services) for c in canaries])
+            name = "%s-%s" % (ingress["metadata"]["name"], _slug(host))
+            if not rules or "%s/%s" % (namespace, name) in objects.routes:
+                continue  # (before any listener is added for it)
             tls = any(host in (t.get("hosts") or []) for t in spec(ingress).get("tls") or [])
             parents = _https_parents(objects, ingress, host, edited) if tls else _http_parents(objects, host, namespace)
-            name = "%s-%s" % (ingress["metadata"]["name"], _slug(host))
-            if not rules or not parents or "%s/%s" % (namespace, name) in objects.routes:
+            if not parents:
                 continue
             edited["HTTPRoute %s/%s" % (namespace, name)] = {
                 "apiVersion": next(iter(objects.gateways.values())).get("apiVersion"), "kind": "HTTPRoute",

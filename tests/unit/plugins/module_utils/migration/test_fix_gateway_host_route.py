@@ -89,6 +89,10 @@ def test_a_host_in_spec_tls_gets_an_https_listener_with_the_ingresses_certificat
     assert route["spec"]["parentRefs"] == [{"name": "edge", "sectionName": "status-example-test-https"}]
     assert route["spec"]["rules"][0]["backendRefs"] == [{"name": "api", "port": 8080}]  # port web of Service api
     assert len(objects.gateways["shop/edge"]["spec"]["listeners"]) == 2  # a copy was edited
+    # a path Go's regexp cannot read leaves no route, and no listener added for it either
+    ops["spec"]["rules"][1]["http"]["paths"][0]["path"] = "/(?!internal/).*"
+    ops["metadata"]["annotations"]["nginx.ingress.kubernetes.io/use-regex"] = "true"
+    assert gateway_api.propose(_unrouted("status.example.test", "shop/ops", path="/(?!internal/).*", tls=True), objects) is None
 
 
 def test_a_host_some_route_names_is_left_to_the_dropped_host_fix_and_a_listener_of_another_namespace_is_not_taken():
