@@ -30,6 +30,23 @@ def ingress_paths(ingress: Obj) -> list[tuple[str, Obj]]:
             for path in ((rule.get("http") or {}).get("paths") or [])]
 
 
+def host_slug(host: str) -> str:
+    """HOST as it goes into the name of an object a fix makes for it: dots as dashes, a wildcard's '*' as 'wildcard'."""
+    return host.replace("*", "wildcard").replace(".", "-")
+
+
+def tls_listing(ingresses: list[Obj], host: str) -> tuple[Obj, str] | None:
+    """The first of INGRESSES whose spec.tls lists HOST, with that entry's secretName ('' when it names none); None when
+    none of them lists it."""
+    return next(((i, str(t.get("secretName") or "")) for i in ingresses for t in (i.get("spec") or {}).get("tls") or []
+                 if host in (t.get("hosts") or [])), None)
+
+
+def tls_entry(host: str, secret: str) -> Obj:
+    """A spec.tls entry listing HOST, with SECRET when there is one."""
+    return {"hosts": [host], "secretName": secret} if secret else {"hosts": [host]}
+
+
 def cookie_regexp(name: str, value: str) -> str:
     """A regex (Go's regexp) that matches a Cookie header carrying cookie NAME with VALUE, as ingress-nginx's
     $cookie_NAME reads it: anywhere among the request's cookies."""

@@ -9,7 +9,12 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix, Objects
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import default_backend_beyond_its_hosts, fields, traefik_limits
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import (
+    default_backend_beyond_its_hosts,
+    fields,
+    host_slug,
+    traefik_limits,
+)
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.gateway_api_canary import cookie, header_pattern
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.gateway_api_host_route import host_route
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.gateway_objects import (
@@ -107,7 +112,7 @@ def _redirect_route(host: str, listeners: list[tuple[Obj, Obj]]) -> Obj | None:
         return None
     namespace = str(listeners[0][0]["metadata"].get("namespace") or "")
     return {"apiVersion": listeners[0][0].get("apiVersion"), "kind": "HTTPRoute",
-            "metadata": {"name": "kindlab-https-redirect-" + host.replace("*", "wildcard").replace(".", "-"), "namespace": namespace},
+            "metadata": {"name": "kindlab-https-redirect-" + host_slug(host), "namespace": namespace},
             "spec": {"hostnames": [host],
                      "parentRefs": [{"name": g["metadata"]["name"], "sectionName": li["name"]} for g, li in listeners
                                     if str(g["metadata"].get("namespace") or "") == namespace],
@@ -233,7 +238,7 @@ def _host_dropped(b: Behaviour, objects: Objects) -> Fix | None:
             if any(li.get("hostname") == host for li in listeners):
                 continue
             for li in [x for x in listeners if x.get("hostname") == rule.host]:
-                listeners.append(dict(li, hostname=host, name="%s-%s" % (host.replace(".", "-"), str(li.get("protocol")).lower())))
+                listeners.append(dict(li, hostname=host, name="%s-%s" % (host_slug(host), str(li.get("protocol")).lower())))
     if not edited:
         return None
     return Fix("add the host(s) %s to the routes and listeners of the rule that serves them on ingress-nginx"

@@ -16,7 +16,12 @@ from typing import Any
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import nginx_annotations, regex_hosts
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix, Objects
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import as_go_regexp, ingress_paths
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import (
+    as_go_regexp,
+    host_slug,
+    ingress_paths,
+    tls_listing,
+)
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.gateway_objects import (
     admits,
     plain_http_listeners,
@@ -29,10 +34,6 @@ Obj = dict[str, Any]
 # The annotations by which ingress-nginx refuses some clients: a route without them would answer everyone.
 _GUARDS = ("auth-type", "auth-url", "auth-secret", "whitelist-source-range", "denylist-source-range")
 _PATH_TYPES = {"Exact": "Exact", "Prefix": "PathPrefix", "ImplementationSpecific": "PathPrefix"}
-
-
-def _slug(host: str) -> str:
-    return host.replace("*", "wildcard").replace(".", "-")
 
 
 def _instance_of(name: str, host: str) -> bool:
@@ -89,23 +90,21 @@ def _rules(ingress: Obj, host: str, regex: bool, canaries: list[Obj]) -> list[Ob
     return out
 
 
-def _secret_of(ingress: Obj, host: str) -> str:
-    return next((str(t.get("secretName") or "") for t in spec(ingress).get("tls") or [] if host in (t.get("hosts") or [])), "")
-
-
 def _https_parents(objects: Objects, ingress: Obj, host: str, edited: dict[str, Obj]) -> list[Obj]:
     """The parentRefs of HTTPS listeners naming HOST that admit the Ingress's namespace, adding one (the Ingress's
     certificate, beside the Gateway's first HTTPS listener) to a Gateway of that namespace that has none."""
     namespace = str(ingress["metadata"].get("namespace") or "")
+    listing = tls_listing([ingress], host)
+    secret = listing[1] if listing else ""
     parents: list[Obj] = []
     for name in sorted(objects.gateways):
         gateway = edited.get("Gateway " + name) or objects.gateways[name]
         listeners = [li for li in spec(gateway).get("listeners") or [] if li.get("protocol") == "HTTPS"]
         named = [li for li in listeners if li.get("hostname") == host and admits(li, gateway, namespace)]
-        if not named and listeners and _secret_of(ingress, host) and str(gateway["metadata"].get("namespace")) == namespace:
+        if not named and listeners and secret and str(gateway["metadata"].get("namespace")) == namespace:
             gateway = edited.setdefault("Gateway " + name, objects.edited("Gateway", name))
-            named = [dict(listeners[0], name=_slug(host) + "-https", hostname=host,
-                          tls={"mode": "Terminate", "certificateRefs": [{"name": _secret_of(ingress, host)}]})]
+            named = [dict(listeners[0], name=host_slug(host) + "-https", hostname=host,
+                          tls={"mode": "Terminate", "certificateRefs": [{"name": secret}]})]
             spec(gateway)["listeners"].append(named[0])
         parents += [_parent(gateway, li, namespace) for li in named]
     return parents
@@ -146,7 +145,7 @@ def host_route(b: Behaviour, objects: Objects) -> Fix | None:
             services = [s for k, s in sorted(objects.services.items()) if k.startswith(namespace + "/")]
             rules = _rules(with_port_numbers(ingress, services), host, host in regex,
                            [with_port_numbers(c, services) for c in canaries])
-            name = "%s-%s" % (ingress["metadata"]["name"], _slug(host))
+            name = "%s-%s" % (ingress["metadata"]["name"], host_slug(host))
             if not rules or "%s/%s" % (namespace, name) in objects.routes:
                 continue  # (before any listener is added for it)
             tls = any(host in (t.get("hosts") or []) for t in spec(ingress).get("tls") or [])

@@ -10,7 +10,13 @@ from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix, Objects
-from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import fields, traefik_limits
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import (
+    fields,
+    host_slug,
+    tls_entry,
+    tls_listing,
+    traefik_limits,
+)
 
 NAME = "traefik-nginx-provider"
 Obj = dict[str, Any]
@@ -24,10 +30,10 @@ def _split_off(ingress: Obj, host: str, secret: str) -> tuple[Obj, Obj]:
     rest = copy.deepcopy(ingress)
     rest["spec"]["rules"] = [r for r in spec.get("rules") or [] if r.get("host") != host]
     own_meta = {k: copy.deepcopy(v) for k, v in meta.items() if k in ("namespace", "labels", "annotations")}
-    own_meta["name"] = "%s-%s" % (meta.get("name"), host.replace(".", "-").replace("*", "wildcard"))
+    own_meta["name"] = "%s-%s" % (meta.get("name"), host_slug(host))
     own_spec = {k: copy.deepcopy(v) for k, v in spec.items() if k == "ingressClassName"}
     own_spec["rules"] = [copy.deepcopy(r) for r in spec.get("rules") or [] if r.get("host") == host]
-    own_spec["tls"] = [{"hosts": [host], "secretName": secret} if secret else {"hosts": [host]}]
+    own_spec["tls"] = [tls_entry(host, secret)]
     return rest, {"apiVersion": ingress.get("apiVersion", "networking.k8s.io/v1"), "kind": "Ingress",
                   "metadata": own_meta, "spec": own_spec}
 
@@ -48,14 +54,14 @@ def _tls_of_another(b: Behaviour, objects: Objects) -> Fix | None:
         if name not in objects.ingresses or name in (key_of(c) for c in certified) or (name, host) in done:
             continue
         done.add((name, host))
-        secret = next((str(t.get("secretName") or "") for c in certified for t in (c.get("spec") or {}).get("tls") or []
-                       if host in (t.get("hosts") or [])), None)
-        if secret is None:
+        listing = tls_listing(certified, host)
+        if listing is None:
             continue
+        secret = listing[1]
         ingress = edited.get(name) or objects.edited("Ingress", name)
         hosts = {str(r.get("host")) for r in (ingress.get("spec") or {}).get("rules") or []}
         if hosts == {host}:
-            ingress.setdefault("spec", {}).setdefault("tls", []).append({"hosts": [host], "secretName": secret})
+            ingress.setdefault("spec", {}).setdefault("tls", []).append(tls_entry(host, secret))
             edited[name] = ingress
             said.append("list %s in spec.tls of %s" % (host, name))
             continue
@@ -110,14 +116,13 @@ def _unmatched_path_redirect(b: Behaviour, objects: Objects) -> Fix | None:
     certified = [objects.ingresses[n] for n in m.group("ingresses").split(", ") if n in objects.ingresses]
     made: dict[str, Obj] = {}
     for host in sorted({str(row["host"]) for row in b.rows}):
-        found = next(((c, str(t.get("secretName") or "")) for c in certified for t in (c.get("spec") or {}).get("tls") or []
-                      if host in (t.get("hosts") or []) and c["metadata"].get("namespace") == namespace), None)
+        found = tls_listing([c for c in certified if c["metadata"].get("namespace") == namespace], host)
         if found is None:
             continue
         ingress, secret = found
-        name = "%s-%s-unmatched" % (ingress["metadata"]["name"], host.replace(".", "-").replace("*", "wildcard"))
+        name = "%s-%s-unmatched" % (ingress["metadata"]["name"], host_slug(host))
         spec: Obj = {k: copy.deepcopy(v) for k, v in ingress["spec"].items() if k == "ingressClassName"}
-        spec["tls"] = [{"hosts": [host], "secretName": secret} if secret else {"hosts": [host]}]
+        spec["tls"] = [tls_entry(host, secret)]
         spec["rules"] = [{"host": host, "http": {"paths": [{"path": "/", "pathType": "Prefix",
                                                            "backend": copy.deepcopy(catch_all["spec"]["defaultBackend"])}]}}]
         if "%s/%s" % (namespace, name) not in objects.ingresses:
