@@ -122,6 +122,12 @@ class Router:
     def refused(self) -> bool:
         return self.status != "enabled"
 
+    def takes(self, scheme: str) -> bool:
+        """Whether it can take a request of SCHEME (http or https). Where its type names its entry points (Traefik's),
+        a router with TLS takes only TLS connections and one without only plain ones (v3.7.13 GetRoutersByEntryPoints,
+        the HTTPS entry point's TLS given to its routers by applyModel); elsewhere either."""
+        return not self.entry_points or self.tls == (scheme == "https")
+
 
 @dataclass(frozen=True)
 class DataPlaneReader:

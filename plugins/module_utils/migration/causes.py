@@ -292,14 +292,17 @@ def _host_not_routed(ctx: Context) -> Cause | None:
     built = [r for r in ctx.routers if not r.refused and not r.name.endswith("@internal")]
     if not built:
         return None
-    routed = [_names_host(r.rule, ctx.request.host) for r in built]
+    # (only the routers that take the request's scheme: a plain-HTTP router that redirects the host does not serve it
+    # over HTTPS)
+    routed = [_names_host(r.rule, ctx.request.host) for r in built if r.takes(ctx.request.scheme)]
     if any(x is None or x for x in routed):
         return None
     by_rule = " by rule %s of %s" % (ctx.request.rule, ctx.request.ingress) if ctx.rule else ""
     return Cause("%s's routers" % ctx.target,
-                 # (no count of its routers: a fix that adds routes for another host must not make this another cause)
-                 "%s built no router for host %s (its own account, /api/http/routers: none of its routers names it), "
-                 "where ingress-nginx serves it%s" % (ctx.target, ctx.request.host, by_rule))
+                 # (no count of its routers: a fix that adds routes for another host must not make this another cause;
+                 # no scheme: a host neither scheme routes is one behaviour)
+                 "%s built no router for host %s (its own account, /api/http/routers: none of its routers that could take "
+                 "the request names it), where ingress-nginx serves it%s" % (ctx.target, ctx.request.host, by_rule))
 
 
 def _wildcard_depth(ctx: Context) -> Cause | None:

@@ -140,7 +140,7 @@ def parse_routers(text: str) -> list[Router]:
         out.append(Router(name=router["name"], rule=str(router.get("rule") or ""), priority=int(router.get("priority") or 0),
                           status=str(router.get("status") or "enabled"), service=str(router.get("service") or ""),
                           errors=tuple(str(e) for e in (errors if isinstance(errors, list) else [errors])),
-                          tls=bool(router.get("tls")),
+                          tls=router.get("tls") is not None,  # (the API says {"options": "default"} at least)
                           entry_points=tuple(str(e) for e in router.get("entryPoints") or []),
                           settings=tuple(("middleware", str(m)) for m in router.get("middlewares") or [])))
     return out

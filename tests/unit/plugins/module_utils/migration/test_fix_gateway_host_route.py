@@ -29,7 +29,7 @@ def _unrouted(host: str, ingress: str, rule_host: str = "", path: str = "/", tls
     row = {"index": 0, "id": "x", "ingress": ingress, "host": host, "kind": "path",
            "differences": [{"field": "status", "baseline": "200", "target": "404"}]}
     return Behaviour("own-routes", "own-routes's routers", "own-routes built no router for host %s (its own account, "
-                     "/api/http/routers: none of its routers names it), where ingress-nginx serves it" % host, (row,), (rule,))
+                     "/api/http/routers: none of its routers that could take the request names it), where ingress-nginx serves it" % host, (row,), (rule,))
 
 
 def test_a_host_the_teams_routes_leave_out_gets_a_route_of_its_own_with_the_canarys_weight_beside_the_main_service():
