@@ -23,10 +23,25 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.routes i
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.route_precedence import Match
 
 
+# What a table of fixes (migration/fixes) knows a cause by, where its words alone would have to be matched: the
+# words may change, these do not. A cause no table needs to tell apart has none ("").
+NO_ROUTER_FOR_HOST = "no-router-for-host"  # the target built no router that names the request's host
+REFUSED_ROUTER = "refused-router"  # the target refused the router it made of the request's rule
+TLS_REDIRECT_UNMATCHED = "tls-redirect-unmatched"  # ingress-nginx redirects a host in spec.tls, the target 404s
+TLS_REDIRECT_DIFFERS = "tls-redirect-differs"  # ingress-nginx redirects a host in spec.tls, the target answers otherwise
+TLS_OF_ANOTHER = "tls-of-another"  # another Ingress's spec.tls makes ingress-nginx redirect this Ingress's paths
+TLS_LISTED_ONLY = "tls-listed-only"  # listed in spec.tls with no rule beside it: ingress-nginx does not redirect it
+WILDCARD_ANY_DEPTH = "wildcard-any-depth"  # the target's wildcard matches a name two labels below it
+ELEMENT_PREFIX = "element-prefix"  # the target matched a Prefix path as a string prefix
+DEFAULT_BACKEND_NO_RULE = "default-backend-no-rule"  # the target answers from a defaultBackend where ingress-nginx 404s
+DEFAULT_BACKEND_OTHER = "default-backend-other"  # the target answers from a defaultBackend, ingress-nginx from a rule's
+
+
 @dataclass(frozen=True)
 class Cause:
     responsible: str  # the annotation (nginx.ingress.kubernetes.io/...), "host <h> regex mode", or the rule
     text: str
+    kind: str = ""  # one of the kinds above, for a table of fixes to know it by
 
 
 @dataclass(frozen=True)
@@ -170,7 +185,7 @@ def _element_prefix(ctx: Context) -> Cause | None:
     return Cause("rule %s" % ctx.request.rule,
                  "ingress-nginx matches the Prefix path %s by path element, as the Ingress spec says (%s is not "
                  "under it); %s matched it as a string prefix (Traefik's Ingress provider: PathPrefix, unless its "
-                 "strictPrefixMatching option is on)" % (ctx.rule.path, ctx.request.target, ctx.target))
+                 "strictPrefixMatching option is on)" % (ctx.rule.path, ctx.request.target, ctx.target), ELEMENT_PREFIX)
 
 
 def _annotation(name: str, text: str, kinds: tuple[str, ...] = (), fields: tuple[str, ...] = ()) -> Callable[[Context], Cause | None]:
@@ -224,15 +239,15 @@ def _tls_redirect(ctx: Context) -> Cause | None:
                      "ingress-nginx redirects every plain HTTP request for %s to HTTPS (308, ssl-redirect being true by "
                      "default), this Ingress's paths too: %s gives the host's server its certificate (a rule and spec.tls "
                      "for it); %s redirects only the paths of an Ingress whose own spec.tls lists the host"
-                     % (ctx.request.host, others, ctx.target))
+                     % (ctx.request.host, others, ctx.target), TLS_OF_ANOTHER)
     if not ctx.target_served:
         return Cause("spec.tls of %s" % ctx.request.ingress,
                      "ingress-nginx redirects every plain HTTP request for a host in spec.tls to HTTPS (308, ssl-redirect "
                      "being true by default), whether or not a rule matches its path; %s answers 404 where no route "
-                     "matches" % ctx.target)
+                     "matches" % ctx.target, TLS_REDIRECT_UNMATCHED)
     return Cause("spec.tls of %s" % ctx.request.ingress,
                  "ingress-nginx redirects plain HTTP for a host in spec.tls to HTTPS (308, ssl-redirect being true by "
-                 "default); %s's answer differs in %s" % (ctx.target, ctx.field))
+                 "default); %s's answer differs in %s" % (ctx.target, ctx.field), TLS_REDIRECT_DIFFERS)
 
 
 def _tls_listed_only(ctx: Context) -> Cause | None:
@@ -246,7 +261,7 @@ def _tls_listed_only(ctx: Context) -> Cause | None:
     return Cause("spec.tls of %s" % listing,
                  "ingress-nginx serves %s over plain HTTP without a redirect: spec.tls of %s lists it, but no Ingress has "
                  "both a rule and spec.tls for it, so its server gets no certificate; %s redirects it (ingress2gateway "
-                 "redirects every host a spec.tls lists to HTTPS)" % (ctx.request.host, listing, ctx.target))
+                 "redirects every host a spec.tls lists to HTTPS)" % (ctx.request.host, listing, ctx.target), TLS_LISTED_ONLY)
 
 
 def _refused_router(ctx: Context) -> Cause | None:
@@ -264,7 +279,7 @@ def _refused_router(ctx: Context) -> Cause | None:
     errors = "; ".join(mine[0].errors) or "no error given"
     return Cause("%s router%s %s" % (ctx.target, plural, " and ".join(r.name for r in mine)),
                  "%s refused the router%s it made of this rule (its own account, /api/http/routers: %s%s): %s; the request "
-                 "falls to its other routers" % (ctx.target, plural, mine[0].status, rule, errors))
+                 "falls to its other routers" % (ctx.target, plural, mine[0].status, rule, errors), REFUSED_ROUTER)
 
 
 def _names_host(rule: str, host: str) -> bool | None:
@@ -302,7 +317,8 @@ def _host_not_routed(ctx: Context) -> Cause | None:
                  # (no count of its routers: a fix that adds routes for another host must not make this another cause;
                  # no scheme: a host neither scheme routes is one behaviour)
                  "%s built no router for host %s (its own account, /api/http/routers: none of its routers that could take "
-                 "the request names it), where ingress-nginx serves it%s" % (ctx.target, ctx.request.host, by_rule))
+                 "the request names it), where ingress-nginx serves it%s" % (ctx.target, ctx.request.host, by_rule),
+                 NO_ROUTER_FOR_HOST)
 
 
 def _wildcard_depth(ctx: Context) -> Cause | None:
@@ -315,7 +331,8 @@ def _wildcard_depth(ctx: Context) -> Cause | None:
                  "ingress-nginx's wildcard host %s matches one label only (its server_name is a regex of one label), so "
                  "%s is not that host there; %s %s" % (
                      ctx.request.served_as, ctx.request.host, ctx.target,
-                     "matches it (a wildcard of any depth)" if ctx.target_served else "does not serve it either way"))
+                     "matches it (a wildcard of any depth)" if ctx.target_served else "does not serve it either way"),
+                 WILDCARD_ANY_DEPTH if ctx.target_served else "")
 
 
 def _location_of_another_ingress(ctx: Context) -> Cause | None:
@@ -370,7 +387,8 @@ def _default_backend(ctx: Context) -> Cause | None:
                      "Ingress's for hosts no rule names)" % (ctx.target, target, ctx.target_backend,
                                                              "where ingress-nginx answers from Service %s"
                                                              % ctx.baseline_backend if ctx.baseline_backend
-                                                             else "where ingress-nginx serves no rule"))
+                                                             else "where ingress-nginx serves no rule"),
+                     DEFAULT_BACKEND_OTHER if ctx.baseline_backend else DEFAULT_BACKEND_NO_RULE)
     return Cause("spec.defaultBackend of %s" % base,
                  "ingress-nginx answers from the defaultBackend of %s (Service %s); %s %s" % (
                      base, ctx.baseline_backend, ctx.target, "answers from Service %s" % ctx.target_backend

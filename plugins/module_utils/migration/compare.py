@@ -158,7 +158,7 @@ def _row(index: int, req: Request, rule: Rule | None, samples: list[Observation]
     for f in differing:
         cause = known[0] if known and unexplained(causes[f]) and f in ("backend", "path", "location", "backends") else causes[f]
         row["differences"].append({"field": f, "baseline": b1.get(f, ""), "target": t.get(f, ""),
-                                   "responsible": cause.responsible, "cause": cause.text})
+                                   "responsible": cause.responsible, "cause": cause.text, "cause_kind": cause.kind})
     row["outcome"] = "differ" if differing else ("noise" if noise else "same")
     return row
 

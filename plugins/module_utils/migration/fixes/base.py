@@ -35,6 +35,11 @@ class Behaviour:
     def key(self) -> str:
         return "%s: %s" % (self.responsible, self.cause)
 
+    @property
+    def kinds(self) -> set[str]:
+        """The kinds of its causes (migration/causes.py), as its rows' differences carry them."""
+        return {str(d["cause_kind"]) for r in self.rows for d in r.get("differences") or [] if d.get("cause_kind")}
+
 
 @dataclass
 class Objects:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration import causes
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix
 
 Obj = dict[str, Any]
@@ -20,8 +21,7 @@ _PCRE_ONLY = re.compile(r"\(\?(?:<?[!=]|[>|(R&]|[+-]?[0-9])|\\(?:[1-9gkKRXhHvVZG
 def default_backend_beyond_its_hosts(b: Behaviour) -> bool:
     """Whether B is the target answering from a rule-less Ingress's spec.defaultBackend where ingress-nginx serves no
     rule (an unmatched path of a host it serves, which its own default backend answers with 404)."""
-    return b.responsible.startswith("spec.defaultBackend of") and "where ingress-nginx serves no rule" in b.cause \
-        and "%s answers from the defaultBackend" % b.target in b.cause
+    return causes.DEFAULT_BACKEND_NO_RULE in b.kinds
 
 
 def ingress_paths(ingress: Obj) -> list[tuple[str, Obj]]:
@@ -84,7 +84,7 @@ def traefik_limits(b: Behaviour) -> Fix | None:
                                       "on as the client sent it. No router, annotation or route of %s changes that" % target)
     # refused by the target already, or read literally until a fix makes it a regex the target would refuse
     regex_mode = b.responsible in ("nginx.ingress.kubernetes.io/use-regex", "nginx.ingress.kubernetes.io/rewrite-target")
-    if ("refused" in b.cause or regex_mode) and any(r is not None and _LOOKAROUND.search(r.path) for r in b.rules):
+    if (causes.REFUSED_ROUTER in b.kinds or regex_mode) and any(r is not None and _LOOKAROUND.search(r.path) for r in b.rules):
         paths = sorted({r.path for r in b.rules if r is not None and _LOOKAROUND.search(r.path)})
         return Fix("none", impossible="Traefik compiles path regexes with Go's regexp (RE2), which has no lookahead or "
                                       "lookbehind, so it refuses %s whatever %s is told; write the paths that regex allows "

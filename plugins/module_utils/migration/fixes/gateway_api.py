@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration import causes
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix, Objects
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import (
@@ -52,7 +53,7 @@ def _body_size(b: Behaviour, _objects: Objects) -> Fix | None:
 def _plain_http_kept(b: Behaviour, objects: Objects) -> Fix | None:
     """ingress-nginx serves a host over plain HTTP (no Ingress gives its server a certificate); the translation redirects
     it: the host's plain-HTTP route routes as its HTTPS route does instead of redirecting."""
-    if not b.responsible.startswith("spec.tls of") or "over plain HTTP without a redirect" not in b.cause:
+    if not b.responsible.startswith("spec.tls of") or causes.TLS_LISTED_ONLY not in b.kinds:
         return None
     edited = {}
     for host in sorted({str(r["host"]) for r in b.rows}):
@@ -126,8 +127,8 @@ def _redirect_every_path(b: Behaviour, objects: Objects) -> Fix | None:
     longest-match order leaving the others first). A host without one (a team's own routes) gets a route of its own that
     redirects it, its routes that serve it over plain HTTP moved to the HTTPS listeners naming it."""
     if not b.responsible.startswith("spec.tls of") or not (
-            "whether or not a rule matches its path" in b.cause or "this Ingress's paths too" in b.cause
-            or "ingress-nginx redirects plain HTTP for a host in spec.tls" in b.cause and "status" in fields(b)):
+            b.kinds & {causes.TLS_REDIRECT_UNMATCHED, causes.TLS_OF_ANOTHER}
+            or causes.TLS_REDIRECT_DIFFERS in b.kinds and "status" in fields(b)):
         return None
     edited = {}
     for host in sorted({str(r["host"]) for r in b.rows}):
@@ -175,7 +176,7 @@ def _default_backend_everywhere(b: Behaviour, _objects: Objects) -> Fix | None:
 def _wildcard_depth(b: Behaviour, _objects: Objects) -> Fix | None:
     """ingress-nginx's wildcard host matches one label (the Ingress spec's), a Gateway API wildcard hostname any
     number of them (the spec's Hostname: `*.example.com` matches foo.bar.example.com too)."""
-    if not b.responsible.startswith("host *.") or "matches one label only" not in b.cause or "of any depth" not in b.cause:
+    if not b.responsible.startswith("host *.") or causes.WILDCARD_ANY_DEPTH not in b.kinds:
         return None
     return Fix("none", impossible="a Gateway API wildcard hostname (%s) matches names of any number of labels below it, "
                                   "as the spec defines Hostname, where ingress-nginx's matches one label only, as the "
@@ -220,7 +221,7 @@ def _default_backend(b: Behaviour, objects: Objects) -> Fix | None:
 def _host_dropped(b: Behaviour, objects: Objects) -> Fix | None:
     """A host ingress-nginx serves (a server-alias, a name the translation left out) has no route: it is added to the
     hostnames of the route of the rule it is served by, with a listener for it beside the rule host's."""
-    if not b.responsible.endswith("'s routers") or "built no router for host" not in b.cause or not objects.gateways:
+    if causes.NO_ROUTER_FOR_HOST not in b.kinds or not objects.gateways:
         return None
     edited: dict[str, Obj] = {}
     for row, rule in zip(b.rows, b.rules):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration import causes
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import nginx_annotations, regex_hosts
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix, Objects
@@ -123,7 +124,7 @@ def _parent(gateway: Obj, listener: Obj, namespace: str) -> Obj:
 
 
 def host_route(b: Behaviour, objects: Objects) -> Fix | None:
-    if not b.responsible.endswith("'s routers") or "built no router for host" not in b.cause or not objects.gateways:
+    if causes.NO_ROUTER_FOR_HOST not in b.kinds or not objects.gateways:
         return None
     hosts: dict[str, set[str]] = {}  # the rule's host (no route names it) -> the hosts its requests named
     for row, rule in zip(b.rows, b.rules):

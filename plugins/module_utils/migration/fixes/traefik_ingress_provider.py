@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration import causes
 from ansible_collections.kindlab.ingress.plugins.module_utils.controllers import registry
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import nginx_size
@@ -199,7 +200,7 @@ def _element_prefix(b: Behaviour, objects: Objects) -> Fix | None:
     path and a Prefix path ending in '/', which is how the Ingress spec defines Prefix (by path element) and what
     Traefik matches as Path and PathPrefix; in the Ingress itself, no provider option (strictPrefixMatching) needed.
     Every Ingress with that host and path is edited (a canary's too: its router would still match as a string)."""
-    if not b.responsible.startswith("rule ") or "matched it as a string prefix" not in b.cause:
+    if causes.ELEMENT_PREFIX not in b.kinds:
         return None
     wanted = {(r.host, r.path) for r in b.rules
               if r is not None and r.path_type == "Prefix" and not r.regex and r.path != "/" and not r.path.endswith("/")}

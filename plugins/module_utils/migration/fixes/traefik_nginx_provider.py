@@ -8,6 +8,7 @@ import copy
 import re
 from typing import Any
 
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration import causes
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix, Objects
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import (
@@ -43,7 +44,7 @@ def _tls_of_another(b: Behaviour, objects: Objects) -> Fix | None:
     only the paths of an Ingress whose own spec.tls lists the host. Listing the host there makes Traefik redirect every
     host of that Ingress (seen on kind), so the host's rules move to an Ingress of their own that lists it."""
     m = _TLS_OF.match(b.responsible)
-    if not m or "this Ingress's paths too" not in b.cause:
+    if not m or causes.TLS_OF_ANOTHER not in b.kinds:
         return None
     certified = [objects.ingresses[n] for n in m.group("ingresses").split(", ") if n in objects.ingresses]
     edited: dict[str, Obj] = {}
@@ -77,7 +78,7 @@ def _tls_of_another(b: Behaviour, objects: Objects) -> Fix | None:
 
 
 def _default_backend(b: Behaviour, _objects: Objects) -> Fix | None:
-    if b.responsible.startswith("spec.defaultBackend of") and "%s answers from the defaultBackend" % b.target in b.cause:
+    if b.kinds & {causes.DEFAULT_BACKEND_NO_RULE, causes.DEFAULT_BACKEND_OTHER}:
         return Fix("none", impossible="Traefik's ingress-nginx provider serves an Ingress's spec.defaultBackend from one "
                                       "router, PathPrefix(/) at the lowest priority, for every host's unmatched paths; "
                                       "ingress-nginx serves it only where no server of another Ingress answers. No "
@@ -102,8 +103,7 @@ def _unmatched_path_redirect(b: Behaviour, objects: Objects) -> Fix | None:
     ingress-nginx answers over HTTPS too (it is the host's root location there, controller.go createServers)."""
     m = _TLS_OF.match(b.responsible)
     # (the provider answers them 404, or from the rule-less Ingress's default backend, whose router never redirects)
-    if not m or not ("whether or not a rule matches its path" in b.cause
-                     or "ingress-nginx redirects plain HTTP for a host in spec.tls" in b.cause and "status" in fields(b)):
+    if not m or not (causes.TLS_REDIRECT_UNMATCHED in b.kinds or causes.TLS_REDIRECT_DIFFERS in b.kinds and "status" in fields(b)):
         return None
     catch_all = _catch_all(objects)
     if catch_all is None:

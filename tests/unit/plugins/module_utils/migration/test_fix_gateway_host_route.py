@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import NO_ROUTER_FOR_HOST
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Rule
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes import gateway_api
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Objects
@@ -27,7 +28,7 @@ def _team() -> Objects:
 def _unrouted(host: str, ingress: str, rule_host: str = "", path: str = "/", tls: bool = False) -> Behaviour:
     rule = Rule(ingress, rule_host or host, path, "Prefix", False, tls=tls)
     row = {"index": 0, "id": "x", "ingress": ingress, "host": host, "kind": "path",
-           "differences": [{"field": "status", "baseline": "200", "target": "404"}]}
+           "differences": [{"field": "status", "baseline": "200", "target": "404", "cause_kind": NO_ROUTER_FOR_HOST}]}
     return Behaviour("own-routes", "own-routes's routers", "own-routes built no router for host %s (its own account, "
                      "/api/http/routers: none of its routers that could take the request names it), where ingress-nginx serves it" % host, (row,), (rule,))
 

@@ -3,6 +3,7 @@
 """The target types' tables of fixes (migration/fixes), on objects shaped as ingress2gateway and teams write them."""
 from __future__ import annotations
 
+from ansible_collections.kindlab.ingress.plugins.module_utils.migration import causes
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Rule
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes import TABLES, table_for
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes import gateway_api, traefik_ingress_provider, traefik_nginx_provider
@@ -16,7 +17,9 @@ def _row(host, kind="path", ingress="shop/web", **diff):
             "differences": [dict({"field": "status", "baseline": "404", "target": "200"}, **diff)]}
 
 
-def _b(responsible, cause, rows, rules=None):
+def _b(responsible, cause, rows, rules=None, kind=""):
+    """A behaviour whose rows' differences carry the cause's KIND (causes.py), as compare.py writes them."""
+    rows = [dict(r, differences=[dict(d, cause_kind=kind) for d in r.get("differences") or []]) for r in rows]
     return Behaviour("t", responsible, cause, tuple(rows), tuple(rules or [None] * len(rows)))
 
 
@@ -80,7 +83,8 @@ def test_a_default_backend_answering_a_hosts_unmatched_paths_is_said_beyond_trae
     """Seen on kind: with the route on a listener without hostname, pay.example.test's /CHECKOUT still took it."""
     everywhere = ("t answers from the defaultBackend of shop/catch-all (Service shop/fallback), where ingress-nginx serves "
                   "no rule; ingress-nginx uses ...")
-    fix = gateway_api.propose(_b("spec.defaultBackend of shop/catch-all", everywhere, [_row("pay.example.test", "case")]), _objects())
+    fix = gateway_api.propose(_b("spec.defaultBackend of shop/catch-all", everywhere, [_row("pay.example.test", "case")],
+                                 kind=causes.DEFAULT_BACKEND_NO_RULE), _objects())
     assert fix.objects == () and "router without a Host matcher" in fix.impossible
 
 
@@ -93,8 +97,8 @@ def test_a_body_limit_is_said_beyond_gateway_apis_standard_filters():
 def test_a_wildcard_of_any_depth_is_said_beyond_gateway_api():
     cause = ("ingress-nginx's wildcard host *.tenants.example.test matches one label only (its server_name is a regex of "
              "one label), so a.kindlab-sub.tenants.example.test is not that host there; t matches it (a wildcard of any depth)")
-    fix = gateway_api.propose(_b("host *.tenants.example.test", cause, [_row("a.kindlab-sub.tenants.example.test", "wildcard-depth")]),
-                              _objects())
+    fix = gateway_api.propose(_b("host *.tenants.example.test", cause, [_row("a.kindlab-sub.tenants.example.test", "wildcard-depth")],
+                                 kind=causes.WILDCARD_ANY_DEPTH), _objects())
     assert fix.objects == () and "(*.tenants.example.test) matches names of any number of labels" in fix.impossible
     # served by neither side: nothing to keep, not this entry's
     neither = cause.replace("matches it (a wildcard of any depth)", "does not serve it either way")
@@ -103,7 +107,7 @@ def test_a_wildcard_of_any_depth_is_said_beyond_gateway_api():
 
 def test_a_host_ingress_nginx_serves_over_plain_http_routes_there_instead_of_redirecting():
     fix = gateway_api.propose(_b("spec.tls of shop/api", "ingress-nginx serves www.example.test over plain HTTP without a "
-                                 "redirect: ...", [_row("www.example.test", status="200")]), _objects())
+                                 "redirect: ...", [_row("www.example.test", status="200")], kind=causes.TLS_LISTED_ONLY), _objects())
     assert [o["metadata"]["name"] for o in fix.objects] == ["account-www-example-test-http"]
     assert fix.objects[0]["spec"]["rules"] == [_backend("web", value="/admin")]
 
@@ -111,7 +115,7 @@ def test_a_host_ingress_nginx_serves_over_plain_http_routes_there_instead_of_red
 def test_a_dropped_alias_gets_a_hostname_and_a_listener_beside_its_rule_hosts():
     rule = Rule("shop/tenants", "*.tenants.example.test", "/", "Prefix", False)
     fix = gateway_api.propose(_b("gateway-api's routers", "gateway-api built no router for host tenants.example.org ...",
-                                 [_row("tenants.example.org", "alias", "shop/tenants")], [rule]), _objects())
+                                 [_row("tenants.example.org", "alias", "shop/tenants")], [rule], causes.NO_ROUTER_FOR_HOST), _objects())
     route = next(o for o in fix.objects if o["kind"] == "HTTPRoute")
     assert route["spec"]["hostnames"] == ["*.tenants.example.test", "tenants.example.org"]
     gateway = next(o for o in fix.objects if o["kind"] == "Gateway")
@@ -122,7 +126,7 @@ def test_a_dropped_alias_gets_a_hostname_and_a_listener_beside_its_rule_hosts():
     objects = _objects()
     del objects.routes["shop/tenants-tenants-example-test"]
     assert gateway_api.propose(_b("own-routes's routers", "own-routes built no router for host tenants.example.org ...",
-                                  [_row("tenants.example.org", "alias", "shop/tenants")], [rule]), objects) is None
+                                  [_row("tenants.example.org", "alias", "shop/tenants")], [rule], causes.NO_ROUTER_FOR_HOST), objects) is None
 
 
 def test_a_rewrite_that_strips_a_prefix_becomes_pathprefix_and_replaceprefixmatch():
@@ -144,7 +148,7 @@ def test_what_no_setting_reproduces_is_said_with_why():
     lookahead = Rule("shop/legacy", "legacy.example.test", "/(?!internal/).*", "ImplementationSpecific", True)
     for table in (gateway_api.propose, traefik_nginx_provider.propose, traefik_ingress_provider.propose):
         refused = table(_b("x routers r", "x refused the router it made of this rule ...", [_row("legacy.example.test")],
-                           [lookahead]), _objects())
+                           [lookahead], causes.REFUSED_ROUTER), _objects())
         assert refused.objects == () and "RE2" in refused.impossible and "/(?!internal/).*" in refused.impossible
         # read literally first (Traefik's own provider), the regex a fix would give it is refused the same
         literal = table(_b("nginx.ingress.kubernetes.io/use-regex", "... reads the path literally ...",
@@ -182,7 +186,8 @@ def test_traefik_nginx_provider_lists_the_certified_host_in_the_other_ingress():
            "metadata": {"name": "web", "namespace": "shop", "annotations": {"a": "1"}, "uid": "u"},
            "spec": {"ingressClassName": "nginx", "rules": [shop]}}
     behaviour = _b("spec.tls of shop/api", "ingress-nginx redirects every plain HTTP request for shop.example.test to HTTPS "
-                   "(...), this Ingress's paths too: ...", [_row("shop.example.test"), _row("shop.example.test", "slash")])
+                   "(...), this Ingress's paths too: ...", [_row("shop.example.test"), _row("shop.example.test", "slash")],
+                   kind=causes.TLS_OF_ANOTHER)
     fix = traefik_nginx_provider.propose(behaviour, Objects(ingresses={"shop/api": api, "shop/web": web}))
     assert [o["metadata"]["name"] for o in fix.objects] == ["web"]
     assert fix.objects[0]["spec"]["tls"] == [{"hosts": ["shop.example.test"], "secretName": "api-tls"}]
@@ -203,7 +208,8 @@ def test_a_host_whose_server_has_a_certificate_redirects_every_plain_http_path()
     objects = _objects()
     fix = gateway_api.propose(_b("spec.tls of shop/account", "ingress-nginx redirects every plain HTTP request for a host in "
                                  "spec.tls to HTTPS (...), whether or not a rule matches its path; gateway-api answers 404 "
-                                 "where no route matches", [_row("www.example.test", "neighbour")]), objects)
+                                 "where no route matches", [_row("www.example.test", "neighbour")],
+                                 kind=causes.TLS_REDIRECT_UNMATCHED), objects)
     [route] = fix.objects
     assert route["metadata"]["name"] == "account-www-example-test-http"
     assert route["spec"]["rules"] == [REDIRECT, {"filters": [{"type": "RequestRedirect", "requestRedirect": {
@@ -211,7 +217,7 @@ def test_a_host_whose_server_has_a_certificate_redirects_every_plain_http_path()
     # proposed once: with the catch-all redirect in place there is nothing left to add
     objects.routes["shop/account-www-example-test-http"] = route
     assert gateway_api.propose(_b("spec.tls of shop/account", "... whether or not a rule matches its path; ...",
-                                  [_row("www.example.test", "neighbour")]), objects) is None
+                                  [_row("www.example.test", "neighbour")], kind=causes.TLS_REDIRECT_UNMATCHED), objects) is None
 
 
 def test_traefik_ingress_provider_reads_a_use_regex_ingress_by_pathregexp():
@@ -325,7 +331,8 @@ def test_traefiks_nginx_provider_says_why_a_path_no_rule_matches_is_not_redirect
     rows = [_row("status.example.test", "case", ingress="shop/ops", baseline="308", target="404")]
     fix = traefik_nginx_provider.propose(_b("spec.tls of shop/ops", "ingress-nginx redirects every plain HTTP request for a "
                                             "host in spec.tls to HTTPS (...), whether or not a rule matches its path; "
-                                            "traefik-nginx-provider answers 404 where no route matches", rows), Objects())
+                                            "traefik-nginx-provider answers 404 where no route matches", rows,
+                                            kind=causes.TLS_REDIRECT_UNMATCHED), Objects())
     assert fix.objects == () and "spec.defaultBackend" in fix.impossible and "its own 404" in fix.impossible
     # with a rule-less Ingress's default backend, which Traefik answers those paths from: a `/` rule of the host to it,
     # in an Ingress of its own listing the host in spec.tls (not in ops, whose basic auth it would get)
@@ -336,7 +343,8 @@ def test_traefiks_nginx_provider_says_why_a_path_no_rule_matches_is_not_redirect
                     "rules": [{"host": "status.example.test", "http": {"paths": []}}]}}
     objects = _objects()
     objects.ingresses["shop/ops"] = ops
-    fix = traefik_nginx_provider.propose(_b("spec.tls of shop/ops", "... whether or not a rule matches its path; ...", rows), objects)
+    fix = traefik_nginx_provider.propose(_b("spec.tls of shop/ops", "... whether or not a rule matches its path; ...", rows,
+                                            kind=causes.TLS_REDIRECT_UNMATCHED), objects)
     [made] = fix.objects
     assert made["metadata"] == {"name": "ops-status-example-test-unmatched", "namespace": "shop"}
     assert made["spec"] == {"ingressClassName": "nginx", "tls": [{"hosts": ["status.example.test"], "secretName": "status-tls"}],
@@ -347,12 +355,14 @@ def test_traefiks_nginx_provider_says_why_a_path_no_rule_matches_is_not_redirect
     # redirects); the same fix
     served = [_row("status.example.test", "case", ingress="shop/ops", baseline="308", target="200")]
     again = traefik_nginx_provider.propose(_b("spec.tls of shop/ops", "ingress-nginx redirects plain HTTP for a host in "
-                                              "spec.tls to HTTPS (308, ...); t's answer differs in status", served), objects)
+                                              "spec.tls to HTTPS (308, ...); t's answer differs in status", served,
+                                              kind=causes.TLS_REDIRECT_DIFFERS), objects)
     assert again.objects == fix.objects
     # a redirect that differs in its location is another behaviour
     moved = [_row("status.example.test", "slash", ingress="shop/ops", field="location")]
     assert traefik_nginx_provider.propose(_b("spec.tls of shop/ops", "ingress-nginx redirects plain HTTP for a host in "
-                                             "spec.tls to HTTPS (308, ...); t's answer differs in location", moved), Objects()) is None
+                                             "spec.tls to HTTPS (308, ...); t's answer differs in location", moved,
+                                             kind=causes.TLS_REDIRECT_DIFFERS), Objects()) is None
 
 
 def test_traefiks_own_provider_matches_a_prefix_by_path_element_with_an_exact_and_a_slashed_prefix_path():
@@ -366,7 +376,7 @@ def test_traefiks_own_provider_matches_a_prefix_by_path_element_with_an_exact_an
     rules = [Rule("shop/checkout", "shop.example.test", "/checkout", "Prefix", False)]
     cause = "ingress-nginx matches the Prefix path /checkout by path element ...; t matched it as a string prefix (...)"
     row = _row("shop.example.test", "neighbour", ingress="shop/checkout")
-    fix = traefik_ingress_provider.propose(_b("rule /checkout (Prefix)", cause, [row], rules), objects)
+    fix = traefik_ingress_provider.propose(_b("rule /checkout (Prefix)", cause, [row], rules, causes.ELEMENT_PREFIX), objects)
     # the canary's router too, which would still match /checkoutx as a string
     ingress, edited_canary = fix.objects
     paths = [(p["path"], p["pathType"], p["backend"]["service"]["name"]) for p in ingress["spec"]["rules"][0]["http"]["paths"]]
@@ -376,7 +386,8 @@ def test_traefiks_own_provider_matches_a_prefix_by_path_element_with_an_exact_an
     assert "shop/checkout" in fix.says and objects.ingresses["shop/checkout"]["spec"]["rules"][0]["http"]["paths"][0]["path"] == "/checkout"
     # a regex path, or one the other table's cause names, is not this entry's
     regex = [Rule("shop/checkout", "shop.example.test", "/checkout", "Prefix", True)]
-    assert traefik_ingress_provider.propose(_b("rule /checkout (Prefix)", cause, [_row("h")], regex), objects) is None
+    assert traefik_ingress_provider.propose(_b("rule /checkout (Prefix)", cause, [_row("h")], regex, causes.ELEMENT_PREFIX),
+                                            objects) is None
     assert traefik_ingress_provider.propose(_b("rule /checkout (Prefix)", "other", [_row("h")], rules), objects) is None
 
 
@@ -384,11 +395,13 @@ def test_traefiks_own_provider_says_why_a_rule_less_default_backend_answers_ever
     rows = [_row("pay.example.test", "case", ingress="shop/checkout", baseline="404", target="200")]
     everywhere = ("t answers from the defaultBackend of shop/catch-all (Service shop/fallback), where ingress-nginx serves "
                   "no rule; ingress-nginx uses ...")
-    fix = traefik_ingress_provider.propose(_b("spec.defaultBackend of shop/catch-all", everywhere, rows), Objects())
+    fix = traefik_ingress_provider.propose(_b("spec.defaultBackend of shop/catch-all", everywhere, rows,
+                                              kind=causes.DEFAULT_BACKEND_NO_RULE), Objects())
     assert fix.objects == () and "PathPrefix(/) at the lowest priority" in fix.impossible
     # where ingress-nginx answered from a rule's Service instead, a rule may keep it: not said impossible
     other = everywhere.replace("serves no rule", "answers from Service shop/web")
-    assert traefik_ingress_provider.propose(_b("spec.defaultBackend of shop/catch-all", other, rows), Objects()) is None
+    assert traefik_ingress_provider.propose(_b("spec.defaultBackend of shop/catch-all", other, rows,
+                                               kind=causes.DEFAULT_BACKEND_OTHER), Objects()) is None
 
 
 def test_traefiks_own_provider_serves_a_server_alias_by_a_rule_of_its_own():
@@ -404,7 +417,7 @@ def test_traefiks_own_provider_serves_a_server_alias_by_a_rule_of_its_own():
     rows = [dict(_row("tenants.example.org", "alias", ingress="shop/tenants", field="backend", baseline="shop/web",
                       target="shop/fallback"))]
     b = _b("spec.defaultBackend of shop/catch-all", "t answers from the defaultBackend of shop/catch-all (Service "
-           "shop/fallback), where ingress-nginx answers from Service shop/web; ...", rows, [rule])
+           "shop/fallback), where ingress-nginx answers from Service shop/web; ...", rows, [rule], causes.DEFAULT_BACKEND_OTHER)
     fix = traefik_ingress_provider.propose(b, objects)
     [ingress] = fix.objects
     assert [r["host"] for r in ingress["spec"]["rules"]] == ["*.tenants.example.test", "other.example.test", "tenants.example.org"]
@@ -424,12 +437,14 @@ def test_a_hosts_other_ingress_paths_are_redirected_too_and_a_host_no_route_serv
     objects.routes["shop/account-www-example-test-http"] = _route("account-www-example-test-http", ["www.example.test"], [REDIRECT])
     # the request of shop/web, whose host shop/account's spec.tls certifies: that host's redirect route redirects every path
     fix = gateway_api.propose(_b("spec.tls of shop/account", "ingress-nginx redirects every plain HTTP request for "
-                                 "www.example.test to HTTPS (...), this Ingress's paths too: ...", [_row("www.example.test", "slash")]), objects)
+                                 "www.example.test to HTTPS (...), this Ingress's paths too: ...", [_row("www.example.test", "slash")],
+                                 kind=causes.TLS_OF_ANOTHER), objects)
     assert [o["metadata"]["name"] for o in fix.objects] == ["account-www-example-test-http"]
     # a host with a certificate but no route at all (a team's own routes): a redirect route on the listener without hostname
     fix = gateway_api.propose(_b("spec.tls of shop/ops", "ingress-nginx redirects every plain HTTP request for a host in "
                                  "spec.tls to HTTPS (...), whether or not a rule matches its path; own-routes answers 404 where "
-                                 "no route matches", [_row("ops.example.test", ingress="shop/ops")]), objects)
+                                 "no route matches", [_row("ops.example.test", ingress="shop/ops")],
+                                 kind=causes.TLS_REDIRECT_UNMATCHED), objects)
     [route] = fix.objects
     assert route["metadata"] == {"name": "kindlab-https-redirect-ops-example-test", "namespace": "shop"}
     assert route["spec"] == {"hostnames": ["ops.example.test"], "parentRefs": [{"name": "nginx", "sectionName": "http"}],
@@ -438,7 +453,7 @@ def test_a_hosts_other_ingress_paths_are_redirected_too_and_a_host_no_route_serv
     # a host a route serves over plain HTTP already is left alone (its rules would rank above the redirect)
     objects.routes["shop/ops"] = _route("ops", ["ops.example.test"], [_backend("web")])
     assert gateway_api.propose(_b("spec.tls of shop/ops", "... whether or not a rule matches its path; ...",
-                                  [_row("ops.example.test", ingress="shop/ops")]), objects) is None
+                                  [_row("ops.example.test", ingress="shop/ops")], kind=causes.TLS_REDIRECT_UNMATCHED), objects) is None
 
 
 def test_a_teams_route_on_both_listeners_moves_to_the_https_one_and_a_route_of_its_own_redirects_plain_http():
@@ -448,8 +463,8 @@ def test_a_teams_route_on_both_listeners_moves_to_the_https_one_and_a_route_of_i
         "storefront", ["shop.example.test"], [_backend("web", value="/docs")])})
     objects.gateways["shop/nginx"]["spec"]["listeners"].append({"name": "http", "port": 8000, "protocol": "HTTP"})
     fix = gateway_api.propose(_b("spec.tls of shop/api", "ingress-nginx redirects plain HTTP for a host in spec.tls to HTTPS "
-                                 "(308, ...); own-routes's answer differs in status", [_row("shop.example.test", ingress="shop/api")]),
-                              objects)
+                                 "(308, ...); own-routes's answer differs in status", [_row("shop.example.test", ingress="shop/api")],
+                                 kind=causes.TLS_REDIRECT_DIFFERS), objects)
     moved, made = fix.objects
     assert moved["metadata"]["name"] == "storefront"
     assert moved["spec"]["parentRefs"] == [{"name": "nginx", "sectionName": "shop-example-test-https"}]
@@ -459,11 +474,12 @@ def test_a_teams_route_on_both_listeners_moves_to_the_https_one_and_a_route_of_i
     # a redirect that differs only in its location (the trailing slash) is not this fix's business
     other = gateway_api.propose(_b("spec.tls of shop/api", "ingress-nginx redirects plain HTTP for a host in spec.tls to "
                                    "HTTPS (308, ...); own-routes's answer differs in location",
-                                   [_row("shop.example.test", ingress="shop/api", field="location")]), objects)
+                                   [_row("shop.example.test", ingress="shop/api", field="location")],
+                                   kind=causes.TLS_REDIRECT_DIFFERS), objects)
     assert other is None or not [o for o in other.objects if o["kind"] == "HTTPRoute"]
     # a route naming a Gateway of that name in another namespace (its parentRef's) is not moved to this one's listener
     objects.routes["shop/storefront"]["spec"]["parentRefs"] = [{"name": "nginx", "namespace": "edge"}]
     elsewhere = gateway_api.propose(_b("spec.tls of shop/api", "ingress-nginx redirects plain HTTP for a host in spec.tls to HTTPS "
-                                       "(308, ...); own-routes's answer differs in status", [_row("shop.example.test", ingress="shop/api")]),
-                                    objects)
+                                       "(308, ...); own-routes's answer differs in status", [_row("shop.example.test", ingress="shop/api")],
+                                       kind=causes.TLS_REDIRECT_DIFFERS), objects)
     assert elsewhere is None

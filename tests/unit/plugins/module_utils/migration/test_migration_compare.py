@@ -395,7 +395,7 @@ def test_a_plain_http_router_for_the_host_does_not_route_its_https_requests() ->
     its HTTPS requests with no router (seen on kind: own-routes' hosts behind basic auth, said settled by the redirect
     fix); a router whose type names no entry points (ingress-nginx's servers) takes either."""
     from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.dataplane_reader import Router
-    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import NO_ROUTER_FOR_HOST, Context, explain
     from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Rule
 
     rule = Rule("shop/ops", "ops.example.test", "/", "Prefix", regex=False, annotations={})
@@ -408,6 +408,7 @@ def test_a_plain_http_router_for_the_host_does_not_route_its_https_requests() ->
                       scheme=scheme)
         cause = explain(Context(req, rule, "status", "own-routes", (), target_served=False, routers=(redirect, other)))
         assert (cause.responsible == "own-routes's routers") is lost, (scheme, cause)
+        assert (cause.kind == NO_ROUTER_FOR_HOST) is lost  # what the tables of fixes know it by
     assert Router("ops", 'Host(`ops.example.test`)').takes("https") and Router("ops", "x", tls=True).takes("http")
     assert not other.takes("http") and not redirect.takes("https") and redirect.takes("http") and other.takes("https")
 
