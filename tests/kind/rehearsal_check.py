@@ -469,10 +469,13 @@ def main(directory: str) -> int:
          lambda: any(a["objects"] == ["HTTPRoute shop/account-www-example-test-http"]
                      and (a["outcome"] in KEPT or a["outcome"] == "changed other requests" and a["changed"])
                      for a in migration["fixes"]["gateway-api"]["attempts"] if a.get("objects"))),
-        ("fixes: the lookahead regex is said to be beyond both Traefik targets (RE2), with no edit",
+        ("fixes: the lookahead regex is said to be beyond the Traefik targets (RE2), with no edit (own-routes: no route "
+         "of its own can be made for its host)",
          lambda: all("RE2" in attempt(migration, t, r"routers? .*legacy")["why"]
                      and attempt(migration, t, r"routers? .*legacy")["outcome"] == "no setting of the target reproduces it"
-                     for t in ("traefik-nginx-provider", "gateway-api"))),
+                     for t in ("traefik-nginx-provider", "gateway-api"))
+         and all("RE2" in a.get("why", "") for a in migration["fixes"]["own-routes"]["attempts"]
+                 if a["responsible"] == "own-routes's routers" and "host legacy.example.test " in a["cause"])),
         ("fixes: the migrated manifests: gateway-api's are Gateways and HTTPRoutes, its rewrite route annotated with what it "
          "keeps; the nginx provider's are Ingresses; none carries status or server fields",
          lambda: {d["kind"] for d in migrated(base, "gateway-api").values()} == {"Gateway", "HTTPRoute"}

@@ -226,7 +226,9 @@ def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Ca
             attempt["seconds"] = round(time.monotonic() - started, 1)
             continue
         attempt["outcome"] = REGRESSED if regressed else NOT_CLOSED
-        attempt["still_differ"] = sum(1 for r in after["rows"] if r["index"] in own and _by(r, b))
+        still = [r for r in after["rows"] if r["index"] in own and _by(r, b)]
+        attempt["still_differ"] = len(still)
+        attempt["still"] = [_said(r) for r in still][:10]  # what they answered with the fix in place
         attempt["changed"] = [r["id"] for r in regressed][:20]
         if not back(body):
             attempt["undone"] = "the answers after undoing it are not those before it (see the final comparison)"
@@ -238,6 +240,12 @@ def prove(target: Target, behaviours: Sequence[Behaviour], first: Obj, sleep: Ca
     return {"attempts": attempts, "comparison": body, "keeps": keeps, "removed": removed,
             "kept": sum(1 for a in attempts if a["outcome"] in KEPT),
             "remain": sum(1 for a in attempts if a["outcome"] not in KEPT)}
+
+
+def _said(row: Obj) -> str:
+    """ROW's request and how its answers differ: "<id>: <field> <baseline> / <target>, ..."."""
+    return "%s: %s" % (row["id"], ", ".join("%s %s / %s" % (d["field"], d.get("baseline") or "-", d.get("target") or "-")
+                                            for d in row.get("differences") or []))
 
 
 def _remaining(rows: Iterable[Obj]) -> list[str]:
@@ -268,7 +276,7 @@ def _settled_later(attempts: list[Obj], behaviour_of: dict[int, Behaviour], body
         attempt.update(outcome=LATER_GONE if still else LATER, says="; ".join(says for says, _names in by),
                        objects=list(dict.fromkeys(n for _says, names in by for n in names)),
                        curl=list(mine[0].get("curl", {}).values()), before_it="%s when it was tried" % was)
-        for key in ("why", "changed", "still_differ", "undone"):
+        for key in ("why", "changed", "still_differ", "still", "undone"):
             attempt.pop(key, None)
         if still:
             attempt["remaining"] = _remaining(still)

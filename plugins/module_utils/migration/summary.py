@@ -259,7 +259,8 @@ def fix_of(result: Obj, target: str, behaviour: Obj) -> str:
         if a.get("changed"):
             return "fix tried and undone, it changed other requests (%s): %s" % (", ".join(a["changed"][:3]), a["says"])
         if a["outcome"] == "not closed":
-            return "fix tried and undone, %d request(s) still differed: %s" % (a.get("still_differ", 0), a["says"])
+            return "fix tried and undone, %d request(s) still differed (%s): %s" % (
+                a.get("still_differ", 0), "; ".join(a.get("still") or [])[:400], a["says"])
         return str(a["outcome"])
     return ""
 

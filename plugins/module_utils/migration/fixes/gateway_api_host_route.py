@@ -82,11 +82,16 @@ def _weighted(main: Obj, host: str, path: Obj, canaries: list[Obj]) -> list[Obj]
     return [main]
 
 
-def _rules(ingress: Obj, host: str, regex: bool, canaries: list[Obj]) -> list[Obj]:
+def _rules(ingress: Obj, host: str, regex: bool, canaries: list[Obj], unread: list[str]) -> list[Obj]:
+    """The route's rules for INGRESS's paths of HOST; a regex path Go's regexp reads otherwise goes to UNREAD."""
     out: list[Obj] = []
     for h, path in ingress_paths(ingress):
+        if h != host:
+            continue
         match, ref = _match(path, regex), _ref(path)
-        if h == host and match is not None and ref is not None:
+        if match is None:
+            unread.append(str(path.get("path")))
+        elif ref is not None:
             out.append({"matches": [match], "backendRefs": _weighted(ref, host, path, canaries)})
     return out
 
@@ -134,6 +139,7 @@ def host_route(b: Behaviour, objects: Objects) -> Fix | None:
                 asked.add(str(row["host"]))
     edited: dict[str, Obj] = {}
     guarded: list[str] = []
+    unread: list[str] = []  # the regex paths no route can match as ingress-nginx does
     regex = regex_hosts(objects.ingresses.values())
     for host, asked in sorted(hosts.items()):
         mains, canaries = _ingresses_of(objects, host)
@@ -145,7 +151,7 @@ def host_route(b: Behaviour, objects: Objects) -> Fix | None:
                 continue
             services = [s for k, s in sorted(objects.services.items()) if k.startswith(namespace + "/")]
             rules = _rules(with_port_numbers(ingress, services), host, host in regex,
-                           [with_port_numbers(c, services) for c in canaries])
+                           [with_port_numbers(c, services) for c in canaries], unread)
             name = "%s-%s" % (ingress["metadata"]["name"], host_slug(host))
             if not rules or "%s/%s" % (namespace, name) in objects.routes:
                 continue  # (before any listener is added for it)
@@ -166,4 +172,9 @@ def host_route(b: Behaviour, objects: Objects) -> Fix | None:
                                       "credentials or an allowed address: Gateway API's standard filters have neither "
                                       "(Traefik has them as Middlewares, outside the standard)"
                                       % (", ".join(sorted(hosts)), " and ".join(guarded)))
+    if unread:
+        return Fix("none", impossible="a route of its own for %s would have to match %s as ingress-nginx's PCRE does; "
+                                      "Traefik compiles a RegularExpression path with Go's regexp (RE2), which reads it "
+                                      "otherwise or not at all (lookaround, backreferences); write the paths that regex "
+                                      "allows as rules of their own" % (", ".join(sorted(hosts)), ", ".join(sorted(set(unread)))))
     return None

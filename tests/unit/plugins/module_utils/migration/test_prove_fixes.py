@@ -107,6 +107,8 @@ def test_a_fix_that_does_not_close_is_undone_and_a_new_object_deleted():
         return Fix("add c", (_route("c", "x"),))
     out = prove.prove(_target(plane, useless), [_behaviour(0)], plane.replay(), sleep=lambda s: None, settle=0.05)
     assert out["attempts"][0]["outcome"] == prove.NOT_CLOSED and out["attempts"][0]["still_differ"] == 1
+    [still] = out["attempts"][0]["still"]  # which request, and what it answered with the fix in place
+    assert still.startswith("r0: ") and " / " in still
     assert [d["metadata"]["name"] for d in plane.deleted] == ["c"] and "shop/c" not in plane.objects
 
 
