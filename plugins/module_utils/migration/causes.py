@@ -35,6 +35,7 @@ WILDCARD_ANY_DEPTH = "wildcard-any-depth"  # the target's wildcard matches a nam
 ELEMENT_PREFIX = "element-prefix"  # the target matched a Prefix path as a string prefix
 DEFAULT_BACKEND_NO_RULE = "default-backend-no-rule"  # the target answers from a defaultBackend where ingress-nginx 404s
 DEFAULT_BACKEND_OTHER = "default-backend-other"  # the target answers from a defaultBackend, ingress-nginx from a rule's
+DEFAULT_BACKEND_UNUSED = "default-backend-unused"  # ingress-nginx answers from a defaultBackend, the target not
 
 
 @dataclass(frozen=True)
@@ -392,7 +393,7 @@ def _default_backend(ctx: Context) -> Cause | None:
     return Cause("spec.defaultBackend of %s" % base,
                  "ingress-nginx answers from the defaultBackend of %s (Service %s); %s %s" % (
                      base, ctx.baseline_backend, ctx.target, "answers from Service %s" % ctx.target_backend
-                     if ctx.target_backend else "does not use it here"))
+                     if ctx.target_backend else "does not use it here"), DEFAULT_BACKEND_UNUSED)
 
 
 def _snippet(ctx: Context) -> Cause | None:

@@ -196,6 +196,13 @@ def _default_backend(b: Behaviour, objects: Objects) -> Fix | None:
     service = str((((ingress or {}).get("spec") or {}).get("defaultBackend") or {}).get("service", {}).get("name") or "")
     routes = [r for _n, r in sorted(objects.routes.items()) if not spec(r).get("hostnames")
               and any(ref.get("name") == service for x in spec(r).get("rules") or [] for ref in x.get("backendRefs") or [])]
+    if service and not routes and causes.DEFAULT_BACKEND_UNUSED in b.kinds:
+        # (a team's own routes, none for it)
+        return Fix("none", impossible="no route of %s serves the defaultBackend of %s (Service %s); a route of its own "
+                                      "for it would name no hostname, which Traefik makes a router without a Host matcher "
+                                      "in the one router table of its entry point, so it would answer every host's "
+                                      "unmatched paths too, where ingress-nginx answers them with its own 404"
+                                      % (b.target, m.group("ingress"), service))
     if not service or not routes:
         return None
     edited: list[Obj] = []

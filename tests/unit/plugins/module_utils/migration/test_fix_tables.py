@@ -77,6 +77,14 @@ def test_default_backend_moves_to_a_listener_of_its_own_without_hostname():
     assert route["metadata"]["name"] == "catch-all-default-backend"
     assert route["spec"]["parentRefs"] == [{"name": "nginx", "sectionName": gateway_api.DEFAULT_LISTENER}]
     assert objects.routes["shop/catch-all-default-backend"]["spec"]["parentRefs"] == [{"name": "nginx"}]  # a copy was edited
+    # a team's own routes with none for the default backend (seen on kind: own-routes, "no fix known"): a route of its own
+    # would answer every host's unmatched paths on Traefik, which is said
+    del objects.routes["shop/catch-all-default-backend"]
+    unrouted = _b("spec.defaultBackend of shop/catch-all", "ingress-nginx answers from the defaultBackend of shop/catch-all "
+                  "(Service shop/fallback); t does not use it here", [_row("tenants.example.test")],
+                  kind=causes.DEFAULT_BACKEND_UNUSED)
+    fix = gateway_api.propose(unrouted, objects)
+    assert fix.objects == () and "Service fallback" in fix.impossible and "every host's unmatched paths" in fix.impossible
 
 
 def test_a_default_backend_answering_a_hosts_unmatched_paths_is_said_beyond_traefiks_gateway_provider():
