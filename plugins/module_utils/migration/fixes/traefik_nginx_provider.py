@@ -73,6 +73,16 @@ def _tls_of_another(b: Behaviour, objects: Objects) -> Fix | None:
                     % (host, name, own["metadata"]["name"]))
     if not edited:
         return None
+    # the paths no rule of the host matches answer from the rule-less Ingress's default backend, whose router never
+    # redirects (seen on kind: 6 of 16 requests still differed with the rules moved): a `/` rule of the host to it
+    catch_all = _catch_all(objects)
+    if catch_all is not None:
+        for host in sorted(_catch_all_answered(b, catch_all)):
+            made = _unmatched_ingress(objects, catch_all, certified, host)
+            if made is not None:
+                edited[made[0]] = made[1]
+                said.append("route the paths no rule of %s matches to the default backend of %s in %s, which lists it "
+                            "in spec.tls" % (host, key_of(catch_all), made[0]))
     return Fix("%s (the certificate of %s), so that Traefik redirects their paths to HTTPS as ingress-nginx does"
                % ("; ".join(said), m.group("ingresses")), tuple(edited.values()))
 
@@ -91,6 +101,33 @@ def _catch_all(objects: Objects) -> Obj | None:
     default-backend routers, the first it reads), if any."""
     return next((i for _n, i in sorted(objects.ingresses.items()) if not (i.get("spec") or {}).get("rules")
                  and ((i.get("spec") or {}).get("defaultBackend") or {}).get("service")), None)
+
+
+def _unmatched_ingress(objects: Objects, catch_all: Obj, certified: list[Obj], host: str) -> tuple[str, Obj] | None:
+    """(namespace/name, Ingress): a `/` rule of HOST to CATCH_ALL's default backend, in an Ingress of its own that
+    lists HOST in spec.tls with the certificate one of CERTIFIED (in CATCH_ALL's namespace) gives it; None when none
+    does there, or when that Ingress is there already."""
+    namespace = str(catch_all["metadata"].get("namespace") or "")
+    found = tls_listing([c for c in certified if c["metadata"].get("namespace") == namespace], host)
+    if found is None:
+        return None
+    ingress, secret = found
+    name = "%s-%s-unmatched" % (ingress["metadata"]["name"], host_slug(host))
+    if "%s/%s" % (namespace, name) in objects.ingresses:
+        return None
+    spec: Obj = {k: copy.deepcopy(v) for k, v in ingress["spec"].items() if k == "ingressClassName"}
+    spec["tls"] = [tls_entry(host, secret)]
+    spec["rules"] = [{"host": host, "http": {"paths": [{"path": "/", "pathType": "Prefix",
+                                                       "backend": copy.deepcopy(catch_all["spec"]["defaultBackend"])}]}}]
+    return "%s/%s" % (namespace, name), {"apiVersion": ingress.get("apiVersion", "networking.k8s.io/v1"), "kind": "Ingress",
+                                         "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+
+
+def _catch_all_answered(b: Behaviour, catch_all: Obj) -> set[str]:
+    """The hosts of B's requests the target answered from CATCH_ALL's default backend (a path no rule of theirs
+    matches: no router of theirs, so no redirect either)."""
+    service = "%s/%s" % (catch_all["metadata"].get("namespace"), catch_all["spec"]["defaultBackend"]["service"]["name"])
+    return {str(r["host"]) for r in b.rows if (r.get("answer") or {}).get("backend") == service}
 
 
 def _unmatched_path_redirect(b: Behaviour, objects: Objects) -> Fix | None:
@@ -112,23 +149,12 @@ def _unmatched_path_redirect(b: Behaviour, objects: Objects) -> Fix | None:
                                       "matches gets its 404 where ingress-nginx redirects it; a spec.defaultBackend would "
                                       "give the host that router, but ingress-nginx would then answer those paths over "
                                       "HTTPS from it too, where it now answers its own 404")
-    namespace = str(catch_all["metadata"].get("namespace") or "")
     certified = [objects.ingresses[n] for n in m.group("ingresses").split(", ") if n in objects.ingresses]
     made: dict[str, Obj] = {}
     for host in sorted({str(row["host"]) for row in b.rows}):
-        found = tls_listing([c for c in certified if c["metadata"].get("namespace") == namespace], host)
-        if found is None:
-            continue
-        ingress, secret = found
-        name = "%s-%s-unmatched" % (ingress["metadata"]["name"], host_slug(host))
-        spec: Obj = {k: copy.deepcopy(v) for k, v in ingress["spec"].items() if k == "ingressClassName"}
-        spec["tls"] = [tls_entry(host, secret)]
-        spec["rules"] = [{"host": host, "http": {"paths": [{"path": "/", "pathType": "Prefix",
-                                                           "backend": copy.deepcopy(catch_all["spec"]["defaultBackend"])}]}}]
-        if "%s/%s" % (namespace, name) not in objects.ingresses:
-            made["%s/%s" % (namespace, name)] = {"apiVersion": ingress.get("apiVersion", "networking.k8s.io/v1"),
-                                                 "kind": "Ingress", "metadata": {"name": name, "namespace": namespace},
-                                                 "spec": spec}
+        found = _unmatched_ingress(objects, catch_all, certified, host)
+        if found is not None:
+            made[found[0]] = found[1]
     if not made:
         return None
     return Fix("route the paths no rule of %s matches to the default backend of %s in an Ingress of their own that lists "
