@@ -36,6 +36,7 @@ ELEMENT_PREFIX = "element-prefix"  # the target matched a Prefix path as a strin
 DEFAULT_BACKEND_NO_RULE = "default-backend-no-rule"  # the target answers from a defaultBackend where ingress-nginx 404s
 DEFAULT_BACKEND_OTHER = "default-backend-other"  # the target answers from a defaultBackend, ingress-nginx from a rule's
 DEFAULT_BACKEND_UNUSED = "default-backend-unused"  # ingress-nginx answers from a defaultBackend, the target not
+APP_ROOT_QUERY = "app-root-query"  # ingress-nginx's app-root redirect drops the query, the target's keeps it
 
 
 @dataclass(frozen=True)
@@ -447,6 +448,17 @@ def _canary_chosen(ctx: Context) -> Cause | None:
     return None
 
 
+def _app_root_query(ctx: Context) -> Cause | None:
+    """ingress-nginx's app-root is `if ($uri = /) { return 302 $scheme://$http_host<app-root>; }` (nginx.tmpl): the
+    Location has no query, whatever the request's; a redirect elsewhere keeps it."""
+    root = _ann(ctx, "app-root")
+    if not root or ctx.field != "location" or ctx.request.kind != "query" or not ctx.request.target.startswith("/?"):
+        return None
+    return Cause("nginx.ingress.kubernetes.io/app-root",
+                 "app-root %s: ingress-nginx redirects / to %s without the request's query (return 302 "
+                 "$scheme://$http_host%s); %s's redirect keeps it" % (root, root, root, ctx.target), APP_ROOT_QUERY)
+
+
 def _route_taken(ctx: Context) -> Cause | None:
     """A Gateway target answers otherwise: name the rule of its HTTPRoutes that takes the request (or that none does)."""
     if not ctx.gateway_target or not _routing(ctx):
@@ -553,6 +565,7 @@ CAUSES: tuple[Callable[[Context], Cause | None], ...] = (
     _prefix,
     _slash,
     _canary_chosen,
+    _app_root_query,
     _route_taken,
     _precedence,
     _rule_not_served,

@@ -42,6 +42,14 @@ def _auth(b: Behaviour, _objects: Objects) -> Fix | None:
                                   "own as an ExtensionRef filter, outside the standard)")
 
 
+def _app_root_query(b: Behaviour, _objects: Objects) -> Fix | None:
+    if causes.APP_ROOT_QUERY not in b.kinds:
+        return None
+    return Fix("none", impossible="Gateway API's RequestRedirect sets the scheme, host, port, path and status of the "
+                                  "Location, none of its fields the query, and Traefik's keeps the request's (seen on "
+                                  "kind), where ingress-nginx's app-root redirect drops it")
+
+
 def _body_size(b: Behaviour, _objects: Objects) -> Fix | None:
     if b.responsible != "nginx.ingress.kubernetes.io/proxy-body-size":
         return None
@@ -285,7 +293,7 @@ def _rewrite(b: Behaviour, objects: Objects) -> Fix | None:
 
 
 def propose(b: Behaviour, objects: Objects) -> Fix | None:
-    for entry in (_default_backend_everywhere, _default_backend, _wildcard_depth, _auth, _body_size, _plain_http_kept,
+    for entry in (_default_backend_everywhere, _default_backend, _wildcard_depth, _auth, _body_size, _app_root_query, _plain_http_kept,
                   _redirect_every_path, _host_dropped, host_route, _rewrite, cookie, header_pattern):
         fix = entry(b, objects)
         if fix is not None:

@@ -96,6 +96,22 @@ def test_a_default_backend_answering_a_hosts_unmatched_paths_is_said_beyond_trae
     assert fix.objects == () and "router without a Host matcher" in fix.impossible
 
 
+def test_the_query_app_root_drops_is_said_beyond_gateway_apis_redirect():
+    """Seen on kind (the store's manifests): / with a query, 302 to /shop on ingress-nginx, /shop?kindlab=1 on Traefik."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.causes import Context, explain
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.corpus import Request
+
+    rule = Rule("store/storefront", "www.store.example.test", "/", "Prefix", False, {"app-root": "/shop"})
+    request = Request(id="q", ingress="store/storefront", host="www.store.example.test", target="/?kindlab=1", kind="query",
+                      rule="/ (Prefix)")
+    cause = explain(Context(request, rule, "location", "gateway-api", ()))
+    assert cause.kind == causes.APP_ROOT_QUERY and "without the request's query" in cause.text
+    assert explain(Context(request, rule, "status", "gateway-api", ())).kind != causes.APP_ROOT_QUERY
+    fix = gateway_api.propose(_b(cause.responsible, cause.text, [_row("www.store.example.test", "query", field="location")],
+                                 kind=cause.kind), _objects())
+    assert fix.objects == () and "app-root redirect drops it" in fix.impossible
+
+
 def test_a_body_limit_is_said_beyond_gateway_apis_standard_filters():
     fix = gateway_api.propose(_b("nginx.ingress.kubernetes.io/proxy-body-size", "proxy-body-size 2m: ...", [_row("a", "body-size")]),
                               _objects())
