@@ -424,16 +424,22 @@ rehearsal_kind() {
 # The rehearsal as a CI gate on a team's manifests (tests/kind/team/manifests: no cluster is captured), against the
 # Gateway API target alone (one Traefik: the kind track is the longer one), every behaviour allowed but its answer
 # for the store's default backend: the run must fail naming that one Ingress alone (tests/kind/gate_check.py), its
-# junit.xml saying which case failed.
+# junit.xml saying which case failed. The same run proves a fix per behaviour from the files (rehearse_fix, the cart's
+# canary by header pattern and cookie among them), kept so that tests/kind/fix_recheck.py re-sends each closed fix's
+# curl pair with the migrated manifests applied; then the cluster is deleted.
 rehearsal_gate_kind() {
     local dir="$WORK/kind/store" rc=0
     mkdir -p "$dir"
     "$KIND_LAB" rehearse -e "rehearse_manifests=$ROOT/tests/kind/team/manifests" -e "rehearse_dir=$dir/rehearsal" \
-        -e '{"rehearse_targets": ["gateway-api"], "rehearse_fail_on_change": true,
-             "rehearse_allow": [{"ingress": "^\\*$"}, {"ingress": "^store/(catalog|catalog-next|storefront)$"}]}' \
+        -e rehearse_fix=true -e rehearse_keep=true -e '{"rehearse_targets": ["gateway-api"], "rehearse_fail_on_change": true,
+             "rehearse_allow": [{"ingress": "^\\*$"}, {"ingress": "^store/(catalog|catalog-next|storefront|cart|cart-beta)$"}]}' \
         >"$dir/rehearse.log" 2>&1 || rc=$?
     "$VENV/bin/python" "$ROOT/tests/kind/gate_check.py" "$rc" "$dir/rehearse.log" "$dir/rehearsal" >&2 \
         || failures+=("rehearsal: the gate on a team's manifests")
+    "$VENV/bin/python" "$ROOT/tests/kind/fix_recheck.py" "$dir/rehearsal" "$KIND_LAB" "$dir/rehearsal/kubeconfig" >&2 \
+        || failures+=("rehearsal: the gate's proven fixes re-checked by hand")
+    KINDLAB_CLUSTER=rehearsal "$KIND_LAB" down "" -e "@$dir/rehearsal/rehearsal.yml" -e "lab_state_dir=$dir/rehearsal" \
+        >>"$dir/rehearse.log" 2>&1 || failures+=("rehearsal: the gate's kind cluster could not be deleted")
     if rehearsal_left; then
         failures+=("rehearsal: the gate's kind cluster was left behind")
         KINDLAB_CLUSTER=rehearsal "$KIND_LAB" down "" -e "@$dir/rehearsal/rehearsal.yml" -e "lab_state_dir=$dir/rehearsal" \
