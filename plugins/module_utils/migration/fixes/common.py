@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration import causes
+from ansible_collections.kindlab.ingress.plugins.module_utils.controllers.base import CLASS_ANNOTATION, CLASS_NAMED_ANNOTATION
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix
 
 Obj = dict[str, Any]
@@ -40,6 +41,17 @@ def tls_listing(ingresses: list[Obj], host: str) -> tuple[Obj, str] | None:
     none of them lists it."""
     return next(((i, str(t.get("secretName") or "")) for i in ingresses for t in (i.get("spec") or {}).get("tls") or []
                  if host in (t.get("hosts") or [])), None)
+
+
+def class_of(ingress: Obj) -> tuple[Obj, Obj]:
+    """(spec fields, annotations) that name INGRESS's IngressClass as it names it, for an Ingress a fix makes beside it:
+    spec.ingressClassName, or the class annotation a rehearsal's rebuild names it by (seen on kind: an Ingress made
+    with spec.ingressClassName alone went unread there while the rebuilt ones named their class by annotation)."""
+    annotations = {k: v for k, v in ((ingress.get("metadata") or {}).get("annotations") or {}).items()
+                   if k in (CLASS_ANNOTATION, CLASS_NAMED_ANNOTATION)}
+    if CLASS_ANNOTATION in annotations:  # (the API server refuses to create an Ingress that names its class both ways)
+        return {}, annotations
+    return {k: v for k, v in (ingress.get("spec") or {}).items() if k == "ingressClassName"}, annotations
 
 
 def tls_entry(host: str, secret: str) -> Obj:

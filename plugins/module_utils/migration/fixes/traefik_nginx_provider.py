@@ -12,6 +12,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration import c
 from ansible_collections.kindlab.ingress.plugins.module_utils.k8s.objects import key_of
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.base import Behaviour, Fix, Objects
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import (
+    class_of,
     fields,
     host_slug,
     tls_entry,
@@ -32,7 +33,7 @@ def _split_off(ingress: Obj, host: str, secret: str) -> tuple[Obj, Obj]:
     rest["spec"]["rules"] = [r for r in spec.get("rules") or [] if r.get("host") != host]
     own_meta = {k: copy.deepcopy(v) for k, v in meta.items() if k in ("namespace", "labels", "annotations")}
     own_meta["name"] = "%s-%s" % (meta.get("name"), host_slug(host))
-    own_spec = {k: copy.deepcopy(v) for k, v in spec.items() if k == "ingressClassName"}
+    own_spec = class_of(ingress)[0]  # (its annotations, the class annotation among them, are copied above)
     own_spec["rules"] = [copy.deepcopy(r) for r in spec.get("rules") or [] if r.get("host") == host]
     own_spec["tls"] = [tls_entry(host, secret)]
     return rest, {"apiVersion": ingress.get("apiVersion", "networking.k8s.io/v1"), "kind": "Ingress",
@@ -115,12 +116,15 @@ def _unmatched_ingress(objects: Objects, catch_all: Obj, certified: list[Obj], h
     name = "%s-%s-unmatched" % (ingress["metadata"]["name"], host_slug(host))
     if "%s/%s" % (namespace, name) in objects.ingresses:
         return None
-    spec: Obj = {k: copy.deepcopy(v) for k, v in ingress["spec"].items() if k == "ingressClassName"}
+    spec, annotations = class_of(ingress)
     spec["tls"] = [tls_entry(host, secret)]
     spec["rules"] = [{"host": host, "http": {"paths": [{"path": "/", "pathType": "Prefix",
                                                        "backend": copy.deepcopy(catch_all["spec"]["defaultBackend"])}]}}]
+    meta: Obj = {"name": name, "namespace": namespace}
+    if annotations:
+        meta["annotations"] = annotations
     return "%s/%s" % (namespace, name), {"apiVersion": ingress.get("apiVersion", "networking.k8s.io/v1"), "kind": "Ingress",
-                                         "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+                                         "metadata": meta, "spec": spec}
 
 
 def _catch_all_answered(b: Behaviour, catch_all: Obj) -> set[str]:

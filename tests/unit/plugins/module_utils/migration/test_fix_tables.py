@@ -521,3 +521,25 @@ def test_a_teams_route_on_both_listeners_moves_to_the_https_one_and_a_route_of_i
                                        "(308, ...); own-routes's answer differs in status", [_row("shop.example.test", ingress="shop/api")],
                                        kind=causes.TLS_REDIRECT_DIFFERS), objects)
     assert elsewhere is None
+
+
+def test_an_ingress_a_fix_makes_names_its_class_as_the_ingress_it_comes_from():
+    """Seen on kind: the rebuilt Ingresses named their class by annotation, and the unmatched-path Ingress, made with
+    spec.ingressClassName alone, went unread by the provider (never closed in a full rehearsal)."""
+    from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.common import class_of
+
+    by_annotation = {"metadata": {"annotations": {"kubernetes.io/ingress.class": "nginx", "a": "1",
+                                                  "kindlab.ingress/ingress-class-name": "nginx"}},
+                     "spec": {"ingressClassName": "nginx"}}
+    assert class_of(by_annotation) == ({}, {"kubernetes.io/ingress.class": "nginx", "kindlab.ingress/ingress-class-name": "nginx"})
+    assert class_of({"metadata": {}, "spec": {"ingressClassName": "nginx"}}) == ({"ingressClassName": "nginx"}, {})
+    ops = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+           "metadata": {"name": "ops", "namespace": "shop", "annotations": {"kubernetes.io/ingress.class": "nginx"}},
+           "spec": {"tls": [{"hosts": ["status.example.test"], "secretName": "status-tls"}],
+                    "rules": [{"host": "status.example.test", "http": {"paths": []}}]}}
+    objects = _objects()
+    objects.ingresses["shop/ops"] = ops
+    rows = [_row("status.example.test", "case", ingress="shop/ops", baseline="308", target="200")]
+    fix = traefik_nginx_provider.propose(_b("spec.tls of shop/ops", "...", rows, kind=causes.TLS_REDIRECT_UNMATCHED), objects)
+    [made] = fix.objects
+    assert made["metadata"]["annotations"] == {"kubernetes.io/ingress.class": "nginx"} and "ingressClassName" not in made["spec"]
