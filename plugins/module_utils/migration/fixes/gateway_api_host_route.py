@@ -26,6 +26,7 @@ from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.co
 from ansible_collections.kindlab.ingress.plugins.module_utils.migration.fixes.gateway_objects import (
     admits,
     plain_http_listeners,
+    redirects,
     routes_of_host,
     spec,
 )
@@ -128,12 +129,18 @@ def _parent(gateway: Obj, listener: Obj, namespace: str) -> Obj:
     return ref
 
 
+def _serving(objects: Objects, host: str) -> list[Obj]:
+    """The routes naming HOST that serve it: not those that only redirect it (a plain-HTTP redirect to HTTPS made for
+    it, which leaves its HTTPS requests with no route; seen on kind: own-routes' ops and status, 'no fix known')."""
+    return [r for r in routes_of_host(objects, host) if not all(redirects(x) for x in spec(r).get("rules") or [])]
+
+
 def host_route(b: Behaviour, objects: Objects) -> Fix | None:
     if causes.NO_ROUTER_FOR_HOST not in b.kinds or not objects.gateways:
         return None
     hosts: dict[str, set[str]] = {}  # the rule's host (no route names it) -> the hosts its requests named
     for row, rule in zip(b.rows, b.rules):
-        if rule is not None and not routes_of_host(objects, rule.host):
+        if rule is not None and not _serving(objects, rule.host):
             asked = hosts.setdefault(rule.host, set())
             if not _instance_of(str(row["host"]), rule.host):  # (a name of a wildcard host is not an alias of it)
                 asked.add(str(row["host"]))

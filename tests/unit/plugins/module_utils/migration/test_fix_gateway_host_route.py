@@ -77,6 +77,15 @@ def test_a_regex_go_cannot_read_as_pcre_gives_no_route_and_one_it_can_is_anchore
 def test_an_ingress_behind_basic_auth_gets_no_route_that_would_answer_anyone():
     fix = gateway_api.propose(_unrouted("ops.example.test", "shop/ops", tls=True), _team())
     assert not fix.objects and "would answer anyone" in fix.impossible and "shop/ops (auth-type, auth-secret)" in fix.impossible
+    # the same with a route that only redirects its plain HTTP to HTTPS (the redirect fix's, made first; seen on kind:
+    # its HTTPS requests still have no router, and were 'no fix known')
+    objects = _team()
+    objects.routes["shop/kindlab-https-redirect-ops-example-test"] = {
+        "kind": "HTTPRoute", "metadata": {"name": "kindlab-https-redirect-ops-example-test", "namespace": "shop"},
+        "spec": {"hostnames": ["ops.example.test"], "parentRefs": [{"name": "edge", "sectionName": "http"}],
+                 "rules": [{"filters": [{"type": "RequestRedirect", "requestRedirect": {"scheme": "https", "statusCode": 308}}]}]}}
+    fix = gateway_api.propose(_unrouted("ops.example.test", "shop/ops", tls=True), objects)
+    assert not fix.objects and "would answer anyone" in fix.impossible
 
 
 def test_a_host_in_spec_tls_gets_an_https_listener_with_the_ingresses_certificate_and_the_route_on_it_alone():
