@@ -484,6 +484,13 @@ def main(directory: str) -> int:
          and {d["kind"] for d in migrated(base, "traefik-nginx-provider").values()} == {"Ingress"}
          and not [d for t in ("gateway-api", "traefik-nginx-provider") for d in migrated(base, t).values()
                   if "status" in d or "uid" in d["metadata"] or "managedFields" in d["metadata"]]),
+        ("fixes: every behaviour of every target has a fix tried or the reason no setting keeps it (no 'no fix known')",
+         lambda: not [(t, a["responsible"]) for t, p in migration["fixes"].items() for a in p["attempts"]
+                      if a["outcome"] == "no fix known"]),
+        ("fixes: Traefik's ingress-nginx provider redirects a TLS host's unmatched paths with a / rule of an Ingress listing "
+         "the host, named by its class as the rebuilt Ingresses are (status.example.test's /ONCALL and /oncallx)",
+         lambda: any(a["outcome"] in KEPT and a.get("objects") == ["Ingress shop/ops-status-example-test-unmatched"]
+                     for a in migration["fixes"]["traefik-nginx-provider"]["attempts"])),
         ("fixes: the answer's first lines say per target how many behaviours a proven fix keeps and why the rest remain",
          lambda: summary.index("Fixes proven in the rehearsal cluster") < summary.index("| check | subject")
          and "   - fix proven: " in summary),
