@@ -97,12 +97,10 @@ def _rules(ingress: Obj, host: str, regex: bool, canaries: list[Obj], unread: li
     return out
 
 
-def _https_parents(objects: Objects, ingress: Obj, host: str, edited: dict[str, Obj]) -> list[Obj]:
+def _https_parents(objects: Objects, ingress: Obj, host: str, secret: str, edited: dict[str, Obj]) -> list[Obj]:
     """The parentRefs of HTTPS listeners naming HOST that admit the Ingress's namespace, adding one (the Ingress's
-    certificate, beside the Gateway's first HTTPS listener) to a Gateway of that namespace that has none."""
+    certificate SECRET, beside the Gateway's first HTTPS listener) to a Gateway of that namespace that has none."""
     namespace = str(ingress["metadata"].get("namespace") or "")
-    listing = tls_listing([ingress], host)
-    secret = listing[1] if listing else ""
     parents: list[Obj] = []
     for name in sorted(objects.gateways):
         gateway = edited.get("Gateway " + name) or objects.gateways[name]
@@ -162,8 +160,9 @@ def host_route(b: Behaviour, objects: Objects) -> Fix | None:
             name = "%s-%s" % (ingress["metadata"]["name"], host_slug(host))
             if not rules or "%s/%s" % (namespace, name) in objects.routes:
                 continue  # (before any listener is added for it)
-            tls = any(host in (t.get("hosts") or []) for t in spec(ingress).get("tls") or [])
-            parents = _https_parents(objects, ingress, host, edited) if tls else _http_parents(objects, host, namespace)
+            listing = tls_listing([ingress], host)  # (the host in its spec.tls, with the certificate)
+            parents = (_https_parents(objects, ingress, host, listing[1], edited) if listing is not None
+                       else _http_parents(objects, host, namespace))
             if not parents:
                 continue
             edited["HTTPRoute %s/%s" % (namespace, name)] = {

@@ -25,6 +25,11 @@ Obj = dict[str, Any]
 _TLS_OF = re.compile(r"^spec\.tls of (?P<ingresses>.+)$")
 
 
+def _certified(m: re.Match[str], objects: Objects) -> list[Obj]:
+    """The Ingresses of a "spec.tls of <ns/name, ...>" behaviour (M: _TLS_OF's match of its responsible) the target has."""
+    return [objects.ingresses[n] for n in m.group("ingresses").split(", ") if n in objects.ingresses]
+
+
 def _split_off(ingress: Obj, host: str, secret: str) -> tuple[Obj, Obj]:
     """INGRESS without the rules of HOST, and a new Ingress of its own for them with HOST in its spec.tls."""
     meta = ingress.get("metadata") or {}
@@ -47,7 +52,7 @@ def _tls_of_another(b: Behaviour, objects: Objects) -> Fix | None:
     m = _TLS_OF.match(b.responsible)
     if not m or causes.TLS_OF_ANOTHER not in b.kinds:
         return None
-    certified = [objects.ingresses[n] for n in m.group("ingresses").split(", ") if n in objects.ingresses]
+    certified = _certified(m, objects)
     edited: dict[str, Obj] = {}
     said: list[str] = []
     done: set[tuple[str, str]] = set()
@@ -153,7 +158,7 @@ def _unmatched_path_redirect(b: Behaviour, objects: Objects) -> Fix | None:
                                       "matches gets its 404 where ingress-nginx redirects it; a spec.defaultBackend would "
                                       "give the host that router, but ingress-nginx would then answer those paths over "
                                       "HTTPS from it too, where it now answers its own 404")
-    certified = [objects.ingresses[n] for n in m.group("ingresses").split(", ") if n in objects.ingresses]
+    certified = _certified(m, objects)
     made: dict[str, Obj] = {}
     for host in sorted({str(row["host"]) for row in b.rows}):
         found = _unmatched_ingress(objects, catch_all, certified, host)
